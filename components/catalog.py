@@ -1,0 +1,213 @@
+"""What gpu-aks knows about Azure GPU VM sizes, GPU labels and taints: the one place for these facts.
+
+Pure data and lookups, no Pulumi imports: the settings layer, the components, the policy pack and the
+app-stack helper all read from here. Sources are cited per table (Azure VM size docs, AKS
+"use-nvidia-gpu" and MIG docs, NVIDIA's MIG user guide, flytekit's accelerator constants).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+# --- Labels and taints -------------------------------------------------------------------------
+
+#: The GPU taint every AKS GPU how-to uses (seed 001): `--node-taints sku=gpu:NoSchedule`.
+DEFAULT_GPU_TAINT = "sku=gpu:NoSchedule"
+
+#: Kubeflow's `add_node_selector_constraint('accelerator', 'nvidia')` and seed 004 select on this.
+ACCELERATOR_LABEL = "accelerator"
+ACCELERATOR_LABEL_VALUE = "nvidia"
+
+#: The label keys Flyte's accelerator requests target (seed 003: `nvidia.com/gpu.accelerator`,
+#: `nvidia.com/gpu.partition-size`); Flyte's `gpu-device-node-label` /
+#: `gpu-partition-size-node-label` must be set to these.
+GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"
+GPU_PARTITION_LABEL = "nvidia.com/gpu.partition-size"
+
+#: AKS sets this label on every node; the device plugin is pinned to the pools it serves with it.
+AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+
+#: AKS adds this label and taint to every node of a Spot pool. Declaring the taint ourselves keeps
+#: the AgentPool from drifting (pulumi-azure-native #959).
+SPOT_LABEL = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+
+#: Label prefixes AKS reserves for itself; `nodeLabels` under them are refused by the AKS API.
+RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/", "k8s.io/")
+
+#: The extended resource NVIDIA's device plugin advertises, and the prefix of its MIG resources
+#: under `migStrategy: mixed` (`nvidia.com/mig-1g.5gb`, ...).
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
+# --- The NVIDIA device plugin ------------------------------------------------------------------
+
+#: NVIDIA's upstream release at the time of writing (the AKS doc's manifest still shows v0.18.0).
+DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+DEVICE_PLUGIN_NAMESPACE = "gpu-resources"
+MIG_STRATEGIES = ("none", "single", "mixed")
+
+# --- MIG ---------------------------------------------------------------------------------------
+
+#: AKS `gpuInstanceProfile` values and how many instances of each fit on one GPU (NVIDIA MIG guide).
+MIG_INSTANCES_PER_GPU: Mapping[str, int] = {"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1}
+
+
+_A100_40GB_MIG: Mapping[str, str] = {"MIG1g": "1g.5gb", "MIG2g": "2g.10gb", "MIG3g": "3g.20gb", "MIG4g": "4g.20gb", "MIG7g": "7g.40gb"}
+_A100_80GB_MIG: Mapping[str, str] = {"MIG1g": "1g.10gb", "MIG2g": "2g.20gb", "MIG3g": "3g.40gb", "MIG4g": "4g.40gb", "MIG7g": "7g.80gb"}
+_H100_NVL_MIG: Mapping[str, str] = {"MIG1g": "1g.12gb", "MIG2g": "2g.24gb", "MIG3g": "3g.47gb", "MIG4g": "4g.47gb", "MIG7g": "7g.94gb"}
+_H200_MIG: Mapping[str, str] = {"MIG1g": "1g.18gb", "MIG2g": "2g.35gb", "MIG3g": "3g.71gb", "MIG4g": "4g.71gb", "MIG7g": "7g.141gb"}
+
+
+# --- The catalog -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuSku:
+    """One Azure VM size with NVIDIA GPUs that AKS runs with its CUDA driver install."""
+
+    vm_size: str
+    family: str
+    model: str
+    gpus: int
+    gpu_memory_gib: int
+    #: The `nvidia.com/gpu.accelerator` label value, named as Flyte's accelerator constants are
+    #: (`T4` -> `nvidia-tesla-t4`, `A100` -> `nvidia-tesla-a100`, `A100_80GB` -> `nvidia-a100-80gb`).
+    accelerator: str
+    #: `gpuInstanceProfile` -> MIG partition name; empty when the GPU has no MIG.
+    mig_partitions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def supports_mig(self) -> bool:
+        return bool(self.mig_partitions)
+
+    def mig_partition(self, gpu_instance_profile: str) -> str:
+        return self.mig_partitions[gpu_instance_profile]
+
+    def gpus_per_node(self, gpu_instance_profile: str | None) -> int:
+        """Schedulable GPUs (or MIG instances) one node of this size advertises."""
+        if gpu_instance_profile is None:
+            return self.gpus
+        return self.gpus * MIG_INSTANCES_PER_GPU[gpu_instance_profile]
+
+
+@dataclass(frozen=True)
+class UnsupportedSku:
+    """A GPU VM size gpu-aks refuses, with why and what to use instead."""
+
+    vm_size: str
+    reason: str
+    replacement: str
+
+
+def _family(
+    family: str, model: str, memory: int, accelerator: str, sizes: Mapping[str, int],
+    mig: Mapping[str, str] | None = None,
+) -> list[GpuSku]:
+    return [
+        GpuSku(size, family, model, gpus, memory, accelerator, dict(mig or {}))
+        for size, gpus in sizes.items()
+    ]
+
+
+_SUPPORTED: list[GpuSku] = [
+    # NCasT4_v3: the minimum size AKS recommends for GPU pools today.
+    *_family("NCasT4_v3", "T4", 16, "nvidia-tesla-t4", {
+        "Standard_NC4as_T4_v3": 1, "Standard_NC8as_T4_v3": 1, "Standard_NC16as_T4_v3": 1,
+        "Standard_NC64as_T4_v3": 4,
+    }),
+    # NC A100 v4: A100 80GB PCIe, the replacement Azure names for the retired NCv3 (V100).
+    *_family("NC_A100_v4", "A100 80GB", 80, "nvidia-a100-80gb", {
+        "Standard_NC24ads_A100_v4": 1, "Standard_NC48ads_A100_v4": 2, "Standard_NC96ads_A100_v4": 4,
+    }, _A100_80GB_MIG),
+    # ND A100 v4: 8x A100 SXM, 40GB (asr) or 80GB (amsr).
+    *_family("ND_A100_v4", "A100 40GB", 40, "nvidia-tesla-a100", {"Standard_ND96asr_v4": 8}, _A100_40GB_MIG),
+    *_family("NDm_A100_v4", "A100 80GB", 80, "nvidia-a100-80gb", {"Standard_ND96amsr_A100_v4": 8}, _A100_80GB_MIG),
+    # NC H100 v5: H100 NVL (94GB).
+    *_family("NC_H100_v5", "H100 NVL", 94, "nvidia-h100-nvl", {
+        "Standard_NC40ads_H100_v5": 1, "Standard_NC80adis_H100_v5": 2,
+    }, _H100_NVL_MIG),
+    # ND H100 v5 / ND H200 v5: 8x SXM.
+    *_family("ND_H100_v5", "H100 80GB", 80, "nvidia-h100-80gb", {"Standard_ND96isr_H100_v5": 8}, _A100_80GB_MIG),
+    *_family("ND_H200_v5", "H200", 141, "nvidia-h200-141gb", {"Standard_ND96isr_H200_v5": 8}, _H200_MIG),
+]
+
+
+def _unsupported(sizes: list[str], reason: str, replacement: str) -> list[UnsupportedSku]:
+    return [UnsupportedSku(size, reason, replacement) for size in sizes]
+
+
+_UNSUPPORTED: list[UnsupportedSku] = [
+    *_unsupported(
+        ["Standard_NC6", "Standard_NC12", "Standard_NC24", "Standard_NC24r"],
+        "NC-series (Tesla K80) was retired by Azure on 2023-09-06",
+        "Standard_NC4as_T4_v3 (NCasT4_v3, T4) or Standard_NC24ads_A100_v4 (NC A100 v4)",
+    ),
+    *_unsupported(
+        ["Standard_NC6s_v2", "Standard_NC12s_v2", "Standard_NC24s_v2", "Standard_NC24rs_v2"],
+        "NCv2-series (Tesla P100) was retired by Azure on 2023-09-06",
+        "Standard_NC24ads_A100_v4 (NC A100 v4)",
+    ),
+    *_unsupported(
+        ["Standard_ND6s", "Standard_ND12s", "Standard_ND24s", "Standard_ND24rs"],
+        "ND-series (Tesla P40) was retired by Azure on 2023-09-06",
+        "Standard_NC24ads_A100_v4 (NC A100 v4)",
+    ),
+    *_unsupported(
+        ["Standard_NV6", "Standard_NV12", "Standard_NV24"],
+        "NV-series (Tesla M60) was retired by Azure on 2023-09-06",
+        "Standard_NC4as_T4_v3 (NCasT4_v3, T4)",
+    ),
+    *_unsupported(
+        ["Standard_NC6s_v3", "Standard_NC12s_v3", "Standard_NC24s_v3", "Standard_NC24rs_v3"],
+        "NCv3-series (Tesla V100) was retired by Azure on 2025-09-30",
+        "Standard_NC24ads_A100_v4 (NC A100 v4, the replacement Azure names)",
+    ),
+    *_unsupported(
+        ["Standard_NV4as_v4", "Standard_NV8as_v4", "Standard_NV16as_v4", "Standard_NV32as_v4"],
+        "NVv4-series (AMD Radeon Instinct MI25) is not supported on AKS",
+        "an NVIDIA size such as Standard_NC4as_T4_v3",
+    ),
+    *_unsupported(
+        ["Standard_ND96isr_MI300X_v5"],
+        "ND MI300X v5 (AMD Instinct MI300X) needs AMD's device plugin (amd.com/gpu), which gpu-aks does "
+        "not install",
+        "an NVIDIA size such as Standard_ND96isr_H100_v5, or run AMD's GPU operator outside gpu-aks",
+    ),
+    *_unsupported(
+        ["Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5",
+         "Standard_NV36ads_A10_v5", "Standard_NV36adms_A10_v5", "Standard_NV72ads_A10_v5",
+         "Standard_NC8ads_A10_v4", "Standard_NC16ads_A10_v4", "Standard_NC32ads_A10_v4"],
+        "A10 sizes are partial GPUs that need NVIDIA GRID (vGPU) drivers, not the CUDA driver AKS "
+        "installs for compute pools",
+        "Standard_NC4as_T4_v3 (NCasT4_v3) for small inference, Standard_NC24ads_A100_v4 otherwise",
+    ),
+]
+
+GPU_SKUS: Mapping[str, GpuSku] = {sku.vm_size.lower(): sku for sku in _SUPPORTED}
+UNSUPPORTED_GPU_SKUS: Mapping[str, UnsupportedSku] = {sku.vm_size.lower(): sku for sku in _UNSUPPORTED}
+
+
+def gpu_sku(vm_size: str) -> GpuSku | None:
+    """The catalog entry for a supported NVIDIA size (case-insensitive, as Azure treats sizes)."""
+    return GPU_SKUS.get(vm_size.lower())
+
+
+def unsupported_gpu_sku(vm_size: str) -> UnsupportedSku | None:
+    return UNSUPPORTED_GPU_SKUS.get(vm_size.lower())
+
+
+def is_gpu_vm_size(vm_size: str) -> bool:
+    """Whether a VM size has GPUs: anything in the catalog, retired or not, and every Azure N-series
+    size (`Standard_N...`), which is the GPU family by Azure's naming."""
+    lowered = vm_size.lower()
+    return lowered in GPU_SKUS or lowered in UNSUPPORTED_GPU_SKUS or lowered.startswith("standard_n")
+
+
+def supported_vm_sizes() -> list[str]:
+    return [sku.vm_size for sku in _SUPPORTED]
+
+
+def accelerator_values() -> list[str]:
+    return sorted({sku.accelerator for sku in _SUPPORTED})

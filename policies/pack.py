@@ -1,0 +1,161 @@
+"""The Pulumi layer of the policy pack: wraps the pure rules in pulumi-policy's Policy objects.
+
+Importing this module builds nothing that serves; `policies/__main__.py` hands `build_policies()` to
+`PolicyPack`, which starts the gRPC Analyzer. Validators receive the SDK's read-only proxies, in which
+reading a value unknown during preview raises `UnknownValueError`; `to_plain` turns them into plain
+dicts with `UNKNOWN` markers so the rules stay pure, and a rule that could not decide is reported the
+way the SDK reports it (an advisory "can't run policy during preview" with the path).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Sequence
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+
+from policies.gpu_rules import (
+    POD_RULES,
+    Finding,
+    StackResource,
+    check_device_plugin_coverage,
+    check_gpu_node_pool,
+)
+from policies.podspecs import UNKNOWN, object_identity
+from policies.rule_config import (
+    CONFIG_SCHEMAS,
+    DEFAULT_LEVELS,
+    DEVICE_PLUGIN_TOLERATES_POOLS,
+    SELECT_GPU_NODES,
+    TAINTED_GPU_POOLS,
+    TOLERATE_GPU_TAINT,
+    WHOLE_GPU_LIMITS,
+    RuleConfig,
+    parse_rule_config,
+)
+
+PACK_NAME = "gpu-aks-policies"
+
+DESCRIPTIONS: Mapping[str, str] = {
+    TOLERATE_GPU_TAINT: "Pods that ask for GPUs tolerate the GPU node taint, or they stay Pending forever.",
+    WHOLE_GPU_LIMITS: "GPU amounts are whole numbers of at least 1, set as limits, equal to any request.",
+    SELECT_GPU_NODES: "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
+    TAINTED_GPU_POOLS: "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
+    DEVICE_PLUGIN_TOLERATES_POOLS: "The NVIDIA device-plugin DaemonSet selects and tolerates every GPU pool it serves.",
+}
+
+
+def to_plain(value: Any) -> Any:
+    """Copy the SDK's proxies into plain dicts and lists; unknown preview values become UNKNOWN."""
+    if isinstance(value, Mapping):
+        plain = {}
+        for key in list(value.keys()):
+            try:
+                plain[key] = to_plain(value[key])
+            except UnknownValueError:
+                plain[key] = UNKNOWN
+        return plain
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        items = []
+        for index in range(len(value)):
+            try:
+                items.append(to_plain(value[index]))
+            except UnknownValueError:
+                items.append(UNKNOWN)
+        return items
+    return value
+
+
+@lru_cache(maxsize=64)
+def _rule_config(policy: str, config_json: str) -> RuleConfig:
+    return parse_rule_config({policy: json.loads(config_json)})[policy]
+
+
+def rule_config(policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
+    """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
+    section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
+    return _rule_config(policy, json.dumps(section, sort_keys=True))
+
+
+def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = "") -> None:
+    """Report decided findings; then, if any finding could not be decided, raise as the SDK does for
+    unknown values so the engine shows an advisory naming the path."""
+    undecided = None
+    for finding in findings:
+        if not finding.decided:
+            undecided = undecided or finding
+            continue
+        if finding.subject:
+            report(f"{prefix}{finding.message}", finding.subject)
+        else:
+            report(f"{prefix}{finding.message}")
+    if undecided is not None:
+        raise UnknownValueError(UNKNOWN_STRING_VALUE, undecided.path.replace("[", ".").replace("]", "").split("."))
+
+
+def _identity(args: ResourceValidationArgs, props: Any) -> str:
+    kind, name = object_identity(props)
+    return f"{kind or args.resource_type} '{name or args.name}': "
+
+
+def _pod_policy(name: str, rule: Callable[[Any, RuleConfig], list[Finding]]) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        # Every Kubernetes type may carry a pod spec (custom resources included); nothing else does.
+        if not args.resource_type.startswith("kubernetes:") or args.resource_type.startswith("kubernetes:yaml"):
+            return
+        props = to_plain(args.props)
+        _report(rule(props, rule_config(name, args.get_config())), report, _identity(args, props))
+
+    return ResourceValidationPolicy(
+        name=name, description=DESCRIPTIONS[name], validate=validate,
+        enforcement_level=EnforcementLevel(DEFAULT_LEVELS[name]),
+        config_schema=PolicyConfigSchema(properties=dict(CONFIG_SCHEMAS[name])) if CONFIG_SCHEMAS[name] else None,
+    )
+
+
+def _gpu_pool_policy() -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        if not args.resource_type.startswith("azure-native:containerservice"):
+            return
+        findings = check_gpu_node_pool(args.resource_type, to_plain(args.props),
+                                       rule_config(TAINTED_GPU_POOLS, args.get_config()))
+        _report(findings, report)
+
+    return ResourceValidationPolicy(
+        name=TAINTED_GPU_POOLS, description=DESCRIPTIONS[TAINTED_GPU_POOLS], validate=validate,
+        enforcement_level=EnforcementLevel(DEFAULT_LEVELS[TAINTED_GPU_POOLS]),
+        config_schema=PolicyConfigSchema(properties=dict(CONFIG_SCHEMAS[TAINTED_GPU_POOLS])),
+    )
+
+
+def _device_plugin_policy() -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources = [
+            StackResource(r.urn, r.resource_type, to_plain(r.props)) for r in args.resources
+            if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
+        ]
+        config = rule_config(DEVICE_PLUGIN_TOLERATES_POOLS, args.get_config())
+        _report(check_device_plugin_coverage(resources, config), report)
+
+    return StackValidationPolicy(
+        name=DEVICE_PLUGIN_TOLERATES_POOLS, description=DESCRIPTIONS[DEVICE_PLUGIN_TOLERATES_POOLS],
+        validate=validate, enforcement_level=EnforcementLevel(DEFAULT_LEVELS[DEVICE_PLUGIN_TOLERATES_POOLS]),
+    )
+
+
+def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    return [
+        *(_pod_policy(name, rule) for name, rule in POD_RULES.items()),
+        _gpu_pool_policy(),
+        _device_plugin_policy(),
+    ]

@@ -1,0 +1,162 @@
+"""Kubernetes scheduling semantics over plain dicts: taints, tolerations, labels and node selection.
+
+No Pulumi imports. Shared by the platform components (to derive tolerations from pool taints), the
+policy rules, the scheduling explainer and the app-stack helper, so "does this pod tolerate that
+pool" has exactly one answer everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: Effects that keep a pod off a node unless tolerated (PreferNoSchedule is only a preference).
+HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+
+_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_QUALIFIED_NAME_RE = re.compile(rf"^(({_DNS_SUBDOMAIN})/)?{_NAME}$")
+_LABEL_VALUE_RE = re.compile(rf"^({_NAME})?$")
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why `key` is not a valid Kubernetes label or taint key, or None if it is."""
+    if not isinstance(key, str) or not _QUALIFIED_NAME_RE.match(key):
+        return ("must be a qualified name: an optional DNS-subdomain prefix and '/', then 1-63 "
+                "letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+    prefix = key.split("/", 1)[0] if "/" in key else ""
+    if len(prefix) > 253:
+        return "its prefix must be at most 253 characters"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why `value` is not a valid Kubernetes label or taint value, or None if it is."""
+    if not isinstance(value, str) or not _LABEL_VALUE_RE.match(value):
+        return ("must be empty or 1-63 letters, digits, '-', '_' or '.', starting and ending with a "
+                "letter or digit")
+    return None
+
+
+class TaintSyntaxError(ValueError):
+    pass
+
+
+def parse_taint(text: str) -> dict[str, str]:
+    """Parse AKS `nodeTaints` syntax, `key=value:Effect` (or `key:Effect`), into a taint dict.
+
+    Raises TaintSyntaxError naming what is wrong and what is allowed.
+    """
+    if not isinstance(text, str):
+        raise TaintSyntaxError(f"a taint must be a string like 'sku=gpu:NoSchedule', got {text!r}")
+    head, sep, effect = text.rpartition(":")
+    if not sep:
+        raise TaintSyntaxError(
+            f"taint {text!r} has no effect: write it as key=value:Effect, e.g. 'sku=gpu:NoSchedule'")
+    if effect not in TAINT_EFFECTS:
+        raise TaintSyntaxError(
+            f"taint {text!r} has effect {effect!r}; allowed: {', '.join(TAINT_EFFECTS)}")
+    key, _, value = head.partition("=")
+    key_problem = label_key_problem(key)
+    if key_problem:
+        raise TaintSyntaxError(f"taint {text!r} has key {key!r} that {key_problem}")
+    value_problem = label_value_problem(value)
+    if value_problem:
+        raise TaintSyntaxError(f"taint {text!r} has value {value!r} that {value_problem}")
+    return {"key": key, "value": value, "effect": effect}
+
+
+def format_taint(taint: Mapping[str, str]) -> str:
+    value = taint.get("value") or ""
+    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes' `Toleration.ToleratesTaint`, exactly.
+
+    An empty effect matches every effect; an empty key (only valid with `Exists`) matches every key;
+    `Exists` ignores the value; `Equal`, the default operator, needs the same value.
+    """
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def tolerates_any(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
+    return any(tolerates(toleration, taint) for toleration in tolerations)
+
+
+def untolerated_taints(
+    tolerations: Sequence[Mapping[str, Any]], taints: Iterable[Mapping[str, Any]],
+) -> list[Mapping[str, Any]]:
+    """The taints that keep a pod with these tolerations off a node (NoSchedule/NoExecute only)."""
+    return [
+        taint for taint in taints
+        if taint.get("effect") in HARD_TAINT_EFFECTS and not tolerates_any(tolerations, taint)
+    ]
+
+
+def toleration_for(taint: Mapping[str, str]) -> dict[str, str]:
+    """The narrowest toleration of one taint: same key, value and effect."""
+    if taint.get("value"):
+        return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+    return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+
+
+def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    key = expression.get("key")
+    operator = expression.get("operator")
+    values = [str(v) for v in expression.get("values") or []]
+    present = key in labels
+    if operator == "In":
+        return present and labels[key] in values
+    if operator == "NotIn":
+        return not present or labels[key] not in values
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt") and present and len(values) == 1:
+        try:
+            node_value, bound = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return node_value > bound if operator == "Gt" else node_value < bound
+    return False
+
+
+def node_selector_term_matches(term: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One `nodeSelectorTerm`: all of its `matchExpressions` must hold (`matchFields` select node
+    names, which no label set can answer, so a term that uses them never matches here)."""
+    if term.get("matchFields"):
+        return False
+    expressions = term.get("matchExpressions") or []
+    return bool(expressions) and all(_expression_matches(e, labels) for e in expressions)
+
+
+def required_node_terms(pod_spec: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The pod's required node-affinity terms, or None when it has no required node affinity."""
+    affinity = pod_spec.get("affinity") or {}
+    node_affinity = affinity.get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms")
+    return list(terms) if terms else None
+
+
+def selects_node(pod_spec: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether a node with `labels` passes the pod's nodeSelector and required node affinity."""
+    selector = pod_spec.get("nodeSelector") or {}
+    if any(labels.get(key) != str(value) for key, value in selector.items()):
+        return False
+    terms = required_node_terms(pod_spec)
+    return terms is None or any(node_selector_term_matches(term, labels) for term in terms)
