@@ -1,0 +1,30 @@
+"""gpu-aks: a GPU-ready AKS cluster per stack.
+
+settings -> AksCluster -> NodePool / GpuNodePool -> GpuDevicePlugin -> (GpuSmokeTest) -> outputs
+"""
+
+import pulumi
+
+from components.cluster import AksCluster, AksClusterArgs
+from components.contract import platform_contract
+from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
+from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.stack_config import load_settings
+
+settings = load_settings()
+
+cluster = AksCluster("aks", AksClusterArgs(settings.cluster, settings.system_pool))
+cpu_pools = [NodePool(pool.name, NodePoolArgs(pool, cluster.target)) for pool in settings.cpu_pools]
+gpu_pools = [GpuNodePool(pool.name, GpuNodePoolArgs(pool, cluster.target)) for pool in settings.gpu_pools]
+
+served_pools = settings.served_gpu_pools()
+if settings.device_plugin.enabled and served_pools:
+    GpuDevicePlugin("nvidia-device-plugin",
+                    GpuDevicePluginArgs(settings.device_plugin, served_pools, cluster.provider))
+
+pulumi.export("clusterName", cluster.managed_cluster.name)
+pulumi.export("resourceGroupName", cluster.resource_group.name)
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
+for key, value in platform_contract(settings).items():
+    pulumi.export(key, value)

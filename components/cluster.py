@@ -1,0 +1,122 @@
+"""`AksCluster`: resource group, managed cluster with its inline system pool, credentials, and the
+Kubernetes provider everything in-cluster is created with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import containerservice, resources
+
+from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
+from components.settings import ClusterSettings, SystemPoolSettings
+
+CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
+
+
+@dataclass(frozen=True)
+class AksClusterArgs:
+    cluster: ClusterSettings
+    system_pool: SystemPoolSettings
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """What a node pool needs to attach itself to the cluster."""
+
+    resource_group_name: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    kubernetes_version: str
+    cluster: pulumi.Resource
+
+
+def _system_pool_profile(pool: SystemPoolSettings, kubernetes_version: str) -> dict:
+    return {
+        "name": pool.name,
+        "mode": "System",
+        "vm_size": pool.vm_size,
+        "os_type": "Linux",
+        "os_sku": pool.os_sku,
+        "type": "VirtualMachineScaleSets",
+        "enable_auto_scaling": True,
+        "count": pool.min_count,
+        "min_count": pool.min_count,
+        "max_count": pool.max_count,
+        "orchestrator_version": kubernetes_version,
+        "availability_zones": list(pool.availability_zones) or None,
+        "node_taints": [CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
+        "upgrade_settings": {"max_surge": pool.max_surge},
+    }
+
+
+class AksCluster(pulumi.ComponentResource):
+    """The AKS control plane and its system (CPU) pool.
+
+    Only the system pool is inline: a cluster needs one pool at creation, and adding pools inline to
+    an existing cluster is refused ("Adding agent pools to an existing cluster is not allowed through
+    managed cluster operations"). Every other pool is its own `AgentPool`, and the cluster ignores
+    `agentPoolProfiles`: after creation Azure reports those pools in it too, and without the ignore
+    every `pulumi up` would try to delete them again and put every pool into `Scaling`
+    (pulumi-azure-native #4264; the Azure Verified Module does the same). The cost: later edits to the
+    system pool are made with `az aks nodepool update`, not here.
+    """
+
+    def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-aks:index:AksCluster", name, None, opts)
+        cluster = args.cluster
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.resource_group = resources.ResourceGroup(
+            f"{name}-rg", resource_group_name=cluster.resource_group_name, location=cluster.location,
+            tags=dict(cluster.tags), opts=child)
+
+        aad_profile = {
+            "managed": True,
+            "enable_azure_rbac": cluster.azure_rbac,
+            "admin_group_object_ids": list(cluster.admin_group_object_ids),
+        } if cluster.aad_enabled else None
+
+        self.managed_cluster = containerservice.ManagedCluster(
+            f"{name}-cluster",
+            resource_name_=cluster.name,
+            resource_group_name=self.resource_group.name,
+            location=cluster.location,
+            dns_prefix=cluster.name,
+            kubernetes_version=cluster.kubernetes_version,
+            sku={"name": "Base", "tier": cluster.sku_tier},
+            identity={"type": "SystemAssigned"},
+            enable_rbac=True,
+            aad_profile=aad_profile,
+            disable_local_accounts=cluster.disable_local_accounts,
+            oidc_issuer_profile={"enabled": cluster.oidc_issuer},
+            security_profile={"workload_identity": {"enabled": cluster.workload_identity}},
+            auto_upgrade_profile={
+                "upgrade_channel": cluster.upgrade_channel,
+                "node_os_upgrade_channel": cluster.node_os_upgrade_channel,
+            },
+            auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
+            network_profile={"network_plugin": "azure", "network_plugin_mode": "overlay"},
+            agent_pool_profiles=[_system_pool_profile(args.system_pool, cluster.kubernetes_version)],
+            tags=dict(cluster.tags),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["agentPoolProfiles"]),
+        )
+
+        credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=self.resource_group.name, resource_name=self.managed_cluster.name,
+            format="exec" if cluster.aad_enabled else None,
+        )
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(
+            lambda encoded: with_kubelogin_mode(decode_kubeconfig(encoded), cluster.kubelogin_mode)))
+        self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(
+            lambda profile: profile.issuer_url if profile else None)
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        self.target = ClusterTarget(
+            self.resource_group.name, self.managed_cluster.name, cluster.kubernetes_version, self.managed_cluster)
+
+        self.register_outputs({
+            "clusterName": self.managed_cluster.name,
+            "resourceGroupName": self.resource_group.name,
+            "kubeconfig": self.kubeconfig,
+            "oidcIssuerUrl": self.oidc_issuer_url,
+        })

@@ -1,0 +1,111 @@
+"""`NodePool` (CPU user pools) and `GpuNodePool`: each an AKS `AgentPool` of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+from components.cluster import ClusterTarget
+from components.settings import GpuNodePoolSettings, NodePoolSettings
+
+#: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
+#: and `nodePublicIPTags` already force replacement in the provider; the rest would fail the update
+#: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool.
+CREATE_ONLY_PROPERTIES = [
+    "vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "spotMaxPrice",
+    "scaleSetEvictionPolicy", "osSKU", "availabilityZones",
+]
+
+
+@dataclass(frozen=True)
+class NodePoolArgs:
+    pool: NodePoolSettings
+    cluster: ClusterTarget
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    pool: GpuNodePoolSettings
+    cluster: ClusterTarget
+
+
+class NodePool(pulumi.ComponentResource):
+    """An autoscaled user pool with its taints and labels.
+
+    The pool keeps the name from config, so a replacement must delete the old pool before creating
+    the new one (two pools cannot share a name): its nodes drain during the swap. To swap without a
+    gap, add a pool under a new name, `pulumi up`, then remove the old one.
+    """
+
+    TYPE = "gpu-aks:index:NodePool"
+
+    def __init__(self, name: str, args: NodePoolArgs | GpuNodePoolArgs,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(self.TYPE, name, None, opts)
+        pool = args.pool
+        self.settings = pool
+        self.agent_pool = containerservice.AgentPool(
+            f"{name}-pool",
+            agent_pool_name=pool.name,
+            resource_group_name=args.cluster.resource_group_name,
+            resource_name_=args.cluster.cluster_name,
+            **self.agent_pool_properties(pool, args.cluster.kubernetes_version),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[args.cluster.cluster],
+                # The autoscaler owns the node count once the pool exists.
+                ignore_changes=["count"],
+                replace_on_changes=CREATE_ONLY_PROPERTIES,
+                delete_before_replace=True,
+            ),
+        )
+        self.register_outputs({"name": self.agent_pool.name, "vmSize": pool.vm_size})
+
+    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str) -> dict[str, Any]:
+        properties: dict[str, Any] = {
+            "mode": "User",
+            "os_type": "Linux",
+            "os_sku": pool.os_sku,
+            "type": "VirtualMachineScaleSets",
+            "vm_size": pool.vm_size,
+            "orchestrator_version": kubernetes_version,
+            "enable_auto_scaling": True,
+            "count": pool.min_count,
+            "min_count": pool.min_count,
+            "max_count": pool.max_count,
+            "node_taints": list(pool.taints),
+            "node_labels": dict(pool.labels),
+            "availability_zones": list(pool.availability_zones) or None,
+        }
+        if pool.spot:
+            # Spot pools get no surge nodes on upgrade, and their priority, price and eviction policy
+            # are fixed at creation.
+            properties.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete",
+                              spot_max_price=pool.spot_max_price)
+        else:
+            properties.update(scale_set_priority="Regular", upgrade_settings={"max_surge": pool.max_surge})
+        return properties
+
+
+class GpuNodePool(NodePool):
+    """A GPU pool: a `NodePool` plus the GPU driver choice and, on A100/H100/H200, a MIG profile.
+
+    Scales to zero by default; tainted so only pods that tolerate the GPU taint land on it; labelled
+    for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
+    `nvidia.com/gpu.partition-size`).
+    """
+
+    TYPE = "gpu-aks:index:GpuNodePool"
+
+    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str) -> dict[str, Any]:
+        assert isinstance(pool, GpuNodePoolSettings)
+        properties = super().agent_pool_properties(pool, kubernetes_version)
+        # `gpuProfile.driver` is set at creation and cannot be updated: `None` hands the driver (and
+        # the device plugin) to something else, such as the NVIDIA GPU Operator.
+        properties["gpu_profile"] = {"driver": pool.gpu_driver}
+        if pool.gpu_instance_profile:
+            properties["gpu_instance_profile"] = pool.gpu_instance_profile
+        return properties

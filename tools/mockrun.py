@@ -1,0 +1,248 @@
+"""Run a Pulumi program for real under the Pulumi SDK's own mock runtime, and record what it registers.
+
+The program is the real `__main__.py`; only the engine is replaced (`pulumi.runtime.set_mocks`), so
+no cloud, CLI or credentials are needed. `RecordingMonitor` keeps, for every resource, what the
+engine would see: type, name, parent, options (ignore/replace/delete-before-replace, provider) and
+its inputs exactly as serialized on the wire (`request.object`: numbers as floats, secrets wrapped,
+unknowns as the engine's sentinels), which is what the offline preview forwards to the policy pack.
+Shared by `tools.preview`, the tests and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import runpy
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import pulumi
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.settings import ROOT
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270"
+UNKNOWN_SENTINEL = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+@dataclass
+class RegisteredResource:
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    provider: str
+    #: Inputs as they cross the wire: a protobuf Struct in JSON form (secrets and unknowns marked).
+    wire_inputs: dict[str, Any]
+    ignore_changes: list[str]
+    replace_on_changes: list[str]
+    delete_before_replace: bool
+    dependencies: list[str]
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """Inputs with secrets unwrapped (for assertions); use `masked_inputs` for display."""
+        return unwrap_secrets(self.wire_inputs, mask=False)
+
+    @property
+    def masked_inputs(self) -> dict[str, Any]:
+        return unwrap_secrets(self.wire_inputs, mask=True)
+
+
+def is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(SECRET_SIG) == SECRET_VALUE_SIG
+
+
+def unwrap_secrets(value: Any, mask: bool) -> Any:
+    if is_secret(value):
+        return "[secret]" if mask else unwrap_secrets(value.get("value"), mask)
+    if isinstance(value, dict):
+        return {k: unwrap_secrets(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unwrap_secrets(v, mask) for v in value]
+    return value
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[RegisteredResource] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        self.registered.append(RegisteredResource(
+            urn=response.urn, type=request.type, name=request.name, parent=request.parent,
+            custom=request.custom, provider=request.provider,
+            wire_inputs=json_format.MessageToDict(request.object),
+            ignore_changes=list(request.ignoreChanges), replace_on_changes=list(request.replaceOnChanges),
+            delete_before_replace=request.deleteBeforeReplace, dependencies=list(request.dependencies),
+            outputs=json_format.MessageToDict(response.object),
+        ))
+        return response
+
+
+
+# --- Mocks shaped like Azure and Kubernetes answer -------------------------------------------------
+
+FAKE_TENANT = "00000000-0000-0000-0000-000000000000"
+AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+
+
+def fake_aad_kubeconfig(cluster_name: str) -> str:
+    """What `listClusterUserCredential?format=exec` returns for an Azure AD cluster: a kubelogin
+    exec config that logs in with devicecode."""
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": cluster_name,
+        "clusters": [{"name": cluster_name, "cluster": {
+            "server": f"https://{cluster_name}.hcp.eastus2.azmk8s.io:443", "certificate-authority-data": "LS0t"}}],
+        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": f"clusterUser_{cluster_name}"}}],
+        "users": [{"name": f"clusterUser_{cluster_name}", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "kubelogin",
+            "args": ["get-token", "--environment", "AzurePublicCloud", "--server-id", AKS_AAD_SERVER_ID,
+                     "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a", "--tenant-id", FAKE_TENANT,
+                     "--login", "devicecode"],
+            "interactiveMode": "IfNotPresent"}}}],
+    }, sort_keys=False)
+
+
+class PlatformMocks(pulumi.runtime.Mocks):
+    """Answers the way Azure and the Kubernetes provider would, with plausible computed outputs."""
+
+    def __init__(self, extra_calls: Mapping[str, Any] | None = None) -> None:
+        self.extra_calls = dict(extra_calls or {})
+        self.calls: list[pulumi.runtime.MockCallArgs] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        state = dict(args.inputs)
+        if args.typ == "azure-native:resources:ResourceGroup":
+            state["name"] = args.inputs.get("resourceGroupName", args.name)
+        elif args.typ == "azure-native:containerservice:ManagedCluster":
+            name = args.inputs.get("resourceName", args.name)
+            state["name"] = name
+            state["fqdn"] = f"{name}.hcp.eastus2.azmk8s.io"
+            if (args.inputs.get("oidcIssuerProfile") or {}).get("enabled"):
+                state["oidcIssuerProfile"] = {"enabled": True,
+                                              "issuerURL": f"https://eastus2.oic.prod-aks.azure.com/{FAKE_TENANT}/{name}/"}
+        elif args.typ == "azure-native:containerservice:AgentPool":
+            state["name"] = args.inputs.get("agentPoolName", args.name)
+        elif args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), dict):
+            state["metadata"] = {"name": args.name, **state["metadata"]}
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list]:
+        self.calls.append(args)
+        if args.token in self.extra_calls:
+            return self.extra_calls[args.token](args), []
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            kubeconfig = fake_aad_kubeconfig(args.args.get("resourceName", "cluster"))
+            return {"kubeconfigs": [{"name": "clusterUser",
+                                     "value": base64.b64encode(kubeconfig.encode()).decode()}]}, []
+        if args.token == "kubernetes:yaml:decode":
+            return {"result": [doc for doc in yaml.safe_load_all(args.args["text"]) if doc]}, []
+        return {}, []
+
+
+# --- Running a program ----------------------------------------------------------------------------
+
+
+@dataclass
+class ProgramRun:
+    resources: list[RegisteredResource]
+    #: `pulumi.export`ed values, resolved, and which of them are secret.
+    stack_outputs: dict[str, Any]
+    secret_outputs: set[str]
+    calls: list[pulumi.runtime.MockCallArgs]
+    error: BaseException | None = None
+
+    def by_type(self, type_: str) -> list[RegisteredResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str, name: str | None = None) -> RegisteredResource:
+        matches = [r for r in self.by_type(type_) if name is None or r.name == name]
+        if len(matches) != 1:
+            raise AssertionError(f"expected one {type_} {name or ''}, got {[r.name for r in matches]}")
+        return matches[0]
+
+
+def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], list[str]]:
+    """Config as the engine passes it to a program: `project:key` -> string (objects as JSON), and
+    which keys are secret. Encrypted `secure:` values cannot be decrypted offline: they become a
+    placeholder that stays marked secret."""
+    document = yaml.safe_load(path.read_text()) or {}
+    raw = document.get("config") or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: 'config' must be a map of keys to values")
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in raw.items():
+        full_key = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            config[full_key] = "[secret placeholder]"
+            secret_keys.append(full_key)
+        elif isinstance(value, str):
+            config[full_key] = value
+        else:
+            config[full_key] = json.dumps(value)
+    return config, secret_keys
+
+
+@contextmanager
+def _program_on_path(program_dir: Path) -> Iterator[None]:
+    old_path, old_cwd = list(sys.path), os.getcwd()
+    sys.path.insert(0, str(program_dir))
+    os.chdir(program_dir)
+    try:
+        yield
+    finally:
+        sys.path[:] = old_path
+        os.chdir(old_cwd)
+
+
+def run_program(
+    program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,
+    project: str = "gpu-aks", mocks: PlatformMocks | None = None, preview: bool = True,
+) -> ProgramRun:
+    """Run `program_dir/__main__.py` under the mock engine; program errors are returned, not raised."""
+    mocks = mocks or PlatformMocks()
+    monitor = RecordingMonitor(mocks)
+    ROOT.set(None)
+    pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    error: BaseException | None = None
+    with _program_on_path(program_dir):
+        try:
+            _sync_await(run_pulumi_func(
+                lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")))
+        except Exception as caught:  # noqa: BLE001 - the caller decides what a failed program means
+            error = caught
+    outputs: dict[str, Any] = {}
+    secrets: set[str] = set()
+    root = ROOT.get()
+    if error is None and root is not None:
+        # The mock runtime finishes the Stack resource before the program runs, so its exports are
+        # never sent to the monitor: resolve them from the Stack object itself.
+        for name, value in _sync_await(_resolve_exports(dict(root.outputs))).items():
+            outputs[name], is_secret_output = value
+            if is_secret_output:
+                secrets.add(name)
+    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error)
+
+
+async def _resolve_exports(exports: dict[str, Any]) -> dict[str, tuple[Any, bool]]:
+    resolved = {}
+    for name, value in exports.items():
+        output = pulumi.Output.from_input(value)
+        resolved[name] = (await output.future(), await output.is_secret())
+    return resolved
