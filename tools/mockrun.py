@@ -18,7 +18,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import pulumi
 import yaml
@@ -210,34 +210,42 @@ def _program_on_path(program_dir: Path) -> Iterator[None]:
         os.chdir(old_cwd)
 
 
-def run_program(
-    program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,
-    project: str = "gpu-aks", mocks: PlatformMocks | None = None, preview: bool = True,
+def run_pulumi(
+    program: Callable[[], Any], stack: str, config: Mapping[str, str] | None = None,
+    secret_keys: list[str] | None = None, project: str = "gpu-aks", mocks: PlatformMocks | None = None,
+    preview: bool = True,
 ) -> ProgramRun:
-    """Run `program_dir/__main__.py` under the mock engine; program errors are returned, not raised."""
+    """Run `program` (any callable that declares resources) under the mock engine; errors are
+    returned in `ProgramRun.error`, not raised."""
     mocks = mocks or PlatformMocks()
     monitor = RecordingMonitor(mocks)
     ROOT.set(None)
-    pulumi.runtime.set_all_config(dict(config), list(secret_keys or []))
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     error: BaseException | None = None
-    with _program_on_path(program_dir):
-        try:
-            _sync_await(run_pulumi_func(
-                lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__")))
-        except Exception as caught:  # noqa: BLE001 - the caller decides what a failed program means
-            error = caught
+    try:
+        _sync_await(run_pulumi_func(program))
+    except Exception as caught:  # noqa: BLE001 - the caller decides what a failed program means
+        error = caught
     outputs: dict[str, Any] = {}
     secrets: set[str] = set()
     root = ROOT.get()
     if error is None and root is not None:
         # The mock runtime finishes the Stack resource before the program runs, so its exports are
         # never sent to the monitor: resolve them from the Stack object itself.
-        for name, value in _sync_await(_resolve_exports(dict(root.outputs))).items():
-            outputs[name], is_secret_output = value
+        for name, (value, is_secret_output) in _sync_await(_resolve_exports(dict(root.outputs))).items():
+            outputs[name] = value
             if is_secret_output:
                 secrets.add(name)
     return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error)
+
+
+def run_program(program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,
+                **kwargs: Any) -> ProgramRun:
+    """Run `program_dir/__main__.py` as the Pulumi CLI would, with `program_dir` as cwd and on sys.path."""
+    with _program_on_path(program_dir):
+        return run_pulumi(lambda: runpy.run_path(str(program_dir / "__main__.py"), run_name="__main__"),
+                          stack, config, secret_keys, **kwargs)
 
 
 async def _resolve_exports(exports: dict[str, Any]) -> dict[str, tuple[Any, bool]]:

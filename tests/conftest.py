@@ -1,0 +1,36 @@
+"""Shared fixtures: the repository root on sys.path, and the dev/prod programs run once per session
+under the Pulumi mock runtime (runs are deterministic, so sharing them costs no isolation)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools.mockrun import ProgramRun, config_from_stack_file, run_program  # noqa: E402
+
+KUBERNETES_SCHEMA_VERSION = "1.34"
+
+
+def run_stack(stack: str, config_file: Path | None = None) -> ProgramRun:
+    config, secret_keys = config_from_stack_file(config_file or ROOT / f"Pulumi.{stack}.yaml", "gpu-aks")
+    return run_program(ROOT, stack, config, secret_keys)
+
+
+@pytest.fixture(scope="session")
+def dev_run() -> ProgramRun:
+    run = run_stack("dev")
+    assert run.error is None, run.error
+    return run
+
+
+@pytest.fixture(scope="session")
+def prod_run() -> ProgramRun:
+    run = run_stack("prod")
+    assert run.error is None, run.error
+    return run

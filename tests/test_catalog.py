@@ -1,0 +1,76 @@
+"""The GPU VM catalog: the facts other modules rely on."""
+
+import pytest
+
+from components.catalog import (
+    GPU_SKUS,
+    UNSUPPORTED_GPU_SKUS,
+    gpu_sku,
+    is_gpu_vm_size,
+    unsupported_gpu_sku,
+)
+
+
+@pytest.mark.parametrize("vm_size, model, gpus, memory, mig, accelerator", [
+    ("Standard_NC4as_T4_v3", "T4", 1, 16, False, "nvidia-tesla-t4"),
+    ("Standard_NC64as_T4_v3", "T4", 4, 16, False, "nvidia-tesla-t4"),
+    ("Standard_NC24ads_A100_v4", "A100 80GB", 1, 80, True, "nvidia-a100-80gb"),
+    ("Standard_NC96ads_A100_v4", "A100 80GB", 4, 80, True, "nvidia-a100-80gb"),
+    ("Standard_ND96asr_v4", "A100 40GB", 8, 40, True, "nvidia-tesla-a100"),
+    ("Standard_ND96amsr_A100_v4", "A100 80GB", 8, 80, True, "nvidia-a100-80gb"),
+    ("Standard_NC40ads_H100_v5", "H100 NVL", 1, 94, True, "nvidia-h100-nvl"),
+    ("Standard_ND96isr_H100_v5", "H100 80GB", 8, 80, True, "nvidia-h100-80gb"),
+    ("Standard_ND96isr_H200_v5", "H200", 8, 141, True, "nvidia-h200-141gb"),
+])
+def test_supported_sizes(vm_size, model, gpus, memory, mig, accelerator):
+    sku = gpu_sku(vm_size)
+    assert sku is not None
+    assert (sku.model, sku.gpus, sku.gpu_memory_gib, sku.supports_mig, sku.accelerator) == \
+        (model, gpus, memory, mig, accelerator)
+
+
+def test_lookup_ignores_case_as_azure_does():
+    assert gpu_sku("standard_nc4as_t4_v3") is gpu_sku("Standard_NC4as_T4_v3")
+
+
+@pytest.mark.parametrize("vm_size, retired_on, replacement", [
+    ("Standard_NC6", "2023-09-06", "Standard_NC4as_T4_v3"),
+    ("Standard_NC6s_v2", "2023-09-06", "Standard_NC24ads_A100_v4"),
+    ("Standard_ND6s", "2023-09-06", "Standard_NC24ads_A100_v4"),
+    ("Standard_NV6", "2023-09-06", "Standard_NC4as_T4_v3"),
+    ("Standard_NC6s_v3", "2025-09-30", "Standard_NC24ads_A100_v4"),
+])
+def test_retired_sizes_say_when_and_what_replaced_them(vm_size, retired_on, replacement):
+    unsupported = unsupported_gpu_sku(vm_size)
+    assert unsupported is not None and gpu_sku(vm_size) is None
+    assert retired_on in unsupported.reason
+    assert replacement in unsupported.replacement
+
+
+def test_amd_sizes_are_refused_with_a_reason():
+    assert "not supported on AKS" in unsupported_gpu_sku("Standard_NV16as_v4").reason
+    assert "amd.com/gpu" in unsupported_gpu_sku("Standard_ND96isr_MI300X_v5").reason
+
+
+def test_mig_partitions_and_instances():
+    a100 = gpu_sku("Standard_NC24ads_A100_v4")
+    assert a100.mig_partition("MIG1g") == "1g.10gb"
+    assert a100.gpus_per_node("MIG1g") == 7
+    assert a100.gpus_per_node("MIG2g") == 3
+    assert a100.gpus_per_node(None) == 1
+    nd_a100 = gpu_sku("Standard_ND96asr_v4")
+    assert nd_a100.mig_partition("MIG2g") == "2g.10gb"
+    assert nd_a100.gpus_per_node("MIG3g") == 16
+    assert gpu_sku("Standard_NC4as_T4_v3").mig_partitions == {}
+
+
+def test_catalog_tables_do_not_overlap():
+    assert not set(GPU_SKUS) & set(UNSUPPORTED_GPU_SKUS)
+
+
+@pytest.mark.parametrize("vm_size, expected", [
+    ("Standard_NC4as_T4_v3", True), ("Standard_NC6", True), ("Standard_NV4as_v4", True),
+    ("Standard_NC999_future_v9", True), ("Standard_D4ds_v5", False), ("Standard_E8s_v5", False),
+])
+def test_is_gpu_vm_size(vm_size, expected):
+    assert is_gpu_vm_size(vm_size) is expected

@@ -1,0 +1,134 @@
+"""Talk to the policy pack over its real gRPC Analyzer interface, the way the Pulumi CLI does.
+
+`PolicyPackProcess` starts the pack exactly as the CLI starts a Python pack (`python -u -m
+pulumi.policy ENGINE_ADDRESS .` inside the pack's folder), reads the port it prints, and calls
+`GetAnalyzerInfo`, `Configure`, `Analyze` and `AnalyzeStack` through the stubs in
+`pulumi.runtime.proto`. Used by the offline preview, the end-to-end tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import grpc
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
+
+PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
+#: The Python pack never dials the engine back; the CLI passes its address all the same.
+UNUSED_ENGINE_ADDRESS = "127.0.0.1:1"
+
+LEVEL_NAMES = {
+    analyzer_pb2.ADVISORY: "advisory",
+    analyzer_pb2.MANDATORY: "mandatory",
+    analyzer_pb2.DISABLED: "disabled",
+    analyzer_pb2.REMEDIATE: "remediate",
+}
+LEVEL_VALUES = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY,
+                "disabled": analyzer_pb2.DISABLED, "remediate": analyzer_pb2.REMEDIATE}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    policy: str
+    level: str
+    urn: str
+    message: str
+
+
+def struct(properties: Mapping[str, Any]) -> struct_pb2.Struct:
+    """Properties as the engine sends them: a protobuf Struct, in which every number is a double."""
+    message = struct_pb2.Struct()
+    message.update(properties)
+    return message
+
+
+class PolicyPackProcess:
+    """The pack as a child process; use as a context manager."""
+
+    def __init__(self, pack_dir: Path = PACK_DIR, python: str = sys.executable) -> None:
+        self.pack_dir = pack_dir
+        self.python = python
+        self.process: subprocess.Popen[bytes] | None = None
+        self.channel: grpc.Channel | None = None
+        self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
+        self.port = 0
+
+    def __enter__(self) -> "PolicyPackProcess":
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
+        self.process = subprocess.Popen(
+            [self.python, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],
+            cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert self.process.stdout is not None
+        first_line = self.process.stdout.readline().decode().strip()
+        if not first_line.isdigit():
+            stderr = self.process.stderr.read().decode() if self.process.stderr else ""
+            self.process.kill()
+            raise RuntimeError(f"the policy pack did not start: {first_line!r}\n{stderr}")
+        self.port = int(first_line)
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        grpc.channel_ready_future(self.channel).result(timeout=30)
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.channel is not None:
+            self.channel.close()
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()
+
+    @property
+    def analyzer(self) -> analyzer_pb2_grpc.AnalyzerStub:
+        assert self.stub is not None, "use PolicyPackProcess as a context manager"
+        return self.stub
+
+    def info(self) -> analyzer_pb2.AnalyzerInfo:
+        return self.analyzer.GetAnalyzerInfo(empty_pb2.Empty())
+
+    def plugin_info(self) -> plugin_pb2.PluginInfo:
+        return self.analyzer.GetPluginInfo(empty_pb2.Empty())
+
+    def configure(self, config: Mapping[str, Mapping[str, Any]]) -> None:
+        """`Configure` as the CLI sends it: per policy, an enforcement level and properties."""
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for policy, section in config.items():
+            properties = {k: v for k, v in section.items() if k != "enforcementLevel"}
+            policy_config = analyzer_pb2.PolicyConfig(properties=struct(properties))
+            if "enforcementLevel" in section:
+                policy_config.enforcementLevel = LEVEL_VALUES[section["enforcementLevel"]]
+            request.policyConfig[policy].CopyFrom(policy_config)
+        self.analyzer.Configure(request)
+
+    def analyze(self, type_: str, name: str, properties: Mapping[str, Any] | struct_pb2.Struct,
+                urn: str | None = None) -> list[Diagnostic]:
+        props = properties if isinstance(properties, struct_pb2.Struct) else struct(properties)
+        request = analyzer_pb2.AnalyzeRequest(
+            type=type_, name=name, urn=urn or f"urn:pulumi:test::gpu-aks::{type_}::{name}", properties=props)
+        return _diagnostics(self.analyzer.Analyze(request))
+
+    def analyze_stack(self, resources: Sequence[tuple[str, str, str, Mapping[str, Any] | struct_pb2.Struct]]) -> list[Diagnostic]:
+        """`resources`: (urn, type, name, properties) as the engine sends them after a deployment."""
+        request = analyzer_pb2.AnalyzeStackRequest()
+        for urn, type_, name, properties in resources:
+            props = properties if isinstance(properties, struct_pb2.Struct) else struct(properties)
+            request.resources.append(analyzer_pb2.AnalyzerResource(type=type_, urn=urn, name=name, properties=props))
+        return _diagnostics(self.analyzer.AnalyzeStack(request))
+
+
+def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
+    return [Diagnostic(d.policyName, LEVEL_NAMES.get(d.enforcementLevel, str(d.enforcementLevel)), d.urn, d.message)
+            for d in response.diagnostics]
+
+
+def wire_struct(wire_json: Mapping[str, Any]) -> struct_pb2.Struct:
+    """A Struct from the JSON form of one (as `tools.mockrun` records registered inputs)."""
+    return json_format.ParseDict(dict(wire_json), struct_pb2.Struct())
