@@ -117,12 +117,16 @@ def check_gpu_tolerations(obj: Any, config: RuleConfig) -> list[Finding]:
 
     def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
         tolerations_path = join(pod.path, "tolerations")
-        tolerations = [t for t in list_at(pod.spec.get("tolerations"), tolerations_path) if isinstance(t, Mapping)]
+        written = list_at(pod.spec.get("tolerations"), tolerations_path)
+        tolerations = [t for t in written if isinstance(t, Mapping)]
         if any(tolerates_any(tolerations, taint) for taint in config.gpu_taints):
             return []
-        for index, toleration in enumerate(tolerations):
+        # No toleration matched; if part of one is unknown, it might have.
+        for index, toleration in enumerate(written):
+            known(toleration, join(tolerations_path, index))
             for key in ("key", "operator", "value", "effect"):
-                known(toleration.get(key), join(join(tolerations_path, index), key))
+                known(toleration.get(key) if isinstance(toleration, Mapping) else None,
+                      join(join(tolerations_path, index), key))
         wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
         fix = _yaml_list([toleration_for(config.gpu_taints[0])], "  ")
         return [Finding(
@@ -198,11 +202,12 @@ def check_gpu_limits(obj: Any, config: RuleConfig) -> list[Finding]:
 def _term_pins(term: Any, key: str, value: str) -> bool:
     if not isinstance(term, Mapping):
         return False
-    for expression in term.get("matchExpressions") or []:
+    expressions = term.get("matchExpressions")
+    for expression in expressions if isinstance(expressions, list) else []:
         if not isinstance(expression, Mapping) or expression.get("key") != key:
             continue
-        operator = expression.get("operator")
-        if operator == "Exists" or (operator == "In" and value in (expression.get("values") or [])):
+        operator, values = expression.get("operator"), expression.get("values")
+        if operator == "Exists" or (operator == "In" and isinstance(values, list) and value in values):
             return True
     return False
 

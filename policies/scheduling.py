@@ -78,6 +78,8 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     An empty effect matches every effect; an empty key (only valid with `Exists`) matches every key;
     `Exists` ignores the value; `Equal`, the default operator, needs the same value.
     """
+    if not isinstance(toleration, Mapping) or not isinstance(taint, Mapping):
+        return False
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False
@@ -113,10 +115,19 @@ def toleration_for(taint: Mapping[str, str]) -> dict[str, str]:
     return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
 
 
-def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+def _as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else []
+
+
+def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
+    expression = _as_mapping(expression)
     key = expression.get("key")
     operator = expression.get("operator")
-    values = [str(v) for v in expression.get("values") or []]
+    values = [str(v) for v in _as_list(expression.get("values"))]
     present = key in labels
     if operator == "In":
         return present and labels[key] in values
@@ -135,27 +146,27 @@ def _expression_matches(expression: Mapping[str, Any], labels: Mapping[str, str]
     return False
 
 
-def node_selector_term_matches(term: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+def node_selector_term_matches(term: Any, labels: Mapping[str, str]) -> bool:
     """One `nodeSelectorTerm`: all of its `matchExpressions` must hold (`matchFields` select node
     names, which no label set can answer, so a term that uses them never matches here)."""
+    term = _as_mapping(term)
     if term.get("matchFields"):
         return False
-    expressions = term.get("matchExpressions") or []
+    expressions = _as_list(term.get("matchExpressions"))
     return bool(expressions) and all(_expression_matches(e, labels) for e in expressions)
 
 
 def required_node_terms(pod_spec: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     """The pod's required node-affinity terms, or None when it has no required node affinity."""
-    affinity = pod_spec.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") or {}
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = required.get("nodeSelectorTerms")
-    return list(terms) if terms else None
+    node_affinity = _as_mapping(_as_mapping(pod_spec.get("affinity")).get("nodeAffinity"))
+    required = _as_mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    terms = _as_list(required.get("nodeSelectorTerms"))
+    return terms or None
 
 
 def selects_node(pod_spec: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """Whether a node with `labels` passes the pod's nodeSelector and required node affinity."""
-    selector = pod_spec.get("nodeSelector") or {}
+    selector = _as_mapping(pod_spec.get("nodeSelector"))
     if any(labels.get(key) != str(value) for key, value in selector.items()):
         return False
     terms = required_node_terms(pod_spec)

@@ -1,0 +1,314 @@
+"""The pure GPU rules, table-driven: the seeds' pod specs, every workload shape, every amount."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policies.gpu_rules import (
+    POD_RULES,
+    StackResource,
+    check_device_plugin_coverage,
+    check_gpu_limits,
+    check_gpu_node_pool,
+    check_gpu_node_selection,
+    check_gpu_tolerations,
+)
+from policies.podspecs import UNKNOWN, find_pod_specs
+from policies.rule_config import (
+    DEVICE_PLUGIN_TOLERATES_POOLS,
+    SELECT_GPU_NODES,
+    TAINTED_GPU_POOLS,
+    TOLERATE_GPU_TAINT,
+    WHOLE_GPU_LIMITS,
+    RuleConfigError,
+    default_rule_config,
+    parse_rule_config,
+)
+
+SEEDS = Path(__file__).parent / "manifests" / "seeds"
+DEFAULTS = default_rule_config()
+
+
+def seed(name: str) -> dict[str, Any]:
+    return yaml.safe_load((SEEDS / name).read_text())
+
+
+def verdicts(obj: Any, config: dict | None = None) -> dict[str, list[str]]:
+    configs = parse_rule_config(config) if config else DEFAULTS
+    return {name: [f.path for f in rule(obj, configs[name])] for name, rule in POD_RULES.items()}
+
+
+# Under the default config (the GPU taint is sku=gpu:NoSchedule, as the AKS docs use).
+SEED_VERDICTS = [
+    ("aks-mnist-job.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [],
+                            SELECT_GPU_NODES: ["spec.template.spec.nodeSelector"]}),
+    ("generic-gpu-pod.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
+    ("flyte-plain-gpu.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
+                              SELECT_GPU_NODES: ["spec.nodeSelector"]}),
+    ("flyte-v100.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
+                         SELECT_GPU_NODES: ["spec.nodeSelector"]}),
+    ("flyte-a100-2g10gb.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
+                                SELECT_GPU_NODES: ["spec.nodeSelector"]}),
+    ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
+    ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
+]
+
+
+@pytest.mark.parametrize("name, expected", SEED_VERDICTS, ids=[s[0] for s in SEED_VERDICTS])
+def test_seed_pod_specs_under_the_default_config(name, expected):
+    assert verdicts(seed(name)) == expected
+
+
+def test_flyte_specs_pass_once_the_platform_taint_is_flytes():
+    config = {TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}
+    assert verdicts(seed("flyte-plain-gpu.yaml"), config)[TOLERATE_GPU_TAINT] == []
+    assert verdicts(seed("flyte-v100.yaml"), config)[TOLERATE_GPU_TAINT] == []
+    assert verdicts(seed("aks-mnist-job.yaml"), config)[TOLERATE_GPU_TAINT] == ["spec.template.spec.tolerations"]
+
+
+def test_toleration_message_names_container_path_and_the_fix():
+    [finding] = check_gpu_tolerations(seed("generic-gpu-pod.yaml"), DEFAULTS[TOLERATE_GPU_TAINT])
+    assert finding.message == (
+        "container 'gpu-container' asks for nvidia.com/gpu (pod spec at spec), but the pod does not tolerate "
+        "the GPU taint sku=gpu:NoSchedule: GPU nodes carry that taint and no other node has GPUs, so the pod "
+        "stays Pending forever. Add to spec:\ntolerations:\n  - key: sku\n    operator: Equal\n    value: gpu\n"
+        "    effect: NoSchedule")
+
+
+TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+CONTAINER = {"name": "main", "image": "trainer", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+
+
+def pod_template(containers: list | None = None, tolerations: list | None = None) -> dict[str, Any]:
+    return {"metadata": {"labels": {"app": "x"}},
+            "spec": {"containers": containers or [copy.deepcopy(CONTAINER)], "tolerations": tolerations or []}}
+
+
+WORKLOADS = [
+    ("Pod", {"apiVersion": "v1", "kind": "Pod", "spec": pod_template()["spec"]}, "spec"),
+    ("PodTemplate", {"apiVersion": "v1", "kind": "PodTemplate", "template": pod_template()}, "template.spec"),
+    ("ReplicationController", {"kind": "ReplicationController", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("Deployment", {"kind": "Deployment", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("StatefulSet", {"kind": "StatefulSet", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("DaemonSet", {"kind": "DaemonSet", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("ReplicaSet", {"kind": "ReplicaSet", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("Job", {"kind": "Job", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("CronJob", {"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": pod_template()}}}},
+     "spec.jobTemplate.spec.template.spec"),
+    ("DeploymentPatch", {"kind": "Deployment", "spec": {"template": pod_template()}}, "spec.template.spec"),
+    ("PyTorchJob", {"kind": "PyTorchJob", "spec": {"pytorchReplicaSpecs": {
+        "Master": {"replicas": 1, "template": pod_template()},
+        "Worker": {"replicas": 3, "template": pod_template()}}}},
+     "spec.pytorchReplicaSpecs.Master.template.spec"),
+    ("TFJob", {"kind": "TFJob", "spec": {"tfReplicaSpecs": {"Worker": {"template": pod_template()}}}},
+     "spec.tfReplicaSpecs.Worker.template.spec"),
+    ("MPIJob", {"kind": "MPIJob", "spec": {"mpiReplicaSpecs": {"Worker": {"template": pod_template()}}}},
+     "spec.mpiReplicaSpecs.Worker.template.spec"),
+    ("RayCluster", {"kind": "RayCluster", "spec": {"headGroupSpec": {"template": pod_template(
+        containers=[{"name": "head", "image": "ray"}])}, "workerGroupSpecs": [{"groupName": "gpu", "template": pod_template()}]}},
+     "spec.headGroupSpec.template.spec"),
+    ("RayJob", {"kind": "RayJob", "spec": {"rayClusterSpec": {"workerGroupSpecs": [{"template": pod_template()}]}}},
+     "spec.rayClusterSpec.workerGroupSpecs[0].template.spec"),
+    ("RayService", {"kind": "RayService", "spec": {"rayClusterConfig": {"workerGroupSpecs": [{"template": pod_template()}]}}},
+     "spec.rayClusterConfig.workerGroupSpecs[0].template.spec"),
+    ("JobSet", {"kind": "JobSet", "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": pod_template()}}}]}},
+     "spec.replicatedJobs[0].template.spec.template.spec"),
+    ("LeaderWorkerSet", {"kind": "LeaderWorkerSet", "spec": {"leaderWorkerTemplate": {
+        "leaderTemplate": pod_template(), "workerTemplate": pod_template()}}},
+     "spec.leaderWorkerTemplate.leaderTemplate.spec"),
+    ("TrainJob runtime", {"kind": "ClusterTrainingRuntime", "spec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": pod_template()}}}]}}}},
+     "spec.template.spec.replicatedJobs[0].template.spec.template.spec"),
+]
+
+
+@pytest.mark.parametrize("kind, obj, first_path", WORKLOADS, ids=[w[0] for w in WORKLOADS])
+def test_every_workload_kind_is_found_and_checked(kind, obj, first_path):
+    paths = [pod.path for pod in find_pod_specs(obj)]
+    assert paths[0] == first_path
+    findings = check_gpu_tolerations(obj, DEFAULTS[TOLERATE_GPU_TAINT])
+    gpu_pods = [p for p in find_pod_specs(obj) if p.spec["containers"][0].get("resources")]
+    assert [f.path for f in findings] == [f"{p.path}.tolerations" for p in gpu_pods]
+    for pod in find_pod_specs(obj):
+        pod.spec["tolerations"].append(dict(TOLERATION))
+    assert check_gpu_tolerations(obj, DEFAULTS[TOLERATE_GPU_TAINT]) == []
+
+
+@pytest.mark.parametrize("list_name", ["initContainers", "ephemeralContainers"])
+def test_init_and_ephemeral_containers_count(list_name):
+    pod = {"kind": "Pod", "spec": {"containers": [{"name": "app", "image": "x"}],
+                                   list_name: [{"name": "warmup", "image": "x",
+                                                "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
+    [tolerate] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
+    [limit] = check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS])
+    assert "container 'warmup'" in tolerate.message
+    assert limit.path == f"spec.{list_name}[0].resources"
+
+
+def limits_pod(limits: dict | None = None, requests: dict | None = None) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if limits is not None:
+        resources["limits"] = limits
+    if requests is not None:
+        resources["requests"] = requests
+    return {"kind": "Pod", "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}],
+                                    "tolerations": [TOLERATION], "nodeSelector": {"accelerator": "nvidia"}}}
+
+
+AMOUNTS = [
+    # limits, requests, passes?
+    ({"nvidia.com/gpu": 1}, None, True),
+    ({"nvidia.com/gpu": 1.0}, None, True),              # Pulumi's wire float
+    ({"nvidia.com/gpu": "2"}, None, True),
+    ({"nvidia.com/gpu": "1000m"}, None, True),
+    ({"nvidia.com/gpu": "1e1"}, None, True),
+    ({"nvidia.com/gpu": 4}, {"nvidia.com/gpu": 4.0}, True),
+    ({"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "2000m"}, True),
+    ({"nvidia.com/mig-1g.10gb": 1}, None, True),
+    ({"nvidia.com/gpu": 0}, None, True),                # asks for no GPU
+    ({"nvidia.com/gpu": "0.5"}, None, False),
+    ({"nvidia.com/gpu": "500m"}, None, False),
+    ({"nvidia.com/gpu": 1.5}, None, False),
+    ({"nvidia.com/gpu": "1500m"}, None, False),
+    ({"nvidia.com/gpu": -1}, None, False),
+    ({"nvidia.com/gpu": "one"}, None, False),
+    ({"nvidia.com/gpu": "1 "}, None, False),
+    ({"nvidia.com/gpu": True}, None, False),
+    ({"nvidia.com/gpu": "inf"}, None, False),
+    (None, {"nvidia.com/gpu": 1}, False),               # a request without a limit
+    ({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": 1}, False),
+    ({"nvidia.com/mig-2g.20gb": "0.5"}, None, False),
+    ({"cpu": "500m", "memory": "1.5Gi"}, None, True),   # not GPUs at all
+]
+
+
+@pytest.mark.parametrize("limits, requests, passes", AMOUNTS)
+def test_gpu_amounts(limits, requests, passes):
+    findings = check_gpu_limits(limits_pod(limits, requests), DEFAULTS[WHOLE_GPU_LIMITS])
+    assert (findings == []) is passes, findings
+
+
+def test_limit_messages_say_how_to_fix():
+    [fraction] = check_gpu_limits(limits_pod({"nvidia.com/gpu": "500m"}), DEFAULTS[WHOLE_GPU_LIMITS])
+    assert fraction.message.startswith("container 'c' at spec.containers[0] has limits.nvidia.com/gpu: '500m' (0.5 GPUs)")
+    assert fraction.message.endswith("resources:\n  limits:\n    nvidia.com/gpu: 1")
+    [no_limit] = check_gpu_limits(limits_pod(None, {"nvidia.com/gpu": 2}), DEFAULTS[WHOLE_GPU_LIMITS])
+    assert "Limit must be set for non overcommitable resources" in no_limit.message
+    assert no_limit.message.endswith("limits:\n    nvidia.com/gpu: 2")
+    [mismatch] = check_gpu_limits(limits_pod({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": 1}), DEFAULTS[WHOLE_GPU_LIMITS])
+    assert "the request must equal the limit" in mismatch.message
+
+
+def test_gpu_resource_names_are_configurable():
+    pod = limits_pod({"amd.com/gpu": "0.5"})
+    assert check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS]) == []
+    config = parse_rule_config({WHOLE_GPU_LIMITS: {"gpuResources": ["amd.com/gpu"]}})
+    assert len(check_gpu_limits(pod, config[WHOLE_GPU_LIMITS])) == 1
+
+
+def test_node_selection_accepts_required_affinity_on_the_label():
+    pod = limits_pod({"nvidia.com/gpu": 1})
+    del pod["spec"]["nodeSelector"]
+    pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "accelerator", "operator": "In", "values": ["nvidia"]}]}]}}}
+    assert check_gpu_node_selection(pod, DEFAULTS[SELECT_GPU_NODES]) == []
+    pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].append(
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["1"]}]})
+    assert len(check_gpu_node_selection(pod, DEFAULTS[SELECT_GPU_NODES])) == 1, "one term leaves GPU nodes open"
+
+
+def test_unknown_preview_values_are_undecided_not_violations():
+    pod = limits_pod({"nvidia.com/gpu": UNKNOWN})
+    [finding] = check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS])
+    assert not finding.decided and finding.path == "spec.containers[0].resources.limits.nvidia.com/gpu"
+    pod = limits_pod({"nvidia.com/gpu": 1})
+    pod["spec"]["tolerations"] = UNKNOWN
+    [finding] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
+    assert not finding.decided and finding.path == "spec.tolerations"
+    pod = {"kind": "Pod", "spec": {"containers": UNKNOWN}}
+    [finding] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
+    assert not finding.decided and finding.path == "spec.containers"
+
+
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+GOOD_POOL = {"agentPoolName": "gput4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"],
+             "enableAutoScaling": True, "minCount": 0.0, "maxCount": 2.0}
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({}, None),
+    ({"vmSize": "Standard_D8ds_v5", "nodeTaints": []}, None),
+    ({"nodeTaints": []}, "carries no NoSchedule GPU taint (sku=gpu:NoSchedule)"),
+    ({"nodeTaints": ["sku=gpu:PreferNoSchedule"]}, "carries no NoSchedule GPU taint"),
+    ({"nodeTaints": ["sku=gpu"]}, "taint 'sku=gpu' has no effect"),
+    ({"enableAutoScaling": False}, "is not autoscaled within bounds"),
+    ({"maxCount": None}, "is not autoscaled within bounds"),
+    ({"minCount": 3.0}, "has minCount 3 above maxCount 2. Fix: minCount <= maxCount"),
+    ({"vmSize": "Standard_NC6s_v3", "nodeTaints": []}, "carries no NoSchedule GPU taint"),
+])
+def test_gpu_node_pool_rule(change, problem):
+    findings = check_gpu_node_pool(AGENT_POOL, {**GOOD_POOL, **change}, DEFAULTS[TAINTED_GPU_POOLS])
+    if problem is None:
+        assert findings == []
+    else:
+        assert any(problem in f.message for f in findings), findings
+        assert all(f.message.startswith("GPU node pool 'gput4'") for f in findings)
+
+
+def test_gpu_node_pool_rule_reads_inline_profiles_of_a_managed_cluster():
+    cluster = {"agentPoolProfiles": [{"name": "system", "vmSize": "Standard_D4ds_v5", "mode": "System"},
+                                     {"name": "gpu", "vmSize": "Standard_NC24ads_A100_v4", "nodeTaints": []}]}
+    findings = check_gpu_node_pool("azure-native:containerservice:ManagedCluster", cluster, DEFAULTS[TAINTED_GPU_POOLS])
+    assert {f.path for f in findings} == {"agentPoolProfiles[1]"}
+
+
+def _plugin(tolerations: list, pools: list[str] | None = None) -> StackResource:
+    spec: dict[str, Any] = {"containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
+                            "tolerations": tolerations}
+    if pools:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": pools}]}]}}}
+    return StackResource("urn:ds", "kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"spec": spec}}})
+
+
+def _pool(name: str, **props: Any) -> StackResource:
+    return StackResource(f"urn:{name}", AGENT_POOL, {**GOOD_POOL, "agentPoolName": name, **props})
+
+
+def test_device_plugin_coverage():
+    config = DEFAULTS[DEVICE_PLUGIN_TOLERATES_POOLS]
+    sku_gpu = [TOLERATION]
+    assert check_device_plugin_coverage([_pool("a"), _plugin(sku_gpu)], config) == []
+    [finding] = check_device_plugin_coverage([_pool("a"), _plugin([])], config)
+    assert finding.subject == "urn:a" and "does not tolerate sku=gpu:NoSchedule" in finding.message
+    spot = _pool("s", scaleSetPriority="Spot")
+    [finding] = check_device_plugin_coverage([spot, _plugin(sku_gpu)], config)
+    assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in finding.message
+    assert check_device_plugin_coverage([_pool("a"), _plugin(sku_gpu, pools=["b"])], config)[0].message.count(
+        "does not select its nodes") == 1
+    operator = _pool("o", gpuProfile={"driver": "None"}, nodeTaints=["other=x:NoSchedule"])
+    assert check_device_plugin_coverage([operator, _plugin(sku_gpu)], config) == [], "driver None is served elsewhere"
+    assert check_device_plugin_coverage([_pool("a")], config) == [], "no plugin in the stack: nothing to check"
+
+
+def test_rule_config_reports_every_problem():
+    with pytest.raises(RuleConfigError) as error:
+        parse_rule_config({
+            "gpu-pods-tolerate-gpu-taints": {},
+            TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "sku", "value": "gpu", "effect": "Never"}], "enforcementLevel": "loud"},
+            WHOLE_GPU_LIMITS: {"nodeLabel": {"key": "a", "value": "b"}},
+        })
+    assert error.value.problems == [
+        "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
+        "gpu-limits-are-whole-numbers, gpu-pods-select-gpu-nodes, gpu-node-pools-are-tainted, "
+        "device-plugin-tolerates-gpu-pools",
+        "gpu-pods-tolerate-gpu-taint.enforcementLevel: 'loud' is not one of advisory, mandatory, disabled",
+        "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
+        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; gpu-limits-are-whole-numbers takes "
+        "enforcementLevel, gpuResources",
+    ]
