@@ -6,6 +6,7 @@ helper's tests are thin layers over these functions. No Pulumi imports.
 
 from __future__ import annotations
 
+from collections import abc
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -118,14 +119,14 @@ def check_gpu_tolerations(obj: Any, config: RuleConfig) -> list[Finding]:
     def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
         tolerations_path = join(pod.path, "tolerations")
         written = list_at(pod.spec.get("tolerations"), tolerations_path)
-        tolerations = [t for t in written if isinstance(t, Mapping)]
+        tolerations = [t for t in written if isinstance(t, abc.Mapping)]
         if any(tolerates_any(tolerations, taint) for taint in config.gpu_taints):
             return []
         # No toleration matched; if part of one is unknown, it might have.
         for index, toleration in enumerate(written):
             known(toleration, join(tolerations_path, index))
             for key in ("key", "operator", "value", "effect"):
-                known(toleration.get(key) if isinstance(toleration, Mapping) else None,
+                known(toleration.get(key) if isinstance(toleration, abc.Mapping) else None,
                       join(join(tolerations_path, index), key))
         wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
         fix = _yaml_list([toleration_for(config.gpu_taints[0])], "  ")
@@ -200,11 +201,11 @@ def check_gpu_limits(obj: Any, config: RuleConfig) -> list[Finding]:
 
 
 def _term_pins(term: Any, key: str, value: str) -> bool:
-    if not isinstance(term, Mapping):
+    if not isinstance(term, abc.Mapping):
         return False
     expressions = term.get("matchExpressions")
     for expression in expressions if isinstance(expressions, list) else []:
-        if not isinstance(expression, Mapping) or expression.get("key") != key:
+        if not isinstance(expression, abc.Mapping) or expression.get("key") != key:
             continue
         operator, values = expression.get("operator"), expression.get("values")
         if operator == "Exists" or (operator == "In" and isinstance(values, list) and value in values):
@@ -214,7 +215,7 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
 
 def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], key: str, value: str) -> bool:
     selector = pod_spec.get("nodeSelector")
-    if isinstance(selector, Mapping) and selector.get(key) == value:
+    if isinstance(selector, abc.Mapping) and selector.get(key) == value:
         return True
     terms = required_node_terms(pod_spec)
     return bool(terms) and all(_term_pins(term, key, value) for term in terms or [])
@@ -263,7 +264,7 @@ def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
         profiles = list_at(props.get("agentPoolProfiles"), "agentPoolProfiles")
         return [
             PoolView(join("agentPoolProfiles", index), str(profile.get("name") or f"#{index}"), profile)
-            for index, profile in enumerate(profiles) if isinstance(profile, Mapping)
+            for index, profile in enumerate(profiles) if isinstance(profile, abc.Mapping)
         ]
     return []
 
@@ -336,7 +337,7 @@ def is_device_plugin_daemonset(resource_type: str, props: Mapping[str, Any]) -> 
     try:
         for pod in find_pod_specs(props):
             for container in list_at(pod.spec.get("containers"), pod.path):
-                image = container.get("image") if isinstance(container, Mapping) else None
+                image = container.get("image") if isinstance(container, abc.Mapping) else None
                 if isinstance(image, str) and "nvidia/k8s-device-plugin" in image:
                     return True
     except UndecidableError:
@@ -352,11 +353,11 @@ def served_by_nvidia_plugin(pool: PoolView) -> bool:
     if not isinstance(vm_size, str) or gpu_sku(vm_size) is None:
         return False
     gpu_profile = pool.props.get("gpuProfile")
-    if isinstance(gpu_profile, Mapping):
+    if isinstance(gpu_profile, abc.Mapping):
         if gpu_profile.get("driver") == "None":
             return False
         nvidia = gpu_profile.get("nvidia")
-        if isinstance(nvidia, Mapping) and nvidia.get("managementMode") == "Managed":
+        if isinstance(nvidia, abc.Mapping) and nvidia.get("managementMode") == "Managed":
             return False
     return True
 
@@ -411,7 +412,7 @@ def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequen
     """Why one device-plugin DaemonSet misses a pool's nodes, or None when it runs there."""
     for pod in find_pod_specs(plugin.props):
         tolerations_path = join(pod.path, "tolerations")
-        tolerations = [t for t in list_at(pod.spec.get("tolerations"), tolerations_path) if isinstance(t, Mapping)]
+        tolerations = [t for t in list_at(pod.spec.get("tolerations"), tolerations_path) if isinstance(t, abc.Mapping)]
         if not selects_node(pod.spec, labels):
             return f"{plugin.urn} does not select its nodes (nodeSelector/affinity)"
         missing = untolerated_taints(tolerations, taints)

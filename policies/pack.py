@@ -9,6 +9,7 @@ way the SDK reports it (an advisory "can't run policy during preview" with the p
 
 from __future__ import annotations
 
+from collections import abc
 import json
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
@@ -22,7 +23,16 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
-from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+from pulumi_policy.proxy import (
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+)
 
 from policies.gpu_rules import (
     POD_RULES,
@@ -55,24 +65,29 @@ DESCRIPTIONS: Mapping[str, str] = {
 }
 
 
+UNKNOWN_SENTINELS = frozenset({
+    UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE,
+})
+
+
+def _unproxied(value: Any) -> Any:
+    """The SDK's proxies hand out their plain container for the key `"__target"`; reading it directly
+    skips the per-access unknown check, which `to_plain` does once itself."""
+    try:
+        return value["__target"]
+    except (KeyError, IndexError, TypeError):
+        return value
+
+
 def to_plain(value: Any) -> Any:
     """Copy the SDK's proxies into plain dicts and lists; unknown preview values become UNKNOWN."""
-    if isinstance(value, Mapping):
-        plain = {}
-        for key in list(value.keys()):
-            try:
-                plain[key] = to_plain(value[key])
-            except UnknownValueError:
-                plain[key] = UNKNOWN
-        return plain
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        items = []
-        for index in range(len(value)):
-            try:
-                items.append(to_plain(value[index]))
-            except UnknownValueError:
-                items.append(UNKNOWN)
-        return items
+    if isinstance(value, str):
+        return UNKNOWN if value in UNKNOWN_SENTINELS else value
+    if isinstance(value, abc.Mapping):
+        return {key: to_plain(item) for key, item in _unproxied(value).items()}
+    if isinstance(value, abc.Sequence) and not isinstance(value, bytes):
+        return [to_plain(item) for item in _unproxied(value)]
     return value
 
 
@@ -84,7 +99,7 @@ def _rule_config(policy: str, config_json: str) -> RuleConfig:
 def rule_config(policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
     """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
     section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
-    return _rule_config(policy, json.dumps(section, sort_keys=True))
+    return _rule_config(policy, json.dumps(section, sort_keys=True) if section else "{}")
 
 
 def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = "") -> None:

@@ -9,11 +9,13 @@ have never heard of. No Pulumi imports; values the engine could not know yet arr
 
 from __future__ import annotations
 
+from collections import abc
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Iterator, Mapping, Sequence
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+_NEVER_POD_SPECS = frozenset({"metadata", "status"})
 
 
 class Unknown:
@@ -56,12 +58,12 @@ def known(value: Any, path: str) -> Any:
 def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
     """`value` as a mapping: an absent or non-mapping value is empty; an unknown one is undecidable."""
     value = known(value, path)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, abc.Mapping) else {}
 
 
 def list_at(value: Any, path: str) -> Sequence[Any]:
     value = known(value, path)
-    return value if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else []
+    return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
 @dataclass(frozen=True)
@@ -72,22 +74,25 @@ class PodSpec:
 
 def _is_container_list(value: Any) -> bool:
     return (
-        isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) > 0
-        and all(isinstance(item, Mapping) for item in value)
+        isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) and len(value) > 0
+        and all(isinstance(item, abc.Mapping) for item in value)
     )
 
 
 def find_pod_specs(obj: Any, path: str = "") -> Iterator[PodSpec]:
     """Every pod spec in `obj`, outermost first, with its path (`spec.template.spec`)."""
-    if isinstance(obj, Mapping):
+    if isinstance(obj, abc.Mapping):
         containers = obj.get("containers")
         if containers is UNKNOWN or _is_container_list(containers):
+            # No workload nests a pod spec inside another one.
             yield PodSpec(path, obj)
+            return
         for key, value in obj.items():
-            if key in CONTAINER_LISTS or key == "status" or not isinstance(key, str):
+            # Object metadata (labels, annotations) and status never hold pod specs.
+            if key in _NEVER_POD_SPECS or not isinstance(key, str) or isinstance(value, (str, int, float)):
                 continue
             yield from find_pod_specs(value, join(path, key))
-    elif isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+    elif isinstance(obj, abc.Sequence) and not isinstance(obj, (str, bytes)):
         for index, item in enumerate(obj):
             yield from find_pod_specs(item, join(path, index))
 
@@ -104,7 +109,7 @@ def containers_of(pod: PodSpec) -> Iterator[Container]:
         list_path = join(pod.path, list_name)
         for index, container in enumerate(list_at(pod.spec.get(list_name), list_path)):
             container_path = join(list_path, index)
-            if not isinstance(container, Mapping):
+            if not isinstance(container, abc.Mapping):
                 continue
             name = container.get("name")
             yield Container(container_path, name if isinstance(name, str) else f"#{index}", container)
@@ -145,9 +150,9 @@ def gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
 
 def object_identity(obj: Any) -> tuple[str, str]:
     """(kind, name) of a Kubernetes object, for messages; tolerant of anything."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, abc.Mapping):
         return "", ""
     kind = obj.get("kind")
     metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    name = metadata.get("name") if isinstance(metadata, abc.Mapping) else None
     return (kind if isinstance(kind, str) else "", name if isinstance(name, str) else "")

@@ -7,6 +7,7 @@ pool" has exactly one answer everywhere.
 
 from __future__ import annotations
 
+from collections import abc
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -78,7 +79,7 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     An empty effect matches every effect; an empty key (only valid with `Exists`) matches every key;
     `Exists` ignores the value; `Equal`, the default operator, needs the same value.
     """
-    if not isinstance(toleration, Mapping) or not isinstance(taint, Mapping):
+    if not isinstance(toleration, abc.Mapping) or not isinstance(taint, abc.Mapping):
         return False
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
@@ -116,11 +117,11 @@ def toleration_for(taint: Mapping[str, str]) -> dict[str, str]:
 
 
 def _as_mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, abc.Mapping) else {}
 
 
 def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else []
+    return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
 def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
