@@ -22,7 +22,7 @@ test: setup
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 check: setup
-	$(BIN)/python -m policies.check tests/manifests
+	$(BIN)/python -m policies.check tests/manifests/corpus
 
 bench: setup
 	$(BIN)/python -m benchmarks.analyzer_throughput

@@ -45,6 +45,7 @@ from policies.podspecs import UNKNOWN, object_identity
 from policies.rule_config import (
     CONFIG_SCHEMAS,
     DEFAULT_LEVELS,
+    DESCRIPTIONS,
     DEVICE_PLUGIN_TOLERATES_POOLS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
@@ -56,13 +57,6 @@ from policies.rule_config import (
 
 PACK_NAME = "gpu-aks-policies"
 
-DESCRIPTIONS: Mapping[str, str] = {
-    TOLERATE_GPU_TAINT: "Pods that ask for GPUs tolerate the GPU node taint, or they stay Pending forever.",
-    WHOLE_GPU_LIMITS: "GPU amounts are whole numbers of at least 1, set as limits, equal to any request.",
-    SELECT_GPU_NODES: "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
-    TAINTED_GPU_POOLS: "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
-    DEVICE_PLUGIN_TOLERATES_POOLS: "The NVIDIA device-plugin DaemonSet selects and tolerates every GPU pool it serves.",
-}
 
 
 UNKNOWN_SENTINELS = frozenset({

@@ -30,6 +30,14 @@ DEFAULT_LEVELS: Mapping[str, str] = {
 }
 POLICY_NAMES = tuple(DEFAULT_LEVELS)
 
+DESCRIPTIONS: Mapping[str, str] = {
+    TOLERATE_GPU_TAINT: "Pods that ask for GPUs tolerate the GPU node taint, or they stay Pending forever.",
+    WHOLE_GPU_LIMITS: "GPU amounts are whole numbers of at least 1, set as limits, equal to any request.",
+    SELECT_GPU_NODES: "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
+    TAINTED_GPU_POOLS: "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
+    DEVICE_PLUGIN_TOLERATES_POOLS: "The NVIDIA device-plugin DaemonSet selects and tolerates every GPU pool it serves.",
+}
+
 DEFAULT_GPU_TAINTS: tuple[Mapping[str, str], ...] = (parse_taint(DEFAULT_GPU_TAINT),)
 DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*")
 DEFAULT_NODE_LABEL: Mapping[str, str] = {"key": ACCELERATOR_LABEL, "value": ACCELERATOR_LABEL_VALUE}

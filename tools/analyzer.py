@@ -98,14 +98,19 @@ class PolicyPackProcess:
         return self.analyzer.GetPluginInfo(empty_pb2.Empty())
 
     def configure(self, config: Mapping[str, Mapping[str, Any]]) -> None:
-        """`Configure` as the CLI sends it: per policy, an enforcement level and properties."""
+        """`Configure` as the CLI sends it: for every policy of the pack, its enforcement level (the
+        one given, else the policy's default) and its properties (the schema's defaults, overlaid with
+        the ones given). Sending a policy without a level would make it advisory."""
         request = analyzer_pb2.ConfigureAnalyzerRequest()
-        for policy, section in config.items():
-            properties = {k: v for k, v in section.items() if k != "enforcementLevel"}
-            policy_config = analyzer_pb2.PolicyConfig(properties=struct(properties))
-            if "enforcementLevel" in section:
-                policy_config.enforcementLevel = LEVEL_VALUES[section["enforcementLevel"]]
-            request.policyConfig[policy].CopyFrom(policy_config)
+        for policy in self.info().policies:
+            section = config.get(policy.name, {})
+            defaults = {key: json_format.MessageToDict(schema).get("default")
+                        for key, schema in policy.configSchema.properties.items()}
+            properties = {k: v for k, v in defaults.items() if v is not None}
+            properties.update({k: v for k, v in section.items() if k != "enforcementLevel"})
+            level = LEVEL_VALUES[section["enforcementLevel"]] if "enforcementLevel" in section else policy.enforcementLevel
+            request.policyConfig[policy.name].CopyFrom(
+                analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=struct(properties)))
         self.analyzer.Configure(request)
 
     def analyze(self, type_: str, name: str, properties: Mapping[str, Any] | struct_pb2.Struct,

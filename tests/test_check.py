@@ -1,0 +1,147 @@
+"""`python -m policies.check`: the manifest checker for PR pipelines."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from policies.check import main
+
+MANIFESTS = Path(__file__).parent / "manifests"
+CORPUS = MANIFESTS / "corpus"
+BROKEN = MANIFESTS / "broken"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*argv: str, stdin: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), stdin=io.StringIO(stdin), stdout=out)
+    return code, out.getvalue()
+
+
+def violations_of(output: str) -> list[tuple[str, int, str, str, str]]:
+    return sorted((Path(v["file"]).name, v["doc"], v["kind"], v["name"], v["policy"])
+                  for v in json.loads(output)["violations"])
+
+
+def test_good_manifests_pass():
+    code, output = run("--format", "json", str(CORPUS / "good"))
+    report = json.loads(output)
+    assert code == 0
+    assert report["checked"] == 5, "batch.yaml has two documents, list.json two items"
+    assert report["violations"] == [] and report["errors"] == []
+
+
+def test_corpus_verdicts():
+    code, output = run("--format", "json", str(CORPUS))
+    assert code == 1
+    assert violations_of(output) == [
+        ("fractional.yaml", 0, "Pod", "half-gpu", "gpu-limits-are-whole-numbers"),
+        ("fractional.yaml", 0, "Pod", "half-gpu", "gpu-limits-are-whole-numbers"),
+        ("jobset.yaml", 0, "JobSet", "train", "gpu-limits-are-whole-numbers"),
+        ("pytorchjob.yaml", 0, "PyTorchJob", "resnet", "gpu-pods-tolerate-gpu-taint"),
+        ("rendered-chart.yaml", 2, "Deployment", "trainer", "gpu-pods-select-gpu-nodes"),
+        ("rendered-chart.yaml", 2, "Deployment", "trainer", "gpu-pods-tolerate-gpu-taint"),
+        ("untolerated-statefulset.yaml", 0, "StatefulSet", "llm", "gpu-pods-tolerate-gpu-taint"),
+    ]
+    pytorch = [v for v in json.loads(output)["violations"] if v["name"] == "resnet"][0]
+    assert "spec.pytorchReplicaSpecs.Worker.template.spec" in pytorch["message"]
+    assert pytorch["level"] == "mandatory"
+
+
+def test_helm_output_on_stdin():
+    text = (CORPUS / "helm" / "rendered-chart.yaml").read_text()
+    code, output = run("--format", "json", "-", stdin=text)
+    report = json.loads(output)
+    assert code == 1 and report["checked"] == 4
+    assert {v["file"] for v in report["violations"]} == {"<stdin>"}
+
+
+def test_broken_input_is_reported_with_file_and_line_and_the_rest_is_still_checked():
+    code, output = run("--format", "json", str(BROKEN), str(CORPUS / "bad" / "untolerated-statefulset.yaml"),
+                       str(MANIFESTS / "missing.yaml"))
+    report = json.loads(output)
+    assert code == 2
+    errors = sorted((Path(e["file"]).name, e["line"], e["message"]) for e in report["errors"])
+    assert errors == [
+        ("invalid.json", 2, "invalid JSON: Expecting value"),
+        ("invalid.yaml", 5, "invalid YAML: did not find expected ',' or ']'"),
+        ("missing.yaml", 0, "no such file or directory"),
+        ("not-a-mapping.yaml", 1, "document 0 is a list, not a Kubernetes object (a mapping)"),
+        ("second-doc-string.yaml", 5, "document 1 is a str, not a Kubernetes object (a mapping)"),
+    ]
+    assert report["checked"] == 2, "the ConfigMap before the bad document and the StatefulSet"
+    assert [v["name"] for v in report["violations"]] == ["llm"]
+
+
+def test_config_changes_the_taint_and_levels(tmp_path):
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({
+        "gpu-pods-tolerate-gpu-taint": {"gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+        "gpu-pods-select-gpu-nodes": "disabled",
+    }))
+    code, output = run("--config", str(config), "--format", "json", str(MANIFESTS / "seeds" / "flyte-plain-gpu.yaml"))
+    assert code == 0 and json.loads(output)["violations"] == []
+
+
+def test_bad_config_exits_2(tmp_path, capsys):
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({"gpu-pods-tolerate-gpu-taint": {"enforcementLevel": "fatal"}}))
+    assert run("--config", str(config), str(CORPUS))[0] == 2
+    assert "gpu-pods-tolerate-gpu-taint.enforcementLevel: 'fatal' is not one of advisory, mandatory, disabled" in \
+        capsys.readouterr().err
+
+
+def test_text_format_names_file_line_object_and_fix():
+    code, output = run(str(CORPUS / "bad" / "untolerated-statefulset.yaml"))
+    assert code == 1
+    assert "untolerated-statefulset.yaml:1 (document 0) StatefulSet/llm [mandatory] gpu-pods-tolerate-gpu-taint:" in output
+    assert "      - key: sku" in output
+    assert output.strip().endswith("1 object(s) checked: 1 mandatory and 0 advisory violation(s), 0 input error(s)")
+
+
+def test_sarif_is_valid_2_1_0_and_locates_documents():
+    code, output = run("--format", "sarif", str(CORPUS / "helm"), str(BROKEN / "invalid.yaml"))
+    sarif = json.loads(output)
+    assert code == 2 and sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    lines = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results}
+    assert ("gpu-pods-tolerate-gpu-taint", 18) in lines, "the Deployment is the third document: its --- is line 18"
+    assert ("input-error", 5) in lines
+    levels = {r["ruleId"]: r["level"] for r in results}
+    assert levels == {"gpu-pods-tolerate-gpu-taint": "error", "gpu-pods-select-gpu-nodes": "warning",
+                      "input-error": "error"}
+    rules = {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in results} <= rules
+
+
+def test_sarif_has_the_fields_github_code_scanning_requires():
+    # No copy of the OASIS schema ships in any package available here; these are the SARIF 2.1.0
+    # fields GitHub's upload documents as required, checked one by one.
+    sarif = json.loads(run("--format", "sarif", str(CORPUS), str(BROKEN))[1])
+    assert sarif["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    [run_] = sarif["runs"]
+    driver = run_["tool"]["driver"]
+    assert driver["name"] == "gpu-aks-policies" and driver["rules"]
+    for rule in driver["rules"]:
+        assert rule["id"] and rule["shortDescription"]["text"]
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note", "none")
+    assert run_["results"]
+    for result in run_["results"]:
+        assert result["level"] in ("error", "warning", "note", "none") and result["message"]["text"]
+        [location] = result["locations"]
+        physical = location["physicalLocation"]
+        assert physical["artifactLocation"]["uri"]
+        assert isinstance(physical["region"]["startLine"], int) and physical["region"]["startLine"] >= 1
+
+
+def test_runs_as_a_module_from_the_repo_root():
+    text = (MANIFESTS / "seeds" / "generic-gpu-pod.yaml").read_text()
+    result = subprocess.run([sys.executable, "-m", "policies.check", "-"], input=text, text=True,
+                            capture_output=True, cwd=ROOT, check=False)
+    assert result.returncode == 1 and "gpu-pods-tolerate-gpu-taint" in result.stdout

@@ -1,0 +1,117 @@
+"""`python -m tools.preview`: the offline preview with the policy pack, the project's main job."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import yaml
+
+from tests.conftest import ROOT
+from tools.preview import main
+
+
+def preview(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(argv), stdout=out), out.getvalue()
+
+
+def test_dev_tree_and_clean_policies():
+    code, output = preview("dev")
+    assert code == 0
+    assert "Previewing gpu-aks/dev offline" in output
+    assert " +     ├─ gpu-aks:index:GpuNodePool" in output
+    assert " +       ├─ azure-native:containerservice:AgentPool         gput4-pool" in output
+    assert '│    vmSize: "Standard_NC4as_T4_v3"' in output
+    assert '│    minCount: 0' in output and '│    nodeTaints: ["sku=gpu:NoSchedule"]' in output
+    assert '│    images: ["nvcr.io/nvidia/k8s-device-plugin:v0.20.0"]' in output
+    assert '│    kubeconfig: "[secret]"' in output
+    assert "+ 12 to create" in output
+    assert "gpu-aks-policies: no violations" in output
+
+
+def test_prod_json_document():
+    code, output = preview("prod", "--json")
+    document = json.loads(output)
+    assert code == 0 and document["stack"] == "prod"
+    assert set(document) == {"stack", "resources", "violations"}
+    types = [r["type"] for r in document["resources"]]
+    assert types.count("azure-native:containerservice:AgentPool") == 3
+    for resource in document["resources"]:
+        assert set(resource) == {"urn", "type", "name", "parent", "inputs"}
+    provider = next(r for r in document["resources"] if r["type"] == "pulumi:providers:kubernetes")
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    assert "kubelogin" not in output, "no secret leaks into the document"
+    assert all(v["level"] != "mandatory" for v in document["violations"])
+
+
+def _stack_file(tmp_path, **config):
+    base = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    base["config"].update(config)
+    path = tmp_path / "Pulumi.planted.yaml"
+    path.write_text(yaml.safe_dump(base))
+    return path
+
+
+def test_planted_violation_exits_1_and_names_the_policy(tmp_path):
+    stack_file = _stack_file(tmp_path, **{
+        "gpu-aks:gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
+                             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1,
+                              "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]}],
+        "gpu-aks:devicePlugin": {"pools": ["gput4"]},
+    })
+    code, output = preview("dev", "--config-file", str(stack_file))
+    assert code == 1
+    assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in output
+    assert "GPU node pool 'a100' (Standard_NC24ads_A100_v4) is not served by any NVIDIA device plugin" in output
+
+
+def test_policy_pack_config_is_applied(tmp_path):
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({"gpu-node-pools-are-tainted": {
+        "gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}))
+    code, output = preview("dev", "--json", "--policy-pack-config", str(config))
+    violations = json.loads(output)["violations"]
+    assert code == 1
+    assert [(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in violations] == [
+        ("gpu-node-pools-are-tainted", "gput4-pool")]
+
+
+def test_broken_config_exits_2_naming_every_bad_key(tmp_path, capsys):
+    stack_file = _stack_file(tmp_path, **{
+        "gpu-aks:gpuPools": [{"name": "gpunp", "vmSize": "Standard_NC6", "minCount": 3, "maxCount": 1,
+                              "nodeTaints": ["sku=gpu"]}],
+        "gpu-aks:cluster": {"kubeloginMode": "devicecode"},
+    })
+    code, output = preview("dev", "--config-file", str(stack_file))
+    error = capsys.readouterr().err
+    assert code == 2 and output == ""
+    for key in ("gpu-aks:gpuPools[0].vmSize", "gpu-aks:gpuPools[0].minCount", "gpu-aks:gpuPools[0].nodeTaints[0]",
+                "gpu-aks:cluster.kubeloginMode"):
+        assert key in error
+    assert "4 problem(s)" in error
+
+
+def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
+    assert preview("staging")[0] == 2
+    assert "unknown stack 'staging'" in capsys.readouterr().err
+    broken = tmp_path / "Pulumi.x.yaml"
+    broken.write_text("config: [unclosed\n")
+    assert preview("x", "--config-file", str(broken))[0] == 2
+    assert "cannot read stack config" in capsys.readouterr().err
+
+
+def test_secure_values_stay_secret(tmp_path):
+    stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": "ml"}},
+                                          "azure-native:clientSecret": {"secure": "v1:AAAAencrypted"}})
+    code, output = preview("dev", "--json", "--config-file", str(stack_file))
+    assert code == 0 and "AAAAencrypted" not in output and "secret placeholder" not in output
+
+
+def test_main_job_runs_as_a_module():
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "dev"], cwd=ROOT, capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "no violations" in result.stdout

@@ -1,0 +1,194 @@
+"""Offline preview: what `pulumi preview --policy-pack policies` would show, with no cloud and no CLI.
+
+    python -m tools.preview STACK [--json] [--policy-pack-config FILE]
+
+Runs `__main__.py` for the stack (config from `Pulumi.STACK.yaml`; encrypted `secure:` values become
+placeholders that stay secret) under the Pulumi SDK's mock runtime, prints the resources it would
+create as a tree, then sends every resource to the policy pack over its real gRPC interface
+(`Analyze` per resource, `AnalyzeStack` once) and prints the violations grouped by policy.
+Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
+or invalid config, with every config problem listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+import pulumi
+import yaml
+
+from policies.rule_config import RuleConfigError, parse_rule_config
+from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
+from tools.mockrun import ProgramRun, RegisteredResource, config_from_stack_file, run_program
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "gpu-aks"
+
+#: The inputs worth a line in the tree: what a reviewer checks before `pulumi up`.
+SHOWN_INPUTS = (
+    "location", "kubernetesVersion", "vmSize", "count", "minCount", "maxCount", "nodeTaints", "nodeLabels",
+    "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles",
+)
+
+
+class PreviewInputError(Exception):
+    """Bad input: exit code 2."""
+
+
+def stacks(root: Path = ROOT) -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = None) -> ProgramRun:
+    stack_file = stack_file or root / f"Pulumi.{stack}.yaml"
+    if not stack_file.is_file():
+        raise PreviewInputError(f"unknown stack {stack!r}: there is no {stack_file.name}; stacks here: "
+                                f"{', '.join(stacks(root)) or 'none'}")
+    try:
+        config, secret_keys = config_from_stack_file(stack_file, PROJECT)
+    except (OSError, yaml.YAMLError, ValueError) as error:
+        raise PreviewInputError(f"{stack_file.name}: cannot read stack config: {error}") from None
+    run = run_program(root, stack, config, secret_keys)
+    if isinstance(run.error, pulumi.RunError):
+        raise PreviewInputError(str(run.error))
+    if run.error is not None:
+        raise PreviewInputError(f"the program failed: {type(run.error).__name__}: {run.error}")
+    return run
+
+
+def analyze(run: ProgramRun, pack_config: dict[str, Any] | None) -> list[Diagnostic]:
+    with PolicyPackProcess() as pack:
+        if pack_config:
+            pack.configure({name: section if isinstance(section, dict) else {"enforcementLevel": section}
+                            for name, section in pack_config.items()})
+        diagnostics = []
+        for resource in run.resources:
+            for diagnostic in pack.analyze(resource.type, resource.name, wire_struct(resource.wire_inputs), resource.urn):
+                diagnostics.append(diagnostic if diagnostic.urn else Diagnostic(
+                    diagnostic.policy, diagnostic.level, resource.urn, diagnostic.message))
+        diagnostics += pack.analyze_stack(
+            [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in run.resources if r.custom])
+    return diagnostics
+
+
+def _shown(resource: RegisteredResource) -> dict[str, Any]:
+    inputs = resource.masked_inputs
+    shown = {key: inputs[key] for key in SHOWN_INPUTS if key in inputs}
+    if resource.type.startswith("kubernetes:"):
+        metadata = inputs.get("metadata") or {}
+        if "namespace" in metadata:
+            shown["namespace"] = metadata["namespace"]
+        pod = ((inputs.get("spec") or {}).get("template") or {}).get("spec") or {}
+        images = [c.get("image") for c in pod.get("containers") or [] if isinstance(c, dict)]
+        if images:
+            shown["images"] = images
+        if pod.get("tolerations"):
+            shown["tolerations"] = pod["tolerations"]
+    if resource.type == "pulumi:providers:kubernetes" and "kubeconfig" in inputs:
+        shown["kubeconfig"] = inputs["kubeconfig"]
+    return shown
+
+
+def _whole_numbers(value: Any) -> Any:
+    """Numbers cross the wire as floats; show `2`, not `2.0`, as `pulumi preview` does."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(_whole_numbers(value), separators=(", ", ": "))
+
+
+def render_tree(stack: str, run: ProgramRun) -> list[str]:
+    children: dict[str, list[RegisteredResource]] = defaultdict(list)
+    urns = {r.urn for r in run.resources}
+    for resource in run.resources:
+        children[resource.parent if resource.parent in urns else ""].append(resource)
+    lines = [f"Previewing {PROJECT}/{stack} offline (Pulumi mock runtime; nothing is sent to Azure)", "",
+             f"     Type{' ' * 52}Name", f" +   pulumi:pulumi:Stack{' ' * 34}{PROJECT}-{stack}"]
+
+    def walk(parent: str, depth: int) -> None:
+        for resource in sorted(children[parent], key=lambda r: (r.type, r.name)):
+            indent = "  " * depth
+            lines.append(f" +   {indent}├─ {resource.type:<{52 - 2 * depth}}{resource.name}")
+            for key, value in _shown(resource).items():
+                lines.append(f"     {indent}│    {key}: {_compact(value)}")
+            walk(resource.urn, depth + 1)
+
+    walk("", 1)
+    lines.append("")
+    lines.append(f"Resources:\n    + {len(run.resources) + 1} to create")
+    return lines
+
+
+def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
+    if not diagnostics:
+        return ["", "Policies:", "    ✅ gpu-aks-policies: no violations"]
+    by_policy: dict[str, list[Diagnostic]] = defaultdict(list)
+    for diagnostic in diagnostics:
+        by_policy[diagnostic.policy].append(diagnostic)
+    lines = ["", "Policy Violations:"]
+    for policy, items in sorted(by_policy.items()):
+        for item in items:
+            lines.append(f"    [{item.level}]  {policy}  ({item.urn.rsplit('::', 1)[-1] or 'stack'})")
+            lines.extend(f"    {line}" for line in item.message.splitlines())
+    return lines
+
+
+def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
+    return json.dumps({
+        "stack": stack,
+        "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": r.masked_inputs}
+                      for r in run.resources],
+        "violations": [{"policy": d.policy, "level": d.level, "urn": d.urn, "message": d.message} for d in diagnostics],
+    }, indent=2)
+
+
+def load_pack_config(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        parse_rule_config(raw)
+    except (OSError, json.JSONDecodeError) as error:
+        raise PreviewInputError(f"{path}: cannot read policy config: {error}") from None
+    except RuleConfigError as error:
+        raise PreviewInputError(f"{path}: {error}") from None
+    return raw
+
+
+def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.preview", description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help="stack name: reads Pulumi.STACK.yaml")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--policy-pack-config", metavar="FILE", help="as `pulumi preview --policy-pack-config`")
+    parser.add_argument("--config-file", metavar="FILE", type=Path,
+                        help="stack config to use instead of Pulumi.STACK.yaml, as `pulumi preview --config-file`")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    out = stdout or sys.stdout
+    try:
+        pack_config = load_pack_config(args.policy_pack_config)
+        run = run_stack_program(args.stack, stack_file=args.config_file)
+    except PreviewInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    diagnostics = analyze(run, pack_config)
+    if args.json:
+        print(to_json(args.stack, run, diagnostics), file=out)
+    else:
+        print("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)), file=out)
+    return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
