@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Sequence, TextIO
 import yaml
 
 from policies.gpu_rules import POD_RULES
-from policies.podspecs import object_identity
+from policies.podspecs import find_pod_specs, object_identity
 from policies.rule_config import DEFAULT_LEVELS, DESCRIPTIONS, RuleConfig, RuleConfigError, parse_rule_config
 
 try:  # libyaml's loader, the field's standard fast path; pure Python where it is missing
@@ -138,11 +138,14 @@ def load_documents(text: str, file: str, report: Report) -> list[tuple[int, int,
 
 def check_object(obj: Any, configs: dict[str, RuleConfig]) -> Iterator[tuple[str, str, str]]:
     """(policy, level, message) for every finding of the pod rules on one object."""
+    pods = list(find_pod_specs(obj))
+    if not pods:
+        return
     for policy, rule in POD_RULES.items():
         config = configs[policy]
         if config.level == "disabled":
             continue
-        for finding in rule(obj, config):
+        for finding in rule(obj, config, pods):
             yield policy, config.level, finding.message
 
 

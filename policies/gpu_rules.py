@@ -93,10 +93,10 @@ def asks_for_gpu(ask: GpuAsk) -> bool:
 
 def _run_per_pod(
     policy: str, obj: Any, config: RuleConfig,
-    check: Callable[[PodSpec, list[GpuAsk]], list[Finding]],
+    check: Callable[[PodSpec, list[GpuAsk]], list[Finding]], pods: Sequence[PodSpec] | None,
 ) -> list[Finding]:
     findings: list[Finding] = []
-    for pod in find_pod_specs(obj):
+    for pod in find_pod_specs(obj) if pods is None else pods:
         try:
             asks = [ask for ask in gpu_asks(pod, config.gpu_resources) if asks_for_gpu(ask)]
             if asks:
@@ -113,7 +113,7 @@ def _asks_summary(asks: Sequence[GpuAsk]) -> str:
 # --- Rule 1: gpu-pods-tolerate-gpu-taint -------------------------------------------------------
 
 
-def check_gpu_tolerations(obj: Any, config: RuleConfig) -> list[Finding]:
+def check_gpu_tolerations(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
     """A pod spec with a GPU ask must tolerate at least one of the configured GPU taints."""
 
     def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
@@ -137,7 +137,7 @@ def check_gpu_tolerations(obj: Any, config: RuleConfig) -> list[Finding]:
             f"Pending forever. Add to {pod.path or 'the pod spec'}:\ntolerations:\n{fix}",
         )]
 
-    return _run_per_pod(TOLERATE_GPU_TAINT, obj, config, check)
+    return _run_per_pod(TOLERATE_GPU_TAINT, obj, config, check, pods)
 
 
 # --- Rule 2: gpu-limits-are-whole-numbers ------------------------------------------------------
@@ -176,7 +176,7 @@ def _limit_problem(ask: GpuAsk) -> str | None:
     return None
 
 
-def check_gpu_limits(obj: Any, config: RuleConfig) -> list[Finding]:
+def check_gpu_limits(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
     """Every GPU amount is in limits, whole, at least 1, and equal to the request when both are set."""
 
     def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
@@ -194,7 +194,7 @@ def check_gpu_limits(obj: Any, config: RuleConfig) -> list[Finding]:
                 ))
         return findings
 
-    return _run_per_pod(WHOLE_GPU_LIMITS, obj, config, check)
+    return _run_per_pod(WHOLE_GPU_LIMITS, obj, config, check, pods)
 
 
 # --- Rule 3: gpu-pods-select-gpu-nodes ---------------------------------------------------------
@@ -221,7 +221,7 @@ def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], key: str, value: str) -> bool
     return bool(terms) and all(_term_pins(term, key, value) for term in terms or [])
 
 
-def check_gpu_node_selection(obj: Any, config: RuleConfig) -> list[Finding]:
+def check_gpu_node_selection(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
     """A GPU pod should pin itself to GPU nodes (nodeSelector or required node affinity)."""
     key, value = config.node_label["key"], config.node_label["value"]
 
@@ -237,7 +237,7 @@ def check_gpu_node_selection(obj: Any, config: RuleConfig) -> list[Finding]:
             f"{pod.path or 'the pod spec'}:\nnodeSelector:\n  {key}: {value}",
         )]
 
-    return _run_per_pod(SELECT_GPU_NODES, obj, config, check)
+    return _run_per_pod(SELECT_GPU_NODES, obj, config, check, pods)
 
 
 # --- Azure side: rules 4 and 5 -----------------------------------------------------------------
@@ -423,8 +423,9 @@ def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequen
     return f"{plugin.urn} has no pod template"
 
 
-#: The per-object rules, by policy name, as the checker and the offline preview run them.
-POD_RULES: Mapping[str, Callable[[Any, RuleConfig], list[Finding]]] = {
+#: The per-object rules, by policy name. Each takes (object, config, pods=None); callers that run
+#: several on one object pass `pods=list(find_pod_specs(obj))` to search it once.
+POD_RULES: Mapping[str, Callable[..., list[Finding]]] = {
     TOLERATE_GPU_TAINT: check_gpu_tolerations,
     WHOLE_GPU_LIMITS: check_gpu_limits,
     SELECT_GPU_NODES: check_gpu_node_selection,

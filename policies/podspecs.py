@@ -10,12 +10,13 @@ have never heard of. No Pulumi imports; values the engine could not know yet arr
 from __future__ import annotations
 
 from collections import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Iterator, Mapping, Sequence
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _NEVER_POD_SPECS = frozenset({"metadata", "status"})
+_SCALARS = (str, int, float, bool, type(None))
 
 
 class Unknown:
@@ -70,6 +71,8 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
 class PodSpec:
     path: str
     spec: Mapping[str, Any]
+    #: GPU asks by resource-name patterns, so rules run one after another read the pod once.
+    asks_cache: dict[tuple[str, ...], list["GpuAsk"]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _is_container_list(value: Any) -> bool:
@@ -81,20 +84,31 @@ def _is_container_list(value: Any) -> bool:
 
 def find_pod_specs(obj: Any, path: str = "") -> Iterator[PodSpec]:
     """Every pod spec in `obj`, outermost first, with its path (`spec.template.spec`)."""
-    if isinstance(obj, abc.Mapping):
+    for parts, spec in _find(obj, ()):
+        text = path
+        for part in parts:
+            text = join(text, part)
+        yield PodSpec(text, spec)
+
+
+def _find(obj: Any, parts: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    # Paths are kept as tuples and only spelled out for the pod specs found: this walk visits every
+    # node of every object the checker reads, so it stays lean.
+    if isinstance(obj, dict) or isinstance(obj, abc.Mapping):
         containers = obj.get("containers")
         if containers is UNKNOWN or _is_container_list(containers):
             # No workload nests a pod spec inside another one.
-            yield PodSpec(path, obj)
+            yield parts, obj
             return
         for key, value in obj.items():
             # Object metadata (labels, annotations) and status never hold pod specs.
-            if key in _NEVER_POD_SPECS or not isinstance(key, str) or isinstance(value, (str, int, float)):
+            if isinstance(value, _SCALARS) or key in _NEVER_POD_SPECS or not isinstance(key, str):
                 continue
-            yield from find_pod_specs(value, join(path, key))
-    elif isinstance(obj, abc.Sequence) and not isinstance(obj, (str, bytes)):
+            yield from _find(value, (*parts, key))
+    elif isinstance(obj, list) or (isinstance(obj, abc.Sequence) and not isinstance(obj, (str, bytes))):
         for index, item in enumerate(obj):
-            yield from find_pod_specs(item, join(path, index))
+            if not isinstance(item, _SCALARS):
+                yield from _find(item, (*parts, index))
 
 
 @dataclass(frozen=True)
@@ -135,6 +149,13 @@ class GpuAsk:
 
 
 def gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
+    key = tuple(gpu_resources)
+    if key not in pod.asks_cache:
+        pod.asks_cache[key] = _gpu_asks(pod, key)
+    return pod.asks_cache[key]
+
+
+def _gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
     asks: list[GpuAsk] = []
     for container in containers_of(pod):
         resources_path = join(container.path, "resources")

@@ -1,0 +1,111 @@
+"""The manifest checker over 10,000 generated manifests, next to PyYAML's C loader parsing the same
+files and nothing else (the floor), in the same run; and the offline preview's wall time next to the
+time it takes only to import pulumi, pulumi_azure_native.containerservice and pulumi_kubernetes.
+
+    python -m benchmarks.checker_throughput [--manifests 10000] [--runs 3]
+
+Targets: the checker within 1.5x of parsing alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from policies.check import check_paths
+from policies.rule_config import default_rule_config
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")
+
+
+def manifest(index: int, rng: random.Random) -> str:
+    """A realistic workload: most are CPU services, some ask for GPUs, some get it wrong."""
+    kind = KINDS[index % len(KINDS)]
+    gpus = rng.choice([None, None, None, 1, 2, "500m"])
+    resources = {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
+    if gpus is not None:
+        resources["limits"]["nvidia.com/gpu"] = gpus
+    pod = {"containers": [{"name": f"app-{index}", "image": f"registry.example.com/app:{index}",
+                           "ports": [{"containerPort": 8080}], "env": [{"name": "MODE", "value": "prod"}],
+                           "resources": resources}]}
+    if gpus is not None and rng.random() < 0.7:
+        pod["tolerations"] = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+        pod["nodeSelector"] = {"accelerator": "nvidia"}
+    template = {"metadata": {"labels": {"app": f"app-{index}"}}, "spec": pod}
+    metadata = {"name": f"app-{index}", "namespace": "team-a", "labels": {"app": f"app-{index}", "tier": "backend"}}
+    if kind == "Pod":
+        body = {"spec": pod}
+    elif kind == "CronJob":
+        body = {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": template}}}}
+    else:
+        body = {"spec": {"selector": {"matchLabels": {"app": f"app-{index}"}}, "template": template}}
+    api = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1", "Pod": "v1", "CronJob": "batch/v1"}
+    return yaml.safe_dump({"apiVersion": api[kind], "kind": kind, "metadata": metadata, **body}, sort_keys=False)
+
+
+def parse_only(files: list[Path]) -> int:
+    documents = 0
+    for path in files:
+        documents += sum(1 for _ in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader))
+    return documents
+
+
+def timed(function, *args) -> float:  # noqa: ANN001 - a tiny timing helper
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
+
+
+def wall_time(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--manifests", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    rng = random.Random(1)
+    configs = default_rule_config()
+    with tempfile.TemporaryDirectory() as directory:
+        files = []
+        for index in range(args.manifests):
+            path = Path(directory) / f"m{index:05d}.yaml"
+            path.write_text(manifest(index, rng))
+            files.append(path)
+        parse_only(files)  # warm the page cache
+        parse_times, check_times = [], []
+        for _ in range(args.runs):
+            parse_times.append(timed(parse_only, files))
+            check_times.append(timed(check_paths, [directory], configs))
+        report = check_paths([directory], configs)
+    parse_time, check_time = statistics.median(parse_times), statistics.median(check_times)
+    print(f"Manifest checker, {args.manifests} manifests x {args.runs} runs (median):")
+    print(f"  PyYAML C loader, parse only   {parse_time:7.2f} s  ({args.manifests / parse_time:8.0f} manifests/s)")
+    print(f"  policies.check                {check_time:7.2f} s  ({args.manifests / check_time:8.0f} manifests/s)")
+    print(f"  ratio                         {check_time / parse_time:7.3f}x parsing alone (target <= 1.5x)")
+    print(f"  ({report.checked} objects, {len(report.violations)} violations found)")
+
+    python = sys.executable
+    imports = statistics.median(wall_time([python, "-c", "import pulumi, pulumi_azure_native.containerservice, "
+                                           "pulumi_kubernetes"]) for _ in range(args.runs))
+    preview = statistics.median(wall_time([python, "-m", "tools.preview", "dev"]) for _ in range(args.runs))
+    print("Offline preview (dev), wall time (median):")
+    print(f"  importing pulumi + azure-native containerservice + kubernetes   {imports:6.2f} s")
+    print(f"  python -m tools.preview dev                                     {preview:6.2f} s")
+    print(f"  ratio                                                           {preview / imports:6.2f}x the imports")
+
+
+if __name__ == "__main__":
+    main()
