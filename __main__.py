@@ -9,6 +9,7 @@ from components.cluster import AksCluster, AksClusterArgs
 from components.contract import platform_contract
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import load_settings
 
 settings = load_settings()
@@ -19,8 +20,12 @@ gpu_pools = [GpuNodePool(pool.name, GpuNodePoolArgs(pool, cluster.target)) for p
 
 served_pools = settings.served_gpu_pools()
 if settings.device_plugin.enabled and served_pools:
-    GpuDevicePlugin("nvidia-device-plugin",
-                    GpuDevicePluginArgs(settings.device_plugin, served_pools, cluster.provider))
+    device_plugin = GpuDevicePlugin(
+        "nvidia-device-plugin", GpuDevicePluginArgs(settings.device_plugin, served_pools, cluster.provider))
+    if settings.smoke_test.enabled:
+        GpuSmokeTest("gpu-smoke-test", GpuSmokeTestArgs(
+            settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
+            after=[device_plugin, *gpu_pools]))
 
 pulumi.export("clusterName", cluster.managed_cluster.name)
 pulumi.export("resourceGroupName", cluster.resource_group.name)

@@ -205,6 +205,26 @@ def is_gpu_vm_size(vm_size: str) -> bool:
     return lowered in GPU_SKUS or lowered in UNSUPPORTED_GPU_SKUS or lowered.startswith("standard_n")
 
 
+#: Accelerator label values of GPUs Azure no longer sells, for requests that still name them
+#: (Flyte's `V100`, `K80`, `P100`, `M60` constants).
+RETIRED_ACCELERATORS: Mapping[str, str] = {
+    "nvidia-tesla-v100": "Azure retired its V100 sizes (NCv3) on 2025-09-30; NC A100 v4 (nvidia-a100-80gb) replaces them",
+    "nvidia-tesla-k80": "Azure retired its K80 sizes (NC) on 2023-09-06; use NCasT4_v3 (nvidia-tesla-t4)",
+    "nvidia-tesla-p100": "Azure retired its P100 sizes (NCv2) on 2023-09-06; use NC A100 v4 (nvidia-a100-80gb)",
+    "nvidia-tesla-p40": "Azure retired its P40 sizes (ND) on 2023-09-06; use NC A100 v4 (nvidia-a100-80gb)",
+    "nvidia-tesla-m60": "Azure retired its M60 sizes (NV) on 2023-09-06; use NCasT4_v3 (nvidia-tesla-t4)",
+}
+
+
+def aks_node_labels(pool_name: str, labels: Mapping[str, str], spot: bool) -> dict[str, str]:
+    """The labels a GPU pool's nodes carry: the pool's `nodeLabels` plus those AKS always adds."""
+    node_labels = {**labels, AGENTPOOL_LABEL: pool_name, "agentpool": pool_name,
+                   "kubernetes.azure.com/accelerator": "nvidia"}
+    if spot:
+        node_labels[SPOT_LABEL] = "spot"
+    return node_labels
+
+
 def supported_vm_sizes() -> list[str]:
     return [sku.vm_size for sku in _SUPPORTED]
 

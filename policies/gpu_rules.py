@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from components.catalog import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT, gpu_sku, is_gpu_vm_size
+from components.catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
 from policies.podspecs import (
     UNKNOWN,
     GpuAsk,
@@ -363,12 +363,8 @@ def served_by_nvidia_plugin(pool: PoolView) -> bool:
 
 
 def pool_node_labels(pool: PoolView) -> dict[str, str]:
-    """The labels a pool's nodes carry: its nodeLabels plus those AKS always adds."""
     labels = {k: str(v) for k, v in mapping_at(pool.props.get("nodeLabels"), join(pool.path, "nodeLabels")).items()}
-    labels.update({AGENTPOOL_LABEL: pool.name, "agentpool": pool.name, "kubernetes.azure.com/accelerator": "nvidia"})
-    if pool.props.get("scaleSetPriority") == "Spot":
-        labels[SPOT_LABEL] = "spot"
-    return labels
+    return aks_node_labels(pool.name, labels, pool.props.get("scaleSetPriority") == "Spot")
 
 
 @dataclass(frozen=True)

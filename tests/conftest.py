@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for path in (ROOT, ROOT / "app_sdk"):  # the app helper installs as a top-level module
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 from tools.mockrun import ProgramRun, config_from_stack_file, run_program  # noqa: E402
 

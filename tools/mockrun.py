@@ -10,6 +10,7 @@ Shared by `tools.preview`, the tests and the benchmarks.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -24,7 +25,7 @@ import pulumi
 import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime.settings import ROOT
+from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -120,12 +121,22 @@ def fake_aad_kubeconfig(cluster_name: str) -> str:
 class PlatformMocks(pulumi.runtime.Mocks):
     """Answers the way Azure and the Kubernetes provider would, with plausible computed outputs."""
 
-    def __init__(self, extra_calls: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, extra_calls: Mapping[str, Any] | None = None,
+                 stack_references: Mapping[str, Mapping[str, Any]] | None = None,
+                 secret_outputs: tuple[str, ...] = ("kubeconfig",)) -> None:
         self.extra_calls = dict(extra_calls or {})
+        #: Outputs of other stacks, by stack name, as a `pulumi.StackReference` reads them.
+        self.stack_references = dict(stack_references or {})
+        self.secret_outputs = secret_outputs
         self.calls: list[pulumi.runtime.MockCallArgs] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         state = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            name = args.inputs.get("name", args.name)
+            outputs = dict(self.stack_references[name])
+            return name, {"name": name, "outputs": outputs,
+                          "secretOutputNames": [key for key in self.secret_outputs if key in outputs]}
         if args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = args.inputs.get("resourceGroupName", args.name)
         elif args.typ == "azure-native:containerservice:ManagedCluster":
@@ -222,6 +233,10 @@ def run_pulumi(
     ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    # What `pulumi.runtime.test` does before each test: outputs and RPCs of an earlier run (a failed
+    # one leaves some behind) must not be awaited by this one.
+    SETTINGS.rpc_manager.clear()
+    SETTINGS.outputs.clear()
     error: BaseException | None = None
     try:
         _sync_await(run_pulumi_func(program))

@@ -1,0 +1,82 @@
+"""`GpuSmokeTest`: opt-in proof, after `pulumi up`, that every GPU pool really runs GPU work.
+
+One Job per GPU pool the device plugin serves, asking for one GPU with exactly the tolerations and
+nodeSelector of the outputs contract (what app stacks will use), running `smoke/gpu_check.py`. It is
+its own resource at the end of the graph: nothing depends on it, so a failing check fails only this
+Job (reported by `pulumi up`), never the cluster or its pools, and the next `pulumi up` replaces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.contract import gpu_pool_contract
+from components.manifests import PART_OF, RESTRICTED_SECURITY_CONTEXT
+from components.settings import GpuNodePoolSettings, SmokeTestSettings
+
+CHECK_PROGRAM = Path(__file__).resolve().parent.parent / "smoke" / "gpu_check.py"
+#: Long enough for the autoscaler to bring a GPU node up from zero and pull a large image.
+DEADLINE_SECONDS = 1800
+
+
+def smoke_job_spec(pool: GpuNodePoolSettings, image: str, config_map: str) -> dict[str, Any]:
+    contract = gpu_pool_contract(pool)
+    return {
+        "backoffLimit": 0,
+        "activeDeadlineSeconds": DEADLINE_SECONDS,
+        "template": {
+            "metadata": {"labels": {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-aks/pool": pool.name}},
+            "spec": {
+                "restartPolicy": "Never",
+                "tolerations": contract["tolerations"],
+                "nodeSelector": contract["nodeSelector"],
+                "containers": [{
+                    "name": "gpu-check",
+                    "image": image,
+                    "command": ["python", "/opt/gpu-check/gpu_check.py"],
+                    "resources": {"limits": {contract["gpuResource"]: 1}},
+                    "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+                    "volumeMounts": [{"name": "gpu-check", "mountPath": "/opt/gpu-check", "readOnly": True}],
+                }],
+                "volumes": [{"name": "gpu-check", "configMap": {"name": config_map}}],
+            },
+        },
+    }
+
+
+@dataclass(frozen=True)
+class GpuSmokeTestArgs:
+    settings: SmokeTestSettings
+    namespace: str
+    pools: Sequence[GpuNodePoolSettings]
+    provider: k8s.Provider
+    #: The device plugin and the GPU pools: the Jobs start only once they exist.
+    after: Sequence[pulumi.Resource]
+
+
+class GpuSmokeTest(pulumi.ComponentResource):
+    def __init__(self, name: str, args: GpuSmokeTestArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-aks:index:GpuSmokeTest", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.after))
+        config_map_name = "gpu-smoke-check"
+        self.program = k8s.core.v1.ConfigMap(
+            f"{name}-program",
+            metadata={"name": config_map_name, "namespace": args.namespace, "labels": dict(PART_OF)},
+            data={"gpu_check.py": CHECK_PROGRAM.read_text(encoding="utf-8")},
+            opts=in_cluster)
+        self.jobs = [
+            k8s.batch.v1.Job(
+                f"{name}-{pool.name}",
+                metadata={"name": f"gpu-smoke-{pool.name}", "namespace": args.namespace,
+                          # A failed check is replaced by the next `pulumi up` instead of blocking it.
+                          "annotations": {"pulumi.com/replaceUnready": "true"}, "labels": dict(PART_OF)},
+                spec=smoke_job_spec(pool, args.settings.image, config_map_name),
+                opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[self.program])))
+            for pool in args.pools
+        ]
+        self.register_outputs({"jobs": [job.metadata["name"] for job in self.jobs]})

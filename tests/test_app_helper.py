@@ -1,0 +1,79 @@
+"""The app-stack helper: every request kind lands where it should, passes the pack by construction,
+and fails with a message that says what the platform lacks."""
+
+from __future__ import annotations
+
+import pytest
+from gpu_aks_app import GpuRequest, PlacementError, place
+
+from components.contract import platform_contract
+from components.settings import parse_settings
+from policies.gpu_rules import POD_RULES
+from policies.rule_config import default_rule_config
+
+PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+    {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 4},
+    {"name": "t4x4", "vmSize": "Standard_NC64as_T4_v3", "maxCount": 2},
+    {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g"},
+    {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "maxCount": 1},
+    {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"},
+]}, "test"))
+
+REQUESTS = [
+    ("1 GPU", GpuRequest(), "t4", "nvidia.com/gpu"),
+    ("2 GPUs", GpuRequest(gpus=2), "t4x4", "nvidia.com/gpu"),
+    ("2 GPUs of model T4", GpuRequest(gpus=2, model="T4"), "t4x4", "nvidia.com/gpu"),
+    ("model by accelerator label", GpuRequest(model="nvidia-h100-80gb"), "h100", "nvidia.com/gpu"),
+    ("model H100", GpuRequest(gpus=8, model="H100"), "h100", "nvidia.com/gpu"),
+    ("pool P", GpuRequest(pool="t4spot"), "t4spot", "nvidia.com/gpu"),
+    ("Spot", GpuRequest(spot=True), "t4spot", "nvidia.com/gpu"),
+    ("a MIG partition", GpuRequest(mig_partition="2g.20gb"), "a100mig", "nvidia.com/gpu"),
+    ("three MIG slices", GpuRequest(gpus=3, mig_partition="2g.20gb"), "a100mig", "nvidia.com/gpu"),
+]
+
+
+@pytest.mark.parametrize("request_, pool, resource", [(r, p, res) for _, r, p, res in REQUESTS],
+                         ids=[r[0] for r in REQUESTS])
+def test_each_request_kind_lands_and_passes_the_pack(request_, pool, resource):
+    placement = place(PLATFORM, request_)
+    assert (placement.pool, placement.resource) == (pool, resource)
+    assert placement.node_selector["kubernetes.azure.com/agentpool"] == pool
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+           "spec": placement.pod_spec([{"name": "app", "image": "app:1", "resources": {"limits": {"memory": "1Gi"}}}])}
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi", resource: request_.gpus}
+    configs = default_rule_config()
+    for name, rule in POD_RULES.items():
+        assert rule(pod, configs[name]) == [], name
+
+
+def test_mixed_strategy_asks_for_the_mig_resource():
+    settings = parse_settings({"location": "eastus2", "devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "test")
+    placement = place(platform_contract(settings), GpuRequest(mig_partition="1g.10gb"))
+    assert placement.limits == {"nvidia.com/mig-1g.10gb": 1}
+    pod = {"kind": "Pod", "spec": placement.pod_spec([{"name": "c", "image": "x"}])}
+    configs = default_rule_config()
+    assert all(rule(pod, configs[name]) == [] for name, rule in POD_RULES.items())
+
+
+@pytest.mark.parametrize("request_, message", [
+    (GpuRequest(model="V100"), "the platform has no pool with V100 GPUs; GPU pools: t4 (T4, 1 per node), "
+     "t4x4 (T4, 4 per node), a100mig (A100 80GB, MIG 2g.20gb, 3 per node), h100 (H100 80GB, 8 per node), "
+     "t4spot (T4, Spot, 1 per node)"),
+    (GpuRequest(gpus=16), "16 GPUs is more than any matching node has (at most 8 per node)"),
+    (GpuRequest(gpus=2, model="T4", spot=True), "2 GPUs is more than any matching node has (at most 1 per node)"),
+    (GpuRequest(mig_partition="1g.10gb"), "the platform has no MIG pool with 1g.10gb partitions"),
+    (GpuRequest(pool="gpunp"), "the platform has no GPU pool 'gpunp'"),
+    (GpuRequest(gpus=0), "gpus must be a whole number of at least 1, got 0"),
+    (GpuRequest(gpus=1.5), "gpus must be a whole number of at least 1, got 1.5"),  # type: ignore[arg-type]
+])
+def test_errors_name_what_the_platform_lacks(request_, message):
+    with pytest.raises(PlacementError) as error:
+        place(PLATFORM, request_)
+    assert str(error.value).startswith(message)
+
+
+def test_accepts_the_gpu_pools_map_alone_and_checks_the_contract_version():
+    assert place(PLATFORM["gpuPools"], GpuRequest()).pool == "t4"
+    with pytest.raises(PlacementError, match="contract is version 2"):
+        place({**PLATFORM, "contractVersion": 2}, GpuRequest())

@@ -1,0 +1,141 @@
+"""The scheduling explainer, and the compatibility of Flyte and Kubeflow requests with the platform."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.contract import platform_contract
+from components.settings import parse_settings
+from policies.explain import explain, main
+
+SEEDS = Path(__file__).parent / "manifests" / "seeds"
+
+# A platform with a T4 pool, an A100 pool split into MIG 2g.10gb slices, and a Spot T4 pool.
+PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+    {"name": "t4", "vmSize": "Standard_NC4as_T4_v3"},
+    {"name": "a100mig", "vmSize": "Standard_ND96asr_v4", "gpuInstanceProfile": "MIG2g"},
+    {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"},
+]}, "test"))
+
+
+def seed(name: str) -> dict:
+    return yaml.safe_load((SEEDS / name).read_text())
+
+
+def reasons(name: str) -> dict[str, tuple[str, ...]]:
+    [explanation] = explain(seed(name), PLATFORM)
+    return {v.pool: v.reasons for v in explanation.verdicts}
+
+
+def test_aks_mnist_job_lands_on_on_demand_pools_and_is_told_about_spot():
+    [explanation] = explain(seed("aks-mnist-job.yaml"), PLATFORM)
+    assert explanation.lands_on == ["t4", "a100mig"]
+    [spot_reason] = reasons("aks-mnist-job.yaml")["t4spot"]
+    assert spot_reason.startswith("it does not tolerate the Spot taint kubernetes.azure.com/scalesetpriority=spot:"
+                                  "NoSchedule that AKS puts on every Spot node")
+
+
+def test_generic_gpu_pod_is_told_which_taint():
+    for pool_reasons in reasons("generic-gpu-pod.yaml").values():
+        assert "it does not tolerate the taint sku=gpu:NoSchedule; add the toleration {\"key\": \"sku\", " \
+               "\"operator\": \"Equal\", \"value\": \"gpu\", \"effect\": \"NoSchedule\"}" in pool_reasons
+
+
+def test_kubeflow_selector_and_two_gpus():
+    by_pool = reasons("kubeflow-gpu-op.yaml")
+    assert "it asks for 2 nvidia.com/gpu but a node of this pool has 1 (Standard_NC4as_T4_v3)" in by_pool["t4"]
+    assert not any("asks for 2" in r for r in by_pool["a100mig"]), "8 GPUs x 3 slices per node"
+
+
+def test_v100_request_is_told_plainly_that_no_pool_offers_it():
+    for pool_reasons in reasons("flyte-v100.yaml").values():
+        assert pool_reasons[0] == ("no pool offers nvidia-tesla-v100: Azure retired its V100 sizes (NCv3) on "
+                                   "2025-09-30; NC A100 v4 (nvidia-a100-80gb) replaces them")
+
+
+def test_flyte_a100_partition_needs_only_the_toleration_on_the_mig_pool():
+    by_pool = reasons("flyte-a100-2g10gb.yaml")
+    assert by_pool["a100mig"] == (
+        "it does not tolerate the taint sku=gpu:NoSchedule; add the toleration {\"key\": \"sku\", \"operator\": "
+        "\"Equal\", \"value\": \"gpu\", \"effect\": \"NoSchedule\"}",)
+    assert any("required node affinity (nvidia.com/gpu.accelerator In [nvidia-tesla-a100]; "
+               "nvidia.com/gpu.partition-size In [2g.10gb]) matches no label" in r for r in by_pool["t4"])
+
+
+def test_resource_the_pool_does_not_offer():
+    pod = {"kind": "Pod", "metadata": {"name": "mig"}, "spec": {
+        "tolerations": [{"key": "sku", "operator": "Exists"}],
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}]}}
+    [explanation] = explain(pod, PLATFORM)
+    assert explanation.lands_on == []
+    assert ("it asks for nvidia.com/mig-1g.5gb, which this pool does not offer (it offers MIG 2g.10gb slices as "
+            "nvidia.com/gpu)") in {v.pool: v.reasons for v in explanation.verdicts}["a100mig"]
+
+
+def test_cli(tmp_path):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(PLATFORM))
+    out = io.StringIO()
+    assert main(["--platform", str(outputs), str(SEEDS / "flyte-v100.yaml")], stdout=out) == 1
+    assert "lands on: no GPU pool" in out.getvalue() and "no pool offers nvidia-tesla-v100" in out.getvalue()
+    out = io.StringIO()
+    assert main(["--platform", str(outputs), "-"], stdin=io.StringIO((SEEDS / "aks-mnist-job.yaml").read_text()),
+                stdout=out) == 0
+    assert "lands on: t4, a100mig" in out.getvalue()
+    assert main(["--platform", str(tmp_path / "missing.json"), "-"], stdin=io.StringIO("")) == 2
+
+
+# --- Compatibility: what Flyte and Kubeflow ask for lands on a platform configured for them -------
+
+# The platform config the README documents for Flyte: the GPU taint Flyte tolerates on its own
+# (`nvidia.com/gpu`), and pools whose accelerator labels use Flyte's constants.
+FLYTE_PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+    {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
+    {"name": "a100", "vmSize": "Standard_ND96asr_v4", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
+    {"name": "a100mig", "vmSize": "Standard_ND96asr_v4", "gpuInstanceProfile": "MIG2g",
+     "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
+    {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
+]}, "flyte"))
+
+
+def flyte_pod(accelerator: str, partition: str | None = None) -> dict:
+    """The pod spec flytepropeller writes for `accelerator=...` (seed 003), gpu-device-node-label and
+    gpu-partition-size-node-label set to the platform's label keys."""
+    expressions = [{"key": "nvidia.com/gpu.accelerator", "operator": "In", "values": [accelerator]}]
+    tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                   {"key": "nvidia.com/gpu.accelerator", "operator": "Equal", "value": accelerator,
+                    "effect": "NoSchedule"}]
+    if partition:
+        expressions.append({"key": "nvidia.com/gpu.partition-size", "operator": "In", "values": [partition]})
+        tolerations.append({"key": "nvidia.com/gpu.partition-size", "operator": "Equal", "value": partition,
+                            "effect": "NoSchedule"})
+    return {"kind": "Pod", "metadata": {"name": "flyte"}, "spec": {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]}}},
+        "tolerations": tolerations,
+        "containers": [{"name": "primary", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+
+
+@pytest.mark.parametrize("accelerator, partition, pools", [
+    ("nvidia-tesla-t4", None, ["t4"]),                   # flytekit T4
+    ("nvidia-tesla-a100", None, ["a100", "a100mig"]),    # flytekit A100 (40GB; MIG pools serve whole-GPU asks too)
+    ("nvidia-h100-80gb", None, ["h100"]),                # GPUAccelerator("nvidia-h100-80gb")
+    ("nvidia-tesla-a100", "2g.10gb", ["a100mig"]),       # flytekit A100.partition_2g_10gb
+])
+def test_flyte_accelerator_requests_land_on_the_matching_pool(accelerator, partition, pools):
+    [explanation] = explain(flyte_pod(accelerator, partition), FLYTE_PLATFORM)
+    assert explanation.lands_on == pools
+
+
+def test_kubeflow_accelerator_selector_lands_once_it_tolerates_the_taint():
+    pod = seed("kubeflow-gpu-op.yaml")
+    pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1"
+    # KFP: op.add_toleration(V1Toleration(key="sku", operator="Equal", value="gpu", effect="NoSchedule"))
+    pod["spec"]["tolerations"] = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    [explanation] = explain(pod, PLATFORM)
+    assert explanation.lands_on == ["t4", "a100mig"]
