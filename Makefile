@@ -24,6 +24,10 @@ test: setup
 check: setup
 	$(BIN)/python -m policies.check tests/manifests/corpus
 
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy components policies tools app_sdk --ignore-missing-imports
+
 bench: setup
 	$(BIN)/python -m benchmarks.analyzer_throughput
 	$(BIN)/python -m benchmarks.checker_throughput

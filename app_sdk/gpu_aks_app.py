@@ -17,8 +17,9 @@ One file, standard library only, so it can be vendored; or installed with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 #: The outputs-contract versions this helper understands.
 SUPPORTED_CONTRACT_VERSIONS = (1,)

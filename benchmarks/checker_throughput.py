@@ -59,7 +59,7 @@ def parse_only(files: list[Path]) -> int:
     return documents
 
 
-def timed(function, *args) -> float:  # noqa: ANN001 - a tiny timing helper
+def timed(function, *args) -> float:
     start = time.perf_counter()
     function(*args)
     return time.perf_counter() - start

@@ -7,8 +7,8 @@ app-stack helper all read from here. Sources are cited per table (Azure VM size 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 # --- Labels and taints -------------------------------------------------------------------------
 
@@ -54,10 +54,34 @@ MIG_STRATEGIES = ("none", "single", "mixed")
 MIG_INSTANCES_PER_GPU: Mapping[str, int] = {"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1}
 
 
-_A100_40GB_MIG: Mapping[str, str] = {"MIG1g": "1g.5gb", "MIG2g": "2g.10gb", "MIG3g": "3g.20gb", "MIG4g": "4g.20gb", "MIG7g": "7g.40gb"}
-_A100_80GB_MIG: Mapping[str, str] = {"MIG1g": "1g.10gb", "MIG2g": "2g.20gb", "MIG3g": "3g.40gb", "MIG4g": "4g.40gb", "MIG7g": "7g.80gb"}
-_H100_NVL_MIG: Mapping[str, str] = {"MIG1g": "1g.12gb", "MIG2g": "2g.24gb", "MIG3g": "3g.47gb", "MIG4g": "4g.47gb", "MIG7g": "7g.94gb"}
-_H200_MIG: Mapping[str, str] = {"MIG1g": "1g.18gb", "MIG2g": "2g.35gb", "MIG3g": "3g.71gb", "MIG4g": "4g.71gb", "MIG7g": "7g.141gb"}
+_A100_40GB_MIG: Mapping[str, str] = {
+    "MIG1g": "1g.5gb",
+    "MIG2g": "2g.10gb",
+    "MIG3g": "3g.20gb",
+    "MIG4g": "4g.20gb",
+    "MIG7g": "7g.40gb",
+}
+_A100_80GB_MIG: Mapping[str, str] = {
+    "MIG1g": "1g.10gb",
+    "MIG2g": "2g.20gb",
+    "MIG3g": "3g.40gb",
+    "MIG4g": "4g.40gb",
+    "MIG7g": "7g.80gb",
+}
+_H100_NVL_MIG: Mapping[str, str] = {
+    "MIG1g": "1g.12gb",
+    "MIG2g": "2g.24gb",
+    "MIG3g": "3g.47gb",
+    "MIG4g": "4g.47gb",
+    "MIG7g": "7g.94gb",
+}
+_H200_MIG: Mapping[str, str] = {
+    "MIG1g": "1g.18gb",
+    "MIG2g": "2g.35gb",
+    "MIG3g": "3g.71gb",
+    "MIG4g": "4g.71gb",
+    "MIG7g": "7g.141gb",
+}
 
 
 # --- The catalog -------------------------------------------------------------------------------

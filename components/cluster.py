@@ -31,7 +31,9 @@ class ClusterTarget:
     cluster: pulumi.Resource
 
 
-def _system_pool_profile(pool: SystemPoolSettings, kubernetes_version: str) -> dict:
+def _system_pool_profile(
+    pool: SystemPoolSettings, kubernetes_version: str,
+) -> containerservice.ManagedClusterAgentPoolProfileArgsDict:
     return {
         "name": pool.name,
         "mode": "System",

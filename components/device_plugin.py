@@ -7,8 +7,8 @@ A plain `DaemonSet` resource, not a Helm release: resources a `helm.v3.Release` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s

@@ -7,7 +7,8 @@ pulumi-kubernetes, and the tests validate the same dicts against the Kubernetes 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from components.catalog import AGENTPOOL_LABEL
 from components.settings import GpuNodePoolSettings

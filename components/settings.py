@@ -10,8 +10,9 @@ No Pulumi imports: `components/stack_config.py` reads `pulumi.Config` and hands 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from components.catalog import (
     ACCELERATOR_LABEL,
@@ -288,6 +289,11 @@ def _string_map_problem(value: Any) -> str | None:
     return None if ok else "must be a map of strings to strings"
 
 
+def _zones(problems: _Problems, raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    zones: list[Any] = problems.get(raw, "availabilityZones", key, [], _zones_problem)
+    return tuple(str(zone) for zone in zones)
+
+
 def _pool_name(problems: _Problems, raw: Mapping[str, Any], key: str, default: str | None) -> str:
     name = raw.get("name", default)
     if not isinstance(name, str) or not POOL_NAME_RE.match(name):
@@ -367,7 +373,7 @@ def _pool_common(problems: _Problems, raw: Mapping[str, Any], key: str) -> dict[
     if "spotMaxPrice" in raw and not spot:
         problems.add(f"{key}.spotMaxPrice", "is only valid with scaleSetPriority: Spot")
     return {
-        "availability_zones": tuple(str(z) for z in problems.get(raw, "availabilityZones", key, [], _zones_problem)),
+        "availability_zones": _zones(problems, raw, key),
         "os_sku": problems.get(raw, "osSKU", key, "Ubuntu", _one_of(OS_SKUS)),
         "max_surge": str(problems.get(raw, "maxSurge", key, "33%", _surge_problem)),
         "spot": spot,
@@ -463,7 +469,7 @@ def _system_pool(problems: _Problems, raw: Any) -> SystemPoolSettings:
     return SystemPoolSettings(
         name=_pool_name(problems, raw, key, defaults.name), vm_size=vm_size, min_count=min_count,
         max_count=max_count,
-        availability_zones=tuple(str(z) for z in problems.get(raw, "availabilityZones", key, [], _zones_problem)),
+        availability_zones=_zones(problems, raw, key),
         os_sku=problems.get(raw, "osSKU", key, defaults.os_sku, _one_of(OS_SKUS)),
         max_surge=str(problems.get(raw, "maxSurge", key, defaults.max_surge, _surge_problem)),
         only_critical_addons=problems.get(raw, "onlyCriticalAddonsEnabled", key, True, _bool_problem),
@@ -481,14 +487,14 @@ def _cluster(problems: _Problems, raw: Any, location: Any, stack: str) -> Cluste
     aad = problems.mapping(raw.get("aadProfile"), f"{key}.aadProfile")
     problems.unknown_keys(aad, f"{key}.aadProfile", ("managed", "enableAzureRBAC", "adminGroupObjectIDs"))
     aad_enabled = problems.get(aad, "managed", f"{key}.aadProfile", True, _bool_problem)
-    admin_groups = problems.get(
+    admin_groups: list[str] = problems.get(
         aad, "adminGroupObjectIDs", f"{key}.aadProfile", [],
         lambda v: None if isinstance(v, list) and all(isinstance(g, str) for g in v) else "must be a list of group object IDs")
     disable_local = problems.get(raw, "disableLocalAccounts", key, True, _bool_problem)
     if disable_local and not aad_enabled:
         problems.add(f"{key}.disableLocalAccounts", "true needs aadProfile.managed: true; without Azure AD and "
                                                     "local accounts nobody could reach the API server")
-    autoscaler = problems.get(raw, "autoScalerProfile", key, {}, _string_map_problem)
+    autoscaler: dict[str, str] = problems.get(raw, "autoScalerProfile", key, {}, _string_map_problem)
     for name in autoscaler:
         if name not in AUTOSCALER_KEYS:
             problems.add(f"{key}.autoScalerProfile.{name}", f"unknown autoscaler setting; allowed: {', '.join(AUTOSCALER_KEYS)}")
@@ -587,8 +593,10 @@ def parse_settings(raw: Mapping[str, Any], stack: str) -> PlatformSettings:
             problems.add(name, f"unknown config key; gpu-aks takes {', '.join(TOP_LEVEL_KEYS)}")
     cluster = _cluster(problems, raw.get("cluster"), raw.get("location"), stack)
     system_pool = _system_pool(problems, raw.get("systemPool"))
-    cpu_pools = [_cpu_pool(problems, pool, f"cpuPools[{i}]") for i, pool in enumerate(_pool_list(problems, raw.get("cpuPools"), "cpuPools"))]
-    gpu_pools = [_gpu_pool(problems, pool, f"gpuPools[{i}]") for i, pool in enumerate(_pool_list(problems, raw.get("gpuPools"), "gpuPools"))]
+    cpu_raw = _pool_list(problems, raw.get("cpuPools"), "cpuPools")
+    gpu_raw = _pool_list(problems, raw.get("gpuPools"), "gpuPools")
+    cpu_pools = [_cpu_pool(problems, pool, f"cpuPools[{index}]") for index, pool in enumerate(cpu_raw)]
+    gpu_pools = [_gpu_pool(problems, pool, f"gpuPools[{index}]") for index, pool in enumerate(gpu_raw)]
 
     seen: dict[str, str] = {system_pool.name: "systemPool"}
     for index, pool in enumerate(cpu_pools):

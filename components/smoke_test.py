@@ -8,9 +8,10 @@ Job (reported by `pulumi up`), never the cluster or its pools, and the next `pul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s

@@ -27,7 +27,7 @@ def read_raw_config() -> dict[str, Any]:
     for key in _project_keys():
         try:
             raw[key] = config.get_object(key)
-        except Exception as error:  # noqa: BLE001 - a malformed value is reported with its key
+        except Exception as error:
             problems.append(f"{PROJECT}:{key}: is not valid JSON/YAML structured config ({error})")
     if problems:
         raise SettingsError(problems)

@@ -17,9 +17,10 @@ import json
 import re
 import sys
 from collections import abc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence, TextIO
+from typing import Any, TextIO
 
 import yaml
 
@@ -101,7 +102,7 @@ def _line_of_document(text: str, index: int) -> int:
     return 1
 
 
-def load_documents(text: str, file: str, report: Report) -> list[tuple[int, int, dict[str, Any]]]:
+def load_documents(text: str, file: str, report: Report) -> list[tuple[int, int, Mapping[str, Any]]]:
     """(doc index, line, object) for every Kubernetes object in a file; `List` kinds are expanded."""
     try:
         if file.endswith(".json"):
@@ -118,7 +119,7 @@ def load_documents(text: str, file: str, report: Report) -> list[tuple[int, int,
         report.errors.append(InputError(file, line, f"invalid YAML: {problem}"))
         return []
     lines = _document_lines(text) if len(documents) > 1 else [1]
-    objects = []
+    objects: list[tuple[int, int, Mapping[str, Any]]] = []
     for index, document in enumerate(documents):
         if document is None:
             continue
@@ -197,10 +198,9 @@ def render_json(report: Report) -> str:
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render_sarif(report: Report, descriptions: dict[str, str] | None = None) -> str:
+def render_sarif(report: Report, descriptions: Mapping[str, str] = DESCRIPTIONS) -> str:
     """SARIF 2.1.0, as GitHub code scanning reads it: mandatory violations and input errors are
     errors, advisory ones warnings, each located at the first line of its document."""
-    descriptions = descriptions or DESCRIPTIONS
     rules = [{
         "id": policy, "name": policy, "shortDescription": {"text": descriptions[policy]},
         "fullDescription": {"text": descriptions[policy]},

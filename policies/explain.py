@@ -16,14 +16,15 @@ import argparse
 import json
 import sys
 from collections import abc
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 import yaml
 
-from components.catalog import GPU_MODEL_LABEL, RETIRED_ACCELERATORS, SPOT_LABEL, aks_node_labels
+from components.catalog import RETIRED_ACCELERATORS, SPOT_LABEL, aks_node_labels
 from policies.podspecs import PodSpec, containers_of, find_pod_specs, is_gpu_resource, object_identity
 from policies.quantities import QuantityError, format_amount, parse_quantity
 from policies.rule_config import DEFAULT_GPU_RESOURCES

@@ -6,11 +6,12 @@ helper's tests are thin layers over these functions. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections import abc
 import re
+from collections import abc
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from components.catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
 from policies.podspecs import (
@@ -269,7 +270,7 @@ def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
     return []
 
 
-def _pool_taints(pool: PoolView) -> tuple[list[Mapping[str, str]], list[str]]:
+def _pool_taints(pool: PoolView) -> tuple[list[dict[str, str]], list[str]]:
     """The taints a pool's nodes carry (Spot's is added by AKS even if undeclared) and syntax problems."""
     taints, problems = [], []
     path = join(pool.path, "nodeTaints")

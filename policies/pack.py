@@ -9,13 +9,15 @@ way the SDK reports it (an advisory "can't run policy during preview" with the p
 
 from __future__ import annotations
 
-from collections import abc
 import json
+from collections import abc
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
@@ -47,10 +49,7 @@ from policies.rule_config import (
     DEFAULT_LEVELS,
     DESCRIPTIONS,
     DEVICE_PLUGIN_TOLERATES_POOLS,
-    SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
-    TOLERATE_GPU_TAINT,
-    WHOLE_GPU_LIMITS,
     RuleConfig,
     parse_rule_config,
 )
@@ -117,6 +116,10 @@ def _identity(args: ResourceValidationArgs, props: Any) -> str:
     return f"{kind or args.resource_type} '{name or args.name}': "
 
 
+def _schema(policy: str) -> PolicyConfigSchema:
+    return PolicyConfigSchema(properties={key: dict(schema) for key, schema in CONFIG_SCHEMAS[policy].items()})
+
+
 def _pod_policy(name: str, rule: Callable[[Any, RuleConfig], list[Finding]]) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         # Every Kubernetes type may carry a pod spec (custom resources included); nothing else does.
@@ -128,7 +131,7 @@ def _pod_policy(name: str, rule: Callable[[Any, RuleConfig], list[Finding]]) -> 
     return ResourceValidationPolicy(
         name=name, description=DESCRIPTIONS[name], validate=validate,
         enforcement_level=EnforcementLevel(DEFAULT_LEVELS[name]),
-        config_schema=PolicyConfigSchema(properties=dict(CONFIG_SCHEMAS[name])) if CONFIG_SCHEMAS[name] else None,
+        config_schema=_schema(name) if CONFIG_SCHEMAS[name] else None,
     )
 
 
@@ -143,7 +146,7 @@ def _gpu_pool_policy() -> ResourceValidationPolicy:
     return ResourceValidationPolicy(
         name=TAINTED_GPU_POOLS, description=DESCRIPTIONS[TAINTED_GPU_POOLS], validate=validate,
         enforcement_level=EnforcementLevel(DEFAULT_LEVELS[TAINTED_GPU_POOLS]),
-        config_schema=PolicyConfigSchema(properties=dict(CONFIG_SCHEMAS[TAINTED_GPU_POOLS])),
+        config_schema=_schema(TAINTED_GPU_POOLS),
     )
 
 
@@ -162,7 +165,7 @@ def _device_plugin_policy() -> StackValidationPolicy:
     )
 
 
-def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+def build_policies() -> list[Policy]:
     return [
         *(_pod_policy(name, rule) for name, rule in POD_RULES.items()),
         _gpu_pool_policy(),

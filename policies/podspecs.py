@@ -10,9 +10,10 @@ have never heard of. No Pulumi imports; values the engine could not know yet arr
 from __future__ import annotations
 
 from collections import abc
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _NEVER_POD_SPECS = frozenset({"metadata", "status"})
@@ -22,9 +23,9 @@ _SCALARS = (str, int, float, bool, type(None))
 class Unknown:
     """A value the Pulumi engine cannot know during preview (an output of a resource not yet made)."""
 
-    _instance: "Unknown | None" = None
+    _instance: Unknown | None = None
 
-    def __new__(cls) -> "Unknown":
+    def __new__(cls) -> Unknown:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -72,7 +73,7 @@ class PodSpec:
     path: str
     spec: Mapping[str, Any]
     #: GPU asks by resource-name patterns, so rules run one after another read the pod once.
-    asks_cache: dict[tuple[str, ...], list["GpuAsk"]] = field(default_factory=dict, compare=False, repr=False)
+    asks_cache: dict[tuple[str, ...], list[GpuAsk]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _is_container_list(value: Any) -> bool:
@@ -94,7 +95,7 @@ def find_pod_specs(obj: Any, path: str = "") -> Iterator[PodSpec]:
 def _find(obj: Any, parts: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     # Paths are kept as tuples and only spelled out for the pod specs found: this walk visits every
     # node of every object the checker reads, so it stays lean.
-    if isinstance(obj, dict) or isinstance(obj, abc.Mapping):
+    if isinstance(obj, (dict, abc.Mapping)):
         containers = obj.get("containers")
         if containers is UNKNOWN or _is_container_list(containers):
             # No workload nests a pod spec inside another one.

@@ -7,10 +7,17 @@ all, so every default is applied here too. No Pulumi imports.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from components.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from components.catalog import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_LABEL_VALUE,
+    DEFAULT_GPU_TAINT,
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+)
 from policies.scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
 TOLERATE_GPU_TAINT = "gpu-pods-tolerate-gpu-taint"
@@ -121,7 +128,7 @@ def _taints(raw: Any, where: str, problems: list[str]) -> tuple[Mapping[str, str
         if effect not in TAINT_EFFECTS:
             problems.append(f"{item_where}.effect: {effect!r} is not one of {', '.join(TAINT_EFFECTS)}")
         if not (key_problem or value_problem) and effect in TAINT_EFFECTS:
-            taints.append({"key": key, "value": value, "effect": effect})
+            taints.append({"key": str(key), "value": str(value), "effect": str(effect)})
     return tuple(taints) or DEFAULT_GPU_TAINTS
 
 

@@ -7,9 +7,10 @@ pool" has exactly one answer everywhere.
 
 from __future__ import annotations
 
-from collections import abc
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections import abc
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: Effects that keep a pod off a node unless tolerated (PreferNoSchedule is only a preference).

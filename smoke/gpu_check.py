@@ -14,8 +14,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable, TextIO
+from typing import TextIO
 
 EXIT_OK, EXIT_NO_GPU, EXIT_WRONG_RESULT, EXIT_NO_TORCH = 0, 3, 4, 5
 SIZE = 1024

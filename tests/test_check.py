@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from policies.check import main
 
 MANIFESTS = Path(__file__).parent / "manifests"

@@ -7,7 +7,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.gpu_rules import POD_RULES, check_device_plugin_coverage, check_gpu_node_pool, StackResource
+from policies.gpu_rules import POD_RULES, StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from policies.podspecs import UNKNOWN
 from policies.quantities import QuantityError, parse_quantity
 from policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, TAINTED_GPU_POOLS, default_rule_config

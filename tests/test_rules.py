@@ -116,7 +116,8 @@ WORKLOADS = [
      "spec.rayClusterSpec.workerGroupSpecs[0].template.spec"),
     ("RayService", {"kind": "RayService", "spec": {"rayClusterConfig": {"workerGroupSpecs": [{"template": pod_template()}]}}},
      "spec.rayClusterConfig.workerGroupSpecs[0].template.spec"),
-    ("JobSet", {"kind": "JobSet", "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": pod_template()}}}]}},
+    ("JobSet", {"kind": "JobSet", "spec": {"replicatedJobs": [
+        {"name": "w", "template": {"spec": {"template": pod_template()}}}]}},
      "spec.replicatedJobs[0].template.spec.template.spec"),
     ("LeaderWorkerSet", {"kind": "LeaderWorkerSet", "spec": {"leaderWorkerTemplate": {
         "leaderTemplate": pod_template(), "workerTemplate": pod_template()}}},

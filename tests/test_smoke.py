@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 from tools.mockrun import config_from_stack_file, run_program
 
 sys.path.insert(0, str(ROOT / "smoke"))
-import gpu_check  # noqa: E402
+import gpu_check
 
 JOB = "kubernetes:batch/v1:Job"
 
@@ -57,16 +57,16 @@ class FakeTensor:
     def __init__(self, kind: str, size: int, wrong: bool = False) -> None:
         self.kind, self.size, self.wrong = kind, size, wrong
 
-    def __matmul__(self, other: "FakeTensor") -> "FakeTensor":
+    def __matmul__(self, other: FakeTensor) -> FakeTensor:
         return FakeTensor("product", self.size, self.wrong)
 
-    def __mul__(self, other: "FakeTensor") -> "FakeTensor":
+    def __mul__(self, other: FakeTensor) -> FakeTensor:
         return FakeTensor("squares", self.size, self.wrong)
 
-    def mean(self) -> "FakeTensor":
+    def mean(self) -> FakeTensor:
         return self
 
-    def sum(self) -> "FakeTensor":
+    def sum(self) -> FakeTensor:
         return self
 
     def item(self) -> float:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
@@ -59,7 +60,7 @@ class PolicyPackProcess:
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
         self.port = 0
 
-    def __enter__(self) -> "PolicyPackProcess":
+    def __enter__(self) -> PolicyPackProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
         self.process = subprocess.Popen(
             [self.python, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],

@@ -10,16 +10,16 @@ Shared by `tools.preview`, the tests and the benchmarks.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
 import runpy
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import pulumi
 import yaml
@@ -240,7 +240,7 @@ def run_pulumi(
     error: BaseException | None = None
     try:
         _sync_await(run_pulumi_func(program))
-    except Exception as caught:  # noqa: BLE001 - the caller decides what a failed program means
+    except Exception as caught:
         error = caught
     outputs: dict[str, Any] = {}
     secrets: set[str] = set()
@@ -248,7 +248,8 @@ def run_pulumi(
     if error is None and root is not None:
         # The mock runtime finishes the Stack resource before the program runs, so its exports are
         # never sent to the monitor: resolve them from the Stack object itself.
-        for name, (value, is_secret_output) in _sync_await(_resolve_exports(dict(root.outputs))).items():
+        exports = dict(root.outputs)  # type: ignore[attr-defined]  # the root is always a pulumi Stack
+        for name, (value, is_secret_output) in _sync_await(_resolve_exports(exports)).items():
             outputs[name] = value
             if is_secret_output:
                 secrets.add(name)
