@@ -8,7 +8,9 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from tests.conftest import ROOT
+import kubernetes_validate
+
+from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
 from tools.mockrun import config_from_stack_file, run_program
 
 sys.path.insert(0, str(ROOT / "smoke"))
@@ -35,6 +37,10 @@ def test_one_job_per_gpu_pool_with_the_contract_placement():
         assert pod["tolerations"] == pool["tolerations"] and pod["nodeSelector"] == pool["nodeSelector"]
         assert pod["containers"][0]["resources"]["limits"] == {pool["gpuResource"]: 1}
         assert job.inputs["spec"]["backoffLimit"] == 0
+    for resource in [*jobs.values(), run.one("kubernetes:core/v1:ConfigMap")]:
+        api_version = "batch/v1" if resource.type.endswith("Job") else "v1"
+        manifest = {"apiVersion": api_version, "kind": resource.type.rsplit(":", 1)[1], **resource.inputs}
+        kubernetes_validate.validate(manifest, KUBERNETES_SCHEMA_VERSION, strict=True)
     config_map = run.one("kubernetes:core/v1:ConfigMap")
     assert config_map.inputs["data"]["gpu_check.py"] == (ROOT / "smoke" / "gpu_check.py").read_text()
     daemon_set = run.one("kubernetes:apps/v1:DaemonSet")

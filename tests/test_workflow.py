@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
+from policies.rule_config import parse_rule_config
 from tests.conftest import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pr.yaml"
@@ -41,5 +43,5 @@ def test_workflow_runs_tests_checker_with_sarif_preview_and_gated_pulumi_preview
     assert "--policy-pack policies" in steps["pulumi-preview"]
     assert "AZURE_CLIENT_ID" in jobs["pulumi-preview"]["if"], "runs only where credentials exist"
     for stack in jobs["pulumi-preview"]["strategy"]["matrix"]["stack"]:
-        assert (ROOT / "policies" / f"config.{stack}.json").is_file()
+        parse_rule_config(json.loads((ROOT / "policies" / f"config.{stack}.json").read_text()))
         assert (ROOT / f"Pulumi.{stack}.yaml").is_file()
