@@ -4,6 +4,7 @@ Kubernetes provider everything in-cluster is created with."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -33,23 +34,23 @@ class ClusterTarget:
 
 def _system_pool_profile(
     pool: SystemPoolSettings, kubernetes_version: str,
-) -> containerservice.ManagedClusterAgentPoolProfileArgsDict:
-    return {
-        "name": pool.name,
-        "mode": "System",
-        "vm_size": pool.vm_size,
-        "os_type": "Linux",
-        "os_sku": pool.os_sku,
-        "type": "VirtualMachineScaleSets",
-        "enable_auto_scaling": True,
-        "count": pool.min_count,
-        "min_count": pool.min_count,
-        "max_count": pool.max_count,
-        "orchestrator_version": kubernetes_version,
-        "availability_zones": list(pool.availability_zones) or None,
-        "node_taints": [CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
-        "upgrade_settings": {"max_surge": pool.max_surge},
-    }
+) -> containerservice.ManagedClusterAgentPoolProfileArgs:
+    return containerservice.ManagedClusterAgentPoolProfileArgs(
+        name=pool.name,
+        mode="System",
+        vm_size=pool.vm_size,
+        os_type="Linux",
+        os_sku=pool.os_sku,
+        type="VirtualMachineScaleSets",
+        enable_auto_scaling=True,
+        count=pool.min_count,
+        min_count=pool.min_count,
+        max_count=pool.max_count,
+        orchestrator_version=kubernetes_version,
+        availability_zones=list(pool.availability_zones) or None,
+        node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
+        upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge),
+    )
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -73,13 +74,14 @@ class AksCluster(pulumi.ComponentResource):
             f"{name}-rg", resource_group_name=cluster.resource_group_name, location=cluster.location,
             tags=dict(cluster.tags), opts=child)
 
-        aad_profile = {
+        aad_profile: dict[str, Any] | None = {
             "managed": True,
             "enable_azure_rbac": cluster.azure_rbac,
             "admin_group_object_ids": list(cluster.admin_group_object_ids),
         } if cluster.aad_enabled else None
 
-        self.managed_cluster = containerservice.ManagedCluster(
+        # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check these inputs.
+        self.managed_cluster = containerservice.ManagedCluster(  # type: ignore[call-overload]
             f"{name}-cluster",
             resource_name_=cluster.name,
             resource_group_name=self.resource_group.name,

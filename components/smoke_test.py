@@ -71,13 +71,18 @@ class GpuSmokeTest(pulumi.ComponentResource):
             data={"gpu_check.py": CHECK_PROGRAM.read_text(encoding="utf-8")},
             opts=in_cluster)
         self.jobs = [
-            k8s.batch.v1.Job(
+            # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check these inputs.
+            k8s.batch.v1.Job(  # type: ignore[call-overload]
                 f"{name}-{pool.name}",
-                metadata={"name": f"gpu-smoke-{pool.name}", "namespace": args.namespace,
-                          # A failed check is replaced by the next `pulumi up` instead of blocking it.
-                          "annotations": {"pulumi.com/replaceUnready": "true"}, "labels": dict(PART_OF)},
+                metadata=self._job_metadata(pool, args.namespace),
                 spec=smoke_job_spec(pool, args.settings.image, config_map_name),
                 opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[self.program])))
             for pool in args.pools
         ]
         self.register_outputs({"jobs": [job.metadata["name"] for job in self.jobs]})
+
+    @staticmethod
+    def _job_metadata(pool: GpuNodePoolSettings, namespace: str) -> dict[str, Any]:
+        # A failed check is replaced by the next `pulumi up` instead of blocking it.
+        return {"name": f"gpu-smoke-{pool.name}", "namespace": namespace,
+                "annotations": {"pulumi.com/replaceUnready": "true"}, "labels": dict(PART_OF)}

@@ -103,10 +103,8 @@ def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = 
         if not finding.decided:
             undecided = undecided or finding
             continue
-        if finding.subject:
-            report(f"{prefix}{finding.message}", finding.subject)
-        else:
-            report(f"{prefix}{finding.message}")
+        # A stack rule blames the resource it names; a resource rule, the resource under analysis.
+        report(f"{prefix}{finding.message}", finding.subject or None)
     if undecided is not None:
         raise UnknownValueError(UNKNOWN_STRING_VALUE, undecided.path.replace("[", ".").replace("]", "").split("."))
 
