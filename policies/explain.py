@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import yaml
 
 from components.catalog import RETIRED_ACCELERATORS, SPOT_LABEL, aks_node_labels
-from policies.podspecs import PodSpec, containers_of, find_pod_specs, is_gpu_resource, object_identity
+from policies.podspecs import PodSpec, find_pod_specs, gpu_asks, object_identity
 from policies.quantities import QuantityError, format_amount, parse_quantity
 from policies.rule_config import DEFAULT_GPU_RESOURCES
 from policies.scheduling import (
@@ -63,24 +63,18 @@ def pod_gpu_asks(pod: PodSpec, gpu_resources: Sequence[str] = DEFAULT_GPU_RESOUR
     init container if that is more (init containers run one at a time, before the app)."""
     app: dict[str, Fraction] = {}
     init: dict[str, Fraction] = {}
-    for container in containers_of(pod):
-        if "ephemeralContainers" in container.path:
+    for ask in gpu_asks(pod, gpu_resources):
+        if ".ephemeralContainers[" in ask.container.path:
             continue
-        resources = container.spec.get("resources")
-        resources = resources if isinstance(resources, abc.Mapping) else {}
-        amounts = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
-        target = init if ".initContainers[" in container.path else app
-        for resource, value in amounts.items():
-            if not isinstance(resource, str) or not is_gpu_resource(resource, gpu_resources):
-                continue
-            try:
-                amount = parse_quantity(value)
-            except QuantityError:
-                continue
-            if target is app:
-                app[resource] = app.get(resource, Fraction(0)) + amount
-            else:
-                init[resource] = max(init.get(resource, Fraction(0)), amount)
+        try:
+            # A limit alone also sets the request, so the limit decides when both are written.
+            amount = parse_quantity(ask.limit if ask.limit is not None else ask.request)
+        except QuantityError:
+            continue
+        if ".initContainers[" in ask.container.path:
+            init[ask.resource] = max(init.get(ask.resource, Fraction(0)), amount)
+        else:
+            app[ask.resource] = app.get(ask.resource, Fraction(0)) + amount
     return {r: max(app.get(r, Fraction(0)), init.get(r, Fraction(0)))
             for r in {*app, *init} if max(app.get(r, Fraction(0)), init.get(r, Fraction(0))) > 0}
 

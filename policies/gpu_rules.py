@@ -364,6 +364,7 @@ def served_by_nvidia_plugin(pool: PoolView) -> bool:
 
 
 def pool_node_labels(pool: PoolView) -> dict[str, str]:
+    """The labels a pool's nodes carry: its nodeLabels plus those AKS always adds."""
     labels = {k: str(v) for k, v in mapping_at(pool.props.get("nodeLabels"), join(pool.path, "nodeLabels")).items()}
     return aks_node_labels(pool.name, labels, pool.props.get("scaleSetPriority") == "Spot")
 
