@@ -26,7 +26,14 @@ import yaml
 
 from policies.gpu_rules import POD_RULES
 from policies.podspecs import find_pod_specs, object_identity
-from policies.rule_config import DEFAULT_LEVELS, DESCRIPTIONS, RuleConfig, RuleConfigError, parse_rule_config
+from policies.rule_config import (
+    DEFAULT_LEVELS,
+    DESCRIPTIONS,
+    RuleConfig,
+    RuleConfigError,
+    parse_rule_config,
+    read_rule_config_file,
+)
 
 try:  # libyaml's loader, the field's standard fast path; pure Python where it is missing
     _Loader: type = yaml.CSafeLoader
@@ -232,13 +239,7 @@ RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif}
 
 
 def load_config(path: str | None) -> dict[str, RuleConfig]:
-    if path is None:
-        return parse_rule_config({})
-    try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise RuleConfigError([f"{path}: cannot read policy config: {error}"]) from None
-    return parse_rule_config(raw)
+    return parse_rule_config(read_rule_config_file(path) if path is not None else {})
 
 
 def main(argv: Iterable[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

@@ -7,8 +7,10 @@ all, so every default is applied here too. No Pulumi imports.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from components.catalog import (
@@ -191,3 +193,13 @@ def parse_rule_config(raw: Mapping[str, Any] | None) -> dict[str, RuleConfig]:
 
 def default_rule_config() -> dict[str, RuleConfig]:
     return parse_rule_config({})
+
+
+def read_rule_config_file(path: str) -> dict[str, Any]:
+    """The raw `--policy-pack-config` JSON from a file, validated (RuleConfigError otherwise)."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise RuleConfigError([f"{path}: cannot read policy config: {error}"]) from None
+    parse_rule_config(raw)
+    return raw

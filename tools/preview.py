@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import pulumi
 import yaml
 
-from policies.rule_config import RuleConfigError, parse_rule_config
+from policies.rule_config import RuleConfigError, read_rule_config_file
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import ProgramRun, RegisteredResource, config_from_stack_file, run_program
 
@@ -159,13 +159,9 @@ def load_pack_config(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        parse_rule_config(raw)
-    except (OSError, json.JSONDecodeError) as error:
-        raise PreviewInputError(f"{path}: cannot read policy config: {error}") from None
+        return read_rule_config_file(path)
     except RuleConfigError as error:
-        raise PreviewInputError(f"{path}: {error}") from None
-    return raw
+        raise PreviewInputError(str(error)) from None
 
 
 def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int:
