@@ -5,13 +5,17 @@ PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
 STACK ?= dev
+PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: setup preview test check bench lint
+.PHONY: setup preview test check check-bad bench lint
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $@
+# pip prints each package as it collects and installs it: a first install takes about a minute.
+$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	@test -x $(BIN)/python || { echo "==> creating the virtualenv $(VENV)/"; $(PYTHON) -m venv $(VENV); }
+	@echo "==> installing the Pulumi SDKs, the policy package (this repository, editable) and the test tools"
+	$(PIP) install --progress-bar on -r requirements-dev.txt
+	@echo "==> setup done: $(VENV)/ is ready"
+	@touch $@
 
 setup: $(BIN)/.installed
 
@@ -21,12 +25,17 @@ preview: setup
 test: setup
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+# Manifests that pass every rule: exits 0.
 check: setup
-	$(BIN)/python -m policies.check tests/manifests/corpus
+	$(BIN)/python -m policies.check tests/manifests/corpus/good
+
+# Manifests that break the rules on purpose: prints each violation and exits 1.
+check-bad: setup
+	$(BIN)/python -m policies.check tests/manifests/corpus/bad
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy components policies tools app_sdk --ignore-missing-imports
+	$(BIN)/mypy components policies tools app_sdk --ignore-missing-imports --exclude '(^|/)build/'
 
 bench: setup
 	$(BIN)/python -m benchmarks.analyzer_throughput

@@ -1,10 +1,13 @@
 """gpu-aks: a GPU-ready AKS cluster per stack.
 
-settings -> AksCluster -> NodePool / GpuNodePool -> GpuDevicePlugin -> (GpuSmokeTest) -> outputs
+settings -> AksCluster -> ClusterAccess -> NodePool / GpuNodePool -> GpuDevicePlugin
+         -> GpuAdmissionPolicy -> (GpuSmokeTest) -> outputs
 """
 
 import pulumi
 
+from components.access import ClusterAccess, ClusterAccessArgs
+from components.admission_policy import GpuAdmissionPolicy, GpuAdmissionPolicyArgs
 from components.cluster import AksCluster, AksClusterArgs
 from components.contract import platform_contract
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
@@ -15,17 +18,22 @@ from components.stack_config import load_settings
 settings = load_settings()
 
 cluster = AksCluster("aks", AksClusterArgs(settings.cluster, settings.system_pool))
+access = ClusterAccess("access", ClusterAccessArgs(settings.access, cluster.managed_cluster.id,
+                                                   settings.cluster.aad_enabled and settings.cluster.azure_rbac))
 cpu_pools = [NodePool(pool.name, NodePoolArgs(pool, cluster.target)) for pool in settings.cpu_pools]
 gpu_pools = [GpuNodePool(pool.name, GpuNodePoolArgs(pool, cluster.target)) for pool in settings.gpu_pools]
 
 served_pools = settings.served_gpu_pools()
 if settings.device_plugin.enabled and served_pools:
-    device_plugin = GpuDevicePlugin(
-        "nvidia-device-plugin", GpuDevicePluginArgs(settings.device_plugin, served_pools, cluster.provider))
+    device_plugin = GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(
+        settings.device_plugin, served_pools, cluster.provider, after=access.ready))
     if settings.smoke_test.enabled:
         GpuSmokeTest("gpu-smoke-test", GpuSmokeTestArgs(
             settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
-            after=[device_plugin, *gpu_pools]))
+            after=[device_plugin, *gpu_pools, *access.ready]))
+if settings.admission_policy.enabled and settings.gpu_pools:
+    GpuAdmissionPolicy("gpu-admission", GpuAdmissionPolicyArgs(
+        settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready))
 
 pulumi.export("clusterName", cluster.managed_cluster.name)
 pulumi.export("resourceGroupName", cluster.resource_group.name)

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice, resources
 
+from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
 from components.settings import ClusterSettings, SystemPoolSettings
 
@@ -30,6 +31,8 @@ class ClusterTarget:
     cluster_name: pulumi.Output[str]
     kubernetes_version: str
     cluster: pulumi.Resource
+    #: AKS's auto-upgrade moves the version under the pinned value: pools ignore orchestratorVersion.
+    aks_moves_version: bool = False
 
 
 def _system_pool_profile(
@@ -63,16 +66,22 @@ class AksCluster(pulumi.ComponentResource):
     every `pulumi up` would try to delete them again and put every pool into `Scaling`
     (pulumi-azure-native #4264; the Azure Verified Module does the same). The cost: later edits to the
     system pool are made with `az aks nodepool update`, not here.
+
+    When `upgradeChannel` lets AKS move the version (`stable` and `rapid` move the minor, `patch` a
+    pinned patch), `kubernetesVersion` is ignored after creation: otherwise the next `pulumi up` would
+    try to move the cluster back, which AKS refuses (no downgrades). The pin is then the version the
+    cluster is created with; upgrades are AKS's, or `az aks upgrade`.
     """
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-aks:index:AksCluster", name, None, opts)
         cluster = args.cluster
         child = pulumi.ResourceOptions(parent=self)
+        tags: pulumi.Input[dict[str, str]] = pulumi.Output.secret(dict(cluster.tags)) if cluster.secret else dict(cluster.tags)
 
         self.resource_group = resources.ResourceGroup(
             f"{name}-rg", resource_group_name=cluster.resource_group_name, location=cluster.location,
-            tags=dict(cluster.tags), opts=child)
+            tags=tags, opts=child)
 
         aad_profile: dict[str, Any] | None = {
             "managed": True,
@@ -86,7 +95,7 @@ class AksCluster(pulumi.ComponentResource):
             resource_name_=cluster.name,
             resource_group_name=self.resource_group.name,
             location=cluster.location,
-            dns_prefix=cluster.name,
+            dns_prefix=dns_prefix_for(cluster.name),
             kubernetes_version=cluster.kubernetes_version,
             sku={"name": "Base", "tier": cluster.sku_tier},
             identity={"type": "SystemAssigned"},
@@ -99,11 +108,14 @@ class AksCluster(pulumi.ComponentResource):
                 "upgrade_channel": cluster.upgrade_channel,
                 "node_os_upgrade_channel": cluster.node_os_upgrade_channel,
             },
+            # The API's kebab-case keys; booleans stay booleans (API version 2025-09-01 types them so).
             auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
             network_profile={"network_plugin": "azure", "network_plugin_mode": "overlay"},
             agent_pool_profiles=[_system_pool_profile(args.system_pool, cluster.kubernetes_version)],
-            tags=dict(cluster.tags),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["agentPoolProfiles"]),
+            tags=tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                ignore_changes=["agentPoolProfiles", *(["kubernetesVersion"] if cluster.aks_moves_version else [])]),
         )
 
         credentials = containerservice.list_managed_cluster_user_credentials_output(
@@ -116,7 +128,8 @@ class AksCluster(pulumi.ComponentResource):
             lambda profile: profile.issuer_url if profile else None)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         self.target = ClusterTarget(
-            self.resource_group.name, self.managed_cluster.name, cluster.kubernetes_version, self.managed_cluster)
+            self.resource_group.name, self.managed_cluster.name, cluster.kubernetes_version, self.managed_cluster,
+            cluster.aks_moves_version)
 
         self.register_outputs({
             "clusterName": self.managed_cluster.name,

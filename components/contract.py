@@ -9,22 +9,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, AGENTPOOL_LABEL
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
+from policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
 
-CONTRACT_VERSION = 1
+#: 2: pools carry `azureName` and `poolLabel`, and `nodeSelector` pins with gpu-aks's pool label
+#: instead of AKS's agentpool label (whose value changes when a pool is replaced).
+CONTRACT_VERSION = 2
 
 
 def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
-    """Pins a pod to this pool (the AKS agentpool label) and to GPU nodes (the accelerator label the
-    policy pack's `gpu-pods-select-gpu-nodes` looks for)."""
-    return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, AGENTPOOL_LABEL: pool.name}
+    """Pins a pod to this pool (gpu-aks's pool label, stable across replacements) and to GPU nodes
+    (the accelerator label the policy pack's `gpu-pods-select-gpu-nodes` looks for)."""
+    return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
 def gpu_pool_contract(pool: GpuNodePoolSettings) -> dict[str, Any]:
     return {
         "name": pool.name,
+        "azureName": pool.azure_name,
+        "poolLabel": {POOL_LABEL: pool.name},
         "vmSize": pool.vm_size,
         "gpuModel": pool.gpu.model,
         "gpuMemoryGiB": pool.gpu.gpu_memory_gib,
@@ -47,7 +51,8 @@ def gpu_pool_contract(pool: GpuNodePoolSettings) -> dict[str, Any]:
 
 def cpu_pool_contract(pool: NodePoolSettings) -> dict[str, Any]:
     return {
-        "name": pool.name, "vmSize": pool.vm_size, "minCount": pool.min_count, "maxCount": pool.max_count,
+        "name": pool.name, "azureName": pool.azure_name, "poolLabel": {POOL_LABEL: pool.name},
+        "vmSize": pool.vm_size, "minCount": pool.min_count, "maxCount": pool.max_count,
         "taints": list(pool.taints), "labels": dict(pool.labels), "spot": pool.spot,
     }
 

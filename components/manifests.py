@@ -1,7 +1,11 @@
 """Kubernetes objects the platform creates, as plain dicts from small, named builders. Pure.
 
-Hardened by default, after NVIDIA's own manifest: no privilege escalation, every capability dropped,
-`system-node-critical`, resource requests set. The Pulumi components pass these dicts straight to
+Hardened by default, after NVIDIA's own manifests: no privilege escalation, every capability dropped,
+`system-node-critical`, resource requests set. The exception is NVIDIA's own: its device-plugin
+chart gives the plugin `SYS_ADMIN` and `NVIDIA_MIG_MONITOR_DEVICES=all` whenever the MIG strategy is
+not `none` (NVIDIA/k8s-device-plugin `deployments/helm/nvidia-device-plugin/templates/_helpers.tpl`,
+`requiresCapSysAdmin`; `daemonset-device-plugin.yml`), so MIG pools get a DaemonSet of their own and
+the others keep the restricted one. The Pulumi components pass these dicts straight to
 pulumi-kubernetes, and the tests validate the same dicts against the Kubernetes schemas.
 """
 
@@ -10,16 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from components.catalog import AGENTPOOL_LABEL
 from components.settings import GpuNodePoolSettings
+from policies.catalog import POOL_LABEL
 from policies.scheduling import parse_taint, toleration_for
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin-daemonset"
-DEVICE_PLUGIN_LABELS = {"app.kubernetes.io/name": "nvidia-device-plugin", "name": "nvidia-device-plugin-ds"}
+MIG_DEVICE_PLUGIN_NAME = "nvidia-device-plugin-mig-daemonset"
 KUBELET_DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"
 
 RESTRICTED_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+#: What NVIDIA's chart sets when a MIG strategy is in use (`requiresCapSysAdmin`).
+MIG_SECURITY_CONTEXT = {"capabilities": {"add": ["SYS_ADMIN"]}}
 
 
 def namespace(name: str) -> dict[str, Any]:
@@ -38,34 +44,40 @@ def pool_tolerations(pools: Iterable[GpuNodePoolSettings]) -> list[dict[str, str
 
 
 def pin_to_pools(pool_names: Sequence[str]) -> dict[str, Any]:
-    """Required node affinity on the AKS agentpool label: the pods run on these pools' nodes only."""
+    """Required node affinity on gpu-aks's pool label: the pods run on these pools' nodes only, and
+    keep doing so when a pool is replaced under a new Azure name."""
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": list(pool_names)}]},
+        {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": list(pool_names)}]},
     ]}}}
 
 
 def device_plugin_daemonset(
-    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[GpuNodePoolSettings],
+    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[GpuNodePoolSettings], mig: bool = False,
 ) -> dict[str, Any]:
-    """NVIDIA's device-plugin DaemonSet, restricted to the GPU pools it serves and tolerating their taints."""
-    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}]
-    if mig_strategy != "none":
-        env.append({"name": "MIG_STRATEGY", "value": mig_strategy})
+    """NVIDIA's device-plugin DaemonSet, restricted to the GPU pools it serves and tolerating their
+    taints; with `mig`, configured as NVIDIA's chart configures it for a MIG strategy."""
+    name = MIG_DEVICE_PLUGIN_NAME if mig else DEVICE_PLUGIN_NAME
+    # The whole-GPU DaemonSet keeps gpu-aks 0.1's selector labels: a selector cannot change in place.
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin",
+              "name": "nvidia-device-plugin-mig-ds" if mig else "nvidia-device-plugin-ds"}
+    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"},
+           {"name": "MIG_STRATEGY", "value": mig_strategy if mig else "none"}]
+    if mig:
+        env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
     tolerations = [
-        # Lets the pod run while a node is in "critical add-ons only" mode (seed 001's manifest).
+        # Lets the pod run while a node is in "critical add-ons only" mode (the AKS doc's manifest).
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
         *pool_tolerations(pools),
     ]
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": DEVICE_PLUGIN_NAME, "namespace": namespace_name,
-                     "labels": {**DEVICE_PLUGIN_LABELS, **PART_OF}},
+        "metadata": {"name": name, "namespace": namespace_name, "labels": {**labels, **PART_OF}},
         "spec": {
-            "selector": {"matchLabels": dict(DEVICE_PLUGIN_LABELS)},
+            "selector": {"matchLabels": dict(labels)},
             "updateStrategy": {"type": "RollingUpdate"},
             "template": {
-                "metadata": {"labels": {**DEVICE_PLUGIN_LABELS, **PART_OF}},
+                "metadata": {"labels": {**labels, **PART_OF}},
                 "spec": {
                     "priorityClassName": "system-node-critical",
                     "affinity": pin_to_pools([pool.name for pool in pools]),
@@ -74,7 +86,7 @@ def device_plugin_daemonset(
                         "name": "nvidia-device-plugin-ctr",
                         "image": image,
                         "env": env,
-                        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+                        "securityContext": dict(MIG_SECURITY_CONTEXT if mig else RESTRICTED_SECURITY_CONTEXT),
                         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
                         "volumeMounts": [{"name": "device-plugin", "mountPath": KUBELET_DEVICE_PLUGINS}],
                     }],
@@ -84,3 +96,12 @@ def device_plugin_daemonset(
             },
         },
     }
+
+
+def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
+                             pools: Sequence[GpuNodePoolSettings]) -> list[dict[str, Any]]:
+    """One DaemonSet for the whole-GPU pools and one for the MIG pools, each only where needed."""
+    whole = [pool for pool in pools if not pool.gpu_instance_profile]
+    mig = [pool for pool in pools if pool.gpu_instance_profile]
+    return ([device_plugin_daemonset(namespace_name, image, mig_strategy, whole)] if whole else []) + \
+        ([device_plugin_daemonset(namespace_name, image, mig_strategy, mig, mig=True)] if mig else [])

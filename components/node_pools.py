@@ -13,7 +13,8 @@ from components.settings import GpuNodePoolSettings, NodePoolSettings
 
 #: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
 #: and `nodePublicIPTags` already force replacement in the provider; the rest would fail the update
-#: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool.
+#: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool. With suffixed Azure
+#: names a change to them also changes the name, so the replacement is a new pool.
 CREATE_ONLY_PROPERTIES = [
     "vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "spotMaxPrice",
     "scaleSetEvictionPolicy", "osSKU", "availabilityZones",
@@ -35,9 +36,11 @@ class GpuNodePoolArgs:
 class NodePool(pulumi.ComponentResource):
     """An autoscaled user pool with its taints and labels.
 
-    The pool keeps the name from config, so a replacement must delete the old pool before creating
-    the new one (two pools cannot share a name): its nodes drain during the swap. To swap without a
-    gap, add a pool under a new name, `pulumi up`, then remove the old one.
+    Its Azure name is the config name plus 4 hex characters of a hash of its create-only properties
+    (the Azure Verified Module's pattern). A change to one of them is a new Azure name, so Pulumi
+    creates the new pool before it deletes the old one and GPU capacity never drops to zero; pods pin
+    themselves with the `gpu-aks.io/pool` label, which both pools carry. With `keepAzureName: true`
+    the Azure name is the config name (gpu-aks 0.1 naming) and a replacement must delete first.
     """
 
     TYPE = "gpu-aks:index:NodePool"
@@ -49,20 +52,22 @@ class NodePool(pulumi.ComponentResource):
         self.settings = pool
         self.agent_pool = containerservice.AgentPool(
             f"{name}-pool",
-            agent_pool_name=pool.name,
+            agent_pool_name=pool.azure_name,
             resource_group_name=args.cluster.resource_group_name,
             resource_name_=args.cluster.cluster_name,
             **self.agent_pool_properties(pool, args.cluster.kubernetes_version),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[args.cluster.cluster],
-                # The autoscaler owns the node count once the pool exists.
-                ignore_changes=["count"],
+                # The autoscaler owns the node count once the pool exists, and AKS's auto-upgrade the
+                # version when its channel moves it.
+                ignore_changes=["count", *(["orchestratorVersion"] if args.cluster.aks_moves_version else [])],
                 replace_on_changes=CREATE_ONLY_PROPERTIES,
-                delete_before_replace=True,
+                # Two pools cannot share an Azure name: only a kept name has to go first.
+                delete_before_replace=pool.keep_azure_name,
             ),
         )
-        self.register_outputs({"name": self.agent_pool.name, "vmSize": pool.vm_size})
+        self.register_outputs({"name": pool.name, "azureName": self.agent_pool.name, "vmSize": pool.vm_size})
 
     def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str) -> dict[str, Any]:
         properties: dict[str, Any] = {

@@ -1,18 +1,32 @@
 """The thin Pulumi side of the settings layer: read the stack's config, hand it to `parse_settings`.
 
 A `SettingsError` becomes a `pulumi.RunError`, which the engine prints without a traceback: the
-message lists every problem. It is raised before any resource is registered.
+message lists every problem, with the values of secret keys masked. It is raised before any
+resource is registered. Warnings (a Kubernetes version near its end of support) go to the log.
 """
 
 from __future__ import annotations
 
+import os
+from datetime import date
 from typing import Any
 
 import pulumi
 
-from components.settings import PlatformSettings, SettingsError, parse_settings
+from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings
 
-PROJECT = "gpu-aks"
+#: Set to an ISO date to judge Kubernetes versions as of that day (reproducible previews and tests).
+TODAY_VARIABLE = "GPU_AKS_TODAY"
+
+
+def today() -> date:
+    value = os.environ.get(TODAY_VARIABLE)
+    if not value:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise SettingsError([f"{TODAY_VARIABLE}={value!r} is not an ISO date like 2026-11-22"]) from None
 
 
 def _project_keys() -> list[str]:
@@ -20,22 +34,29 @@ def _project_keys() -> list[str]:
     return sorted(key.split(":", 1)[1] for key in keys if key.startswith(PROJECT + ":"))
 
 
-def read_raw_config() -> dict[str, Any]:
+def read_raw_config() -> tuple[dict[str, Any], set[str]]:
+    """The project's keys, decoded, and which of them are secret."""
     config = pulumi.Config(PROJECT)
-    raw: dict[str, Any] = {"location": pulumi.Config("azure-native").get("location")}
+    raw: dict[str, Any] = {}
+    secret_keys = {key for key in _project_keys() if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")}
     problems = []
     for key in _project_keys():
         try:
             raw[key] = config.get_object(key)
-        except Exception as error:
-            problems.append(f"{PROJECT}:{key}: is not valid JSON/YAML structured config ({error})")
+        except Exception:
+            problems.append(f"{PROJECT}:{key}: is not valid JSON/YAML structured config")
     if problems:
         raise SettingsError(problems)
-    return raw
+    return raw, secret_keys
 
 
 def load_settings() -> PlatformSettings:
     try:
-        return parse_settings(read_raw_config(), pulumi.get_stack())
+        raw, secret_keys = read_raw_config()
+        location = pulumi.Config("azure-native").get("location")
+        settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today())
     except SettingsError as error:
         raise pulumi.RunError(str(error)) from None
+    for warning in settings.warnings:
+        pulumi.log.warn(warning)
+    return settings

@@ -1,5 +1,11 @@
-"""The gpu-aks policy pack and the pure GPU rules it runs.
+"""gpu-aks-policies: the GPU rules, the manifest checker, the scheduling explainer and the Pulumi
+policy pack that runs them.
 
-Importing this package must never start the Analyzer server: `policies/__main__.py` does that, and
-only the Pulumi CLI (or a test acting like it) runs it. The rule modules have no Pulumi imports.
+Self-contained: nothing here imports from outside this folder, so the folder is the publishable
+policy pack (`PulumiPolicy.yaml`, `__main__.py`) and, installed with pip, the light package
+`gpu_aks_policies` (PyYAML only; `pulumi-policy` is the `pack` extra). Inside this repository it is
+also importable as `policies` (`python -m policies.check`): every module imports its siblings
+relatively, so both names work. Importing it never starts the Analyzer: `__main__.py` does that.
 """
+
+__version__ = "0.2.0"

@@ -1,17 +1,32 @@
-"""Entry point the Pulumi CLI runs: `python -u -m pulumi.policy ENGINE_ADDRESS .` inside policies/.
+"""Entry point the Pulumi CLI runs: `python -u -m pulumi.policy ENGINE_ADDRESS .` inside this folder.
 
-There `sys.path[0]` is this folder, not the repository root, so the root goes on the path first and
-the rules import as `policies.*`, exactly as they do from the root (`python -m policies.check`).
-Constructing PolicyPack starts the Analyzer, prints its port and never returns.
+The CLI runs this file by path, with the folder on `sys.path` but not as a package, and a published
+pack is unpacked under a directory whose name nobody controls. So the folder loads itself as the
+package `gpu_aks_policies` (the name it has when pip-installed) and the rules' relative imports
+resolve inside it: nothing outside this folder is needed. Constructing PolicyPack starts the
+Analyzer, prints its port and never returns.
 """
 
+import importlib.util
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+PACKAGE = "gpu_aks_policies"
 
-from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies.pack import PACK_NAME, build_policies
+def _load_this_folder_as_package() -> None:
+    here = Path(__file__).resolve().parent
+    spec = importlib.util.spec_from_file_location(PACKAGE, here / "__init__.py", submodule_search_locations=[str(here)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = module
+    spec.loader.exec_module(module)
 
+
+_load_this_folder_as_package()
+
+from gpu_aks_policies.pack import PACK_NAME, build_policies, track_secrets  # noqa: E402
+from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
+
+track_secrets()
 PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

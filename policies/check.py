@@ -1,48 +1,54 @@
 """Check Kubernetes manifests against the GPU rules, with no Pulumi CLI and no cloud credentials.
 
-    python -m policies.check [--config FILE] [--format text|json|sarif] PATH...
-    helm template charts/trainer | python -m policies.check -
+    gpu-aks-check [--config FILE] [--platform OUTPUTS.json] [--format text|json|sarif] PATH...
+    python -m policies.check ...                    (the same, from this repository)
+    helm template charts/trainer | gpu-aks-check -
 
-PATH is a YAML/JSON file, a directory (searched recursively for *.yaml, *.yml, *.json) or `-` for
-stdin. Multi-document files, `List` kinds and custom resources with pod templates are handled. The
-rules are the policy pack's own functions; `--config` takes the JSON that `pulumi preview
---policy-pack-config` takes. Exit code: 0 clean, 1 a mandatory violation, 2 bad input (every other
-file is still checked and reported).
+PATH is a YAML/JSON file, a directory (searched for *.yaml, *.yml, *.json; symlinked directories are
+followed once) or `-` for standard input. All inputs are read first and checked together, so a
+pod's Namespace, its DRA claims and a TrainJob's runtime resolve across files. Each controller's
+objects are read by its workload adapter (`policies/workloads/`); the rules are the policy pack's
+own functions; `--config` takes the JSON that `pulumi preview --policy-pack-config` takes.
+`--platform` adds `gpu-pods-fit-a-pool` and takes the GPU taints from the platform's pools.
+
+Input is treated as hostile: files over `--max-file-size` bytes, nesting deeper than 256 levels,
+alias bombs, recursive aliases, text that is not UTF-8 and unreadable or dangling paths are input
+errors with file and line, and every other file is still checked and reported, in every format.
+Exit code: 0 clean, 1 a mandatory violation, 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import os
+import stat
 import sys
-from collections import abc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
-import yaml
-
-from policies.gpu_rules import POD_RULES
-from policies.podspecs import find_pod_specs, object_identity
-from policies.rule_config import (
+from . import __version__
+from .documents import DEFAULT_LIMITS, DocumentError, Limits, load_json, load_yaml, read_bounded, safe_text
+from .fit import Platform, PlatformError, check_fit, read_platform
+from .gpu_rules import POD_RULES
+from .podspecs import object_identity
+from .rule_config import (
     DEFAULT_LEVELS,
     DESCRIPTIONS,
+    FIT_A_POOL,
     RuleConfig,
     RuleConfigError,
     parse_rule_config,
     read_rule_config_file,
+    with_platform_taints,
 )
-
-try:  # libyaml's loader, the field's standard fast path; pure Python where it is missing
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+from .workloads import Context, context_of, pod_specs_of
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
-_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+STDIN_NAME = "<stdin>"
 
 
 @dataclass(frozen=True)
@@ -77,107 +83,165 @@ class Report:
         return 1 if any(v.level == "mandatory" for v in self.violations) else 0
 
 
-def manifest_files(paths: Sequence[str], report: Report) -> Iterator[str]:
+@dataclass(frozen=True)
+class LoadedObject:
+    file: str
+    doc: int
+    line: int
+    obj: Mapping[str, Any]
+
+
+# --- Finding and reading the inputs -----------------------------------------------------------
+
+
+def _walk(directory: str, errors: list[InputError], seen: set[tuple[int, int]]) -> list[str]:
+    """Manifest files under a directory, sorted, iteratively; each real directory is entered once,
+    so a symlink loop is not followed twice."""
+    files: list[str] = []
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        try:
+            info = os.stat(current)
+        except OSError as error:
+            errors.append(InputError(current, 0, f"cannot read: {error.strerror or error}"))
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError as error:
+            errors.append(InputError(current, 0, f"cannot list: {error.strerror or error}"))
+            continue
+        subdirectories = []
+        for entry in entries:
+            path = entry.path
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError:
+                is_dir = is_file = False
+            if is_dir:
+                subdirectories.append(path)
+            elif entry.name.endswith(MANIFEST_SUFFIXES):
+                if is_file:
+                    files.append(path)
+                elif entry.is_symlink() and not os.path.exists(path):
+                    errors.append(InputError(path, 0, "a dangling symbolic link"))
+        pending.extend(reversed(subdirectories))
+    return files
+
+
+def input_files(paths: Sequence[str], errors: list[InputError]) -> list[str]:
+    files: list[str] = []
+    seen: set[tuple[int, int]] = set()
     for raw in paths:
         if raw == STDIN:
-            yield STDIN
-            continue
-        path = Path(raw)
-        if path.is_dir():
-            yield from (str(p) for p in sorted(path.rglob("*")) if p.suffix in MANIFEST_SUFFIXES and p.is_file())
-        elif path.is_file():
-            yield str(path)
+            files.append(STDIN)
+        elif os.path.isdir(raw):
+            files.extend(_walk(raw, errors, seen))
+        elif os.path.isfile(raw):
+            files.append(raw)
+        elif os.path.islink(raw):
+            errors.append(InputError(raw, 0, "a dangling symbolic link"))
         else:
-            report.errors.append(InputError(raw, 0, "no such file or directory"))
+            errors.append(InputError(raw, 0, "no such file or directory"))
+    return files
 
 
-def _document_lines(text: str) -> list[int]:
-    """1-based first line of each YAML document, for locations in reports."""
-    markers = list(_DOCUMENT_START.finditer(text))
-    starts = [text.count("\n", 0, marker.start()) + 1 for marker in markers]
-    head = text[: markers[0].start()] if markers else text
-    if not markers or any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in head.splitlines()):
-        starts.insert(0, 1)
-    return starts
-
-
-def _line_of_document(text: str, index: int) -> int:
-    """The line where document `index` starts, from the YAML parser itself (only used for errors)."""
-    for position, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
-        if position == index and node is not None:
-            return node.start_mark.line + 1
-    return 1
-
-
-def load_documents(text: str, file: str, report: Report) -> list[tuple[int, int, Mapping[str, Any]]]:
-    """(doc index, line, object) for every Kubernetes object in a file; `List` kinds are expanded."""
+def read_text(file: str, limits: Limits, stdin: BinaryIO | None = None) -> str:
+    """A file's text, within the size limit (raises DocumentError)."""
+    if file == STDIN:
+        return read_bounded(stdin if stdin is not None else sys.stdin.buffer, limits)
     try:
-        if file.endswith(".json"):
-            documents: list[Any] = [json.loads(text)]
-        else:
-            documents = list(yaml.load_all(text, Loader=_Loader))
-    except json.JSONDecodeError as error:
-        report.errors.append(InputError(file, error.lineno, f"invalid JSON: {error.msg}"))
-        return []
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        problem = getattr(error, "problem", None) or str(error)
-        report.errors.append(InputError(file, line, f"invalid YAML: {problem}"))
-        return []
-    lines = _document_lines(text) if len(documents) > 1 else [1]
-    objects: list[tuple[int, int, Mapping[str, Any]]] = []
-    for index, document in enumerate(documents):
+        with open(file, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > limits.max_bytes:
+                raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit "
+                                      "(raise it with --max-file-size)")
+            return read_bounded(stream, limits)
+    except OSError as error:
+        raise DocumentError(0, f"cannot read: {error.strerror or error}") from None
+
+
+def load_objects(text: str, file: str, limits: Limits, errors: list[InputError]) -> list[LoadedObject]:
+    """Every Kubernetes object in a file (`List` kinds expanded); documents that are not objects
+    are input errors, and the rest of the file is kept."""
+    documents = [(1, load_json(text, limits))] if file.endswith(".json") else load_yaml(text, limits)
+    objects: list[LoadedObject] = []
+    for index, (line, document) in enumerate(documents):
         if document is None:
             continue
-        line = lines[index] if index < len(lines) else 1
-        if not isinstance(document, abc.Mapping):
-            line = _line_of_document(text, index) if not file.endswith(".json") else 1
-            report.errors.append(InputError(
-                file, line, f"document {index} is a {type(document).__name__}, not a Kubernetes object (a mapping)"))
+        if not isinstance(document, Mapping):
+            errors.append(InputError(file, line, f"document {index} is a {type(document).__name__}, not a Kubernetes "
+                                                 "object (a mapping)"))
             continue
         items = document.get("items")
-        if str(document.get("kind", "")).endswith("List") and isinstance(items, list):
-            objects.extend((index, line, item) for item in items if isinstance(item, abc.Mapping))
+        if isinstance(document.get("kind"), str) and document["kind"].endswith("List") and isinstance(items, list):
+            objects.extend(LoadedObject(file, index, line, item) for item in items if isinstance(item, Mapping))
         else:
-            objects.append((index, line, document))
+            objects.append(LoadedObject(file, index, line, document))
     return objects
 
 
-def check_object(obj: Any, configs: dict[str, RuleConfig]) -> Iterator[tuple[str, str, str]]:
+def read_inputs(paths: Sequence[str], limits: Limits = DEFAULT_LIMITS,
+                stdin: BinaryIO | None = None) -> tuple[list[LoadedObject], list[InputError]]:
+    errors: list[InputError] = []
+    objects: list[LoadedObject] = []
+    for file in input_files(paths, errors):
+        name = STDIN_NAME if file == STDIN else file
+        try:
+            objects.extend(load_objects(read_text(file, limits, stdin), name, limits, errors))
+        except DocumentError as problem:
+            errors.append(InputError(name, problem.line, problem.message))
+    return objects, errors
+
+
+# --- Checking ---------------------------------------------------------------------------------
+
+
+def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], context: Context,
+                 platform: Platform | None = None) -> list[tuple[str, str, str]]:
     """(policy, level, message) for every finding of the pod rules on one object."""
-    pods = list(find_pod_specs(obj))
+    pods = pod_specs_of(obj, context)
     if not pods:
-        return
+        return []
+    results: list[tuple[str, str, str]] = []
     for policy, rule in POD_RULES.items():
         config = configs[policy]
-        if config.level == "disabled":
-            continue
-        for finding in rule(obj, config, pods):
-            yield policy, config.level, finding.message
-
-
-def check_text(text: str, file: str, configs: dict[str, RuleConfig], report: Report) -> None:
-    for index, line, obj in load_documents(text, file, report):
-        report.checked += 1
+        if config.level != "disabled":
+            results.extend((policy, config.level, finding.message) for finding in rule(pods, config, context))
+    if platform is not None and configs[FIT_A_POOL].level != "disabled":
         kind, name = object_identity(obj)
-        for policy, level, message in check_object(obj, configs):
-            report.violations.append(Violation(file, index, kind, name, policy, level, message, line))
+        results.extend((FIT_A_POOL, configs[FIT_A_POOL].level, finding.message)
+                       for finding in check_fit(pods, kind, name, platform, configs[FIT_A_POOL], context))
+    return results
 
 
-def check_paths(paths: Sequence[str], configs: dict[str, RuleConfig], stdin: TextIO | None = None) -> Report:
-    report = Report()
-    for file in manifest_files(paths, report):
-        if file == STDIN:
-            check_text((stdin or sys.stdin).read(), "<stdin>", configs, report)
-            continue
+def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleConfig],
+                  platform: Platform | None = None, report: Report | None = None) -> Report:
+    report = report or Report()
+    context = context_of(o.obj for o in objects)
+    if platform is not None:
+        configs = with_platform_taints(configs, platform.gpu_taints())
+    for loaded in objects:
+        report.checked += 1
+        kind, name = object_identity(loaded.obj)
         try:
-            text = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            report.errors.append(InputError(file, 0, f"cannot read: {error}"))
+            findings = check_object(loaded.obj, configs, context, platform)
+        except RecursionError:
+            report.errors.append(InputError(loaded.file, loaded.line, "nested too deeply to check"))
             continue
-        check_text(text, file, configs, report)
+        report.violations.extend(Violation(loaded.file, loaded.doc, kind, name, policy, level, message, loaded.line)
+                                 for policy, level, message in findings)
     return report
+
+
+def check_paths(paths: Sequence[str], configs: Mapping[str, RuleConfig], stdin: BinaryIO | None = None,
+                limits: Limits = DEFAULT_LIMITS, platform: Platform | None = None) -> Report:
+    objects, errors = read_inputs(paths, limits, stdin)
+    return check_objects(objects, configs, platform, Report(errors=errors))
 
 
 # --- Output ------------------------------------------------------------------------------------
@@ -193,7 +257,7 @@ def render_text(report: Report) -> str:
     mandatory = sum(v.level == "mandatory" for v in report.violations)
     lines.append(f"{report.checked} object(s) checked: {mandatory} mandatory and "
                  f"{len(report.violations) - mandatory} advisory violation(s), {len(report.errors)} input error(s)")
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 def render_json(report: Report) -> str:
@@ -218,7 +282,7 @@ def render_sarif(report: Report, descriptions: Mapping[str, str] = DESCRIPTIONS)
                   "defaultConfiguration": {"level": "error"}})
 
     def location(file: str, line: int) -> list[dict[str, Any]]:
-        uri = "stdin" if file == "<stdin>" else Path(file).as_posix()
+        uri = "stdin" if file == STDIN_NAME else Path(file).as_posix()
         return [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": max(1, line)}}}]
 
     results = [{
@@ -230,7 +294,7 @@ def render_sarif(report: Report, descriptions: Mapping[str, str] = DESCRIPTIONS)
                  "locations": location(e.file, e.line)} for e in report.errors]
     return json.dumps({
         "$schema": SARIF_SCHEMA, "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "gpu-aks-policies", "version": "0.1.0", "rules": rules}},
+        "runs": [{"tool": {"driver": {"name": "gpu-aks-policies", "version": __version__, "rules": rules}},
                   "results": results}],
     }, indent=2)
 
@@ -242,22 +306,43 @@ def load_config(path: str | None) -> dict[str, RuleConfig]:
     return parse_rule_config(read_rule_config_file(path) if path is not None else {})
 
 
-def main(argv: Iterable[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m policies.check", description=__doc__.splitlines()[0])
+def byte_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 byte")
+    return value
+
+
+def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpu-aks-check", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", help="policy config JSON, as for `pulumi preview --policy-pack-config`")
+    parser.add_argument("--platform", metavar="OUTPUTS.json",
+                        help="the platform's outputs (`pulumi stack output --json`): adds gpu-pods-fit-a-pool")
     parser.add_argument("--format", choices=sorted(RENDERERS), default="text")
+    parser.add_argument("--max-file-size", type=byte_count, default=DEFAULT_LIMITS.max_bytes, metavar="BYTES",
+                        help=f"refuse larger inputs (default {DEFAULT_LIMITS.max_bytes})")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, or - for stdin")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
     try:
         configs = load_config(args.config)
-    except RuleConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
+        platform = read_platform(args.platform) if args.platform else None
+    except (RuleConfigError, PlatformError) as error:
+        print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
-    report = check_paths(args.paths, configs, stdin)
+    limits = Limits(max_bytes=args.max_file_size)
+    report = check_paths(args.paths, configs, stdin, limits, platform)
     print(RENDERERS[args.format](report), file=out)
     return report.exit_code
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The `gpu-aks-check` command."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

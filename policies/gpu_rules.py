@@ -1,7 +1,9 @@
-"""The GPU rules, as pure functions over plain dicts in the Kubernetes (or azure-native) JSON shape.
+"""The GPU rules, as pure functions over pod specs and plain dicts in the Kubernetes (or
+azure-native) JSON shape.
 
-Each rule returns Findings; the policy pack, `policies.check`, the offline preview and the app-stack
-helper's tests are thin layers over these functions. No Pulumi imports.
+Each rule returns Findings; the policy pack, `policies.check`, the offline preview and the
+explainer are thin layers over these functions. The pod rules take the pod specs a workload adapter
+found (`policies/workloads/`) and the objects checked together (a `Context`). No Pulumi imports.
 """
 
 from __future__ import annotations
@@ -13,21 +15,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from components.catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
-from policies.podspecs import (
+from .admission import WRITTEN, Admitted, admit, describe
+from .catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
+from .podspecs import (
+    ABSENT,
     UNKNOWN,
     GpuAsk,
     PodSpec,
     UndecidableError,
+    asks_by_container,
     find_pod_specs,
-    gpu_asks,
     join,
     known,
     list_at,
     mapping_at,
 )
-from policies.quantities import QuantityError, format_amount, parse_quantity
-from policies.rule_config import (
+from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
+from .rule_config import (
+    ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
@@ -35,16 +40,18 @@ from policies.rule_config import (
     WHOLE_GPU_LIMITS,
     RuleConfig,
 )
-from policies.scheduling import (
+from .scheduling import (
     TaintSyntaxError,
     format_taint,
+    is_extended_resource_name,
     parse_taint,
     required_node_terms,
     selects_node,
-    tolerates_any,
+    tolerates,
     toleration_for,
     untolerated_taints,
 )
+from .workloads import Claims, Context, pod_claims
 
 
 @dataclass(frozen=True)
@@ -59,12 +66,12 @@ class Finding:
     subject: str = ""
 
 
-def _undecided(policy: str, error: UndecidableError, subject: str = "") -> Finding:
+def undecided(policy: str, error: UndecidableError, subject: str = "") -> Finding:
     return Finding(policy, error.path, f"could not decide: {error}; the rule runs again on `pulumi up`",
                    decided=False, subject=subject)
 
 
-def _yaml_list(items: Iterable[Mapping[str, str]], indent: str) -> str:
+def yaml_list(items: Iterable[Mapping[str, str]], indent: str) -> str:
     lines = []
     for item in items:
         first = True
@@ -74,7 +81,14 @@ def _yaml_list(items: Iterable[Mapping[str, str]], indent: str) -> str:
     return "\n".join(lines)
 
 
-def _amount(value: Any) -> Fraction | None:
+def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
+    return list(dict.fromkeys(findings))
+
+
+# --- What a pod asks for ------------------------------------------------------------------------
+
+
+def amount_of(value: Any) -> Fraction | None:
     """A GPU amount, or None when it is not a quantity at all."""
     try:
         return parse_quantity(value)
@@ -82,120 +96,185 @@ def _amount(value: Any) -> Fraction | None:
         return None
 
 
-def asks_for_gpu(ask: GpuAsk) -> bool:
-    """Whether a container really asks for a GPU: anything but an explicit 0 (a limit alone sets the
-    request, so the limit decides when both are written). Unknown or malformed amounts count."""
-    written = ask.limit if ask.limit is not None else ask.request
+def asks_gpu(ask: GpuAsk) -> bool | None:
+    """Whether a container asks the scheduler for a GPU: its request after defaulting (a limit alone
+    sets the request) is more than 0. Malformed amounts count as asking; None when unknown."""
+    written = ask.request if ask.request is not ABSENT else ask.limit
     if written is UNKNOWN:
-        return True
-    amount = _amount(written)
-    return amount is None or amount != 0
+        return None
+    amount = amount_of(written)
+    return amount is None or amount > 0
 
 
-def _run_per_pod(
-    policy: str, obj: Any, config: RuleConfig,
-    check: Callable[[PodSpec, list[GpuAsk]], list[Finding]], pods: Sequence[PodSpec] | None,
-) -> list[Finding]:
-    findings: list[Finding] = []
-    for pod in find_pod_specs(obj) if pods is None else pods:
-        try:
-            asks = [ask for ask in gpu_asks(pod, config.gpu_resources) if asks_for_gpu(ask)]
-            if asks:
-                findings.extend(check(pod, asks))
-        except UndecidableError as error:
-            findings.append(_undecided(policy, error))
-    return findings
+@dataclass(frozen=True)
+class GpuDemand:
+    asks: tuple[GpuAsk, ...]
+    claims: Claims
+    #: An unknown container or amount during preview that might also ask for a GPU.
+    unknown: UndecidableError | None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.asks or self.claims.gpu)
+
+    def summary(self) -> str:
+        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks]
+        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu]
+        return ", ".join(parts)
 
 
-def _asks_summary(asks: Sequence[GpuAsk]) -> str:
-    return ", ".join(f"container '{ask.container.name}' asks for {ask.resource}" for ask in asks)
+def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+    asks: list[GpuAsk] = []
+    unknown: UndecidableError | None = None
+    for result in asks_by_container(pod, config.gpu_resources):
+        if isinstance(result, UndecidableError):
+            unknown = unknown or result
+            continue
+        for ask in result:
+            asking = asks_gpu(ask)
+            if asking is None:
+                unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
+            elif asking:
+                asks.append(ask)
+    return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown)
+
+
+def gpu_tolerations(admitted: Admitted, config: RuleConfig) -> list[Any]:
+    return [t for t in admitted.tolerations if any(tolerates(t.toleration, taint) for taint in config.gpu_taints)]
+
+
+def _has_unknown_field(admitted: Admitted) -> bool:
+    return any(value is UNKNOWN for t in admitted.tolerations for value in t.toleration.values())
 
 
 # --- Rule 1: gpu-pods-tolerate-gpu-taint -------------------------------------------------------
 
 
-def check_gpu_tolerations(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
-    """A pod spec with a GPU ask must tolerate at least one of the configured GPU taints."""
+def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admitted: Admitted) -> str:
+    wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+    fix = yaml_list([toleration_for(config.gpu_taints[0])], "  ")
+    given = [t for t in admitted.tolerations
+             if t.source != WRITTEN and t.toleration.get("key") != "node.kubernetes.io/memory-pressure"]
+    note = ""
+    if given:
+        note = (" The tolerations it gets without writing them (" + "; ".join(f"{describe(t.toleration)}, {t.source}"
+                                                                              for t in given) + ") do not match it.")
+    return (f"{demand.summary()} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
+            f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} Add to "
+            f"{pod.path or 'the pod spec'}:\ntolerations:\n{fix}")
 
-    def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
-        tolerations_path = join(pod.path, "tolerations")
-        written = list_at(pod.spec.get("tolerations"), tolerations_path)
-        tolerations = [t for t in written if isinstance(t, abc.Mapping)]
-        if any(tolerates_any(tolerations, taint) for taint in config.gpu_taints):
-            return []
-        # No toleration matched; if part of one is unknown, it might have.
-        for index, toleration in enumerate(written):
-            known(toleration, join(tolerations_path, index))
-            for key in ("key", "operator", "value", "effect"):
-                known(toleration.get(key) if isinstance(toleration, abc.Mapping) else None,
-                      join(join(tolerations_path, index), key))
-        wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
-        fix = _yaml_list([toleration_for(config.gpu_taints[0])], "  ")
-        return [Finding(
-            TOLERATE_GPU_TAINT, tolerations_path,
-            f"{_asks_summary(asks)} (pod spec at {pod.path or '<root>'}), but the pod does not tolerate the "
-            f"GPU taint {wanted}: GPU nodes carry that taint and no other node has GPUs, so the pod stays "
-            f"Pending forever. Add to {pod.path or 'the pod spec'}:\ntolerations:\n{fix}",
-        )]
 
-    return _run_per_pod(TOLERATE_GPU_TAINT, obj, config, check, pods)
+def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+    """A pod that asks for a GPU must tolerate one of the GPU taints once admission has run, and its
+    namespace must not refuse it."""
+    findings = []
+    for pod in pods:
+        demand = gpu_demand(pod, config, context)
+        if not demand.any:
+            if demand.unknown:
+                findings.append(undecided(TOLERATE_GPU_TAINT, demand.unknown))
+            continue
+        try:
+            admitted = admit(pod, context, config.admission_plugins)
+        except UndecidableError as error:
+            findings.append(undecided(TOLERATE_GPU_TAINT, error))
+            continue
+        path = join(pod.path, "tolerations")
+        if admitted.refusals:
+            findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary()} ({pod.where}), but the API server "
+                                                              f"refuses the pod: {'; '.join(admitted.refusals)}"))
+        elif not gpu_tolerations(admitted, config):
+            ert_could_match = any(is_extended_resource_name(t["key"]) for t in config.gpu_taints)
+            if _has_unknown_field(admitted) or (admitted.incomplete and ert_could_match):
+                findings.append(undecided(TOLERATE_GPU_TAINT, UndecidableError(path)))
+            else:
+                findings.append(Finding(TOLERATE_GPU_TAINT, path, _tolerate_message(pod, demand, config, admitted)))
+    return _dedupe(findings)
 
 
 # --- Rule 2: gpu-limits-are-whole-numbers ------------------------------------------------------
 
 
-def _limit_problem(ask: GpuAsk) -> str | None:
-    resource, limit, request = ask.resource, ask.limit, ask.request
-    known(limit, join(join(ask.path, "limits"), resource))
-    known(request, join(join(ask.path, "requests"), resource))
-    if limit is None:
-        amount = _amount(request)
-        suggestion = format_amount(amount) if amount is not None and amount.denominator == 1 and amount > 0 else "1"
-        return (f"sets requests.{resource}: {request!r} without a limit; the API server refuses that "
-                f"(\"Limit must be set for non overcommitable resources\"). Put the amount in limits (a "
-                f"limit alone also sets the request):\nresources:\n  limits:\n    {resource}: {suggestion}")
-    limit_amount = _amount(limit)
-    if limit_amount is None:
-        return (f"has limits.{resource}: {limit!r}, which is not a Kubernetes quantity. Write a whole "
-                f"number:\nresources:\n  limits:\n    {resource}: 1")
-    if limit_amount < 0:
-        return (f"has limits.{resource}: {limit!r}, a negative amount. Write a whole number of at least "
-                f"1:\nresources:\n  limits:\n    {resource}: 1")
-    if limit_amount.denominator != 1:
-        whole = max(1, int(limit_amount))
-        return (f"has limits.{resource}: {limit!r} ({format_amount(limit_amount)} GPUs); GPUs are whole "
-                f"devices and the API server refuses fractions. To share a GPU use a MIG partition "
-                f"resource (nvidia.com/mig-<profile>) or time-slicing; otherwise:\nresources:\n  limits:\n"
-                f"    {resource}: {whole}")
-    if request is not None:
-        request_amount = _amount(request)
-        if request_amount != limit_amount:
-            return (f"has requests.{resource}: {request!r} but limits.{resource}: {limit!r}; for GPUs the "
-                    f"request must equal the limit. Drop the request (the limit sets it) or write:\n"
-                    f"resources:\n  limits:\n    {resource}: {format_amount(limit_amount)}\n  requests:\n"
-                    f"    {resource}: {format_amount(limit_amount)}")
+@dataclass(frozen=True)
+class LimitProblem:
+    """Why the API server refuses one GPU amount, and how to write it instead."""
+
+    text: str
+    advice: str
+
+    def __str__(self) -> str:
+        return f"{self.text}. {self.advice}"
+
+
+def _amount_problem(kind: str, resource: str, value: Any) -> str | None:
+    written = f"{kind}.{resource}: {shown(value)}"
+    try:
+        amount = parse_quantity(value)
+    except QuantityError as error:
+        return f"has {kind}.{resource}: {error}"
+    if amount < 0:
+        return f"has {written}, a negative amount"
+    if amount.denominator != 1:
+        return (f"has {written} ({format_amount(amount)} GPUs); GPUs are whole devices and the API server refuses "
+                f"fractions (to share a GPU use a MIG partition resource, nvidia.com/mig-<profile>, or time-slicing)")
+    if amount > MAX_AMOUNT:
+        return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
     return None
 
 
-def check_gpu_limits(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
-    """Every GPU amount is in limits, whole, at least 1, and equal to the request when both are set."""
-
-    def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
-        findings = []
-        for ask in asks:
-            try:
-                problem = _limit_problem(ask)
-            except UndecidableError as error:
-                findings.append(_undecided(WHOLE_GPU_LIMITS, error))
-                continue
+def limit_problem(ask: GpuAsk) -> LimitProblem | None:
+    """What the API server's `ValidateResourceRequirements` (kubernetes pkg/apis/core/validation)
+    refuses for a non-overcommitable extended resource: a quantity that is not a whole, non-negative
+    number; a request without a limit (at any amount, 0 included); a request that is not the limit.
+    Raises UndecidableError when an amount is unknown during preview."""
+    resource = ask.resource
+    limit = known(ask.limit, ask.limit_path)
+    request = known(ask.request, ask.request_path)
+    for kind, value in (("limits", limit), ("requests", request)):
+        if value is not ABSENT:
+            problem = _amount_problem(kind, resource, value)
             if problem:
-                findings.append(Finding(
-                    WHOLE_GPU_LIMITS, ask.path,
-                    f"container '{ask.container.name}' at {ask.container.path} {problem}",
-                ))
-        return findings
+                return LimitProblem(problem, f"Write a whole number:\nresources:\n  limits:\n    {resource}: 1")
+    if request is not ABSENT and limit is ABSENT:
+        amount = amount_of(request)
+        suggestion = format_amount(amount) if amount is not None and amount > 0 else "1"
+        return LimitProblem(
+            f"sets requests.{resource}: {shown(request)} without a limit; the API server refuses that at any amount, "
+            f"0 included (\"Limit must be set for non overcommitable resources\")",
+            f"Put the amount in limits (a limit alone also sets the request):\nresources:\n  limits:\n"
+            f"    {resource}: {suggestion}")
+    if request is not ABSENT and amount_of(request) != amount_of(limit):
+        equal = format_amount(amount_of(limit) or Fraction(0))
+        return LimitProblem(
+            f"has requests.{resource}: {shown(request)} but limits.{resource}: {shown(limit)}; for GPUs the API server "
+            f"requires the request to equal the limit",
+            f"Drop the request (the limit sets it) or write:\nresources:\n  limits:\n    {resource}: {equal}\n"
+            f"  requests:\n    {resource}: {equal}")
+    return None
 
-    return _run_per_pod(WHOLE_GPU_LIMITS, obj, config, check, pods)
+
+def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Context | None = None) -> list[Finding]:
+    """Every GPU amount is what the API server accepts: a whole, non-negative number in limits,
+    equal to any request. Containers whose GPU amounts the controller writes are not judged."""
+    findings = []
+    for pod in pods:
+        for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+            if isinstance(result, UndecidableError):
+                findings.append(undecided(WHOLE_GPU_LIMITS, result))
+                continue
+            if container.limits_set_by_controller:
+                continue
+            for ask in result:
+                try:
+                    problem = limit_problem(ask)
+                except UndecidableError as error:
+                    findings.append(undecided(WHOLE_GPU_LIMITS, error))
+                    continue
+                if problem:
+                    where = ask.limit_path if ask.limit is not ABSENT else ask.request_path
+                    findings.append(Finding(WHOLE_GPU_LIMITS, where,
+                                            f"container '{container.name}' at {container.path} {problem}"))
+    return _dedupe(findings)
 
 
 # --- Rule 3: gpu-pods-select-gpu-nodes ---------------------------------------------------------
@@ -214,37 +293,72 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
     return False
 
 
-def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], key: str, value: str) -> bool:
-    selector = pod_spec.get("nodeSelector")
-    if isinstance(selector, abc.Mapping) and selector.get(key) == value:
+def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str], key: str, value: str) -> bool:
+    if node_selector.get(key) == value:
         return True
     terms = required_node_terms(pod_spec)
     return bool(terms) and all(_term_pins(term, key, value) for term in terms or [])
 
 
-def check_gpu_node_selection(obj: Any, config: RuleConfig, pods: Sequence[PodSpec] | None = None) -> list[Finding]:
-    """A GPU pod should pin itself to GPU nodes (nodeSelector or required node affinity)."""
+def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+    """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity)."""
     key, value = config.node_label["key"], config.node_label["value"]
-
-    def check(pod: PodSpec, asks: list[GpuAsk]) -> list[Finding]:
-        mapping_at(pod.spec.get("nodeSelector"), join(pod.path, "nodeSelector"))
-        mapping_at(pod.spec.get("affinity"), join(pod.path, "affinity"))
-        if pins_to_gpu_nodes(pod.spec, key, value):
-            return []
-        return [Finding(
+    findings = []
+    for pod in pods:
+        if pod.own_nodes:
+            continue
+        demand = gpu_demand(pod, config, context)
+        try:
+            if not demand.any:
+                if demand.unknown:
+                    raise demand.unknown
+                continue
+            mapping_at(pod.spec.get("affinity"), join(pod.path, "affinity"))
+            admitted = admit(pod, context, config.admission_plugins)
+        except UndecidableError as error:
+            findings.append(undecided(SELECT_GPU_NODES, error))
+            continue
+        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, key, value):
+            continue
+        findings.append(Finding(
             SELECT_GPU_NODES, join(pod.path, "nodeSelector"),
-            f"{_asks_summary(asks)} but the pod does not select GPU nodes by the label {key}={value}; "
-            f"with a toleration alone it may also land on other tolerated nodes. Add to "
-            f"{pod.path or 'the pod spec'}:\nnodeSelector:\n  {key}: {value}",
-        )]
-
-    return _run_per_pod(SELECT_GPU_NODES, obj, config, check, pods)
+            f"{demand.summary()} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
+            f"a toleration alone it may also land on other tolerated nodes. Add to {pod.path or 'the pod spec'}:\n"
+            f"nodeSelector:\n  {key}: {value}"))
+    return _dedupe(findings)
 
 
-# --- Azure side: rules 4 and 5 -----------------------------------------------------------------
+# --- Rule 4: gpu-workloads-are-analyzable ------------------------------------------------------
 
-_AGENT_POOL_TYPE = re.compile(r"^azure-native:containerservice(/v[0-9a-z]+)?:AgentPool$")
-_MANAGED_CLUSTER_TYPE = re.compile(r"^azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster$")
+
+def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+    """Say what the rules cannot see: adapter notes, and DRA claims not among the objects checked
+    when nothing else already tolerates the GPU taint."""
+    findings: list[Finding] = []
+    for pod in pods:
+        findings.extend(Finding(ANALYZABLE, pod.path, f"{pod.where}: {note}") for note in pod.notes)
+        claims = pod_claims(pod, context, config.gpu_device_classes)
+        if not claims.unresolved or claims.gpu:
+            continue
+        try:
+            if gpu_tolerations(admit(pod, context, config.admission_plugins), config):
+                continue
+        except UndecidableError:
+            continue
+        scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
+        wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+        findings.append(Finding(
+            ANALYZABLE, join(pod.path, "resourceClaims"),
+            f"{pod.where} uses {', '.join(claims.unresolved)}, which is not {scope}. If it asks for a GPU device class "
+            f"({', '.join(config.gpu_device_classes)}), the pod lands on GPU nodes and must tolerate {wanted}; check it "
+            f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(config.gpu_taints[0])], '  ')}"))
+    return _dedupe(findings)
+
+
+# --- Azure side: pools and the device plugin ----------------------------------------------------
+
+_AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
+_MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster")
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
 
 
@@ -258,10 +372,10 @@ class PoolView:
 
 
 def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
-    if _AGENT_POOL_TYPE.match(resource_type):
+    if _AGENT_POOL_TYPE.fullmatch(resource_type):
         name = props.get("agentPoolName") or props.get("name") or ""
         return [PoolView("", name if isinstance(name, str) else "", props)]
-    if _MANAGED_CLUSTER_TYPE.match(resource_type):
+    if _MANAGED_CLUSTER_TYPE.fullmatch(resource_type):
         profiles = list_at(props.get("agentPoolProfiles"), "agentPoolProfiles")
         return [
             PoolView(join("agentPoolProfiles", index), str(profile.get("name") or f"#{index}"), profile)
@@ -287,6 +401,15 @@ def _pool_taints(pool: PoolView) -> tuple[list[dict[str, str]], list[str]]:
     return taints, problems
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> str:
+    """A count as people write it: the wire's 3.0 is 3."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else shown(value)
+
+
 def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
     problems = []
     taints, syntax_problems = _pool_taints(pool)
@@ -300,14 +423,13 @@ def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
     autoscaling = known(pool.props.get("enableAutoScaling"), join(pool.path, "enableAutoScaling"))
     min_count = known(pool.props.get("minCount"), join(pool.path, "minCount"))
     max_count = known(pool.props.get("maxCount"), join(pool.path, "maxCount"))
-    numbers = all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in (min_count, max_count))
-    if autoscaling is not True or not numbers:
+    if autoscaling is not True or not (_is_count(min_count) and _is_count(max_count)):
         problems.append(
-            f"is not autoscaled within bounds (enableAutoScaling: {autoscaling!r}, minCount: {min_count!r}, "
-            f"maxCount: {max_count!r}); GPU pools should scale, to zero when idle. Fix: enableAutoScaling: "
+            f"is not autoscaled within bounds (enableAutoScaling: {shown(autoscaling)}, minCount: {_number(min_count)}, "
+            f"maxCount: {_number(max_count)}); GPU pools should scale, to zero when idle. Fix: enableAutoScaling: "
             f"true, minCount: 0, maxCount: <the most GPUs nodes you will pay for>")
     elif min_count > max_count:
-        problems.append(f"has minCount {min_count:g} above maxCount {max_count:g}. Fix: minCount <= maxCount")
+        problems.append(f"has minCount {_number(min_count)} above maxCount {_number(max_count)}. Fix: minCount <= maxCount")
     return problems
 
 
@@ -317,7 +439,7 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
     try:
         pools = node_pools(resource_type, props)
     except UndecidableError as error:
-        return [_undecided(TAINTED_GPU_POOLS, error)]
+        return [undecided(TAINTED_GPU_POOLS, error)]
     for pool in pools:
         try:
             vm_size = known(pool.props.get("vmSize"), join(pool.path, "vmSize"))
@@ -328,7 +450,7 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
                     TAINTED_GPU_POOLS, pool.path or "nodeTaints",
                     f"GPU node pool '{pool.name}' ({vm_size}) {problem}"))
         except UndecidableError as error:
-            findings.append(_undecided(TAINTED_GPU_POOLS, error))
+            findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings
 
 
@@ -337,8 +459,8 @@ def is_device_plugin_daemonset(resource_type: str, props: Mapping[str, Any]) -> 
         return False
     try:
         for pod in find_pod_specs(props):
-            for container in list_at(pod.spec.get("containers"), pod.path):
-                image = container.get("image") if isinstance(container, abc.Mapping) else None
+            for container in pod.containers:
+                image = container.spec.get("image") if isinstance(container.spec, abc.Mapping) else None
                 if isinstance(image, str) and "nvidia/k8s-device-plugin" in image:
                     return True
     except UndecidableError:
@@ -377,7 +499,8 @@ class StackResource:
 
 
 def check_device_plugin_coverage(resources: Sequence[StackResource], config: RuleConfig) -> list[Finding]:
-    """Every NVIDIA pool a self-installed device plugin must serve is selected and tolerated by one."""
+    """Every NVIDIA pool a self-installed device plugin must serve is selected, tolerated and, for
+    MIG pools, served with MIG support by one of the plugins."""
     plugins = [r for r in resources if is_device_plugin_daemonset(r.type, r.props)]
     if not plugins:
         return []
@@ -386,15 +509,16 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
         try:
             pools = [p for p in node_pools(resource.type, resource.props) if served_by_nvidia_plugin(p)]
         except UndecidableError as error:
-            findings.append(_undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
+            findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
             continue
         for pool in pools:
             try:
                 taints, _ = _pool_taints(pool)
                 labels = pool_node_labels(pool)
-                gaps = [_plugin_gap(plugin, labels, taints) for plugin in plugins]
+                mig = bool(known(pool.props.get("gpuInstanceProfile"), join(pool.path, "gpuInstanceProfile")))
+                gaps = [_plugin_gap(plugin, labels, taints, mig) for plugin in plugins]
             except UndecidableError as error:
-                findings.append(_undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
+                findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
                 continue
             if all(gap is not None for gap in gaps):
                 findings.append(Finding(
@@ -406,7 +530,36 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
     return findings
 
 
-def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]]) -> str | None:
+def _env(container: Mapping[str, Any], name: str) -> Any:
+    for item in container.get("env") or []:
+        if isinstance(item, abc.Mapping) and item.get("name") == name:
+            return item.get("value")
+    return None
+
+
+def _mig_gap(plugin: StackResource, pod: PodSpec) -> str | None:
+    """NVIDIA's chart (`templates/_helpers.tpl`, `requiresCapSysAdmin`; `daemonset-device-plugin.yml`)
+    runs the plugin with a MIG strategy, `NVIDIA_MIG_MONITOR_DEVICES=all` and the SYS_ADMIN capability
+    whenever the strategy is not `none`; without them a MIG node may advertise nothing."""
+    for container in pod.containers:
+        spec = container.spec if isinstance(container.spec, abc.Mapping) else {}
+        if "nvidia/k8s-device-plugin" not in str(spec.get("image", "")):
+            continue
+        capabilities = (spec.get("securityContext") or {}).get("capabilities") or {}
+        missing = []
+        if _env(spec, "MIG_STRATEGY") in (None, "none"):
+            missing.append("MIG_STRATEGY (single or mixed)")
+        if _env(spec, "NVIDIA_MIG_MONITOR_DEVICES") != "all":
+            missing.append("NVIDIA_MIG_MONITOR_DEVICES=all")
+        if "SYS_ADMIN" not in (capabilities.get("add") or []):
+            missing.append("the SYS_ADMIN capability")
+        if missing:
+            return f"{plugin.urn} serves a MIG pool without {', '.join(missing)}, which NVIDIA's chart sets for MIG"
+    return None
+
+
+def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]],
+                mig: bool) -> str | None:
     """Why one device-plugin DaemonSet misses a pool's nodes, or None when it runs there."""
     for pod in find_pod_specs(plugin.props):
         tolerations_path = join(pod.path, "tolerations")
@@ -416,15 +569,15 @@ def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequen
         missing = untolerated_taints(tolerations, taints)
         if missing:
             return (f"{plugin.urn} does not tolerate {', '.join(format_taint(t) for t in missing)}; add to "
-                    f"{tolerations_path}:\n{_yaml_list([toleration_for(t) for t in missing], '')}")
-        return None
+                    f"{tolerations_path}:\n{yaml_list([toleration_for(t) for t in missing], '')}")
+        return _mig_gap(plugin, pod) if mig else None
     return f"{plugin.urn} has no pod template"
 
 
-#: The per-object rules, by policy name. Each takes (object, config, pods=None); callers that run
-#: several on one object pass `pods=list(find_pod_specs(obj))` to search it once.
-POD_RULES: Mapping[str, Callable[..., list[Finding]]] = {
+#: The pod rules, by policy name: (pods, config, context) -> findings.
+POD_RULES: Mapping[str, Callable[[Sequence[PodSpec], RuleConfig, Context], list[Finding]]] = {
     TOLERATE_GPU_TAINT: check_gpu_tolerations,
     WHOLE_GPU_LIMITS: check_gpu_limits,
     SELECT_GPU_NODES: check_gpu_node_selection,
+    ANALYZABLE: check_analyzable,
 }

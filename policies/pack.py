@@ -5,11 +5,24 @@ Importing this module builds nothing that serves; `policies/__main__.py` hands `
 reading a value unknown during preview raises `UnknownValueError`; `to_plain` turns them into plain
 dicts with `UNKNOWN` markers so the rules stay pure, and a rule that could not decide is reported the
 way the SDK reports it (an advisory "can't run policy during preview" with the path).
+
+Where each rule runs:
+- per resource (`Analyze`, before each resource is created): the limits rule, node selection, and
+  GPU pools. They need nothing but the resource.
+- per stack (`AnalyzeStack`): the toleration rule and the visibility advisory, because a pod's
+  verdict rests on other resources of the stack (its Namespace's default tolerations and
+  whitelist, the ResourceClaimTemplates it names), and the device-plugin coverage rule. `pulumi up`
+  previews first by default, so these still stop a bad change before anything is created.
+
+Secrets: the SDK unwraps secret values before validators see them. `track_secrets` (called by
+`__main__.py`) records the secret values of each request as the SDK deserializes it, and every
+message is redacted against them, so no message prints a secret-marked property.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import abc
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -36,30 +49,42 @@ from pulumi_policy.proxy import (
     UnknownValueError,
 )
 
-from policies.gpu_rules import (
-    POD_RULES,
+from . import __version__
+from .gpu_rules import (
     Finding,
     StackResource,
+    check_analyzable,
     check_device_plugin_coverage,
+    check_gpu_limits,
     check_gpu_node_pool,
+    check_gpu_node_selection,
+    check_gpu_tolerations,
 )
-from policies.podspecs import UNKNOWN, object_identity
-from policies.rule_config import (
+from .podspecs import UNKNOWN, PodSpec, object_identity
+from .rule_config import (
+    ANALYZABLE,
     CONFIG_SCHEMAS,
     DEFAULT_LEVELS,
     DESCRIPTIONS,
     DEVICE_PLUGIN_TOLERATES_POOLS,
+    SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
+    TOLERATE_GPU_TAINT,
+    WHOLE_GPU_LIMITS,
     RuleConfig,
     parse_rule_config,
 )
+from .workloads import Context, context_of, pod_specs_of
 
 PACK_NAME = "gpu-aks-policies"
+PACK_VERSION = __version__
 
 UNKNOWN_SENTINELS = frozenset({
     UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
     UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE,
 })
+_SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 
 
 def _unproxied(value: Any) -> Any:
@@ -72,14 +97,80 @@ def _unproxied(value: Any) -> Any:
 
 
 def to_plain(value: Any) -> Any:
-    """Copy the SDK's proxies into plain dicts and lists; unknown preview values become UNKNOWN."""
-    if isinstance(value, str):
-        return UNKNOWN if value in UNKNOWN_SENTINELS else value
-    if isinstance(value, abc.Mapping):
-        return {key: to_plain(item) for key, item in _unproxied(value).items()}
-    if isinstance(value, abc.Sequence) and not isinstance(value, bytes):
-        return [to_plain(item) for item in _unproxied(value)]
-    return value
+    """Copy the SDK's proxies into plain dicts and lists, iteratively; unknown preview values
+    become UNKNOWN."""
+    def convert(item: Any) -> Any:
+        if isinstance(item, str):
+            return UNKNOWN if item in UNKNOWN_SENTINELS else item
+        if isinstance(item, abc.Mapping):
+            copy: dict[Any, Any] = {}
+            pending.append((_unproxied(item), copy))
+            return copy
+        if isinstance(item, abc.Sequence) and not isinstance(item, bytes):
+            copy_list: list[Any] = []
+            pending.append((_unproxied(item), copy_list))
+            return copy_list
+        return item
+
+    pending: list[tuple[Any, Any]] = []
+    root = convert(value)
+    while pending:
+        source, target = pending.pop()
+        if isinstance(target, dict):
+            for key, item in source.items():
+                target[key] = convert(item)
+        else:
+            target.extend(convert(item) for item in source)
+    return root
+
+
+# --- Secrets ----------------------------------------------------------------------------------
+
+_SECRET_TEXTS: set[str] = set()
+_MAX_SECRET_TEXTS = 10_000
+
+
+def _collect_secrets(props: Any) -> None:
+    """Remember every scalar inside a secret-marked value of a request's properties."""
+    pending: list[tuple[Any, bool]] = [(props, False)]
+    while pending and len(_SECRET_TEXTS) < _MAX_SECRET_TEXTS:
+        value, secret = pending.pop()
+        if isinstance(value, dict):
+            secret = secret or value.get(_SECRET_SIG_KEY) == _SECRET_SIG
+            pending.extend((item, secret) for key, item in value.items() if key != _SECRET_SIG_KEY)
+        elif isinstance(value, list):
+            pending.extend((item, secret) for item in value)
+        elif secret and value is not None and str(value).strip():
+            _SECRET_TEXTS.add(str(value))
+            if isinstance(value, float) and value.is_integer():
+                _SECRET_TEXTS.add(str(int(value)))
+
+
+def track_secrets() -> None:
+    """Record secret values as the SDK deserializes each request (pulumi-policy unwraps them before
+    validators run, so they cannot be told apart afterwards)."""
+    import pulumi_policy.policy as sdk
+
+    original = sdk.deserialize_properties
+    if getattr(original, "gpu_aks_tracking", False):
+        return
+
+    def recording(props: Any, *args: Any, **kwargs: Any) -> Any:
+        _collect_secrets(props)
+        return original(props, *args, **kwargs)
+
+    recording.gpu_aks_tracking = True  # type: ignore[attr-defined]
+    sdk.deserialize_properties = recording
+
+
+def redact(message: str) -> str:
+    for text in sorted(_SECRET_TEXTS, key=len, reverse=True):
+        if text in message:
+            message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", "[secret]", message)
+    return message
+
+
+# --- Configuration and reporting ----------------------------------------------------------------
 
 
 @lru_cache(maxsize=64)
@@ -90,45 +181,87 @@ def _rule_config(policy: str, config_json: str) -> RuleConfig:
 def rule_config(policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
     """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
     section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
-    return _rule_config(policy, json.dumps(section, sort_keys=True) if section else "{}")
+    return _rule_config(policy, json.dumps(section, sort_keys=True, default=list) if section else "{}")
 
 
 def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = "") -> None:
     """Report decided findings; then, if any finding could not be decided, raise as the SDK does for
     unknown values so the engine shows an advisory naming the path."""
-    undecided = None
+    first_undecided = None
     for finding in findings:
         if not finding.decided:
-            undecided = undecided or finding
+            first_undecided = first_undecided or finding
             continue
         # A stack rule blames the resource it names; a resource rule, the resource under analysis.
-        report(f"{prefix}{finding.message}", finding.subject or None)
-    if undecided is not None:
-        raise UnknownValueError(UNKNOWN_STRING_VALUE, undecided.path.replace("[", ".").replace("]", "").split("."))
+        report(redact(f"{prefix}{finding.message}"), finding.subject or None)
+    if first_undecided is not None:
+        path = first_undecided.path.replace("[", ".").replace("]", "").split(".")
+        raise UnknownValueError(UNKNOWN_STRING_VALUE, path)
 
 
-def _identity(args: ResourceValidationArgs, props: Any) -> str:
-    kind, name = object_identity(props)
-    return f"{kind or args.resource_type} '{name or args.name}': "
+_K8S_TYPE = re.compile(r"kubernetes:(?P<group>[^:]+)/(?P<version>[^:/]+):(?P<kind>[^:]+)")
 
 
-def _schema(policy: str) -> PolicyConfigSchema:
-    return PolicyConfigSchema(properties={key: dict(schema) for key, schema in CONFIG_SCHEMAS[policy].items()})
+def kubernetes_object(resource_type: str, props: Any) -> dict[str, Any] | None:
+    """A Kubernetes resource's properties as the object they describe (apiVersion and kind from the
+    type token when the properties leave them out; `*Patch` resources as their kind)."""
+    match = _K8S_TYPE.fullmatch(resource_type)
+    if match is None or not isinstance(props, dict):
+        return None
+    group = match["group"]
+    obj = dict(props)
+    if not isinstance(obj.get("apiVersion"), str):
+        obj["apiVersion"] = match["version"] if group == "core" else f"{group}/{match['version']}"
+    if not isinstance(obj.get("kind"), str):
+        obj["kind"] = match["kind"].removesuffix("Patch")
+    return obj
 
 
-def _pod_policy(name: str, rule: Callable[[Any, RuleConfig], list[Finding]]) -> ResourceValidationPolicy:
+def _identity(obj: Any, resource_type: str, name: str) -> str:
+    kind, object_name = object_identity(obj)
+    return f"{kind or resource_type} '{object_name or name}': "
+
+
+def _schema(policy: str) -> PolicyConfigSchema | None:
+    properties = CONFIG_SCHEMAS[policy]
+    return PolicyConfigSchema(properties={key: dict(schema) for key, schema in properties.items()}) if properties else None
+
+
+def _level(policy: str) -> EnforcementLevel:
+    return EnforcementLevel(DEFAULT_LEVELS[policy])
+
+
+PodRule = Callable[[Sequence[PodSpec], RuleConfig, Context], list[Finding]]
+
+
+def _pod_policy(name: str, rule: PodRule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        # Every Kubernetes type may carry a pod spec (custom resources included); nothing else does.
-        if not args.resource_type.startswith("kubernetes:") or args.resource_type.startswith("kubernetes:yaml"):
+        obj = kubernetes_object(args.resource_type, to_plain(args.props))
+        if obj is None:
             return
-        props = to_plain(args.props)
-        _report(rule(props, rule_config(name, args.get_config())), report, _identity(args, props))
+        context = context_of([obj], complete=False)
+        findings = rule(pod_specs_of(obj, context), rule_config(name, args.get_config()), context)
+        _report(findings, report, _identity(obj, args.resource_type, args.name))
 
-    return ResourceValidationPolicy(
-        name=name, description=DESCRIPTIONS[name], validate=validate,
-        enforcement_level=EnforcementLevel(DEFAULT_LEVELS[name]),
-        config_schema=_schema(name) if CONFIG_SCHEMAS[name] else None,
-    )
+    return ResourceValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
+                                    enforcement_level=_level(name), config_schema=_schema(name))
+
+
+def _stack_pod_policy(name: str, rule: PodRule) -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        objects = [(r, kubernetes_object(r.resource_type, to_plain(r.props))) for r in args.resources]
+        present = [(r, obj) for r, obj in objects if obj is not None]
+        context = context_of((obj for _, obj in present), complete=True)
+        config = rule_config(name, args.get_config())
+        findings: list[Finding] = []
+        for resource, obj in present:
+            prefix = _identity(obj, resource.resource_type, resource.name)
+            findings.extend(Finding(f.policy, f.path, prefix + f.message, f.decided, resource.urn)
+                            for f in rule(pod_specs_of(obj, context), config, context))
+        _report(findings, report)
+
+    return StackValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
+                                 enforcement_level=_level(name), config_schema=_schema(name))
 
 
 def _gpu_pool_policy() -> ResourceValidationPolicy:
@@ -139,11 +272,9 @@ def _gpu_pool_policy() -> ResourceValidationPolicy:
                                        rule_config(TAINTED_GPU_POOLS, args.get_config()))
         _report(findings, report)
 
-    return ResourceValidationPolicy(
-        name=TAINTED_GPU_POOLS, description=DESCRIPTIONS[TAINTED_GPU_POOLS], validate=validate,
-        enforcement_level=EnforcementLevel(DEFAULT_LEVELS[TAINTED_GPU_POOLS]),
-        config_schema=_schema(TAINTED_GPU_POOLS),
-    )
+    return ResourceValidationPolicy(name=TAINTED_GPU_POOLS, description=DESCRIPTIONS[TAINTED_GPU_POOLS],
+                                    validate=validate, enforcement_level=_level(TAINTED_GPU_POOLS),
+                                    config_schema=_schema(TAINTED_GPU_POOLS))
 
 
 def _device_plugin_policy() -> StackValidationPolicy:
@@ -155,15 +286,17 @@ def _device_plugin_policy() -> StackValidationPolicy:
         config = rule_config(DEVICE_PLUGIN_TOLERATES_POOLS, args.get_config())
         _report(check_device_plugin_coverage(resources, config), report)
 
-    return StackValidationPolicy(
-        name=DEVICE_PLUGIN_TOLERATES_POOLS, description=DESCRIPTIONS[DEVICE_PLUGIN_TOLERATES_POOLS],
-        validate=validate, enforcement_level=EnforcementLevel(DEFAULT_LEVELS[DEVICE_PLUGIN_TOLERATES_POOLS]),
-    )
+    return StackValidationPolicy(name=DEVICE_PLUGIN_TOLERATES_POOLS,
+                                 description=DESCRIPTIONS[DEVICE_PLUGIN_TOLERATES_POOLS],
+                                 validate=validate, enforcement_level=_level(DEVICE_PLUGIN_TOLERATES_POOLS))
 
 
 def build_policies() -> list[Policy]:
     return [
-        *(_pod_policy(name, rule) for name, rule in POD_RULES.items()),
+        _stack_pod_policy(TOLERATE_GPU_TAINT, check_gpu_tolerations),
+        _pod_policy(WHOLE_GPU_LIMITS, check_gpu_limits),
+        _pod_policy(SELECT_GPU_NODES, check_gpu_node_selection),
         _gpu_pool_policy(),
         _device_plugin_policy(),
+        _stack_pod_policy(ANALYZABLE, check_analyzable),
     ]

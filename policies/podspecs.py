@@ -1,10 +1,18 @@
-"""Find every pod spec inside a Kubernetes object, whatever its kind, and the GPU asks in it.
+"""The pod specs a Kubernetes object leads to, and the GPU asks in them. No Pulumi imports.
 
-A pod spec is any mapping with a `containers` list of container objects, at any depth: `spec` of a
-Pod, `template.spec` of a PodTemplate or Deployment, `spec.jobTemplate.spec.template.spec` of a
-CronJob, `workerGroupSpecs[].template.spec` of a KubeRay RayCluster, `replicatedJobs[].template...`
-of a JobSet, the PyTorchJob's `pytorchReplicaSpecs.Worker.template.spec`, and custom resources we
-have never heard of. No Pulumi imports; values the engine could not know yet arrive as `UNKNOWN`.
+A `PodSpec` is what a controller will create: its containers (each with the path where the user
+wrote it, which may be a KServe `model` or a Spark `gpu` field rather than a `containers` list),
+the pod-level fields it sets (tolerations, nodeSelector, affinity, resourceClaims), the path where
+a fix belongs, and what the controller adds by itself. Workload adapters (`policies/workloads/`)
+build them for the kinds they know; `find_pod_specs` is the generic search for everything else: any
+mapping with a `containers` list of objects, at any depth.
+
+The search is iterative and visits each node once (a YAML alias is the same Python object), so it
+neither recurses nor re-walks an alias bomb. A `containers` list does not stop it: a decoy
+`containers: [{name: x}]` beside a real pod template must not hide the template.
+
+Values the engine could not know during preview arrive as `UNKNOWN`; a rule that needs one raises
+`UndecidableError` for that container or pod only, so the known ones still get their verdicts.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+ROLE_OF_LIST = {"containers": "app", "initContainers": "init", "ephemeralContainers": "ephemeral"}
 _NEVER_POD_SPECS = frozenset({"metadata", "status"})
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -35,6 +44,16 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+
+
+class Absent:
+    """A key that is not there at all, as opposed to one written as `null` (the zero quantity)."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = Absent()
 
 
 class UndecidableError(Exception):
@@ -68,66 +87,150 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """Tolerant reads for adapters: anything that is not a mapping is empty (unknown stays unknown
+    only where a rule asks for it through `mapping_at`)."""
+    return value if isinstance(value, abc.Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
+
+
+def as_str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+# --- The model --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container of a pod as its controller creates it."""
+
+    #: Where the user wrote it, for messages (`spec.containers[0]`, `spec.predictor.model`).
+    path: str
+    name: str
+    #: The container (a mapping, or UNKNOWN during preview).
+    spec: Any
+    #: "app", "init" or "ephemeral".
+    role: str = "app"
+    #: Where its resources are written, when not `<path>.resources` (Spark's `gpu`, TrainJob's
+    #: `resourcesPerNode`, Dynamo's `resources`).
+    resources_path: str = ""
+    #: The controller writes this container's GPU limits and requests itself (KServe's multi-node
+    #: head and workers, KAITO's presets), so what the user wrote is not what the API server sees.
+    limits_set_by_controller: bool = False
+    #: Where an amount is really written when the controller derives the limit from another field:
+    #: ("limits" or "requests", resource) -> path (Spark's `gpu.quantity`, Dynamo's `limits.gpu`).
+    written_at: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def resources_at(self) -> str:
+        return self.resources_path or join(self.path, "resources")
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A toleration a controller or admission plugin adds, and who adds it (for messages)."""
+
+    toleration: Mapping[str, Any]
+    source: str
+
+
 @dataclass(frozen=True)
 class PodSpec:
+    #: Where the pod's own fields are written in the object: tolerations and nodeSelector fixes go here.
     path: str
+    #: The pod-level fields as the controller sets them (tolerations the user wrote, nodeSelector,
+    #: affinity, resourceClaims). Containers are in `containers`.
     spec: Mapping[str, Any]
+    containers: tuple[Container, ...]
+    #: The namespace the pods are created in ("" when the object names none).
+    namespace: str = ""
+    #: What creates the pod, for messages: "" for a plain workload, "KServe predictor", ...
+    workload: str = ""
+    #: Tolerations the controller adds on its own, with a citation.
+    added_tolerations: tuple[Toleration, ...] = ()
+    #: What the rules cannot evaluate here (an Argo podSpecPatch, ...): reported as advisories.
+    notes: tuple[str, ...] = ()
+    #: Who provisions this pod's nodes when it is not the platform (KAITO): pool fit is not judged.
+    own_nodes: str = ""
     #: GPU asks by resource-name patterns, so rules run one after another read the pod once.
     asks_cache: dict[tuple[str, ...], list[GpuAsk]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def where(self) -> str:
+        place = self.path or "<root>"
+        return f"{self.workload} at {place}" if self.workload else f"pod spec at {place}"
+
+
+def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, ...]:
+    """The containers of an ordinary pod spec, from its three container lists. An unknown list or
+    entry during preview becomes one UNKNOWN container, so the known ones keep their verdicts."""
+    containers: list[Container] = []
+    for list_name in CONTAINER_LISTS:
+        list_path = join(path, list_name)
+        value = spec.get(list_name)
+        if value is UNKNOWN:
+            containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
+            continue
+        for index, container in enumerate(as_list(value)):
+            if container is UNKNOWN or isinstance(container, abc.Mapping):
+                name = container.get("name") if isinstance(container, abc.Mapping) else None
+                containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
+                                            container, ROLE_OF_LIST[list_name]))
+    return tuple(containers)
+
+
+def pod_spec(spec: Any, path: str, namespace: str = "", workload: str = "", **extra: Any) -> PodSpec:
+    """A PodSpec for an ordinary pod spec mapping written at `path` (an unknown one during preview
+    becomes a pod whose only container is unknown, so the rules say they could not decide)."""
+    if spec is UNKNOWN:
+        return PodSpec(path, {}, (Container(path, "<pod spec>", UNKNOWN),), namespace, workload, **extra)
+    mapping = spec if isinstance(spec, abc.Mapping) else {}
+    return PodSpec(path, mapping, containers_of_spec(mapping, path), namespace, workload, **extra)
+
+
+# --- Generic search ---------------------------------------------------------------------------
 
 
 def _is_container_list(value: Any) -> bool:
     return (
         isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) and len(value) > 0
-        and all(isinstance(item, abc.Mapping) for item in value)
+        and all(isinstance(item, abc.Mapping) or item is UNKNOWN for item in value)
     )
 
 
-def find_pod_specs(obj: Any, path: str = "") -> Iterator[PodSpec]:
-    """Every pod spec in `obj`, outermost first, with its path (`spec.template.spec`)."""
-    for parts, spec in _find(obj, ()):
-        text = path
-        for part in parts:
-            text = join(text, part)
-        yield PodSpec(text, spec)
+def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpec]:
+    """Every mapping with a `containers` list in `obj`, outermost first, each node visited once."""
+    found: list[PodSpec] = []
+    visited: set[int] = set()
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(obj, ())]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, _SCALARS) or id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, abc.Mapping):
+            containers = node.get("containers")
+            if containers is UNKNOWN or _is_container_list(containers):
+                text = path
+                for part in parts:
+                    text = join(text, part)
+                found.append(pod_spec(node, text, namespace))
+            children = [(value, (*parts, key)) for key, value in node.items()
+                        if isinstance(key, str) and key not in _NEVER_POD_SPECS and key not in CONTAINER_LISTS
+                        and not isinstance(value, _SCALARS)]
+        elif isinstance(node, abc.Sequence) and not isinstance(node, (str, bytes)):
+            children = [(item, (*parts, index)) for index, item in enumerate(node) if not isinstance(item, _SCALARS)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return found
 
 
-def _find(obj: Any, parts: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    # Paths are kept as tuples and only spelled out for the pod specs found: this walk visits every
-    # node of every object the checker reads, so it stays lean.
-    if isinstance(obj, (dict, abc.Mapping)):
-        containers = obj.get("containers")
-        if containers is UNKNOWN or _is_container_list(containers):
-            # No workload nests a pod spec inside another one.
-            yield parts, obj
-            return
-        for key, value in obj.items():
-            # Object metadata (labels, annotations) and status never hold pod specs.
-            if isinstance(value, _SCALARS) or key in _NEVER_POD_SPECS or not isinstance(key, str):
-                continue
-            yield from _find(value, (*parts, key))
-    elif isinstance(obj, list) or (isinstance(obj, abc.Sequence) and not isinstance(obj, (str, bytes))):
-        for index, item in enumerate(obj):
-            if not isinstance(item, _SCALARS):
-                yield from _find(item, (*parts, index))
-
-
-@dataclass(frozen=True)
-class Container:
-    path: str
-    name: str
-    spec: Mapping[str, Any]
-
-
-def containers_of(pod: PodSpec) -> Iterator[Container]:
-    for list_name in CONTAINER_LISTS:
-        list_path = join(pod.path, list_name)
-        for index, container in enumerate(list_at(pod.spec.get(list_name), list_path)):
-            container_path = join(list_path, index)
-            if not isinstance(container, abc.Mapping):
-                continue
-            name = container.get("name")
-            yield Container(container_path, name if isinstance(name, str) else f"#{index}", container)
+# --- GPU asks ---------------------------------------------------------------------------------
 
 
 def is_gpu_resource(name: str, gpu_resources: Sequence[str]) -> bool:
@@ -137,7 +240,7 @@ def is_gpu_resource(name: str, gpu_resources: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class GpuAsk:
-    """One GPU resource named in one container: its limit and request as written (None if absent)."""
+    """One GPU resource named in one container: its limit and request as written (ABSENT if not)."""
 
     container: Container
     resource: str
@@ -146,28 +249,51 @@ class GpuAsk:
 
     @property
     def path(self) -> str:
-        return join(self.container.path, "resources")
+        return self.container.resources_at
+
+    @property
+    def limit_path(self) -> str:
+        return self.container.written_at.get(("limits", self.resource)) or join(join(self.path, "limits"), self.resource)
+
+    @property
+    def request_path(self) -> str:
+        return self.container.written_at.get(("requests", self.resource)) or join(join(self.path, "requests"), self.resource)
 
 
 def gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
+    """Every GPU resource entry of every known container. Raises UndecidableError for the first
+    unknown container or resources map only after the known ones are collected (see `asks_by_container`)."""
     key = tuple(gpu_resources)
     if key not in pod.asks_cache:
-        pod.asks_cache[key] = _gpu_asks(pod, key)
+        pod.asks_cache[key] = [ask for asks in asks_by_container(pod, key) if not isinstance(asks, UndecidableError)
+                               for ask in asks]
     return pod.asks_cache[key]
 
 
-def _gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
-    asks: list[GpuAsk] = []
-    for container in containers_of(pod):
-        resources_path = join(container.path, "resources")
-        resources = mapping_at(container.spec.get("resources"), resources_path)
-        limits = mapping_at(resources.get("limits"), join(resources_path, "limits"))
-        requests = mapping_at(resources.get("requests"), join(resources_path, "requests"))
-        names = [n for n in dict.fromkeys([*limits, *requests]) if isinstance(n, str)]
-        for name in names:
-            if is_gpu_resource(name, gpu_resources):
-                asks.append(GpuAsk(container, name, limits.get(name), requests.get(name)))
+def asks_by_container(pod: PodSpec, gpu_resources: Sequence[str]) -> list[list[GpuAsk] | UndecidableError]:
+    """Per container, its GPU asks, or the UndecidableError that hid them during preview."""
+    result: list[list[GpuAsk] | UndecidableError] = []
+    for container in pod.containers:
+        try:
+            result.append(_container_asks(container, gpu_resources))
+        except UndecidableError as error:
+            result.append(error)
+    return result
+
+
+def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[GpuAsk]:
+    spec = mapping_at(container.spec, container.path)
+    resources = mapping_at(spec.get("resources"), container.resources_at)
+    limits = mapping_at(resources.get("limits"), join(container.resources_at, "limits"))
+    requests = mapping_at(resources.get("requests"), join(container.resources_at, "requests"))
+    asks = []
+    for name in dict.fromkeys([*limits, *requests]):
+        if isinstance(name, str) and is_gpu_resource(name, gpu_resources):
+            asks.append(GpuAsk(container, name, limits.get(name, ABSENT), requests.get(name, ABSENT)))
     return asks
+
+
+# --- Identity ---------------------------------------------------------------------------------
 
 
 def object_identity(obj: Any) -> tuple[str, str]:
@@ -177,4 +303,26 @@ def object_identity(obj: Any) -> tuple[str, str]:
     kind = obj.get("kind")
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, abc.Mapping) else None
+    if not isinstance(name, str) and isinstance(metadata, abc.Mapping):
+        name = metadata.get("generateName")
     return (kind if isinstance(kind, str) else "", name if isinstance(name, str) else "")
+
+
+def object_namespace(obj: Any) -> str:
+    metadata = obj.get("metadata") if isinstance(obj, abc.Mapping) else None
+    namespace = metadata.get("namespace") if isinstance(metadata, abc.Mapping) else None
+    return namespace if isinstance(namespace, str) else ""
+
+
+def api_group(obj: Any) -> str:
+    """The API group of an object (`serving.kserve.io` from `serving.kserve.io/v1beta1`; "" for core)."""
+    api_version = obj.get("apiVersion") if isinstance(obj, abc.Mapping) else None
+    if not isinstance(api_version, str) or "/" not in api_version:
+        return ""
+    return api_version.rsplit("/", 1)[0]
+
+
+def iter_mappings(values: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for index, value in enumerate(as_list(values)):
+        if isinstance(value, abc.Mapping):
+            yield index, value

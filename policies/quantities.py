@@ -1,4 +1,4 @@
-"""Kubernetes resource quantities, parsed by Kubernetes' own grammar into exact fractions.
+"""Kubernetes resource quantities, read exactly as the API server reads them, into exact fractions.
 
     <quantity>     ::= <signedNumber><suffix>
     <signedNumber> ::= <number> | "+" <number> | "-" <number>
@@ -8,9 +8,15 @@
     <decimalSI>    ::= n | u | m | "" | k | M | G | T | P | E
     <decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>   (an integer exponent)
 
-`float()` is not that grammar: it accepts "inf", "nan", "1_000" and " 1", and rounds "0.1". Fractions
-keep "1000m" exactly 1 and "1500m" exactly 3/2. JSON numbers are accepted as they cross the Pulumi
-wire: integers, and floats (`1` arrives as `1.0`).
+How a value reaches the grammar is the API server's too (apimachinery `pkg/api/resource/quantity.go`,
+`UnmarshalJSON`): JSON `null` is the zero quantity, surrounding quotes are removed and the text is
+`strings.TrimSpace`d before parsing. `float()` is not that grammar: it accepts "inf", "nan" and
+"1_000", and rounds "0.1". Fractions keep "1000m" exactly 1 and "1500m" exactly 3/2. JSON numbers
+arrive as the Pulumi wire sends them: integers, and floats (`1` arrives as `1.0`).
+
+Hostile sizes never reach Python's own limits: a quantity longer than `MAX_QUANTITY_CHARS` is refused
+before any integer is built (Python refuses to convert strings of over 4300 digits), exponents are
+capped, and an amount too large for the API server's 64-bit milli-value is reported as such.
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ from fractions import Fraction
 from typing import Any
 
 _QUANTITY_RE = re.compile(
-    r"^(?P<sign>[+-])?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
-    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))$"
+    r"(?P<sign>[+-])?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))"
 )
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -30,30 +36,51 @@ _DECIMAL = {
     "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
     "P": Fraction(10**15), "E": Fraction(10**18),
 }
+#: No real quantity is longer; anything longer is refused before a digit is converted.
+MAX_QUANTITY_CHARS = 64
 #: Kubernetes caps exponents far below this; the cap keeps a hostile "1e999999999" from hanging us.
 _MAX_EXPONENT = 60
+#: The API server checks extended resources through their 64-bit milli-value (`MilliValue()`), so
+#: an amount at or above this cannot be represented.
+MAX_AMOUNT = Fraction(2**63 - 1, 1000)
 
 
 class QuantityError(ValueError):
     pass
 
 
+def shown(value: Any, limit: int = 24) -> str:
+    """A value for a message: short, readable, never thousands of characters."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]}…{text[-4:]} ({len(text)} characters)"
+
+
 def parse_quantity(value: Any) -> Fraction:
-    """The exact value of a quantity given as a JSON number or a Kubernetes quantity string."""
+    """The exact value of a quantity given as a JSON number, a quantity string, or null (zero)."""
+    if value is None:
+        return Fraction(0)
     if isinstance(value, bool):
         raise QuantityError(f"{value!r} is a boolean, not a quantity")
     if isinstance(value, int):
+        if abs(value) >= 10**MAX_QUANTITY_CHARS:
+            raise QuantityError(f"{shown(value)} is far too large to be a quantity")
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise QuantityError(f"{value!r} is not a finite number")
         return Fraction(value)
     if not isinstance(value, str):
-        raise QuantityError(f"{value!r} is not a number or a quantity string")
-    match = _QUANTITY_RE.match(value)
+        raise QuantityError(f"{shown(value)} is not a number or a quantity string")
+    text = value.strip()
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise QuantityError(f"{shown(value)} is too long to be a quantity")
+    match = _QUANTITY_RE.fullmatch(text)
     if not match:
-        raise QuantityError(f"{value!r} is not a Kubernetes quantity (examples: 1, \"2\", \"1000m\")")
-    number = Fraction(match["number"] if not match["number"].endswith(".") else match["number"][:-1])
+        raise QuantityError(f"{shown(value)} is not a Kubernetes quantity (examples: 1, \"2\", \"1000m\")")
+    digits = match["number"][:-1] if match["number"].endswith(".") else match["number"]
+    number = Fraction(digits)
     if match["sign"] == "-":
         number = -number
     if match["binary"]:
@@ -61,10 +88,16 @@ def parse_quantity(value: Any) -> Fraction:
     if match["exponent"] is not None:
         exponent = int(match["exponent"])
         if abs(exponent) > _MAX_EXPONENT:
-            raise QuantityError(f"{value!r} has an exponent out of range")
+            raise QuantityError(f"{shown(value)} has an exponent out of range")
         return number * Fraction(10) ** exponent
     return number * _DECIMAL[match["decimal"] or ""]
 
 
 def format_amount(amount: Fraction) -> str:
-    return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
+    """An amount as people write it, without ever converting a huge value through float."""
+    if amount.denominator == 1:
+        text = str(amount.numerator)
+        return text if len(text) <= 24 else f"{text[:8]}…({len(text)} digits)"
+    if abs(amount) < 10**15:
+        return f"{float(amount):g}"
+    return f"about {amount.numerator // amount.denominator}"

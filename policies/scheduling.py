@@ -18,13 +18,14 @@ HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_QUALIFIED_NAME_RE = re.compile(rf"^(({_DNS_SUBDOMAIN})/)?{_NAME}$")
-_LABEL_VALUE_RE = re.compile(rf"^({_NAME})?$")
+# Used with fullmatch: `$` alone would also accept a trailing newline.
+_QUALIFIED_NAME_RE = re.compile(rf"(({_DNS_SUBDOMAIN})/)?{_NAME}")
+_LABEL_VALUE_RE = re.compile(rf"({_NAME})?")
 
 
 def label_key_problem(key: str) -> str | None:
     """Why `key` is not a valid Kubernetes label or taint key, or None if it is."""
-    if not isinstance(key, str) or not _QUALIFIED_NAME_RE.match(key):
+    if not isinstance(key, str) or not _QUALIFIED_NAME_RE.fullmatch(key):
         return ("must be a qualified name: an optional DNS-subdomain prefix and '/', then 1-63 "
                 "letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
     prefix = key.split("/", 1)[0] if "/" in key else ""
@@ -35,7 +36,7 @@ def label_key_problem(key: str) -> str | None:
 
 def label_value_problem(value: str) -> str | None:
     """Why `value` is not a valid Kubernetes label or taint value, or None if it is."""
-    if not isinstance(value, str) or not _LABEL_VALUE_RE.match(value):
+    if not isinstance(value, str) or not _LABEL_VALUE_RE.fullmatch(value):
         return ("must be empty or 1-63 letters, digits, '-', '_' or '.', starting and ending with a "
                 "letter or digit")
     return None
@@ -67,6 +68,15 @@ def parse_taint(text: str) -> dict[str, str]:
     if value_problem:
         raise TaintSyntaxError(f"taint {text!r} has value {value!r} that {value_problem}")
     return {"key": key, "value": value, "effect": effect}
+
+
+def is_extended_resource_name(name: Any) -> bool:
+    """Kubernetes' `helper.IsExtendedResourceName` (pkg/apis/core/helper): a name with a domain
+    prefix outside `kubernetes.io/`, that is not a `requests.` quota name and that stays a qualified
+    name as `requests.<name>`. ExtendedResourceToleration adds a toleration for each of these."""
+    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return label_key_problem("requests." + name) is None
 
 
 def format_taint(taint: Mapping[str, str]) -> str:

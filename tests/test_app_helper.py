@@ -9,15 +9,15 @@ from gpu_aks_app import GpuRequest, PlacementError, place
 from components.contract import platform_contract
 from components.settings import parse_settings
 from policies.gpu_rules import POD_RULES
-from policies.rule_config import default_rule_config
+from tests.helpers import findings
 
-PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+PLATFORM = platform_contract(parse_settings({"gpuPools": [
     {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 4},
     {"name": "t4x4", "vmSize": "Standard_NC64as_T4_v3", "maxCount": 2},
     {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g"},
     {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "maxCount": 1},
     {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"},
-]}, "test"))
+]}, "test", "eastus2"))
 
 REQUESTS = [
     ("1 GPU", GpuRequest(), "t4", "nvidia.com/gpu"),
@@ -37,23 +37,21 @@ REQUESTS = [
 def test_each_request_kind_lands_and_passes_the_pack(request_, pool, resource):
     placement = place(PLATFORM, request_)
     assert (placement.pool, placement.resource) == (pool, resource)
-    assert placement.node_selector["kubernetes.azure.com/agentpool"] == pool
+    assert placement.node_selector["gpu-aks.io/pool"] == pool
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
            "spec": placement.pod_spec([{"name": "app", "image": "app:1", "resources": {"limits": {"memory": "1Gi"}}}])}
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi", resource: request_.gpus}
-    configs = default_rule_config()
-    for name, rule in POD_RULES.items():
-        assert rule(pod, configs[name]) == [], name
+    for name in POD_RULES:
+        assert findings(pod, name) == [], name
 
 
 def test_mixed_strategy_asks_for_the_mig_resource():
-    settings = parse_settings({"location": "eastus2", "devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
-        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "test")
+    settings = parse_settings({"devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "test", "eastus2")
     placement = place(platform_contract(settings), GpuRequest(mig_partition="1g.10gb"))
     assert placement.limits == {"nvidia.com/mig-1g.10gb": 1}
     pod = {"kind": "Pod", "spec": placement.pod_spec([{"name": "c", "image": "x"}])}
-    configs = default_rule_config()
-    assert all(rule(pod, configs[name]) == [] for name, rule in POD_RULES.items())
+    assert all(findings(pod, name) == [] for name in POD_RULES)
 
 
 @pytest.mark.parametrize("request_, message", [
@@ -75,5 +73,26 @@ def test_errors_name_what_the_platform_lacks(request_, message):
 
 def test_accepts_the_gpu_pools_map_alone_and_checks_the_contract_version():
     assert place(PLATFORM["gpuPools"], GpuRequest()).pool == "t4"
-    with pytest.raises(PlacementError, match="contract is version 2"):
-        place({**PLATFORM, "contractVersion": 2}, GpuRequest())
+    with pytest.raises(PlacementError, match="contract is version 3"):
+        place({**PLATFORM, "contractVersion": 3}, GpuRequest())
+
+
+def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
+    """gpu_aks_app_testing must not drift from components/contract.py: same keys, same values for the
+    same pool (a T4 pool, and an A100 MIG pool under the mixed strategy)."""
+    from gpu_aks_app_testing import gpu_pool, platform_outputs
+
+    real = platform_contract(parse_settings({"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"}]},
+                                            "dev", "eastus2"))
+    sample = platform_outputs()
+    assert set(real) <= set(sample)
+    real_pool, sample_pool = real["gpuPools"]["gput4"], sample["gpuPools"]["gput4"]
+    assert set(real_pool) == set(sample_pool)
+    assert {k: v for k, v in sample_pool.items() if k != "azureName"} == {k: v for k, v in real_pool.items()
+                                                                          if k != "azureName"}
+    mixed = platform_contract(parse_settings({"devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "dev", "eastus2"))
+    sample_mig = gpu_pool("a100mig", "Standard_NC24ads_A100_v4", "A100 80GB", "nvidia-a100-80gb", 1, 80,
+                          mig_partition="1g.10gb", mig_instances_per_gpu=7, mig_strategy="mixed")
+    assert {k: v for k, v in sample_mig.items() if k != "azureName"} == {
+        k: v for k, v in mixed["gpuPools"]["a100mig"].items() if k != "azureName"}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from components.catalog import (
+from policies.catalog import (
     GPU_SKUS,
     UNSUPPORTED_GPU_SKUS,
     gpu_sku,

@@ -16,9 +16,10 @@ BROKEN = MANIFESTS / "broken"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(*argv: str, stdin: str = "") -> tuple[int, str]:
+def run(*argv: str, stdin: str | bytes = "") -> tuple[int, str]:
     out = io.StringIO()
-    code = main(list(argv), stdin=io.StringIO(stdin), stdout=out)
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    code = main(list(argv), stdin=io.BytesIO(data), stdout=out)
     return code, out.getvalue()
 
 
@@ -67,8 +68,8 @@ def test_broken_input_is_reported_with_file_and_line_and_the_rest_is_still_check
     assert code == 2
     errors = sorted((Path(e["file"]).name, e["line"], e["message"]) for e in report["errors"])
     assert errors == [
-        ("invalid.json", 2, "invalid JSON: Expecting value"),
-        ("invalid.yaml", 5, "invalid YAML: did not find expected ',' or ']'"),
+        ("invalid.json", 2, "invalid JSON, column 10: Expecting value"),
+        ("invalid.yaml", 5, "invalid YAML, column 1: did not find expected ',' or ']'"),
         ("missing.yaml", 0, "no such file or directory"),
         ("not-a-mapping.yaml", 1, "document 0 is a list, not a Kubernetes object (a mapping)"),
         ("second-doc-string.yaml", 5, "document 1 is a str, not a Kubernetes object (a mapping)"),
@@ -98,7 +99,7 @@ def test_bad_config_exits_2(tmp_path, capsys):
 def test_text_format_names_file_line_object_and_fix():
     code, output = run(str(CORPUS / "bad" / "untolerated-statefulset.yaml"))
     assert code == 1
-    assert "untolerated-statefulset.yaml:1 (document 0) StatefulSet/llm [mandatory] gpu-pods-tolerate-gpu-taint:" in output
+    assert "untolerated-statefulset.yaml:2 (document 0) StatefulSet/llm [mandatory] gpu-pods-tolerate-gpu-taint:" in output
     assert "      - key: sku" in output
     assert output.strip().endswith("1 object(s) checked: 1 mandatory and 0 advisory violation(s), 0 input error(s)")
 
@@ -109,7 +110,7 @@ def test_sarif_is_valid_2_1_0_and_locates_documents():
     assert code == 2 and sarif["version"] == "2.1.0"
     results = sarif["runs"][0]["results"]
     lines = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results}
-    assert ("gpu-pods-tolerate-gpu-taint", 18) in lines, "the Deployment is the third document: its --- is line 18"
+    assert ("gpu-pods-tolerate-gpu-taint", 20) in lines, "the Deployment starts on line 20, after --- and a comment"
     assert ("input-error", 5) in lines
     levels = {r["ruleId"]: r["level"] for r in results}
     assert levels == {"gpu-pods-tolerate-gpu-taint": "error", "gpu-pods-select-gpu-nodes": "warning",

@@ -3,6 +3,10 @@ platform's dev outputs, and the policy pack (default config) over what it create
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from tests.conftest import ROOT
 from tools.analyzer import PolicyPackProcess, wire_struct
 from tools.mockrun import PlatformMocks, run_program
@@ -24,7 +28,7 @@ def test_example_lands_its_job_on_the_dev_gpu_pool_and_passes_the_pack(dev_run):
     job = run.one("kubernetes:batch/v1:Job")
     pod = job.inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
-    assert pod["nodeSelector"] == {"accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gput4"}
+    assert pod["nodeSelector"] == {"accelerator": "nvidia", "gpu-aks.io/pool": "gput4"}
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
     provider = run.one("pulumi:providers:kubernetes")
     assert provider.masked_inputs["kubeconfig"] == "[secret]", "the platform's kubeconfig stays secret"
@@ -46,4 +50,14 @@ def test_example_imports_the_helper_the_way_its_requirements_install_it():
     requirements = (EXAMPLE / "requirements.txt").read_text().splitlines()
     assert "../../app_sdk" in requirements
     assert "from gpu_aks_app import" in (EXAMPLE / "__main__.py").read_text()
-    assert 'py-modules = ["gpu_aks_app"]' in (ROOT / "app_sdk" / "pyproject.toml").read_text()
+    assert "py-modules = [\"gpu_aks_app\", \"gpu_aks_app_testing\"]" in (ROOT / "app_sdk" / "pyproject.toml").read_text()
+
+
+def test_the_examples_own_tests_pass_with_only_the_app_helper():
+    """What an app repository runs: its tests import gpu_aks_app_testing, not this repository."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "app_sdk")}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_gpu_job.py"],
+                            cwd=EXAMPLE, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+    assert "tools" not in (EXAMPLE / "test_gpu_job.py").read_text().split('"""', 2)[2], "no import of this repo's tools/"

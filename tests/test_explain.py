@@ -16,11 +16,11 @@ from policies.explain import explain, main
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 
 # A platform with a T4 pool, an A100 pool split into MIG 2g.10gb slices, and a Spot T4 pool.
-PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+PLATFORM = platform_contract(parse_settings({"gpuPools": [
     {"name": "t4", "vmSize": "Standard_NC4as_T4_v3"},
     {"name": "a100mig", "vmSize": "Standard_ND96asr_v4", "gpuInstanceProfile": "MIG2g"},
     {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"},
-]}, "test"))
+]}, "test", "eastus2"))
 
 
 def seed(name: str) -> dict:
@@ -84,23 +84,23 @@ def test_cli(tmp_path):
     assert main(["--platform", str(outputs), str(SEEDS / "flyte-v100.yaml")], stdout=out) == 1
     assert "lands on: no GPU pool" in out.getvalue() and "no pool offers nvidia-tesla-v100" in out.getvalue()
     out = io.StringIO()
-    assert main(["--platform", str(outputs), "-"], stdin=io.StringIO((SEEDS / "aks-mnist-job.yaml").read_text()),
+    assert main(["--platform", str(outputs), "-"], stdin=io.BytesIO((SEEDS / "aks-mnist-job.yaml").read_bytes()),
                 stdout=out) == 0
     assert "lands on: t4, a100mig" in out.getvalue()
-    assert main(["--platform", str(tmp_path / "missing.json"), "-"], stdin=io.StringIO("")) == 2
+    assert main(["--platform", str(tmp_path / "missing.json"), "-"], stdin=io.BytesIO(b"")) == 2
 
 
 # --- Compatibility: what Flyte and Kubeflow ask for lands on a platform configured for them -------
 
 # The platform config the README documents for Flyte: the GPU taint Flyte tolerates on its own
 # (`nvidia.com/gpu`), and pools whose accelerator labels use Flyte's constants.
-FLYTE_PLATFORM = platform_contract(parse_settings({"location": "eastus2", "gpuPools": [
+FLYTE_PLATFORM = platform_contract(parse_settings({"gpuPools": [
     {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
     {"name": "a100", "vmSize": "Standard_ND96asr_v4", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
     {"name": "a100mig", "vmSize": "Standard_ND96asr_v4", "gpuInstanceProfile": "MIG2g",
      "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
     {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
-]}, "flyte"))
+]}, "flyte", "eastus2"))
 
 
 def flyte_pod(accelerator: str, partition: str | None = None) -> dict:

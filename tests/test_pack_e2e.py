@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS
+from policies.rule_config import CONFIG_SCHEMAS, PACK_POLICY_NAMES
 from tools.analyzer import PolicyPackProcess, wire_struct
+from tools.mockrun import SECRET_SIG, SECRET_VALUE_SIG
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -26,26 +27,32 @@ def seed(name: str) -> dict:
     return yaml.safe_load((SEEDS / name).read_text())
 
 
+def stack(*resources: tuple[str, str, dict]) -> list[tuple[str, str, str, dict]]:
+    return [(f"urn:pulumi:dev::gpu-aks::{type_}::{name}", type_, name, props) for type_, name, props in resources]
+
+
 def test_analyzer_info_lists_every_policy_with_its_level_and_schema(pack):
     info = pack.info()
     assert info.name == "gpu-aks-policies" and info.supportsConfig
     policies = {p.name: p for p in info.policies}
-    assert set(policies) == set(DEFAULT_LEVELS)
+    assert set(policies) == set(PACK_POLICY_NAMES)
     levels = {name: policy.enforcementLevel for name, policy in policies.items()}
     assert levels == {"gpu-pods-tolerate-gpu-taint": 1, "gpu-limits-are-whole-numbers": 1,
                       "gpu-pods-select-gpu-nodes": 0, "gpu-node-pools-are-tainted": 1,
-                      "device-plugin-tolerates-gpu-pools": 1}
-    for name, properties in CONFIG_SCHEMAS.items():
-        assert set(policies[name].configSchema.properties) == set(properties)
+                      "device-plugin-tolerates-gpu-pools": 1, "gpu-workloads-are-analyzable": 0}
+    for name in PACK_POLICY_NAMES:
+        assert set(policies[name].configSchema.properties) == set(CONFIG_SCHEMAS[name])
     taints = policies["gpu-pods-tolerate-gpu-taint"].configSchema.properties["gpuTaints"]
     assert taints["default"][0] == {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
 
 
 def test_defaults_apply_when_configure_was_never_sent(pack):
-    diagnostics = pack.analyze(POD, "gpu-pod", seed("generic-gpu-pod.yaml"))
+    assert pack.analyze(POD, "gpu-pod", seed("generic-gpu-pod.yaml")) == [], "tolerations are a stack rule"
+    diagnostics = pack.analyze_stack(stack((POD, "gpu-pod", seed("generic-gpu-pod.yaml"))))
     assert [(d.policy, d.level) for d in diagnostics] == [("gpu-pods-tolerate-gpu-taint", "mandatory")]
     assert "Pod 'gpu-pod': container 'gpu-container' asks for nvidia.com/gpu" in diagnostics[0].message
     assert "tolerations:\n  - key: sku\n    operator: Equal\n    value: gpu" in diagnostics[0].message
+    assert diagnostics[0].urn.endswith("::gpu-pod")
 
 
 def test_numbers_arrive_as_floats_and_whole_ones_pass(pack):
@@ -64,17 +71,41 @@ def test_fractional_gpu_is_mandatory_violation(pack):
     assert policies == ["gpu-limits-are-whole-numbers"]
 
 
-def test_custom_resources_and_patches_are_checked(pack):
+def test_custom_resources_adapters_and_patches_are_checked(pack):
     ray = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rc"}, "spec": {
         "headGroupSpec": {"template": {"spec": {"containers": [{"name": "head", "image": "ray"}]}}},
         "workerGroupSpecs": [{"groupName": "gpu", "template": {"spec": {
             "containers": [{"name": "worker", "image": "ray", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}}
-    diagnostics = pack.analyze("kubernetes:ray.io/v1:RayCluster", "rc", ray)
-    assert "gpu-pods-tolerate-gpu-taint" in {d.policy for d in diagnostics}
-    assert "spec.workerGroupSpecs[0].template.spec" in diagnostics[0].message
+    [diagnostic] = pack.analyze_stack(stack(("kubernetes:ray.io/v1:RayCluster", "rc", ray)))
+    assert "spec.workerGroupSpecs[0].template.spec" in diagnostic.message
+    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService", "metadata": {"name": "llm"},
+            "spec": {"predictor": {"model": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}}}
+    [diagnostic] = pack.analyze_stack(stack(("kubernetes:serving.kserve.io/v1beta1:InferenceService", "llm", isvc)))
+    assert "container 'kserve-container' asks for nvidia.com/gpu (KServe predictor at spec.predictor)" in diagnostic.message
     patch = {"spec": {"template": {"spec": {"containers": [
         {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1500m"}}}]}}}}
     assert "gpu-limits-are-whole-numbers" in {d.policy for d in pack.analyze("kubernetes:apps/v1:DeploymentPatch", "p", patch)}
+
+
+def test_the_stack_namespace_and_claims_count(pack):
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "annotations": {
+        "scheduler.alpha.kubernetes.io/defaultTolerations":
+            '[{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]'}}}
+    pod = copy.deepcopy(seed("generic-gpu-pod.yaml"))
+    pod["metadata"]["namespace"] = "ml"
+    assert pack.analyze_stack(stack(("kubernetes:core/v1:Namespace", "ml", namespace), (POD, "p", pod))) == []
+    assert len(pack.analyze_stack(stack((POD, "p", pod)))) == 1
+    claimed = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "claimed"}, "spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "single-gpu"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}}
+    [mandatory] = pack.analyze_stack(stack(
+        ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "t", template), (POD, "claimed", claimed)))
+    assert "claim 'gpu' (ResourceClaimTemplate 'single-gpu': gpu.nvidia.com) asks for a GPU" in mandatory.message
+    [advisory] = pack.analyze_stack(stack((POD, "claimed", claimed)))
+    assert advisory.policy == "gpu-workloads-are-analyzable" and advisory.level == "advisory"
+    assert "ResourceClaimTemplate 'single-gpu' (claim 'gpu'), which is not among the objects checked" in advisory.message
 
 
 def test_unknown_values_during_preview_are_advisory_and_say_where(pack):
@@ -82,10 +113,37 @@ def test_unknown_values_during_preview_are_advisory_and_say_where(pack):
         {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": UNKNOWN_STRING}}}],
         "tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
         "nodeSelector": {"accelerator": "nvidia"}}}
-    [diagnostic] = pack.analyze(POD, "u", pod)
-    assert diagnostic.policy == "gpu-limits-are-whole-numbers" and diagnostic.level == "advisory"
-    assert "can't run policy 'gpu-limits-are-whole-numbers'" in diagnostic.message
-    assert ".spec.containers.0.resources.limits.nvidia.com/gpu can't be known during preview" in diagnostic.message
+    diagnostics = pack.analyze(POD, "u", pod)
+    assert [(d.policy, d.level) for d in diagnostics] == [("gpu-limits-are-whole-numbers", "advisory"),
+                                                          ("gpu-pods-select-gpu-nodes", "advisory")]
+    assert "can't run policy 'gpu-limits-are-whole-numbers'" in diagnostics[0].message
+    assert ".spec.containers.0.resources.limits.nvidia.com/gpu can't be known during preview" in diagnostics[0].message
+
+
+def test_secret_marked_properties_never_appear_in_messages(pack):
+    secret = {SECRET_SIG: SECRET_VALUE_SIG, "value": "0.5"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s"}, "spec": {
+        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": secret}}}],
+        "tolerations": [{"key": "sku", "operator": "Exists"}]}}
+    [diagnostic] = [d for d in pack.analyze(POD, "s", pod) if d.policy == "gpu-limits-are-whole-numbers"]
+    assert "0.5" not in diagnostic.message and "[secret]" in diagnostic.message
+
+
+def test_odd_structs_get_a_verdict_or_an_advisory(pack):
+    odd = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": {"name": "not a list"}, "tolerations": "x"}}
+    assert pack.analyze(POD, "odd", odd) == []
+    huge = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1e300}}}], "tolerations": [{"operator": "Exists"}]}}
+    [diagnostic] = [d for d in pack.analyze(POD, "huge", huge) if d.level == "mandatory"]
+    assert "more than the API server can count" in diagnostic.message
+    digits = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "9" * 5000}}}], "tolerations": [{"operator": "Exists"}]}}
+    [diagnostic] = [d for d in pack.analyze(POD, "digits", digits) if d.level == "mandatory"]
+    assert "(5002 characters) is too long to be a quantity" in diagnostic.message
+    nested: dict = {"leaf": 1}
+    for _ in range(60):
+        nested = {"spec": nested}
+    assert pack.analyze(POD, "deep", {"apiVersion": "v1", "kind": "Pod", **nested}) == []
 
 
 def test_azure_gpu_pool_rule(pack):
@@ -107,29 +165,28 @@ def test_configure_with_a_non_default_taint_then_stack_analysis(pack):
         "device-plugin-tolerates-gpu-pools": {"enforcementLevel": "mandatory"},
     })
     try:
-        assert pack.analyze(POD, "flyte", seed("flyte-plain-gpu.yaml")) == []
-        [diagnostic] = pack.analyze(POD, "mnist-style", seed("generic-gpu-pod.yaml"))
-        assert "nvidia.com/gpu=present:NoSchedule" in diagnostic.message
+        assert pack.analyze_stack(stack((POD, "flyte", seed("flyte-plain-gpu.yaml")))) == []
+        # AKS's ExtendedResourceToleration tolerates nvidia.com/gpu for a pod asking for it: no toleration needed.
+        assert pack.analyze_stack(stack((POD, "plain", seed("generic-gpu-pod.yaml")))) == []
 
         pool_props = {"agentPoolName": "gput4", "vmSize": "Standard_NC4as_T4_v3", "enableAutoScaling": True,
                       "minCount": 0.0, "maxCount": 2.0, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]}
         plugin = seed("aks-device-plugin-ds.yaml")
-        pool_urn = "urn:pulumi:dev::gpu-aks::azure-native:containerservice:AgentPool::gput4"
-        plugin_urn = "urn:pulumi:dev::gpu-aks::kubernetes:apps/v1:DaemonSet::plugin"
-        resources = [(pool_urn, "azure-native:containerservice:AgentPool", "gput4", pool_props),
-                     (plugin_urn, "kubernetes:apps/v1:DaemonSet", "plugin", plugin)]
+        resources = stack(("azure-native:containerservice:AgentPool", "gput4", pool_props),
+                          ("kubernetes:apps/v1:DaemonSet", "plugin", plugin))
         assert pack.analyze_stack(resources) == [], "the seed's DaemonSet tolerates nvidia.com/gpu Exists"
         plugin["spec"]["template"]["spec"]["tolerations"] = [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
         [diagnostic] = pack.analyze_stack(resources)
-        assert diagnostic.policy == "device-plugin-tolerates-gpu-pools" and diagnostic.urn == pool_urn
+        assert diagnostic.policy == "device-plugin-tolerates-gpu-pools" and diagnostic.urn == resources[0][0]
         assert "does not tolerate nvidia.com/gpu=present:NoSchedule" in diagnostic.message
     finally:
         pack.configure({})
 
 
-def test_every_resource_of_the_dev_program_passes_the_pack(pack, dev_run):
-    for resource in dev_run.resources:
-        diagnostics = pack.analyze(resource.type, resource.name, wire_struct(resource.wire_inputs), resource.urn)
-        assert [d for d in diagnostics if d.level == "mandatory"] == [], resource.type
-    stack = [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in dev_run.resources if r.custom]
-    assert pack.analyze_stack(stack) == []
+def test_every_resource_of_the_programs_passes_the_pack(pack, dev_run, prod_run):
+    for run in (dev_run, prod_run):
+        for resource in run.resources:
+            diagnostics = pack.analyze(resource.type, resource.name, wire_struct(resource.wire_inputs), resource.urn)
+            assert [d for d in diagnostics if d.level == "mandatory"] == [], resource.type
+        resources = [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in run.resources if r.custom]
+        assert pack.analyze_stack(resources) == []

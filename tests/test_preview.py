@@ -10,7 +10,7 @@ import sys
 import yaml
 
 from tests.conftest import ROOT
-from tools.preview import main
+from tools.preview import main, stacks
 
 
 def preview(*argv: str) -> tuple[int, str]:
@@ -23,12 +23,14 @@ def test_dev_tree_and_clean_policies():
     assert code == 0
     assert "Previewing gpu-aks/dev offline" in output
     assert " +     ├─ gpu-aks:index:GpuNodePool" in output
-    assert " +       ├─ azure-native:containerservice:AgentPool         gput4-pool" in output
+    assert " +       ├─ azure-native:containerservice:AgentPool          gput4-pool" in output
+    assert '│    agentPoolName: "gput4' in output
     assert '│    vmSize: "Standard_NC4as_T4_v3"' in output
     assert '│    minCount: 0' in output and '│    nodeTaints: ["sku=gpu:NoSchedule"]' in output
     assert '│    images: ["nvcr.io/nvidia/k8s-device-plugin:v0.20.0"]' in output
     assert '│    kubeconfig: "[secret]"' in output
-    assert "+ 12 to create" in output
+    assert "+ 18 to create" in output
+    assert "__provider" not in output, "a dynamic resource's serialized provider is machinery, not config"
     assert "gpu-aks-policies: no violations" in output
 
 
@@ -36,7 +38,10 @@ def test_prod_json_document():
     code, output = preview("prod", "--json")
     document = json.loads(output)
     assert code == 0 and document["stack"] == "prod"
-    assert set(document) == {"stack", "resources", "violations"}
+    assert set(document) == {"stack", "resources", "violations", "outputs"}
+    assert document["outputs"]["kubeconfig"] == "[secret]"
+    assert document["outputs"]["gpuPools"]["a100mig"]["nodeSelector"] == {"accelerator": "nvidia",
+                                                                        "gpu-aks.io/pool": "a100mig"}
     types = [r["type"] for r in document["resources"]]
     assert types.count("azure-native:containerservice:AgentPool") == 3
     for resource in document["resources"]:
@@ -65,7 +70,8 @@ def test_planted_violation_exits_1_and_names_the_policy(tmp_path):
     code, output = preview("dev", "--config-file", str(stack_file))
     assert code == 1
     assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in output
-    assert "GPU node pool 'a100' (Standard_NC24ads_A100_v4) is not served by any NVIDIA device plugin" in output
+    assert "GPU node pool 'a100" in output and \
+        "(Standard_NC24ads_A100_v4) is not served by any NVIDIA device plugin" in output
 
 
 def test_policy_pack_config_is_applied(tmp_path):
@@ -88,26 +94,31 @@ def test_broken_config_exits_2_naming_every_bad_key(tmp_path, capsys):
     code, output = preview("dev", "--config-file", str(stack_file))
     error = capsys.readouterr().err
     assert code == 2 and output == ""
-    for key in ("gpu-aks:gpuPools[0].vmSize", "gpu-aks:gpuPools[0].minCount", "gpu-aks:gpuPools[0].nodeTaints[0]",
-                "gpu-aks:cluster.kubeloginMode"):
+    for key in ("gpu-aks:gpuPools[gpunp].vmSize", "gpu-aks:gpuPools[gpunp].minCount",
+                "gpu-aks:gpuPools[gpunp].nodeTaints[0]", "gpu-aks:cluster.kubeloginMode"):
         assert key in error
     assert "4 problem(s)" in error
 
 
 def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
-    assert preview("staging")[0] == 2
-    assert "unknown stack 'staging'" in capsys.readouterr().err
+    # A name no stack file can have, whatever Pulumi.<stack>.yaml files a user adds.
+    missing = "no-such-stack-" + "-".join(stacks())
+    assert preview(missing)[0] == 2
+    assert f"unknown stack '{missing}'" in capsys.readouterr().err
     broken = tmp_path / "Pulumi.x.yaml"
     broken.write_text("config: [unclosed\n")
     assert preview("x", "--config-file", str(broken))[0] == 2
-    assert "cannot read stack config" in capsys.readouterr().err
+    assert f"{broken}:2: cannot use this stack file: invalid YAML" in capsys.readouterr().err
 
 
-def test_secure_values_stay_secret(tmp_path):
-    stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": "ml"}},
+def test_secure_values_stay_secret_top_level_and_nested(tmp_path):
+    stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": {"secure": "v1:BBBBnested"}},
+                                                              "kubernetesVersion": "1.37"},
                                           "azure-native:clientSecret": {"secure": "v1:AAAAencrypted"}})
     code, output = preview("dev", "--json", "--config-file", str(stack_file))
-    assert code == 0 and "AAAAencrypted" not in output and "secret placeholder" not in output
+    assert code == 0
+    for secret in ("AAAAencrypted", "BBBBnested", "secret placeholder"):
+        assert secret not in output
 
 
 def test_main_job_runs_as_a_module():

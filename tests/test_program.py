@@ -9,12 +9,18 @@ import pulumi
 import pytest
 import yaml
 
+from components.settings import parse_settings
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tools.mockrun import config_from_stack_file, run_program
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+WAIT = "pulumi-python:dynamic:Resource"
+IN_CLUSTER = ("kubernetes:core/v1:Namespace", DAEMONSET,
+              "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+              "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
 
 
 def test_dev_tree(dev_run):
@@ -24,6 +30,9 @@ def test_dev_tree(dev_run):
         ("azure-native:resources:ResourceGroup", "aks-rg", "aks"),
         (MANAGED_CLUSTER, "aks-cluster", "aks"),
         ("pulumi:providers:kubernetes", "aks-k8s", "aks"),
+        ("gpu-aks:index:ClusterAccess", "access", "gpu-aks-dev"),
+        (ROLE_ASSIGNMENT, "access-deployer-cluster-admin", "access"),
+        (WAIT, "access-role-propagation", "access"),
         ("gpu-aks:index:NodePool", "cpu", "gpu-aks-dev"),
         (AGENT_POOL, "cpu-pool", "cpu"),
         ("gpu-aks:index:GpuNodePool", "gput4", "gpu-aks-dev"),
@@ -31,17 +40,22 @@ def test_dev_tree(dev_run):
         ("gpu-aks:index:GpuDevicePlugin", "nvidia-device-plugin", "gpu-aks-dev"),
         ("kubernetes:core/v1:Namespace", "nvidia-device-plugin-namespace", "nvidia-device-plugin"),
         (DAEMONSET, "nvidia-device-plugin-daemonset", "nvidia-device-plugin"),
+        ("gpu-aks:index:GpuAdmissionPolicy", "gpu-admission", "gpu-aks-dev"),
+        (IN_CLUSTER[2], "gpu-admission-policy", "gpu-admission"),
+        (IN_CLUSTER[3], "gpu-admission-binding", "gpu-admission"),
     ])
 
 
-def test_dev_gpu_pool_scales_to_zero_with_the_seed_taint(dev_run):
+def test_dev_gpu_pool_scales_to_zero_with_the_gpu_taint_and_a_stable_label(dev_run):
     pool = dev_run.one(AGENT_POOL, "gput4-pool").inputs
     assert pool["vmSize"] == "Standard_NC4as_T4_v3"
     assert (pool["enableAutoScaling"], pool["minCount"], pool["maxCount"], pool["count"]) == (True, 0, 2, 0)
     assert pool["nodeTaints"] == ["sku=gpu:NoSchedule"]
-    assert pool["nodeLabels"] == {"accelerator": "nvidia", "nvidia.com/gpu.accelerator": "nvidia-tesla-t4"}
+    assert pool["nodeLabels"] == {"accelerator": "nvidia", "nvidia.com/gpu.accelerator": "nvidia-tesla-t4",
+                                  "gpu-aks.io/pool": "gput4"}
     assert pool["gpuProfile"] == {"driver": "Install"}
-    assert pool["mode"] == "User" and pool["agentPoolName"] == "gput4"
+    assert pool["mode"] == "User"
+    assert pool["agentPoolName"].startswith("gput4") and len(pool["agentPoolName"]) == 9
 
 
 def test_cluster_is_locked_down_by_default(dev_run):
@@ -51,7 +65,7 @@ def test_cluster_is_locked_down_by_default(dev_run):
     assert cluster["oidcIssuerProfile"] == {"enabled": True}
     assert cluster["securityProfile"] == {"workloadIdentity": {"enabled": True}}
     assert cluster["identity"] == {"type": "SystemAssigned"}
-    assert cluster["kubernetesVersion"] == "1.34"
+    assert cluster["kubernetesVersion"] == "1.37"
     assert cluster["autoUpgradeProfile"]["upgradeChannel"] == "patch"
     assert cluster["autoScalerProfile"]["expander"] == "least-waste"
     [system] = cluster["agentPoolProfiles"]
@@ -59,17 +73,42 @@ def test_cluster_is_locked_down_by_default(dev_run):
     assert system["enableAutoScaling"] is True and (system["minCount"], system["maxCount"]) == (1, 2)
 
 
-def test_drift_and_replacement_options(prod_run):
+def test_the_deployer_gets_cluster_admin_before_anything_in_cluster(dev_run, prod_run):
+    for run in (dev_run, prod_run):
+        assignment = run.one(ROLE_ASSIGNMENT)
+        assert assignment.inputs["roleDefinitionId"].endswith("/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
+        assert assignment.inputs["scope"] == run.one(MANAGED_CLUSTER).urn.rsplit("::", 1)[-1] + "-id"
+        wait = run.one(WAIT)
+        in_cluster = [r for r in run.resources if r.type in IN_CLUSTER]
+        assert in_cluster
+        for resource in in_cluster:
+            assert wait.urn in resource.dependencies, resource.name
+
+
+def test_replacement_options(prod_run):
     cluster = prod_run.one(MANAGED_CLUSTER)
-    assert cluster.ignore_changes == ["agentPoolProfiles"]
+    assert cluster.ignore_changes == ["agentPoolProfiles", "kubernetesVersion"], "prod is on the stable channel"
     for pool in prod_run.by_type(AGENT_POOL):
-        assert pool.ignore_changes == ["count"]
-        assert pool.delete_before_replace is True
+        assert pool.ignore_changes == ["count", "orchestratorVersion"]
+        assert pool.delete_before_replace is False, "suffixed Azure names: create the new pool first"
         for prop in ("vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "spotMaxPrice",
                      "scaleSetEvictionPolicy", "osSKU", "availabilityZones"):
             assert prop in pool.replace_on_changes
         assert "nodeTaints" not in pool.replace_on_changes, "taints are updatable in place"
         assert pool.dependencies, "a pool waits for its cluster"
+
+
+def test_a_create_only_change_gives_a_new_azure_name_and_keep_azure_name_opts_out():
+    def pool(**changes):
+        raw = {"gpuPools": [{"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", **changes}]}
+        return parse_settings(raw, "dev", "eastus2").gpu_pools[0]
+
+    base = pool()
+    assert base.azure_name != pool(gpuInstanceProfile="MIG2g").azure_name
+    assert base.azure_name != pool(vmSize="Standard_NC48ads_A100_v4").azure_name
+    assert base.azure_name != pool(scaleSetPriority="Spot").azure_name
+    assert base.azure_name == pool(maxCount=9, nodeLabels={"team": "x"}).azure_name, "updatable fields keep it"
+    assert pool(keepAzureName=True).azure_name == "a100"
 
 
 def test_prod_mig_and_spot_pools(prod_run):
@@ -84,35 +123,37 @@ def test_prod_mig_and_spot_pools(prod_run):
     assert "upgradeSettings" not in spot, "Spot pools get no surge nodes"
 
 
-def test_device_plugin_tolerates_every_served_pool_and_runs_only_there(prod_run):
-    spec = prod_run.one(DAEMONSET).inputs["spec"]["template"]["spec"]
-    assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in spec["tolerations"]
+def test_device_plugins_tolerate_every_served_pool_and_run_only_there(prod_run):
+    specs = {r.name: r.inputs["spec"]["template"]["spec"] for r in prod_run.by_type(DAEMONSET)}
+    whole, mig = specs["nvidia-device-plugin-daemonset"], specs["nvidia-device-plugin-mig-daemonset"]
     assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
-            "effect": "NoSchedule"} in spec["tolerations"]
-    [term] = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term["matchExpressions"] == [
-        {"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["a100mig", "t4spot"]}]
-    assert spec["priorityClassName"] == "system-node-critical"
-    [container] = spec["containers"]
-    assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
-    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-    assert container["resources"]["requests"] == {"cpu": "50m", "memory": "64Mi"}
-    assert {"name": "MIG_STRATEGY", "value": "single"} in container["env"]
-    assert spec["volumes"][0]["hostPath"]["path"] == "/var/lib/kubelet/device-plugins"
-    assert prod_run.one(DAEMONSET).inputs["metadata"]["namespace"] == "gpu-resources"
+            "effect": "NoSchedule"} in whole["tolerations"]
+    for spec, pools in ((whole, ["t4spot"]), (mig, ["a100mig"])):
+        assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in spec["tolerations"]
+        [term] = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert term["matchExpressions"] == [{"key": "gpu-aks.io/pool", "operator": "In", "values": pools}]
+        assert spec["priorityClassName"] == "system-node-critical"
+        [container] = spec["containers"]
+        assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+        assert container["resources"]["requests"] == {"cpu": "50m", "memory": "64Mi"}
+        assert spec["volumes"][0]["hostPath"]["path"] == "/var/lib/kubelet/device-plugins"
+    assert {"name": "MIG_STRATEGY", "value": "single"} in mig["containers"][0]["env"]
+    assert mig["containers"][0]["securityContext"] == {"capabilities": {"add": ["SYS_ADMIN"]}}
+    assert whole["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
 
 
 def test_in_cluster_objects_use_the_cluster_provider(dev_run):
     provider = dev_run.one("pulumi:providers:kubernetes")
-    for type_ in (DAEMONSET, "kubernetes:core/v1:Namespace"):
-        assert dev_run.one(type_).provider.startswith(provider.urn + "::")
+    for resource in dev_run.resources:
+        if resource.type in IN_CLUSTER:
+            assert resource.provider.startswith(provider.urn + "::")
 
 
 def test_kubeconfig_is_secret_and_logs_in_without_a_browser(dev_run, prod_run):
     assert "kubeconfig" in dev_run.secret_outputs
     dev_user = yaml.safe_load(dev_run.stack_outputs["kubeconfig"])["users"][0]["user"]["exec"]
     assert dev_user["args"][:3] == ["get-token", "--login", "azurecli"]
-    assert "devicecode" not in dev_user["args"] and "--client-id" not in dev_user["args"]
+    assert "devicecode" not in dev_user["args"] and "--tenant-id" not in dev_user["args"]
     prod_user = yaml.safe_load(prod_run.stack_outputs["kubeconfig"])["users"][0]["user"]["exec"]
     assert prod_user["args"][:3] == ["get-token", "--login", "workloadidentity"]
     provider = dev_run.one("pulumi:providers:kubernetes")
@@ -122,23 +163,34 @@ def test_kubeconfig_is_secret_and_logs_in_without_a_browser(dev_run, prod_run):
 
 def test_outputs_contract(prod_run):
     outputs = prod_run.stack_outputs
+    assert outputs["contractVersion"] == 2
     assert outputs["clusterName"] == "gpu-aks-prod" and outputs["resourceGroupName"] == "rg-gpu-aks-prod"
     assert outputs["oidcIssuerUrl"].startswith("https://")
     mig = outputs["gpuPools"]["a100mig"]
     assert mig["gpuModel"] == "A100 80GB" and mig["gpusPerNode"] == 3 and mig["migPartition"] == "2g.20gb"
     assert mig["tolerations"] == [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
-    assert mig["nodeSelector"] == {"accelerator": "nvidia", "kubernetes.azure.com/agentpool": "a100mig"}
+    assert mig["nodeSelector"] == {"accelerator": "nvidia", "gpu-aks.io/pool": "a100mig"}
+    assert mig["azureName"] == prod_run.one(AGENT_POOL, "a100mig-pool").inputs["agentPoolName"]
+    assert mig["poolLabel"] == {"gpu-aks.io/pool": "a100mig"}
     spot = outputs["gpuPools"]["t4spot"]
     assert len(spot["tolerations"]) == 2 and spot["spot"] is True
     assert (spot["minCount"], spot["maxCount"]) == (0, 10)
     json.dumps(outputs)  # the contract is plain JSON for StackReference consumers
 
 
+def test_admission_policy_follows_the_stack(dev_run, prod_run):
+    dev_binding = dev_run.one(IN_CLUSTER[3]).inputs["spec"]
+    assert dev_binding["validationActions"] == ["Warn", "Audit"]
+    assert dev_binding["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+        "kube-system", "gpu-resources"]
+    assert prod_run.one(IN_CLUSTER[3]).inputs["spec"]["validationActions"] == ["Deny"]
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_kubernetes_object_passes_the_official_schema(stack, dev_run, prod_run):
     run = dev_run if stack == "dev" else prod_run
     objects = [r for r in run.resources if r.type.startswith("kubernetes:") and r.custom]
-    assert objects
+    assert len(objects) >= 4
     for resource in objects:
         group_version, kind = resource.type.split(":")[1], resource.type.split(":")[2]
         api_version = group_version.replace("core/", "")
@@ -155,12 +207,26 @@ def test_bad_config_stops_before_anything_is_registered(tmp_path):
     run = run_stack("broken", stack_file)
     assert isinstance(run.error, pulumi.RunError)
     message = str(run.error)
-    assert "gpu-aks:gpuPools[0].vmSize: 'Standard_NC6': NC-series (Tesla K80) was retired" in message
-    assert "gpu-aks:gpuPools[0].minCount: 3 is above maxCount 1" in message
+    assert "gpu-aks:gpuPools[gpunp].vmSize: 'Standard_NC6': NC-series (Tesla K80) was retired" in message
+    assert "gpu-aks:gpuPools[gpunp].minCount: 3 is above maxCount 1" in message
     assert run.resources == []
 
 
-def test_device_plugin_is_skipped_when_no_pool_needs_it(tmp_path):
+def test_secret_config_values_never_appear_in_errors(tmp_path):
+    stack_file = tmp_path / "Pulumi.secret.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": {
+        "azure-native:location": "eastus2",
+        "gpu-aks:cluster": {"tags": {"token": {"secure": "v1:AAAA"}}, "name": "not valid!"},
+    }}))
+    config, secret_keys = config_from_stack_file(stack_file, "gpu-aks")
+    assert secret_keys == ["gpu-aks:cluster"]
+    config["gpu-aks:cluster"] = json.dumps({"name": "hunter2 is the password"})
+    run = run_program(ROOT, "secret", config, secret_keys)
+    assert "gpu-aks:cluster.name: [secret] is not a cluster name AKS accepts" in str(run.error)
+    assert "hunter2" not in str(run.error)
+
+
+def test_device_plugin_is_skipped_when_no_pool_needs_it():
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
     config["gpu-aks:gpuPools"] = json.dumps([{"name": "operator", "vmSize": "Standard_NC24ads_A100_v4",
                                               "gpuProfile": {"driver": "None"}}])

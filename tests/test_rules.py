@@ -9,53 +9,42 @@ from typing import Any
 import pytest
 import yaml
 
-from policies.gpu_rules import (
-    POD_RULES,
-    StackResource,
-    check_device_plugin_coverage,
-    check_gpu_limits,
-    check_gpu_node_pool,
-    check_gpu_node_selection,
-    check_gpu_tolerations,
-)
+from policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from policies.podspecs import UNKNOWN, find_pod_specs
 from policies.rule_config import (
+    ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
     RuleConfigError,
-    default_rule_config,
     parse_rule_config,
 )
+from tests.helpers import DEFAULTS, findings, verdicts
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
-DEFAULTS = default_rule_config()
 
 
 def seed(name: str) -> dict[str, Any]:
     return yaml.safe_load((SEEDS / name).read_text())
 
 
-def verdicts(obj: Any, config: dict | None = None) -> dict[str, list[str]]:
-    configs = parse_rule_config(config) if config else DEFAULTS
-    return {name: [f.path for f in rule(obj, configs[name])] for name, rule in POD_RULES.items()}
-
-
 # Under the default config (the GPU taint is sku=gpu:NoSchedule, as the AKS docs use).
 SEED_VERDICTS = [
     ("aks-mnist-job.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [],
-                            SELECT_GPU_NODES: ["spec.template.spec.nodeSelector"]}),
-    ("generic-gpu-pod.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
+                            SELECT_GPU_NODES: ["spec.template.spec.nodeSelector"], ANALYZABLE: []}),
+    ("generic-gpu-pod.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
+                              ANALYZABLE: []}),
     ("flyte-plain-gpu.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                              SELECT_GPU_NODES: ["spec.nodeSelector"]}),
+                              SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
     ("flyte-v100.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                         SELECT_GPU_NODES: ["spec.nodeSelector"]}),
+                         SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
     ("flyte-a100-2g10gb.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                                SELECT_GPU_NODES: ["spec.nodeSelector"]}),
-    ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
-    ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: []}),
+                                SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+    ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
+                              ANALYZABLE: []}),
+    ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [], ANALYZABLE: []}),
 ]
 
 
@@ -68,16 +57,26 @@ def test_flyte_specs_pass_once_the_platform_taint_is_flytes():
     config = {TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}
     assert verdicts(seed("flyte-plain-gpu.yaml"), config)[TOLERATE_GPU_TAINT] == []
     assert verdicts(seed("flyte-v100.yaml"), config)[TOLERATE_GPU_TAINT] == []
-    assert verdicts(seed("aks-mnist-job.yaml"), config)[TOLERATE_GPU_TAINT] == ["spec.template.spec.tolerations"]
 
 
-def test_toleration_message_names_container_path_and_the_fix():
-    [finding] = check_gpu_tolerations(seed("generic-gpu-pod.yaml"), DEFAULTS[TOLERATE_GPU_TAINT])
+def test_with_the_aks_best_practice_taint_whole_gpu_pods_need_no_toleration():
+    """AKS runs ExtendedResourceToleration: a pod asking for nvidia.com/gpu gets `nvidia.com/gpu
+    (Exists, NoSchedule)` from the API server, which tolerates `nvidia.com/gpu=present:NoSchedule`."""
+    config = {TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}
+    assert verdicts(seed("aks-mnist-job.yaml"), config)[TOLERATE_GPU_TAINT] == []
+    assert verdicts(seed("generic-gpu-pod.yaml"), config)[TOLERATE_GPU_TAINT] == []
+    without_aks = {TOLERATE_GPU_TAINT: {**config[TOLERATE_GPU_TAINT], "admissionPlugins": []}}
+    assert verdicts(seed("generic-gpu-pod.yaml"), without_aks)[TOLERATE_GPU_TAINT] == ["spec.tolerations"]
+
+
+def test_toleration_message_names_container_path_admission_and_the_fix():
+    [finding] = findings(seed("generic-gpu-pod.yaml"), TOLERATE_GPU_TAINT)
     assert finding.message == (
         "container 'gpu-container' asks for nvidia.com/gpu (pod spec at spec), but the pod does not tolerate "
         "the GPU taint sku=gpu:NoSchedule: GPU nodes carry that taint and no other node has GPUs, so the pod "
-        "stays Pending forever. Add to spec:\ntolerations:\n  - key: sku\n    operator: Equal\n    value: gpu\n"
-        "    effect: NoSchedule")
+        "stays Pending forever. The tolerations it gets without writing them (nvidia.com/gpu (Exists):NoSchedule, "
+        "AKS's ExtendedResourceToleration) do not match it. Add to spec:\ntolerations:\n  - key: sku\n"
+        "    operator: Equal\n    value: gpu\n    effect: NoSchedule")
 
 
 TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
@@ -130,25 +129,34 @@ WORKLOADS = [
 
 @pytest.mark.parametrize("kind, obj, first_path", WORKLOADS, ids=[w[0] for w in WORKLOADS])
 def test_every_workload_kind_is_found_and_checked(kind, obj, first_path):
+    obj = copy.deepcopy(obj)
     paths = [pod.path for pod in find_pod_specs(obj)]
     assert paths[0] == first_path
-    findings = check_gpu_tolerations(obj, DEFAULTS[TOLERATE_GPU_TAINT])
     gpu_pods = [p for p in find_pod_specs(obj) if p.spec["containers"][0].get("resources")]
-    assert [f.path for f in findings] == [f"{p.path}.tolerations" for p in gpu_pods]
+    assert [f.path for f in findings(obj, TOLERATE_GPU_TAINT)] == [f"{p.path}.tolerations" for p in gpu_pods]
     for pod in find_pod_specs(obj):
         pod.spec["tolerations"].append(dict(TOLERATION))
-    assert check_gpu_tolerations(obj, DEFAULTS[TOLERATE_GPU_TAINT]) == []
+    assert findings(obj, TOLERATE_GPU_TAINT) == []
+
+
+def test_a_decoy_containers_list_does_not_hide_the_template_below_it():
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {
+        "containers": [{"name": "x"}], "template": pod_template()}}
+    assert [f.path for f in findings(deployment, TOLERATE_GPU_TAINT)] == ["spec.template.spec.tolerations"]
+    custom = {"apiVersion": "example.com/v1", "kind": "Trainer", "spec": {
+        "containers": [{"name": "x"}], "worker": {"template": pod_template()}}}
+    assert [f.path for f in findings(custom, TOLERATE_GPU_TAINT)] == ["spec.worker.template.spec.tolerations"]
 
 
 @pytest.mark.parametrize("list_name", ["initContainers", "ephemeralContainers"])
 def test_init_and_ephemeral_containers_count(list_name):
-    pod = {"kind": "Pod", "spec": {"containers": [{"name": "app", "image": "x"}],
-                                   list_name: [{"name": "warmup", "image": "x",
-                                                "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
-    [tolerate] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
-    [limit] = check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS])
+    pod = {"kind": "Pod", "apiVersion": "v1", "spec": {"containers": [{"name": "app", "image": "x"}],
+                                                       list_name: [{"name": "warmup", "image": "x",
+                                                                    "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
+    [tolerate] = findings(pod, TOLERATE_GPU_TAINT)
+    [limit] = findings(pod, WHOLE_GPU_LIMITS)
     assert "container 'warmup'" in tolerate.message
-    assert limit.path == f"spec.{list_name}[0].resources"
+    assert limit.path == f"spec.{list_name}[0].resources.limits.nvidia.com/gpu"
 
 
 def limits_pod(limits: dict | None = None, requests: dict | None = None) -> dict[str, Any]:
@@ -157,59 +165,80 @@ def limits_pod(limits: dict | None = None, requests: dict | None = None) -> dict
         resources["limits"] = limits
     if requests is not None:
         resources["requests"] = requests
-    return {"kind": "Pod", "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}],
-                                    "tolerations": [TOLERATION], "nodeSelector": {"accelerator": "nvidia"}}}
+    return {"kind": "Pod", "apiVersion": "v1", "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}],
+                                                        "tolerations": [TOLERATION], "nodeSelector": {"accelerator": "nvidia"}}}
 
 
+# What the API server's ValidateResourceRequirements accepts for an extended resource
+# (kubernetes pkg/apis/core/validation), with quantities read as apimachinery's UnmarshalJSON reads them.
 AMOUNTS = [
-    # limits, requests, passes?
+    # limits, requests, accepted?
     ({"nvidia.com/gpu": 1}, None, True),
     ({"nvidia.com/gpu": 1.0}, None, True),              # Pulumi's wire float
     ({"nvidia.com/gpu": "2"}, None, True),
     ({"nvidia.com/gpu": "1000m"}, None, True),
     ({"nvidia.com/gpu": "1e1"}, None, True),
+    ({"nvidia.com/gpu": " 1 "}, None, True),            # UnmarshalJSON trims spaces
     ({"nvidia.com/gpu": 4}, {"nvidia.com/gpu": 4.0}, True),
     ({"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "2000m"}, True),
     ({"nvidia.com/mig-1g.10gb": 1}, None, True),
-    ({"nvidia.com/gpu": 0}, None, True),                # asks for no GPU
+    ({"nvidia.com/gpu": 0}, None, True),                # a limit of 0 alone asks for nothing
+    ({"nvidia.com/gpu": None}, None, True),             # null is the zero quantity
+    ({"nvidia.com/gpu": 0}, {"nvidia.com/gpu": 0}, True),
     ({"nvidia.com/gpu": "0.5"}, None, False),
     ({"nvidia.com/gpu": "500m"}, None, False),
     ({"nvidia.com/gpu": 1.5}, None, False),
     ({"nvidia.com/gpu": "1500m"}, None, False),
     ({"nvidia.com/gpu": -1}, None, False),
     ({"nvidia.com/gpu": "one"}, None, False),
-    ({"nvidia.com/gpu": "1 "}, None, False),
     ({"nvidia.com/gpu": True}, None, False),
     ({"nvidia.com/gpu": "inf"}, None, False),
+    ({"nvidia.com/gpu": "1" + "0" * 5000}, None, False),   # readable violation, no crash
+    ({"nvidia.com/gpu": "1." + "0" * 5000 + "1"}, None, False),
+    ({"nvidia.com/gpu": "1e30"}, None, False),          # beyond the API server's 64-bit milli-value
     (None, {"nvidia.com/gpu": 1}, False),               # a request without a limit
+    (None, {"nvidia.com/gpu": 0}, False),               # ... at any amount, 0 included
+    (None, {"nvidia.com/gpu": None}, False),
     ({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": 1}, False),
+    ({"nvidia.com/gpu": 0}, {"nvidia.com/gpu": 1}, False),
     ({"nvidia.com/mig-2g.20gb": "0.5"}, None, False),
     ({"cpu": "500m", "memory": "1.5Gi"}, None, True),   # not GPUs at all
 ]
 
 
-@pytest.mark.parametrize("limits, requests, passes", AMOUNTS)
-def test_gpu_amounts(limits, requests, passes):
-    findings = check_gpu_limits(limits_pod(limits, requests), DEFAULTS[WHOLE_GPU_LIMITS])
-    assert (findings == []) is passes, findings
+@pytest.mark.parametrize("limits, requests, accepted", AMOUNTS)
+def test_gpu_amounts_as_the_api_server_validates_them(limits, requests, accepted):
+    result = findings(limits_pod(limits, requests), WHOLE_GPU_LIMITS)
+    assert (result == []) is accepted, result
+    assert all(len(f.message) < 1000 for f in result), "huge amounts are shown short"
 
 
 def test_limit_messages_say_how_to_fix():
-    [fraction] = check_gpu_limits(limits_pod({"nvidia.com/gpu": "500m"}), DEFAULTS[WHOLE_GPU_LIMITS])
+    [fraction] = findings(limits_pod({"nvidia.com/gpu": "500m"}), WHOLE_GPU_LIMITS)
     assert fraction.message.startswith("container 'c' at spec.containers[0] has limits.nvidia.com/gpu: '500m' (0.5 GPUs)")
     assert fraction.message.endswith("resources:\n  limits:\n    nvidia.com/gpu: 1")
-    [no_limit] = check_gpu_limits(limits_pod(None, {"nvidia.com/gpu": 2}), DEFAULTS[WHOLE_GPU_LIMITS])
+    [no_limit] = findings(limits_pod(None, {"nvidia.com/gpu": 2}), WHOLE_GPU_LIMITS)
     assert "Limit must be set for non overcommitable resources" in no_limit.message
     assert no_limit.message.endswith("limits:\n    nvidia.com/gpu: 2")
-    [mismatch] = check_gpu_limits(limits_pod({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": 1}), DEFAULTS[WHOLE_GPU_LIMITS])
-    assert "the request must equal the limit" in mismatch.message
+    [zero] = findings(limits_pod(None, {"nvidia.com/gpu": 0}), WHOLE_GPU_LIMITS)
+    assert "at any amount, 0 included" in zero.message
+    [mismatch] = findings(limits_pod({"nvidia.com/gpu": 2}, {"nvidia.com/gpu": 1}), WHOLE_GPU_LIMITS)
+    assert "requires the request to equal the limit" in mismatch.message
+    [huge] = findings(limits_pod({"nvidia.com/gpu": "1" * 5000}), WHOLE_GPU_LIMITS)
+    assert "(5002 characters) is too long to be a quantity" in huge.message
+
+
+def test_a_zero_limit_is_not_a_gpu_pod():
+    pod = limits_pod({"nvidia.com/gpu": 0})
+    pod["spec"]["tolerations"] = []
+    assert findings(pod, TOLERATE_GPU_TAINT) == []
 
 
 def test_gpu_resource_names_are_configurable():
     pod = limits_pod({"amd.com/gpu": "0.5"})
-    assert check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS]) == []
+    assert findings(pod, WHOLE_GPU_LIMITS) == []
     config = parse_rule_config({WHOLE_GPU_LIMITS: {"gpuResources": ["amd.com/gpu"]}})
-    assert len(check_gpu_limits(pod, config[WHOLE_GPU_LIMITS])) == 1
+    assert len(findings(pod, WHOLE_GPU_LIMITS, config[WHOLE_GPU_LIMITS])) == 1
 
 
 def test_node_selection_accepts_required_affinity_on_the_label():
@@ -217,23 +246,34 @@ def test_node_selection_accepts_required_affinity_on_the_label():
     del pod["spec"]["nodeSelector"]
     pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "accelerator", "operator": "In", "values": ["nvidia"]}]}]}}}
-    assert check_gpu_node_selection(pod, DEFAULTS[SELECT_GPU_NODES]) == []
+    assert findings(pod, SELECT_GPU_NODES) == []
     pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].append(
         {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["1"]}]})
-    assert len(check_gpu_node_selection(pod, DEFAULTS[SELECT_GPU_NODES])) == 1, "one term leaves GPU nodes open"
+    assert len(findings(pod, SELECT_GPU_NODES)) == 1, "one term leaves GPU nodes open"
 
 
 def test_unknown_preview_values_are_undecided_not_violations():
     pod = limits_pod({"nvidia.com/gpu": UNKNOWN})
-    [finding] = check_gpu_limits(pod, DEFAULTS[WHOLE_GPU_LIMITS])
+    [finding] = findings(pod, WHOLE_GPU_LIMITS)
     assert not finding.decided and finding.path == "spec.containers[0].resources.limits.nvidia.com/gpu"
     pod = limits_pod({"nvidia.com/gpu": 1})
     pod["spec"]["tolerations"] = UNKNOWN
-    [finding] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
+    [finding] = findings(pod, TOLERATE_GPU_TAINT)
     assert not finding.decided and finding.path == "spec.tolerations"
-    pod = {"kind": "Pod", "spec": {"containers": UNKNOWN}}
-    [finding] = check_gpu_tolerations(pod, DEFAULTS[TOLERATE_GPU_TAINT])
+    pod = {"kind": "Pod", "apiVersion": "v1", "spec": {"containers": UNKNOWN}}
+    [finding] = findings(pod, TOLERATE_GPU_TAINT)
     assert not finding.decided and finding.path == "spec.containers"
+
+
+def test_one_unknown_container_does_not_hide_the_known_ones():
+    pod = limits_pod({"nvidia.com/gpu": "0.5"})
+    pod["spec"]["tolerations"] = []
+    pod["spec"]["containers"].append(UNKNOWN)
+    tolerate = findings(pod, TOLERATE_GPU_TAINT)
+    limits = findings(pod, WHOLE_GPU_LIMITS)
+    assert [f.decided for f in tolerate] == [True] and "container 'c'" in tolerate[0].message
+    assert sorted(f.decided for f in limits) == [False, True]
+    assert [f.path for f in limits if f.decided] == ["spec.containers[0].resources.limits.nvidia.com/gpu"]
 
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
@@ -253,38 +293,42 @@ GOOD_POOL = {"agentPoolName": "gput4", "vmSize": "Standard_NC4as_T4_v3", "nodeTa
     ({"vmSize": "Standard_NC6s_v3", "nodeTaints": []}, "carries no NoSchedule GPU taint"),
 ])
 def test_gpu_node_pool_rule(change, problem):
-    findings = check_gpu_node_pool(AGENT_POOL, {**GOOD_POOL, **change}, DEFAULTS[TAINTED_GPU_POOLS])
+    result = check_gpu_node_pool(AGENT_POOL, {**GOOD_POOL, **change}, DEFAULTS[TAINTED_GPU_POOLS])
     if problem is None:
-        assert findings == []
+        assert result == []
     else:
-        assert any(problem in f.message for f in findings), findings
-        assert all(f.message.startswith("GPU node pool 'gput4'") for f in findings)
+        assert any(problem in f.message for f in result), result
+        assert all(f.message.startswith("GPU node pool 'gput4'") for f in result)
 
 
 def test_gpu_node_pool_rule_reads_inline_profiles_of_a_managed_cluster():
     cluster = {"agentPoolProfiles": [{"name": "system", "vmSize": "Standard_D4ds_v5", "mode": "System"},
                                      {"name": "gpu", "vmSize": "Standard_NC24ads_A100_v4", "nodeTaints": []}]}
-    findings = check_gpu_node_pool("azure-native:containerservice:ManagedCluster", cluster, DEFAULTS[TAINTED_GPU_POOLS])
-    assert {f.path for f in findings} == {"agentPoolProfiles[1]"}
+    result = check_gpu_node_pool("azure-native:containerservice:ManagedCluster", cluster, DEFAULTS[TAINTED_GPU_POOLS])
+    assert {f.path for f in result} == {"agentPoolProfiles[1]"}
 
 
-def _plugin(tolerations: list, pools: list[str] | None = None) -> StackResource:
-    spec: dict[str, Any] = {"containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
-                            "tolerations": tolerations}
+def _plugin(tolerations: list, pools: list[str] | None = None, env: list | None = None,
+            security: dict | None = None) -> StackResource:
+    container: dict[str, Any] = {"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", "env": env or [],
+                                 "securityContext": security or {}}
+    spec: dict[str, Any] = {"containers": [container], "tolerations": tolerations}
     if pools:
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": pools}]}]}}}
+            {"matchExpressions": [{"key": "gpu-aks.io/pool", "operator": "In", "values": pools}]}]}}}
     return StackResource("urn:ds", "kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"spec": spec}}})
 
 
 def _pool(name: str, **props: Any) -> StackResource:
-    return StackResource(f"urn:{name}", AGENT_POOL, {**GOOD_POOL, "agentPoolName": name, **props})
+    labels = {"gpu-aks.io/pool": name}
+    return StackResource(f"urn:{name}", AGENT_POOL, {**GOOD_POOL, "agentPoolName": name + "1a2b", "nodeLabels": labels,
+                                                     **props})
 
 
 def test_device_plugin_coverage():
     config = DEFAULTS[DEVICE_PLUGIN_TOLERATES_POOLS]
     sku_gpu = [TOLERATION]
-    assert check_device_plugin_coverage([_pool("a"), _plugin(sku_gpu)], config) == []
+    assert check_device_plugin_coverage([_pool("a"), _plugin(sku_gpu, pools=["a"])], config) == []
     [finding] = check_device_plugin_coverage([_pool("a"), _plugin([])], config)
     assert finding.subject == "urn:a" and "does not tolerate sku=gpu:NoSchedule" in finding.message
     spot = _pool("s", scaleSetPriority="Spot")
@@ -297,19 +341,35 @@ def test_device_plugin_coverage():
     assert check_device_plugin_coverage([_pool("a")], config) == [], "no plugin in the stack: nothing to check"
 
 
+def test_a_mig_pool_needs_the_plugin_configured_as_nvidias_chart_does():
+    config = DEFAULTS[DEVICE_PLUGIN_TOLERATES_POOLS]
+    mig_pool = _pool("m", vmSize="Standard_NC24ads_A100_v4", gpuInstanceProfile="MIG2g")
+    [finding] = check_device_plugin_coverage([mig_pool, _plugin([TOLERATION], pools=["m"])], config)
+    assert ("serves a MIG pool without MIG_STRATEGY (single or mixed), NVIDIA_MIG_MONITOR_DEVICES=all, the SYS_ADMIN "
+            "capability, which NVIDIA's chart sets for MIG") in finding.message
+    chart_like = _plugin([TOLERATION], pools=["m"],
+                         env=[{"name": "MIG_STRATEGY", "value": "single"},
+                              {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}],
+                         security={"capabilities": {"add": ["SYS_ADMIN"]}})
+    assert check_device_plugin_coverage([mig_pool, chart_like], config) == []
+
+
 def test_rule_config_reports_every_problem():
     with pytest.raises(RuleConfigError) as error:
         parse_rule_config({
             "gpu-pods-tolerate-gpu-taints": {},
-            TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "sku", "value": "gpu", "effect": "Never"}], "enforcementLevel": "loud"},
+            TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "sku", "value": "gpu", "effect": "Never"}], "enforcementLevel": "loud",
+                                 "admissionPlugins": ["AlwaysPullImages"]},
             WHOLE_GPU_LIMITS: {"nodeLabel": {"key": "a", "value": "b"}},
         })
     assert error.value.problems == [
         "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
         "gpu-limits-are-whole-numbers, gpu-pods-select-gpu-nodes, gpu-node-pools-are-tainted, "
-        "device-plugin-tolerates-gpu-pools",
+        "device-plugin-tolerates-gpu-pools, gpu-workloads-are-analyzable, gpu-pods-fit-a-pool",
         "gpu-pods-tolerate-gpu-taint.enforcementLevel: 'loud' is not one of advisory, mandatory, disabled",
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
+        "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
+        "ExtendedResourceToleration, PodTolerationRestriction, PodNodeSelector",
         "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; gpu-limits-are-whole-numbers takes "
         "enforcementLevel, gpuResources",
     ]

@@ -43,8 +43,11 @@ def test_one_job_per_gpu_pool_with_the_contract_placement():
         kubernetes_validate.validate(manifest, KUBERNETES_SCHEMA_VERSION, strict=True)
     config_map = run.one("kubernetes:core/v1:ConfigMap")
     assert config_map.inputs["data"]["gpu_check.py"] == (ROOT / "smoke" / "gpu_check.py").read_text()
-    daemon_set = run.one("kubernetes:apps/v1:DaemonSet")
-    assert all(daemon_set.urn in job.dependencies for job in jobs.values()), "the Jobs wait for the device plugin"
+    # prod serves a whole-GPU pool and a MIG pool, so NVIDIA's plugin runs as two DaemonSets; each
+    # Job waits for the plugin before it asks for a GPU.
+    daemon_sets = {ds.urn for ds in run.by_type("kubernetes:apps/v1:DaemonSet")}
+    assert len(daemon_sets) == 2
+    assert all(daemon_sets <= set(job.dependencies) for job in jobs.values()), "the Jobs wait for the device plugin"
     job_urns = {job.urn for job in jobs.values()} | {run.one("gpu-aks:index:GpuSmokeTest").urn}
     for resource in run.resources:
         assert not job_urns & set(resource.dependencies), f"{resource.name} must not depend on the smoke test"

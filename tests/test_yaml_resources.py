@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pulumi_kubernetes as k8s
 
-from tools.analyzer import PolicyPackProcess, wire_struct
 from tools.mockrun import run_pulumi
+from tools.preview import analyze
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 
@@ -25,11 +25,13 @@ def test_config_file_and_group_children_are_typed_and_checked():
     custom = {(r.type, r.name) for r in run.resources if r.custom}
     assert custom == {("kubernetes:batch/v1:Job", "samples-tf-mnist-demo"),
                       ("kubernetes:core/v1:Pod", "gpu-pod"), ("kubernetes:core/v1:Pod", "gpu-op")}
-    with PolicyPackProcess() as pack:
-        verdicts = {}
-        for resource in run.resources:
-            diagnostics = pack.analyze(resource.type, resource.name, wire_struct(resource.wire_inputs), resource.urn)
-            verdicts[resource.name] = sorted(d.policy for d in diagnostics if d.level == "mandatory")
+    # The toleration rule runs per stack (AnalyzeStack), the rest per resource: the offline preview's
+    # `analyze` drives both exactly as the engine does.
+    names = {resource.urn: resource.name for resource in run.resources}
+    verdicts: dict[str, list[str]] = {name: [] for name in names.values()}
+    for diagnostic in analyze(run, None):
+        if diagnostic.level == "mandatory":
+            verdicts[names[diagnostic.urn]].append(diagnostic.policy)
     assert verdicts["samples-tf-mnist-demo"] == []
     assert verdicts["gpu-pod"] == ["gpu-pods-tolerate-gpu-taint"]
     assert verdicts["gpu-op"] == ["gpu-pods-tolerate-gpu-taint"]

@@ -29,6 +29,8 @@ from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from policies.documents import DocumentError, Limits, decode, load_yaml
+
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270"
 UNKNOWN_SENTINEL = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -98,6 +100,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 # --- Mocks shaped like Azure and Kubernetes answer -------------------------------------------------
 
 FAKE_TENANT = "00000000-0000-0000-0000-000000000000"
+FAKE_SUBSCRIPTION = "11111111-1111-1111-1111-111111111111"
+FAKE_DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
 AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 
@@ -160,6 +164,9 @@ class PlatformMocks(pulumi.runtime.Mocks):
             kubeconfig = fake_aad_kubeconfig(args.args.get("resourceName", "cluster"))
             return {"kubeconfigs": [{"name": "clusterUser",
                                      "value": base64.b64encode(kubeconfig.encode()).decode()}]}, []
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {"clientId": "33333333-3333-3333-3333-333333333333", "objectId": FAKE_DEPLOYER_OBJECT_ID,
+                    "subscriptionId": FAKE_SUBSCRIPTION, "tenantId": FAKE_TENANT}, []
         if args.token == "kubernetes:yaml:decode":
             return {"result": [doc for doc in yaml.safe_load_all(args.args["text"]) if doc]}, []
         return {}, []
@@ -187,25 +194,74 @@ class ProgramRun:
         return matches[0]
 
 
+class StackFileError(ValueError):
+    """A stack file that cannot be used, with the line where that shows (0 when none applies)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}" if line else message)
+        self.line = line
+
+
+#: Stack files are small; these bounds turn hostile ones into errors, aliases expanded (config
+#: becomes JSON, which would expand every alias).
+STACK_FILE_LIMITS = Limits(max_bytes=1024 * 1024, max_depth=64, max_nodes=100_000)
+SECRET_PLACEHOLDER = "[secret placeholder]"
+
+
+def _without_secure_values(value: Any) -> tuple[Any, bool]:
+    """The value with every `{secure: ...}` (at any depth: `pulumi config set --path --secret`)
+    replaced by a placeholder, and whether there was one."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER, True
+        found = False
+        result = {}
+        for key, item in value.items():
+            result[key], nested = _without_secure_values(item)
+            found = found or nested
+        return result, found
+    if isinstance(value, list):
+        items = [_without_secure_values(item) for item in value]
+        return [item for item, _ in items], any(found for _, found in items)
+    return value, False
+
+
 def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], list[str]]:
     """Config as the engine passes it to a program: `project:key` -> string (objects as JSON), and
-    which keys are secret. Encrypted `secure:` values cannot be decrypted offline: they become a
-    placeholder that stays marked secret."""
-    document = yaml.safe_load(path.read_text()) or {}
+    which keys are secret. Encrypted `secure:` values, top-level or nested, cannot be decrypted
+    offline: they become a placeholder and their key is marked secret, as Pulumi marks it.
+
+    Raises StackFileError for anything that is not a usable stack file."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(STACK_FILE_LIMITS.max_bytes + 1)
+        if len(data) > STACK_FILE_LIMITS.max_bytes:
+            raise StackFileError(0, f"larger than {STACK_FILE_LIMITS.max_bytes} bytes")
+        documents = load_yaml(decode(data), STACK_FILE_LIMITS, expanded=True)
+    except DocumentError as problem:
+        raise StackFileError(problem.line, problem.message) from None
+    except OSError as error:
+        raise StackFileError(0, f"cannot read: {error.strerror or error}") from None
+    documents = [(line, doc) for line, doc in documents if doc is not None]
+    if len(documents) > 1:
+        raise StackFileError(documents[1][0], "a stack file is one YAML document")
+    line, document = documents[0] if documents else (1, {})
+    if not isinstance(document, dict):
+        raise StackFileError(line, f"the stack file is a {type(document).__name__}; it must be a mapping with a "
+                                   "'config' key")
     raw = document.get("config") or {}
     if not isinstance(raw, dict):
-        raise ValueError(f"{path}: 'config' must be a map of keys to values")
+        raise StackFileError(line, "'config' must be a map of keys to values")
     config: dict[str, str] = {}
     secret_keys: list[str] = []
     for key, value in raw.items():
+        if not isinstance(key, str):
+            raise StackFileError(line, f"config key {json.dumps(key, default=str)} is not a string")
         full_key = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            config[full_key] = "[secret placeholder]"
+        value, secret = _without_secure_values(value)
+        if secret:
             secret_keys.append(full_key)
-        elif isinstance(value, str):
-            config[full_key] = value
-        else:
-            config[full_key] = json.dumps(value)
+        config[full_key] = value if isinstance(value, str) else json.dumps(value, default=str)
     return config, secret_keys
 
 

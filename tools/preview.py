@@ -1,13 +1,15 @@
 """Offline preview: what `pulumi preview --policy-pack policies` would show, with no cloud and no CLI.
 
-    python -m tools.preview STACK [--json] [--policy-pack-config FILE]
+    python -m tools.preview STACK [--json] [--policy-pack-config FILE] [--config-file FILE]
 
 Runs `__main__.py` for the stack (config from `Pulumi.STACK.yaml`; encrypted `secure:` values become
 placeholders that stay secret) under the Pulumi SDK's mock runtime, prints the resources it would
 create as a tree, then sends every resource to the policy pack over its real gRPC interface
-(`Analyze` per resource, `AnalyzeStack` once) and prints the violations grouped by policy.
+(`Analyze` per resource, `AnalyzeStack` once) and prints the violations grouped by policy. `--json`
+prints one document with the resources, the violations and the stack's outputs (the contract app
+stacks read; secret outputs masked), which `policies.check --platform` takes as it is.
 Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
-or invalid config, with every config problem listed).
+or invalid config, each with its file and line and every config problem listed).
 """
 
 from __future__ import annotations
@@ -21,18 +23,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
-import yaml
 
+from policies.documents import safe_text
 from policies.rule_config import RuleConfigError, read_rule_config_file
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
-from tools.mockrun import ProgramRun, RegisteredResource, config_from_stack_file, run_program
+from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-aks"
 
 #: The inputs worth a line in the tree: what a reviewer checks before `pulumi up`.
 SHOWN_INPUTS = (
-    "location", "kubernetesVersion", "vmSize", "count", "minCount", "maxCount", "nodeTaints", "nodeLabels",
+    "location", "kubernetesVersion", "agentPoolName", "vmSize", "count", "minCount", "maxCount", "nodeTaints", "nodeLabels",
     "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles",
 )
 
@@ -52,8 +54,9 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
                                 f"{', '.join(stacks(root)) or 'none'}")
     try:
         config, secret_keys = config_from_stack_file(stack_file, PROJECT)
-    except (OSError, yaml.YAMLError, ValueError) as error:
-        raise PreviewInputError(f"{stack_file.name}: cannot read stack config: {error}") from None
+    except StackFileError as error:
+        raise PreviewInputError(f"{stack_file}:{error.line}: cannot use this stack file: "
+                                f"{str(error).split(': ', 1)[-1]}") from None
     run = run_program(root, stack, config, secret_keys)
     if isinstance(run.error, pulumi.RunError):
         raise PreviewInputError(str(run.error))
@@ -77,8 +80,21 @@ def analyze(run: ProgramRun, pack_config: dict[str, Any] | None) -> list[Diagnos
     return diagnostics
 
 
+#: Inputs that are machinery, not configuration (a dynamic resource's serialized provider).
+HIDDEN_INPUTS = ("__provider",)
+
+
+def displayed_inputs(resource: RegisteredResource) -> dict[str, Any]:
+    return {k: v for k, v in resource.masked_inputs.items() if k not in HIDDEN_INPUTS}
+
+
+def masked_outputs(run: ProgramRun) -> dict[str, Any]:
+    """The stack's outputs as `pulumi stack output --json` shows them: secrets as "[secret]"."""
+    return {key: "[secret]" if key in run.secret_outputs else value for key, value in run.stack_outputs.items()}
+
+
 def _shown(resource: RegisteredResource) -> dict[str, Any]:
-    inputs = resource.masked_inputs
+    inputs = displayed_inputs(resource)
     shown = {key: inputs[key] for key in SHOWN_INPUTS if key in inputs}
     if resource.type.startswith("kubernetes:"):
         metadata = inputs.get("metadata") or {}
@@ -121,7 +137,7 @@ def render_tree(stack: str, run: ProgramRun) -> list[str]:
     def walk(parent: str, depth: int) -> None:
         for resource in sorted(children[parent], key=lambda r: (r.type, r.name)):
             indent = "  " * depth
-            lines.append(f" +   {indent}├─ {resource.type:<{52 - 2 * depth}}{resource.name}")
+            lines.append(f" +   {indent}├─ {resource.type:<{52 - 2 * depth}} {resource.name}")
             for key, value in _shown(resource).items():
                 lines.append(f"     {indent}│    {key}: {_compact(value)}")
             walk(resource.urn, depth + 1)
@@ -149,9 +165,10 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
     return json.dumps({
         "stack": stack,
-        "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": r.masked_inputs}
+        "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": displayed_inputs(r)}
                       for r in run.resources],
         "violations": [{"policy": d.policy, "level": d.level, "urn": d.urn, "message": d.message} for d in diagnostics],
+        "outputs": masked_outputs(run),
     }, indent=2)
 
 
@@ -177,13 +194,13 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
         pack_config = load_pack_config(args.policy_pack_config)
         run = run_stack_program(args.stack, stack_file=args.config_file)
     except PreviewInputError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     diagnostics = analyze(run, pack_config)
     if args.json:
         print(to_json(args.stack, run, diagnostics), file=out)
     else:
-        print("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)), file=out)
+        print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics))), file=out)
     return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
 
 

@@ -1,7 +1,8 @@
 """What gpu-aks knows about Azure GPU VM sizes, GPU labels and taints: the one place for these facts.
 
-Pure data and lookups, no Pulumi imports: the settings layer, the components, the policy pack and the
-app-stack helper all read from here. Sources are cited per table (Azure VM size docs, AKS
+Pure data and lookups, no Pulumi imports and nothing from outside `policies/`: the rules, the checker
+and the explainer read from here, and the platform's `components/` import these facts from here too
+(dependencies run one way, components -> policies). Sources are cited per table (Azure VM size docs, AKS
 "use-nvidia-gpu" and MIG docs, NVIDIA's MIG user guide, flytekit's accelerator constants).
 """
 
@@ -25,8 +26,13 @@ ACCELERATOR_LABEL_VALUE = "nvidia"
 GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"
 GPU_PARTITION_LABEL = "nvidia.com/gpu.partition-size"
 
-#: AKS sets this label on every node; the device plugin is pinned to the pools it serves with it.
+#: AKS sets this label on every node, with the pool's Azure name as its value.
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+
+#: The label gpu-aks puts on every pool it creates, with the pool's config name as its value. Unlike
+#: the agentpool label it survives a create-before-delete replacement (the Azure name changes, this
+#: does not), so the contract's nodeSelector, the device plugin's pinning and the smoke test use it.
+POOL_LABEL = "gpu-aks.io/pool"
 
 #: AKS adds this label and taint to every node of a Spot pool. Declaring the taint ourselves keeps
 #: the AgentPool from drifting (pulumi-azure-native #959).
@@ -240,9 +246,10 @@ RETIRED_ACCELERATORS: Mapping[str, str] = {
 }
 
 
-def aks_node_labels(pool_name: str, labels: Mapping[str, str], spot: bool) -> dict[str, str]:
-    """The labels a GPU pool's nodes carry: the pool's `nodeLabels` plus those AKS always adds."""
-    node_labels = {**labels, AGENTPOOL_LABEL: pool_name, "agentpool": pool_name,
+def aks_node_labels(azure_name: str, labels: Mapping[str, str], spot: bool) -> dict[str, str]:
+    """The labels a GPU pool's nodes carry: the pool's `nodeLabels` plus those AKS always adds (the
+    agentpool labels carry the pool's Azure name)."""
+    node_labels = {**labels, AGENTPOOL_LABEL: azure_name, "agentpool": azure_name,
                    "kubernetes.azure.com/accelerator": "nvidia"}
     if spot:
         node_labels[SPOT_LABEL] = "spot"

@@ -1,0 +1,53 @@
+"""`GpuAdmissionPolicy`: the toleration rule enforced by the API server itself, on every pod whatever
+created it (`admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy and its binding, GA since
+Kubernetes 1.30). The CEL is generated from the same configuration as the pack's toleration rule
+(`policies/admission_policy.py`): the GPU resources, and the GPU taints the platform's pools carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.settings import AdmissionPolicySettings, GpuNodePoolSettings
+from policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
+from policies.catalog import SPOT_LABEL
+from policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config
+from policies.scheduling import parse_taint
+
+
+def platform_rule_config(pools: Sequence[GpuNodePoolSettings]) -> RuleConfig:
+    """The toleration rule's config with the NoSchedule taints the GPU pools carry (not Spot's)."""
+    taints = []
+    for pool in pools:
+        for text in pool.taints:
+            taint = parse_taint(text)
+            if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
+                taints.append(taint)
+    config = default_rule_config()[TOLERATE_GPU_TAINT]
+    return replace(config, gpu_taints=tuple(taints)) if taints else config
+
+
+@dataclass(frozen=True)
+class GpuAdmissionPolicyArgs:
+    settings: AdmissionPolicySettings
+    pools: Sequence[GpuNodePoolSettings]
+    provider: k8s.Provider
+    after: Sequence[pulumi.Resource] = ()
+
+
+class GpuAdmissionPolicy(pulumi.ComponentResource):
+    def __init__(self, name: str, args: GpuAdmissionPolicyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-aks:index:GpuAdmissionPolicy", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(args.after))
+        policy = validating_admission_policy(platform_rule_config(args.pools))
+        binding = validating_admission_policy_binding(args.settings.validation_actions, args.settings.exempt_namespaces)
+        self.policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-policy", metadata=policy["metadata"], spec=policy["spec"], opts=in_cluster)
+        self.binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-binding", metadata=binding["metadata"], spec=binding["spec"],
+            opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[self.policy])))
+        self.register_outputs({"policy": self.policy.metadata["name"]})

@@ -1,0 +1,164 @@
+"""What AKS accepts at the API version this program sends, in one place.
+
+pulumi-azure-native 3.29.0's `containerservice` module sends API version 2025-09-01. The allowed
+values and formats below are that version's REST models (Microsoft's `azure-mgmt-containerservice`
+40.1.0, `models/_models_py3.py` and `_container_service_client_enums.py`; the tests compare them
+with those models) and the AKS docs for what the models only describe in words. No Pulumi imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+API_VERSION = "2025-09-01"
+
+# --- Enums of API version 2025-09-01 -------------------------------------------------------------
+
+#: `OSSKU`. Ubuntu2404 exists only from 2025-10-01; Windows SKUs are for Windows pools, which
+#: gpu-aks does not create.
+OS_SKUS = ("Ubuntu", "AzureLinux", "AzureLinux3", "CBLMariner", "Ubuntu2204")
+EXPANDERS = ("least-waste", "most-pods", "priority", "random")
+UPGRADE_CHANNELS = ("rapid", "stable", "patch", "node-image", "none")
+NODE_OS_UPGRADE_CHANNELS = ("None", "Unmanaged", "NodeImage", "SecurityPatch")
+SKU_TIERS = ("Free", "Standard", "Premium")
+SCALE_SET_PRIORITIES = ("Regular", "Spot")
+#: `GPUDriver`: Install (default) or None (bring your own, e.g. the NVIDIA GPU Operator).
+GPU_DRIVERS = ("Install", "None")
+#: `GPUInstanceProfile`.
+GPU_INSTANCE_PROFILES = ("MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g")
+
+# --- Names ---------------------------------------------------------------------------------------
+
+#: ManagedCluster `resourceName`: 1-63 characters (REST spec `resourceName` pattern).
+CLUSTER_NAME_RE = re.compile(r"[a-zA-Z0-9]|[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]")
+#: ManagedCluster `dnsPrefix`: 1-54 characters, no underscores.
+DNS_PREFIX_RE = re.compile(r"[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]{0,52}[a-zA-Z0-9]")
+#: Resource group names: 1-90 characters of word characters, '-', '.', '_', '(' and ')', not ending
+#: with a period (Azure resource naming rules, Microsoft.Resources/resourcegroups).
+RESOURCE_GROUP_RE = re.compile(r"[-\w._()]{0,89}[-\w_()]")
+#: Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12.
+POOL_NAME_RE = re.compile(r"[a-z][a-z0-9]{0,11}")
+
+
+def sanitized_cluster_name(text: str) -> str:
+    """A stack-derived default name that AKS accepts: invalid characters become '-', runs of '-'
+    collapse, and the ends are trimmed to a letter or digit, within 63 characters."""
+    name = re.sub(r"[^-_a-zA-Z0-9]+", "-", text)
+    name = re.sub(r"-{2,}", "-", name)[:63]
+    return re.sub(r"^[-_]+|[-_]+$", "", name)
+
+
+def dns_prefix_for(cluster_name: str) -> str:
+    """`dnsPrefix` from the cluster name: no underscores, at most 54 characters."""
+    prefix = re.sub(r"_+", "-", cluster_name)[:54]
+    return re.sub(r"^-+|-+$", "", prefix) or "aks"
+
+
+# --- Cluster-autoscaler profile -----------------------------------------------------------------
+
+_MINUTES = re.compile(r"[0-9]+m")
+_DURATION = re.compile(r"[0-9]+(s|m|h)")
+_INTEGER = re.compile(r"[0-9]+")
+_FRACTION = re.compile(r"(0(\.[0-9]+)?|1(\.0+)?)")
+
+
+@dataclass(frozen=True)
+class AutoscalerSetting:
+    """One `autoScalerProfile` key: the wire type the API takes and what a value must look like."""
+
+    wire_type: type
+    describe: str
+    check: Callable[[Any], bool]
+
+
+def _string_matching(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _percentage(value: Any) -> bool:
+    return isinstance(value, str) and _INTEGER.fullmatch(value) is not None and 0 <= int(value) <= 100
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, str) and _INTEGER.fullmatch(value) is not None and int(value) > 0
+
+
+def _true_false(value: Any) -> bool:
+    return value in ("true", "false")
+
+
+def _boolean(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+_MINUTES_TEXT = "a string of whole minutes, e.g. \"10m\" (the API takes no other unit)"
+
+#: `ManagedClusterPropertiesAutoScalerProfile` at 2025-09-01: three keys are booleans, the rest
+#: strings in the formats its documentation states.
+AUTOSCALER_SETTINGS: Mapping[str, AutoscalerSetting] = {
+    "balance-similar-node-groups": AutoscalerSetting(str, "\"true\" or \"false\" (a quoted string)", _true_false),
+    "daemonset-eviction-for-empty-nodes": AutoscalerSetting(bool, "true or false", _boolean),
+    "daemonset-eviction-for-occupied-nodes": AutoscalerSetting(bool, "true or false", _boolean),
+    "ignore-daemonsets-utilization": AutoscalerSetting(bool, "true or false", _boolean),
+    "expander": AutoscalerSetting(str, f"one of {', '.join(EXPANDERS)}", lambda v: v in EXPANDERS),
+    "max-empty-bulk-delete": AutoscalerSetting(str, "a positive whole number as a string, e.g. \"10\"", _positive),
+    "max-graceful-termination-sec": AutoscalerSetting(str, "whole seconds as a string, e.g. \"600\"",
+                                                      _string_matching(_INTEGER)),
+    "max-node-provision-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "max-total-unready-percentage": AutoscalerSetting(str, "a whole percentage from 0 to 100 as a string, e.g. \"45\"",
+                                                      _percentage),
+    "new-pod-scale-up-delay": AutoscalerSetting(str, "a whole number with a unit, e.g. \"0s\", \"30s\", \"2m\", \"1h\"",
+                                                _string_matching(_DURATION)),
+    "ok-total-unready-count": AutoscalerSetting(str, "a whole number as a string, e.g. \"3\"", _string_matching(_INTEGER)),
+    "scan-interval": AutoscalerSetting(str, "whole seconds as a string, e.g. \"10\"", _string_matching(_INTEGER)),
+    "scale-down-delay-after-add": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-delay-after-delete": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-delay-after-failure": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-unneeded-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-unready-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-utilization-threshold": AutoscalerSetting(str, "a fraction from 0 to 1 as a string, e.g. \"0.5\"",
+                                                          _string_matching(_FRACTION)),
+    "skip-nodes-with-local-storage": AutoscalerSetting(str, "\"true\" or \"false\" (a quoted string)", _true_false),
+    "skip-nodes-with-system-pods": AutoscalerSetting(str, "\"true\" or \"false\" (a quoted string)", _true_false),
+}
+
+# --- Kubernetes versions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KubernetesMinor:
+    version: str
+    aks_ga: date
+    #: AKS end of support; the calendar gives months, taken as their first day (the cautious reading).
+    end_of_support: date
+
+
+#: The AKS Kubernetes release calendar (learn.microsoft.com/azure/aks/supported-kubernetes-versions,
+#: "AKS Kubernetes release calendar", checked 2026-11-22): AKS supports a minor for about 12 months
+#: after its AKS GA. Long-term support (Premium tier, `supportPlan: AKSLongTermSupport`) is not used.
+KUBERNETES_CALENDAR_CHECKED = date(2026, 11, 22)
+KUBERNETES_MINORS: tuple[KubernetesMinor, ...] = (
+    KubernetesMinor("1.33", date(2025, 6, 1), date(2026, 6, 1)),
+    KubernetesMinor("1.34", date(2025, 11, 1), date(2026, 11, 1)),
+    KubernetesMinor("1.35", date(2026, 3, 1), date(2027, 3, 1)),
+    KubernetesMinor("1.36", date(2026, 6, 1), date(2027, 6, 1)),
+    KubernetesMinor("1.37", date(2026, 10, 1), date(2027, 10, 1)),
+)
+#: The newest minor AKS supports: about ten months of support left when the calendar was checked.
+DEFAULT_KUBERNETES_VERSION = "1.37"
+#: A pinned version this close to its end of support gets a warning.
+END_OF_SUPPORT_WARNING_DAYS = 60
+KUBERNETES_VERSION_RE = re.compile(r"1\.([0-9]{2})(\.[0-9]+)?")
+
+
+def kubernetes_minor(version: str) -> KubernetesMinor | None:
+    minor = ".".join(version.split(".")[:2])
+    return next((m for m in KUBERNETES_MINORS if m.version == minor), None)
+
+
+def supported_minors(today: date) -> list[str]:
+    return [m.version for m in KUBERNETES_MINORS if m.aks_ga <= today < m.end_of_support]

@@ -1,0 +1,116 @@
+"""The toleration rule as a Kubernetes ValidatingAdmissionPolicy, for objects that never pass
+through `pulumi preview`: applied with kubectl, Helm or Argo CD, or created by controllers.
+
+It is generated from the toleration rule's own configuration (GPU resources, GPU taints) and judges
+every Pod on CREATE after mutating admission has run: ExtendedResourceToleration and the namespace's
+default tolerations are already in `object.spec.tolerations`, and requests are already defaulted
+from limits, so the policy sees what the scheduler will see (Kubernetes admission order: mutating,
+then validating). The API server itself already refuses fractional and limit-less GPU amounts.
+A GPU asked for through a DRA claim is not visible here (the claim is another object); the pack and
+the checker cover claims.
+
+The CEL is standard CEL only (macros, `has`, `size`, `startsWith`, `matches`, string concatenation),
+no Kubernetes CEL libraries, so `cel-python` evaluates it in the tests exactly as written. No Pulumi
+imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .rule_config import RuleConfig
+from .scheduling import format_taint, toleration_for
+
+POLICY_NAME = "gpu-aks-gpu-pods-tolerate-gpu-taint"
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def gpu_resource_cel(variable: str, patterns: Sequence[str]) -> str:
+    """Whether `variable` (a resource name) is one of the GPU resources (names or shell patterns)."""
+    terms = []
+    for pattern in patterns:
+        if not any(char in pattern for char in "*?["):
+            terms.append(f"{variable} == {_quoted(pattern)}")
+        elif pattern.endswith("*") and not any(char in pattern[:-1] for char in "*?["):
+            terms.append(f"{variable}.startsWith({_quoted(pattern[:-1])})")
+        else:
+            regex = "^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + "$"
+            terms.append(f"{variable}.matches({_quoted(regex)})")
+    return "(" + " || ".join(terms) + ")"
+
+
+def toleration_cel(t: str, taint: Mapping[str, str]) -> str:
+    """Kubernetes' `Toleration.ToleratesTaint` for one taint, in CEL (empty effect matches every
+    effect, empty key every key, `Exists` any value, `Equal` or no operator the same value)."""
+    effect, key, value = taint["effect"], taint["key"], taint.get("value", "")
+    return (f"((!has({t}.effect) || {t}.effect == '' || {t}.effect == {_quoted(effect)})"
+            f" && (!has({t}.key) || {t}.key == '' || {t}.key == {_quoted(key)})"
+            f" && ((has({t}.operator) && {t}.operator == 'Exists')"
+            f" || ((!has({t}.operator) || {t}.operator == '' || {t}.operator == 'Equal')"
+            f" && (has({t}.value) ? {t}.value : '') == {_quoted(value)})))")
+
+
+def policy_variables(config: RuleConfig) -> list[dict[str, str]]:
+    asks = (f"has(c.resources) && has(c.resources.requests) && c.resources.requests.exists(r, "
+            f"{gpu_resource_cel('r', config.gpu_resources)} && string(c.resources.requests[r]) != '0')")
+    tolerates = " || ".join(toleration_cel("t", taint) for taint in config.gpu_taints)
+    return [
+        {"name": "containers",
+         "expression": "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"},
+        {"name": "gpuContainers", "expression": f"variables.containers.filter(c, {asks})"},
+        {"name": "tolerated",
+         "expression": f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, {tolerates})"},
+    ]
+
+
+def validation_expression() -> str:
+    return "size(variables.gpuContainers) == 0 || variables.tolerated"
+
+
+def message_expression(config: RuleConfig) -> str:
+    wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+    fix = ", ".join(f"{k}: {v}" for k, v in toleration_for(config.gpu_taints[0]).items())
+    name = ("(has(object.metadata.name) && object.metadata.name != '' ? object.metadata.name : "
+            "(has(object.metadata.generateName) ? object.metadata.generateName : ''))")
+    return (f"'pod ' + {name} + ': container ' + variables.gpuContainers[0].name + ' asks for a GPU, but the pod "
+            f"does not tolerate the GPU taint {wanted}, so it would stay Pending forever; add to spec.tolerations: "
+            f"{{{fix}}}'")
+
+
+def validating_admission_policy(config: RuleConfig, name: str = POLICY_NAME) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": "gpu-aks"}},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{
+                "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"],
+            }]},
+            "variables": policy_variables(config),
+            "validations": [{
+                "expression": validation_expression(),
+                "messageExpression": message_expression(config),
+                "reason": "Forbidden",
+            }],
+        },
+    }
+
+
+def validating_admission_policy_binding(validation_actions: Sequence[str], exempt_namespaces: Sequence[str],
+                                        name: str = POLICY_NAME) -> dict[str, Any]:
+    binding: dict[str, Any] = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": "gpu-aks"}},
+        "spec": {"policyName": name, "validationActions": list(validation_actions)},
+    }
+    if exempt_namespaces:
+        binding["spec"]["matchResources"] = {"namespaceSelector": {"matchExpressions": [{
+            "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(exempt_namespaces)}]}}
+    return binding

@@ -1,0 +1,314 @@
+"""Which GPU pools of a platform a pod lands on, and for every other pool, why not.
+
+The platform is the outputs contract of a gpu-aks stack (`pulumi stack output --json`, the
+`outputs` of `python -m tools.preview STACK --json`, or the `gpuPools` map alone). A pod is judged
+as the scheduler will see it: after the API server's own checks (a pod it refuses lands nowhere),
+after the admission plugins (ExtendedResourceToleration, namespace default tolerations and node
+selectors), with what its controller adds. Shared by the explainer and the checker's
+`gpu-pods-fit-a-pool`. No Pulumi imports.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .admission import WRITTEN, Admitted, admit, describe
+from .catalog import GPU_PARTITION_LABEL, GPU_RESOURCE, MIG_RESOURCE_PREFIX, RETIRED_ACCELERATORS, SPOT_LABEL, aks_node_labels
+from .documents import DocumentError, Limits, decode, load_json
+from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
+from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
+from .quantities import format_amount
+from .rule_config import FIT_A_POOL, RuleConfig
+from .scheduling import (
+    TaintSyntaxError,
+    format_taint,
+    node_selector_term_matches,
+    parse_taint,
+    required_node_terms,
+    tolerates,
+    toleration_for,
+    untolerated_taints,
+)
+from .workloads import Context
+
+
+class PlatformError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Platform:
+    pools: Mapping[str, Mapping[str, Any]]
+    mig_strategy: str = "none"
+
+    def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
+        """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
+        taints: list[Mapping[str, str]] = []
+        for pool in self.pools.values():
+            for text in as_list(pool.get("taints")):
+                try:
+                    taint = parse_taint(text)
+                except TaintSyntaxError:
+                    continue
+                if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
+                    taints.append(taint)
+        return tuple(taints)
+
+
+def platform_from_outputs(raw: Any) -> Platform:
+    """Accepts `pulumi stack output --json`, the offline preview's `--json` (its `outputs`), or the
+    `gpuPools` map alone. Raises PlatformError saying what was expected."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("outputs"), Mapping):
+        raw = raw["outputs"]
+    pools = raw.get("gpuPools", raw) if isinstance(raw, Mapping) else None
+    if not isinstance(pools, Mapping) or not all(isinstance(p, Mapping) for p in pools.values()):
+        raise PlatformError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
+                            "--json` output, or the gpuPools map alone")
+    for name, pool in pools.items():
+        for key in ("taints", "labels", "gpuResource", "gpusPerNode"):
+            if key not in pool:
+                raise PlatformError(f"gpuPools.{name} has no {key}: this is not a gpu-aks outputs contract")
+    strategy = raw.get("migStrategy", "none") if isinstance(raw, Mapping) else "none"
+    return Platform({str(k): v for k, v in pools.items()}, strategy if isinstance(strategy, str) else "none")
+
+
+# A platform outputs file is a few kilobytes; 8 MiB leaves room for any real contract.
+PLATFORM_FILE_LIMITS = Limits(max_bytes=8 * 1024 * 1024)
+
+
+def read_platform(path: str, limits: Limits = PLATFORM_FILE_LIMITS) -> Platform:
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(limits.max_bytes + 1)
+        if len(data) > limits.max_bytes:
+            raise PlatformError(f"{path}: larger than {limits.max_bytes} bytes")
+        return platform_from_outputs(load_json(decode(data), limits))
+    except OSError as error:
+        raise PlatformError(f"{path}: cannot read: {error.strerror or error}") from None
+    except DocumentError as problem:
+        raise PlatformError(f"{path}:{problem.line}: {problem.message}") from None
+    except PlatformError as error:
+        raise PlatformError(f"{path}: {error}") from None
+
+
+@dataclass(frozen=True)
+class PoolVerdict:
+    pool: str
+    fits: bool
+    reasons: tuple[str, ...]
+    #: How it fits when that rests on something the pod did not write (admission, its controller).
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodExplanation:
+    kind: str
+    name: str
+    pod: PodSpec
+    gpu_asks: Mapping[str, Fraction]
+    gpu_claims: tuple[str, ...]
+    verdicts: tuple[PoolVerdict, ...]
+    #: Why the API server would refuse the pod outright (then it lands nowhere).
+    refusals: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
+
+    @property
+    def asks_for_gpus(self) -> bool:
+        return bool(self.gpu_asks or self.gpu_claims)
+
+    @property
+    def lands_on(self) -> list[str]:
+        return [] if self.refusals else [v.pool for v in self.verdicts if v.fits]
+
+
+def pod_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
+    """What the pod asks of one node, per GPU resource: its app containers together, or its largest
+    init container if that is more (init containers run one at a time, before the app)."""
+    app: dict[str, Fraction] = {}
+    init: dict[str, Fraction] = {}
+    for result in asks_by_container(pod, config.gpu_resources):
+        if isinstance(result, UndecidableError):
+            continue
+        for ask in result:
+            if ask.container.role == "ephemeral":
+                continue
+            amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
+            if amount is None or amount <= 0:
+                continue
+            target = init if ask.container.role == "init" else app
+            target[ask.resource] = max(target.get(ask.resource, Fraction(0)), amount) if target is init else \
+                target.get(ask.resource, Fraction(0)) + amount
+    return {r: max(app.get(r, Fraction(0)), init.get(r, Fraction(0))) for r in {*app, *init}}
+
+
+def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], labels: Mapping[str, str]) -> list[str]:
+    reasons = []
+    for key, value in node_selector.items():
+        if labels.get(key) != str(value):
+            have = f"{key}={labels[key]}" if key in labels else f"no {key} label"
+            reasons.append(f"its nodeSelector needs {key}={value}, but the pool's nodes have {have}")
+    terms = required_node_terms(pod)
+    if terms and not any(node_selector_term_matches(term, labels) for term in terms):
+        wanted = []
+        for term in terms:
+            for expression in as_list(as_mapping(term).get("matchExpressions")):
+                expression = as_mapping(expression)
+                values = ",".join(str(v) for v in as_list(expression.get("values")))
+                wanted.append(f"{expression.get('key')} {expression.get('operator')} [{values}]".replace(" []", ""))
+        reasons.append(f"its required node affinity ({'; '.join(wanted)}) matches no label of the pool's nodes")
+    return reasons
+
+
+def _retired_requests(pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[str]:
+    """Accelerator values the pod selects that no Azure size has any more."""
+    wanted: list[str] = [str(v) for v in node_selector.values()]
+    for term in required_node_terms(pod) or []:
+        for expression in as_list(as_mapping(term).get("matchExpressions")):
+            expression = as_mapping(expression)
+            if expression.get("operator") == "In":
+                wanted += [str(v) for v in as_list(expression.get("values"))]
+    return [f"no pool offers {value}: {RETIRED_ACCELERATORS[value]}" for value in dict.fromkeys(wanted)
+            if value in RETIRED_ACCELERATORS]
+
+
+def _pool_labels(name: str, pool: Mapping[str, Any]) -> dict[str, str]:
+    azure_name = pool.get("azureName") if isinstance(pool.get("azureName"), str) else name
+    return aks_node_labels(str(azure_name), {str(k): str(v) for k, v in as_mapping(pool.get("labels")).items()},
+                           bool(pool.get("spot")))
+
+
+def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
+                 name: str, pool: Mapping[str, Any]) -> PoolVerdict:
+    labels = _pool_labels(name, pool)
+    reasons, notes = [], []
+    taints = []
+    for text in as_list(pool.get("taints")):
+        try:
+            taints.append(parse_taint(text))
+        except TaintSyntaxError:
+            continue
+    tolerations = [t.toleration for t in admitted.tolerations]
+    for taint in untolerated_taints(tolerations, taints):
+        fix = json.dumps(toleration_for(taint))
+        if taint["key"] == SPOT_LABEL:
+            reasons.append(f"it does not tolerate the Spot taint {format_taint(taint)} that AKS puts on every Spot "
+                           f"node; add the toleration {fix} if the pod may be evicted")
+        else:
+            reasons.append(f"it does not tolerate the taint {format_taint(taint)}; add the toleration {fix}")
+    for taint in taints:
+        by = [t for t in admitted.tolerations if tolerates(t.toleration, taint)]
+        if by and all(t.source != WRITTEN for t in by):
+            notes.append(f"tolerates {format_taint(taint)} through {by[0].source} ({describe(by[0].toleration)})")
+    reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
+    offered, per_node = pool.get("gpuResource"), pool.get("gpusPerNode")
+    partition = pool.get("migPartition")
+    for resource, amount in asks.items():
+        if resource != offered:
+            what = f"MIG {partition} slices as {offered}" if partition else f"whole GPUs as {offered}"
+            reasons.append(f"it asks for {resource}, which this pool does not offer (it offers {what})")
+        elif isinstance(per_node, (int, float)) and not isinstance(per_node, bool) and amount > Fraction(per_node):
+            reasons.append(f"it asks for {format_amount(amount)} {resource} but a node of this pool has "
+                           f"{format_amount(Fraction(per_node))} ({pool.get('vmSize')})")
+    if claims:
+        reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
+                       "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
+    return PoolVerdict(name, not reasons, tuple(reasons), tuple(notes))
+
+
+def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Sequence[str]) -> list[str]:
+    """For a fractional GPU: the MIG slice that serves it on this platform, in the strategy's terms."""
+    if not any("fractions" in r for r in refusals):
+        return []
+    hints = []
+    for name, pool in platform.pools.items():
+        partition = pool.get("migPartition")
+        if not partition:
+            continue
+        if platform.mig_strategy == "mixed":
+            hints.append(f"pool {name} offers MIG {partition} slices: ask for {MIG_RESOURCE_PREFIX}{partition}: 1")
+        else:
+            hints.append(f"pool {name} offers MIG {partition} slices under migStrategy single: ask for {GPU_RESOURCE}: 1 "
+                         f"with nodeSelector {GPU_PARTITION_LABEL}: {partition}")
+    return hints or ["this platform has no MIG pools; ask for a whole GPU"]
+
+
+def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: RuleConfig,
+                context: Context) -> PodExplanation:
+    asks = pod_gpu_asks(pod, config)
+    demand = gpu_demand(pod, config, context)
+    refusals: list[str] = []
+    for result in asks_by_container(pod, config.gpu_resources):
+        for ask in result if not isinstance(result, UndecidableError) else []:
+            if ask.container.limits_set_by_controller:
+                continue
+            try:
+                problem = limit_problem(ask)
+            except UndecidableError:
+                continue
+            if problem:
+                refusals.append(f"container '{ask.container.name}' {problem.text}")
+    try:
+        admitted = admit(pod, context, config.admission_plugins)
+    except UndecidableError:
+        admitted = Admitted((), {}, ())
+    refusals += admitted.refusals
+    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool)
+                     for pool_name, pool in platform.pools.items())
+    retired = _retired_requests(pod.spec, admitted.node_selector)
+    if retired:
+        verdicts = tuple(PoolVerdict(v.pool, False, (*retired, *v.reasons), v.notes) for v in verdicts)
+    warnings = []
+    for verdict in verdicts:
+        pool = platform.pools[verdict.pool]
+        slices = asks.get(str(pool.get("gpuResource")), Fraction(0))
+        if verdict.fits and pool.get("migPartition") and slices > 1:
+            warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {pool.get('migPartition')} slices: "
+                            "MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work across them is "
+                            "slow or fails; ask a pool of whole GPUs for more than one")
+    return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
+                          tuple(_hints(pod, config, platform, refusals)))
+
+
+def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
+              context: Context) -> list[Finding]:
+    """`gpu-pods-fit-a-pool`: a GPU pod no pool of the platform would take."""
+    findings = []
+    for pod in pods:
+        if pod.own_nodes:
+            continue
+        explanation = explain_pod(kind, name, pod, platform, config, context)
+        if not explanation.asks_for_gpus or explanation.lands_on:
+            continue
+        if explanation.refusals:
+            continue  # the limits and toleration rules already say why the API server refuses it
+        reasons = "; ".join(f"{v.pool}: {', '.join(v.reasons)}" for v in explanation.verdicts) or "the platform has no GPU pools"
+        findings.append(Finding(FIT_A_POOL, pod.path, f"{pod.where} fits no GPU pool of the platform, so it stays "
+                                                      f"Pending forever. {reasons}"))
+    return findings
+
+
+def render(explanations: Sequence[PodExplanation]) -> str:
+    lines = []
+    for explanation in explanations:
+        asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
+        asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or "no GPU"
+        lines.append(f"{explanation.kind}/{explanation.name}: {explanation.pod.where} asks for {asks}")
+        if explanation.refusals:
+            lines.append("  lands on: nothing; the API server refuses this pod:")
+            lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
+        else:
+            lines.append(f"  lands on: {', '.join(explanation.lands_on) or 'no GPU pool'}")
+        for verdict in explanation.verdicts:
+            if verdict.fits and not explanation.refusals:
+                lines.extend(f"  {verdict.pool}: {note}" for note in verdict.notes)
+            elif not verdict.fits:
+                lines.append(f"  not {verdict.pool}:")
+                lines.extend(f"    - {reason}" for reason in verdict.reasons)
+        lines.extend(f"  warning: {warning}" for warning in explanation.warnings)
+        lines.extend(f"  hint: {hint}" for hint in explanation.hints)
+    return "\n".join(lines)

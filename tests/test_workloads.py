@@ -1,0 +1,159 @@
+"""Workload adapters: what each controller's objects become, from each project's own samples (the
+fixtures in tests/manifests/workloads/ cite them), in both verdict directions. Documents of a file are
+checked together, as the checker reads files it is given together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.podspecs import UNKNOWN
+from policies.rule_config import ANALYZABLE, SELECT_GPU_NODES, TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS
+from policies.workloads import ADAPTERS, context_of, pod_specs_of
+from policies.workloads.kserve import ray_gpus
+from tests.helpers import DEFAULTS, findings
+
+WORKLOADS = Path(__file__).parent / "manifests" / "workloads"
+T, L, S, A = TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((WORKLOADS / name).read_text()) if d]
+
+
+# (file, document, policy) -> the paths of its findings.
+EXPECTED = [
+    ("kserve-tensorflow-gpu.yaml", 0, T, ["spec.predictor.tolerations"]),
+    ("kserve-tensorflow-gpu.yaml", 0, S, ["spec.predictor.nodeSelector"]),
+    ("kserve-tensorflow-gpu.yaml", 1, T, []),
+    ("kserve-tensorflow-gpu.yaml", 1, S, []),
+    # The controller writes the multi-node GPU limits: requests alone are not a violation there.
+    ("kserve-multinode.yaml", 0, T, []),
+    ("kserve-multinode.yaml", 0, L, []),
+    ("kserve-multinode.yaml", 1, T, ["spec.predictor.workerSpec.tolerations"]),
+    ("kserve-multinode.yaml", 1, L, []),
+    ("kserve-llmisvc.yaml", 0, T, ["spec.template.tolerations"]),
+    ("kserve-llmisvc.yaml", 1, T, []),
+    ("kserve-llmisvc.yaml", 2, T, ["spec.tolerations"]),
+    # A template's own tolerations replace the workflow's (Argo addSchedulingConstraints).
+    ("argo-gpu-workflow.yaml", 0, T, ["spec.templates[2].tolerations"]),
+    ("argo-gpu-workflow.yaml", 0, L, ["spec.templates[3].containerSet.containers[0].resources.limits.nvidia.com/gpu"]),
+    ("argo-gpu-workflow.yaml", 1, A, ["spec.templates[0]"]),
+    ("argo-gpu-workflow.yaml", 1, T, []),
+    ("spark-pi-gpu.yaml", 0, T, ["spec.executor.tolerations"]),
+    ("spark-pi-gpu.yaml", 1, T, []),
+    ("spark-pi-gpu.yaml", 1, S, []),
+    ("spark-pi-gpu.yaml", 2, L, ["spec.template.executor.gpu.quantity"]),
+    ("spark-pi-gpu.yaml", 2, T, []),
+    ("trainer-runtime-patches.yaml", 0, T, ["spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+                                            ".template.spec.template.spec.tolerations"]),
+    ("trainer-runtime-patches.yaml", 1, T, []),
+    ("trainer-runtime-patches.yaml", 2, T, []),
+    ("dynamo-agg.yaml", 0, T, ["spec.services.worker.extraPodSpec.tolerations"]),
+    ("dynamo-agg.yaml", 0, L, []),
+    ("dynamo-agg.yaml", 1, T, ["spec.components[1].podTemplate.spec.tolerations"]),
+    ("dynamo-agg.yaml", 2, T, []),
+    ("dynamo-agg.yaml", 2, L, ["spec.services.worker.resources.requests.gpu"]),
+    ("kaito-workspace.yaml", 0, T, []),
+    ("kaito-workspace.yaml", 0, L, []),
+    ("kaito-workspace.yaml", 0, S, []),
+    ("kaito-workspace.yaml", 1, T, []),
+    ("kaito-workspace.yaml", 2, T, []),
+    ("dra-gpu-test1.yaml", 1, T, ["spec.tolerations"]),
+    ("dra-gpu-test1.yaml", 1, L, []),
+    ("dra-gpu-test1.yaml", 2, T, []),
+    ("dra-gpu-test1.yaml", 3, T, []),
+    ("dra-gpu-test1.yaml", 3, A, ["spec.resourceClaims"]),
+    ("dra-gpu-test1.yaml", 5, T, []),
+]
+
+
+@pytest.mark.parametrize("name, index, policy, paths", EXPECTED, ids=[f"{e[0]}#{e[1]}-{e[2]}" for e in EXPECTED])
+def test_adapters_on_each_projects_samples(name, index, policy, paths):
+    docs = documents(name)
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_the_generic_search_alone_misses_what_adapters_see():
+    """Before the adapters, the KServe `model`, Spark `gpu`, TrainJob `resourcesPerNode` and Dynamo
+    `limits.gpu` asks were invisible: no containers list holds them."""
+    from policies.podspecs import find_pod_specs, gpu_asks
+    for name, index in (("kserve-tensorflow-gpu.yaml", 0), ("spark-pi-gpu.yaml", 0), ("dynamo-agg.yaml", 0)):
+        obj = documents(name)[index]
+        assert not any(gpu_asks(p, DEFAULTS[T].gpu_resources) for p in find_pod_specs(obj))
+        assert any(gpu_asks(p, DEFAULTS[T].gpu_resources) for p in pod_specs_of(obj))
+
+
+def test_the_trainer_node_takes_the_runtime_when_it_is_checked_together():
+    job, _, runtime = documents("trainer-runtime-patches.yaml")
+    [alone] = pod_specs_of(job)
+    assert "was not among the objects checked" in alone.workload
+    [resolved] = pod_specs_of(job, context_of([job, runtime]))
+    [node] = [c for c in resolved.containers if c.name == "node"]
+    assert node.spec["image"] == "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+    assert node.spec["resources"]["limits"]["nvidia.com/gpu"] == "2" and node.resources_path == "spec.trainer.resourcesPerNode"
+    assert resolved.spec["nodeSelector"] == {"node-type": "training"}
+
+
+def test_kserve_multi_node_gpu_counts_follow_the_controller():
+    """computeRayNodeAndGPUs: (total, head request, worker request) -> (head, worker)."""
+    assert ray_gpus(4, 1, 1) == (1, 1)
+    assert ray_gpus(4, 0, 2) == (2, 2)
+    assert ray_gpus(2, 2, 1) == (2, 0), "the head alone can serve it: no GPUs on workers"
+    assert ray_gpus(4, 2, 0) == (2, 1)
+    assert ray_gpus(3, 0, 0) == (1, 1)
+    head, worker = pod_specs_of(documents("kserve-multinode.yaml")[0])
+    assert head.containers[0].spec["resources"]["limits"] == {"nvidia.com/gpu": 1}
+    assert worker.containers[0].name == "worker-container" and worker.containers[0].limits_set_by_controller
+
+
+def test_kaito_pods_carry_what_kaito_adds():
+    [pod] = pod_specs_of(documents("kaito-workspace.yaml")[0])
+    assert {t.toleration["key"] for t in pod.added_tolerations} == {
+        "nvidia.com/gpu", "sku", "kubernetes.azure.com/scalesetpriority"}
+    assert pod.containers[0].spec["resources"]["limits"]["nvidia.com/gpu"] == 1, "NC24ads_A100_v4 has one GPU"
+    assert pod.own_nodes == "KAITO"
+
+
+def test_argo_boundary_templates_count():
+    workflow = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "spec": {"templates": [
+        {"name": "dag", "tolerations": [{"key": "sku", "operator": "Exists"}],
+         "dag": {"tasks": [{"name": "t", "template": "gpu"}]}},
+        {"name": "gpu", "container": {"image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}}]}}
+    assert findings(workflow, T) == [], "the DAG template is the pod's boundary template"
+    workflow["spec"]["templates"][0]["tolerations"] = []
+    assert [f.path for f in findings(workflow, T)] == ["spec.templates[1].tolerations"]
+
+
+def test_cron_workflow_reads_its_workflow_spec():
+    cron = {"apiVersion": "argoproj.io/v1alpha1", "kind": "CronWorkflow", "spec": {"workflowSpec": {"templates": [
+        {"name": "gpu", "container": {"image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}}]}}}
+    assert [f.path for f in findings(cron, T)] == ["spec.workflowSpec.templates[0].tolerations"]
+
+
+json_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=6) | st.just(UNKNOWN)
+json_keys = st.sampled_from(["spec", "template", "templates", "containers", "resources", "limits", "requests",
+                             "nvidia.com/gpu", "gpu", "predictor", "model", "workerSpec", "services", "components",
+                             "extraPodSpec", "podTemplate", "trainer", "resourcesPerNode", "runtimeRef", "driver",
+                             "executor", "tolerations", "resourceClaims", "inference", "resource", "containerSet",
+                             "podTemplateOverrides", "runtimePatches", "name", "tensorParallelSize"]) | st.text(max_size=4)
+json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_size=4)
+                           | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(ADAPTERS)), json_values, json_values)
+def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
+    group, name = kind
+    obj = {"apiVersion": f"{group}/v1" if group else "v1", "kind": name, "spec": spec, "metadata": extra,
+           "inference": extra, "resource": extra}
+    context = context_of([obj, extra])
+    pods = pod_specs_of(obj, context)
+    for policy in (T, L, S, A):
+        assert isinstance(findings(obj, policy, context=context), list)
+    assert all(p.path is not None for p in pods)
