@@ -19,6 +19,8 @@ from policies.catalog import POOL_LABEL
 from policies.scheduling import parse_taint, toleration_for
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
+#: Every device-plugin pod gpu-aks runs carries this label (the doctor finds them by it).
+DEVICE_PLUGIN_APP_LABEL = ("app.kubernetes.io/name", "nvidia-device-plugin")
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin-daemonset"
 MIG_DEVICE_PLUGIN_NAME = "nvidia-device-plugin-mig-daemonset"
 KUBELET_DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"
@@ -58,7 +60,7 @@ def device_plugin_daemonset(
     taints; with `mig`, configured as NVIDIA's chart configures it for a MIG strategy."""
     name = MIG_DEVICE_PLUGIN_NAME if mig else DEVICE_PLUGIN_NAME
     # The whole-GPU DaemonSet keeps gpu-aks 0.1's selector labels: a selector cannot change in place.
-    labels = {"app.kubernetes.io/name": "nvidia-device-plugin",
+    labels = {DEVICE_PLUGIN_APP_LABEL[0]: DEVICE_PLUGIN_APP_LABEL[1],
               "name": "nvidia-device-plugin-mig-ds" if mig else "nvidia-device-plugin-ds"}
     env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"},
            {"name": "MIG_STRATEGY", "value": mig_strategy if mig else "none"}]

@@ -17,7 +17,15 @@ from fractions import Fraction
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
-from .catalog import GPU_PARTITION_LABEL, GPU_RESOURCE, MIG_RESOURCE_PREFIX, RETIRED_ACCELERATORS, SPOT_LABEL, aks_node_labels
+from .catalog import (
+    DEVICE_PLUGIN_NAMESPACE,
+    GPU_PARTITION_LABEL,
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    RETIRED_ACCELERATORS,
+    SPOT_LABEL,
+    aks_node_labels,
+)
 from .documents import DocumentError, Limits, decode, load_json
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
@@ -44,6 +52,8 @@ class PlatformError(ValueError):
 class Platform:
     pools: Mapping[str, Mapping[str, Any]]
     mig_strategy: str = "none"
+    #: Where gpu-aks runs NVIDIA's device plugin (the contract's `gpuNamespace`).
+    gpu_namespace: str = DEVICE_PLUGIN_NAMESPACE
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
@@ -73,7 +83,9 @@ def platform_from_outputs(raw: Any) -> Platform:
             if key not in pool:
                 raise PlatformError(f"gpuPools.{name} has no {key}: this is not a gpu-aks outputs contract")
     strategy = raw.get("migStrategy", "none") if isinstance(raw, Mapping) else "none"
-    return Platform({str(k): v for k, v in pools.items()}, strategy if isinstance(strategy, str) else "none")
+    namespace = raw.get("gpuNamespace") if isinstance(raw, Mapping) else None
+    return Platform({str(k): v for k, v in pools.items()}, strategy if isinstance(strategy, str) else "none",
+                    namespace if isinstance(namespace, str) else Platform.gpu_namespace)
 
 
 # A platform outputs file is a few kilobytes; 8 MiB leaves room for any real contract.

@@ -1,0 +1,211 @@
+"""The admission policy's CEL, evaluated by cel-python, gives the same verdict as the Python toleration
+rule on every pod of the corpus the rules are tested on.
+
+Each pod the workload adapters find is turned into the Pod the API server hands a
+ValidatingAdmissionPolicy: after mutating admission (ExtendedResourceToleration, the namespace's
+default tolerations), with requests defaulted from limits and quantities in their canonical string
+form (the API server serialises `resource.Quantity` that way). Pods the API server refuses before
+validating admission (fractional or limit-less GPUs, a namespace whitelist) never reach the policy
+and are left out; so are pods that ask for GPUs through DRA claims, which a Pod alone cannot show
+(the README says so)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import celpy
+import pytest
+import yaml
+from celpy import celtypes
+
+from policies.admission import admit
+from policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
+from policies.gpu_rules import check_gpu_limits, check_gpu_tolerations
+from policies.podspecs import ABSENT, PodSpec, asks_by_container
+from policies.quantities import format_amount, parse_quantity
+from policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig, default_rule_config, parse_rule_config
+from policies.workloads import Context, context_of, pod_specs_of
+
+MANIFESTS = Path(__file__).parent / "manifests"
+CORPUS_DIRS = ("corpus", "seeds", "workloads")
+
+
+def _gpu_pod(name: str, tolerations: list[dict[str, Any]] | None = None, namespace: str = "team",
+             resources: Mapping[str, Any] | None = None, init: bool = False) -> dict[str, Any]:
+    container = {"name": "c", "image": "i", "resources": resources or {"limits": {"nvidia.com/gpu": 1}}}
+    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "i"}]}
+    if init:
+        spec["initContainers"] = [container]
+    else:
+        spec["containers"].append(container)
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+#: Edge cases of Kubernetes' ToleratesTaint and of what counts as asking, beside the corpus files.
+EDGE_CASES = [
+    _gpu_pod("exists-any-key", [{"operator": "Exists"}]),
+    _gpu_pod("exists-key-no-effect", [{"key": "sku", "operator": "Exists"}]),
+    _gpu_pod("equal-no-operator", [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]),
+    _gpu_pod("wrong-value", [{"key": "sku", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"}]),
+    _gpu_pod("wrong-effect", [{"key": "sku", "operator": "Exists", "effect": "NoExecute"}]),
+    _gpu_pod("no-tolerations"),
+    _gpu_pod("zero-gpus", resources={"limits": {"nvidia.com/gpu": 0}}),
+    _gpu_pod("zero-gpus-milli", resources={"limits": {"nvidia.com/gpu": "0m"}, "requests": {"nvidia.com/gpu": "0"}}),
+    _gpu_pod("milli-whole", resources={"limits": {"nvidia.com/gpu": "2000m"}}),
+    _gpu_pod("init-container", init=True),
+    _gpu_pod("mig", resources={"limits": {"nvidia.com/mig-1g.10gb": 1}}),
+    _gpu_pod("float-from-the-wire", resources={"limits": {"nvidia.com/gpu": 1.0}}),
+    _gpu_pod("namespace-default", namespace="gpu-team"),
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-team", "annotations": {
+        "scheduler.alpha.kubernetes.io/defaultTolerations":
+            '[{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]'}}},
+]
+
+
+def corpus() -> Iterator[tuple[str, Any]]:
+    for folder in CORPUS_DIRS:
+        for path in sorted((MANIFESTS / folder).rglob("*")):
+            if path.suffix in (".yaml", ".yml"):
+                for document in yaml.safe_load_all(path.read_text()):
+                    yield path.relative_to(MANIFESTS).as_posix(), document
+            elif path.suffix == ".json":
+                yield path.relative_to(MANIFESTS).as_posix(), yaml.safe_load(path.read_text())
+    for obj in EDGE_CASES:
+        yield "edge cases", obj
+
+
+def _canonical(value: Any) -> str:
+    return format_amount(parse_quantity(value))
+
+
+def pod_as_admitted(pod: PodSpec, context: Context, config: RuleConfig) -> dict[str, Any] | None:
+    """The Pod object the policy sees, or None when the API server refuses it before validating
+    admission runs (or when its GPUs come through DRA claims)."""
+    if pod.spec.get("resourceClaims"):
+        return None
+    limits_config = default_rule_config()[WHOLE_GPU_LIMITS]
+    if check_gpu_limits([pod], limits_config, context):
+        return None
+    admitted = admit(pod, context, config.admission_plugins)
+    if admitted.refusals:
+        return None
+    lists: dict[str, list[dict[str, Any]]] = {"app": [], "init": []}
+    for container, asks in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+        assert isinstance(asks, list), "the corpus has no unknown values"
+        if container.role not in lists:
+            continue
+        limits = {ask.resource: _canonical(ask.limit) for ask in asks if ask.limit is not ABSENT}
+        requests = {ask.resource: _canonical(ask.request if ask.request is not ABSENT else ask.limit) for ask in asks}
+        lists[container.role].append({"name": container.name, "image": "i",
+                                      "resources": {"limits": limits, "requests": requests}})
+    spec: dict[str, Any] = {"containers": lists["app"],
+                            "tolerations": [dict(t.toleration) for t in admitted.tolerations]}
+    if lists["init"]:
+        spec["initContainers"] = lists["init"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": pod.namespace or "default"},
+            "spec": spec}
+
+
+class CompiledPolicy:
+    """A ValidatingAdmissionPolicy's variables, validation and message compiled by cel-python."""
+
+    def __init__(self, policy: Mapping[str, Any]) -> None:
+        env = celpy.Environment()
+        self.variables = [(v["name"], env.program(env.compile(v["expression"]))) for v in policy["spec"]["variables"]]
+        (validation,) = policy["spec"]["validations"]
+        self.validation = env.program(env.compile(validation["expression"]))
+        self.message = env.program(env.compile(validation["messageExpression"]))
+
+    def _activation(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        obj = celpy.json_to_cel(pod)
+        values: dict[celtypes.StringType, Any] = {}
+        for name, program in self.variables:
+            values[celtypes.StringType(name)] = program.evaluate({"object": obj, "variables": celtypes.MapType(values)})
+        return {"object": obj, "variables": celtypes.MapType(values)}
+
+    def admits(self, pod: Mapping[str, Any]) -> bool:
+        result = self.validation.evaluate(self._activation(pod))
+        assert isinstance(result, celtypes.BoolType), f"the validation must give a bool, not {result!r}"
+        return bool(result)
+
+    def message_for(self, pod: Mapping[str, Any]) -> str:
+        return str(self.message.evaluate(self._activation(pod)))
+
+
+CONFIGS = {
+    "defaults": default_rule_config()[TOLERATE_GPU_TAINT],
+    "two taints, a pattern": parse_rule_config({TOLERATE_GPU_TAINT: {
+        "gpuTaints": ["sku=gpu:NoSchedule", "team=ml:NoSchedule"],
+        "gpuResources": ["nvidia.com/gpu", "nvidia.com/mig-?g.*"]}})[TOLERATE_GPU_TAINT],
+}
+
+
+@pytest.mark.parametrize("config_name", CONFIGS)
+def test_cel_and_python_rule_agree_on_every_pod_of_the_corpus(config_name):
+    config = CONFIGS[config_name]
+    policy = CompiledPolicy(validating_admission_policy(config))
+    objects = list(corpus())
+    context = context_of([obj for _, obj in objects])
+    judged, refused, disagreements = {True: 0, False: 0}, 0, []
+    for source, obj in objects:
+        for pod in pod_specs_of(obj, context):
+            admitted_pod = pod_as_admitted(pod, context, config)
+            if admitted_pod is None:
+                refused += 1
+                continue
+            python_admits = not [f for f in check_gpu_tolerations([pod], config, context) if f.decided]
+            if policy.admits(admitted_pod) != python_admits:
+                disagreements.append(f"{source} {pod.where}: Python admits={python_admits}")
+            judged[python_admits] += 1
+    assert disagreements == []
+    # The corpus really exercises both verdicts (otherwise agreement proves nothing).
+    assert judged[True] >= 20 and judged[False] >= 10, judged
+    assert refused >= 3
+
+
+def admitted(obj: Any) -> dict[str, Any]:
+    context = context_of([obj])
+    (pod,) = pod_specs_of(obj, context)
+    result = pod_as_admitted(pod, context, CONFIGS["defaults"])
+    assert result is not None
+    return {**result, "metadata": obj["metadata"]}
+
+
+def test_an_untolerated_gpu_pod_is_refused_with_the_toleration_to_add():
+    policy = CompiledPolicy(validating_admission_policy(CONFIGS["defaults"]))
+    pod = admitted(_gpu_pod("trainer"))
+    assert not policy.admits(pod)
+    message = policy.message_for(pod)
+    assert message.startswith("pod trainer: container c asks for a GPU")
+    assert "add to spec.tolerations: {key: sku, operator: Equal, value: gpu, effect: NoSchedule}" in message
+    generated = {**pod, "metadata": {"generateName": "trainer-"}}  # a Job's pods have no name at CREATE
+    assert policy.message_for(generated).startswith("pod trainer-: ")
+
+
+def test_a_cpu_pod_and_a_tolerating_gpu_pod_are_admitted():
+    policy = CompiledPolicy(validating_admission_policy(CONFIGS["defaults"]))
+    cpu = {"metadata": {"name": "web"}, "spec": {"containers": [{"name": "web", "image": "i"}]}}
+    tolerating = admitted(_gpu_pod("ok", [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]))
+    assert policy.admits(cpu) and policy.admits(tolerating)
+
+
+def test_the_cel_uses_standard_cel_only():
+    """No Kubernetes CEL library (quantity(), isQuantity, url(), authorizer, format...): cel-python
+    compiled every expression above; this guards the names it would also accept as plain calls."""
+    policy = validating_admission_policy(CONFIGS["two taints, a pattern"])
+    expressions = [v["expression"] for v in policy["spec"]["variables"]]
+    expressions += [policy["spec"]["validations"][0]["expression"], policy["spec"]["validations"][0]["messageExpression"]]
+    for banned in ("quantity(", "isQuantity(", "url(", "authorizer", "format(", "ip(", "cidr(", "optional."):
+        assert not any(banned in expression for expression in expressions), banned
+
+
+def test_binding_exempts_namespaces_through_its_namespace_selector():
+    binding = validating_admission_policy_binding(["Deny"], ["kube-system", "gpu-resources"])
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "gpu-resources"]}]
+    assert "matchResources" not in validating_admission_policy_binding(["Warn"], [])["spec"]

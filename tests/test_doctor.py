@@ -1,0 +1,203 @@
+"""The doctor on recorded `kubectl get nodes/pods -o json` of a prod-shaped cluster: healthy, a
+crash-looping device plugin, a node without allocatable GPUs, a wrong taint, and MIG under `mixed`."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies.fit import platform_from_outputs
+from tests.conftest import ROOT
+from tools.doctor import GPU_CONDITIONS, diagnose, main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
+PLATFORM = FIXTURES / "platform-prod.json"
+
+
+def load(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def doctor(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(args), stdout=out), out.getvalue()
+
+
+def run_on(nodes: str, pods: str = "pods-healthy.json", platform: Path = PLATFORM, *extra: str) -> tuple[int, str]:
+    return doctor("--platform", str(platform), "--nodes", str(FIXTURES / nodes), "--pods", str(FIXTURES / pods), *extra)
+
+
+def problems_of(nodes: Any, pods: Any, platform: str = "platform-prod.json") -> list[tuple[str, str, str]]:
+    diagnosis = diagnose(platform_from_outputs(load(platform)), nodes["items"], pods["items"])
+    return [(p.pool, p.node, p.check) for p in diagnosis.problems]
+
+
+A100_1 = "aks-a100mig73f6-31871234-vmss000001"
+T4_0 = "aks-t4spotce97-31871234-vmss000000"
+
+
+def test_the_recorded_platform_is_what_the_prod_stack_exports(prod_run):
+    recorded = load("platform-prod.json")
+    for key in ("gpuPools", "migStrategy", "gpuNamespace", "contractVersion"):
+        assert recorded[key] == prod_run.stack_outputs[key], f"regenerate {PLATFORM.name}: {key} changed"
+
+
+def test_a_healthy_cluster_exits_0_and_lists_every_gpu_node():
+    code, out = run_on("nodes-healthy.json")
+    assert code == 0, out
+    assert "pool a100mig (3 nvidia.com/gpu per node): 2 node(s)" in out
+    assert f"  {T4_0}: ok; 1 nvidia.com/gpu allocatable, device plugin nvidia-device-plugin-daemonset-h2v8c ready" in out
+    assert out.rstrip().endswith("healthy: every GPU node advertises its GPUs and runs a ready device plugin")
+    assert "aks-system" not in out and "cpuc563" not in out, "CPU nodes are not GPU pool members"
+
+
+def test_a_crash_looping_device_plugin_names_the_pod_and_how_to_read_its_logs():
+    code, out = run_on("nodes-healthy.json", "pods-plugin-crashloop.json")
+    assert code == 1
+    assert (f"- node {T4_0} (pool t4spot) [device-plugin]: device-plugin pod nvidia-device-plugin-daemonset-h2v8c is "
+            "not Ready (CrashLoopBackOff, 7 restart(s))") in out
+    assert "do: kubectl -n gpu-resources logs nvidia-device-plugin-daemonset-h2v8c --previous" in out
+
+
+def test_a_node_without_allocatable_gpus():
+    code, out = run_on("nodes-no-allocatable-gpus.json")
+    assert code == 1
+    assert (f"- node {A100_1} (pool a100mig) [gpu-allocatable]: advertises no allocatable nvidia.com/gpu (the contract "
+            "says 3 per node)") in out
+    assert problems_of(load("nodes-no-allocatable-gpus.json"), load("pods-healthy.json")) == [
+        ("a100mig", A100_1, "gpu-allocatable")]
+
+
+def test_a_wrong_taint_is_both_missing_and_untolerated():
+    code, out = run_on("nodes-wrong-taint.json")
+    assert code == 1
+    assert (f"- node {T4_0} (pool t4spot) [taints]: the node lacks sku=gpu:NoSchedule and carries sku=gpus:NoSchedule, "
+            "which the contract's tolerations do not tolerate") in out
+
+
+def test_mig_under_mixed_counts_the_mig_resource():
+    code, out = run_on("nodes-mig-mixed.json", platform=FIXTURES / "platform-prod-mixed.json")
+    assert code == 0, out
+    assert "pool a100mig (3 nvidia.com/mig-2g.20gb per node): 2 node(s)" in out
+    assert "3 nvidia.com/mig-2g.20gb allocatable" in out
+
+
+def test_mixed_contract_on_nodes_advertising_whole_gpus_says_the_strategies_disagree():
+    code, out = run_on("nodes-healthy.json", platform=FIXTURES / "platform-prod-mixed.json")
+    assert code == 1
+    assert (f"- node {A100_1} (pool a100mig) [gpu-resource]: advertises 3 nvidia.com/gpu but no nvidia.com/mig-2g.20gb"
+            in out)
+    assert "MIG strategy (mixed in the contract)" in out
+
+
+def test_a_pool_scaled_to_zero_is_reported_and_healthy():
+    nodes = load("nodes-healthy.json")
+    nodes["items"] = [n for n in nodes["items"] if "t4spot" not in n["metadata"]["name"]]
+    diagnosis = diagnose(platform_from_outputs(load("platform-prod.json")), nodes["items"], load("pods-healthy.json")["items"])
+    (t4,) = [pool for pool in diagnosis.pools if pool.name == "t4spot"]
+    assert t4.scaled_to_zero and not diagnosis.problems
+
+
+def test_a_pool_with_min_count_but_no_nodes_is_a_problem():
+    platform = load("platform-prod.json")
+    platform["gpuPools"]["t4spot"]["minCount"] = 1
+    nodes = load("nodes-healthy.json")
+    nodes["items"] = [n for n in nodes["items"] if "t4spot" not in n["metadata"]["name"]]
+    diagnosis = diagnose(platform_from_outputs(platform), nodes["items"], load("pods-healthy.json")["items"])
+    assert [(p.pool, p.node, p.check) for p in diagnosis.problems] == [("t4spot", "", "nodes")]
+
+
+@pytest.mark.parametrize("condition", sorted(GPU_CONDITIONS))
+def test_node_problem_detector_gpu_conditions_are_reported(condition):
+    nodes = load("nodes-healthy.json")
+    node = next(n for n in nodes["items"] if n["metadata"]["name"] == A100_1)
+    # NPD keeps each condition on the node, False while healthy (the recording has some); one type, one entry.
+    conditions = [c for c in node["status"]["conditions"] if c["type"] != condition]
+    node["status"]["conditions"] = [*conditions, {"type": condition, "status": "True", "reason": condition,
+                                                  "message": "XID 79 detected on GPU 0" if condition == "XIDErrors" else ""}]
+    assert problems_of(nodes, load("pods-healthy.json")) == [("a100mig", A100_1, f"condition:{condition}")]
+    healthy_again = copy.deepcopy(nodes)
+    next(n for n in healthy_again["items"] if n["metadata"]["name"] == A100_1)["status"]["conditions"][-1]["status"] = "False"
+    assert problems_of(healthy_again, load("pods-healthy.json")) == []
+
+
+def test_not_ready_node_missing_plugin_and_relabelled_node():
+    nodes, pods = load("nodes-healthy.json"), load("pods-healthy.json")
+    node = next(n for n in nodes["items"] if n["metadata"]["name"] == A100_1)
+    next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["status"] = "False"
+    node["metadata"]["labels"]["nvidia.com/gpu.partition-size"] = "1g.10gb"
+    pods["items"] = [p for p in pods["items"] if p["spec"]["nodeName"] != A100_1]
+    assert problems_of(nodes, pods) == [("a100mig", A100_1, "node-ready"), ("a100mig", A100_1, "device-plugin"),
+                                        ("a100mig", A100_1, "labels")]
+
+
+def test_json_output():
+    code, out = run_on("nodes-no-allocatable-gpus.json", "pods-healthy.json", PLATFORM, "--json")
+    document = json.loads(out)
+    assert code == 1 and document["healthy"] is False
+    assert [pool["name"] for pool in document["pools"]] == ["a100mig", "t4spot"]
+    assert document["pools"][0]["nodes"][1] == {"name": A100_1, "ready": True, "allocatable": "0 nvidia.com/gpu",
+                                                "devicePlugin": "nvidia-device-plugin-mig-daemonset-m4q9z ready",
+                                                "healthy": False}
+    assert document["problems"][0]["check"] == "gpu-allocatable" and document["problems"][0]["node"] == A100_1
+
+
+@pytest.mark.parametrize(("nodes_text", "expected"), [
+    ('{"kind": "NodeList"}', "expected `kubectl get nodes -o json` output (a List with items)"),
+    ('{"items": [1]}', "expected `kubectl get nodes -o json` output"),
+    ('{"items": [}', ":1: "),
+    ("[]", "expected `kubectl get nodes -o json` output"),
+])
+def test_bad_cluster_files_exit_2_naming_the_file(tmp_path, capsys, nodes_text, expected):
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(nodes_text)
+    code, out = doctor("--platform", str(PLATFORM), "--nodes", str(nodes), "--pods", str(FIXTURES / "pods-healthy.json"))
+    assert code == 2 and out == ""
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {nodes}") and expected in err
+
+
+def test_a_platform_that_is_not_a_contract_exits_2(tmp_path, capsys):
+    platform = tmp_path / "outputs.json"
+    platform.write_text('{"clusterName": "x"}')
+    assert doctor("--platform", str(platform), "--nodes", str(FIXTURES / "nodes-healthy.json"),
+                  "--pods", str(FIXTURES / "pods-healthy.json"))[0] == 2
+    assert "gpuPools" in capsys.readouterr().err
+
+
+def _fake_kubectl(tmp_path: Path, body: str) -> dict[str, str]:
+    script = tmp_path / "bin" / "kubectl"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{script.parent}:/usr/bin:/bin"}
+
+
+def test_without_files_the_doctor_runs_kubectl(tmp_path):
+    env = _fake_kubectl(tmp_path, f'case "$2" in nodes) cat {FIXTURES}/nodes-healthy.json;; '
+                                  f'pods) cat {FIXTURES}/pods-plugin-crashloop.json;; esac')
+    result = subprocess.run([sys.executable, "-m", "tools.doctor", "--platform", str(PLATFORM)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1, result.stderr
+    assert "[device-plugin]" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_kubectl_failing_or_missing_exits_2(tmp_path):
+    env = _fake_kubectl(tmp_path, 'echo "error: You must be logged in to the server (Unauthorized)" >&2; exit 1')
+    result = subprocess.run([sys.executable, "-m", "tools.doctor", "--platform", str(PLATFORM)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert "`get nodes -o json` failed: error: You must be logged in to the server (Unauthorized)" in result.stderr
+    env["PATH"] = "/nonexistent"
+    result = subprocess.run([sys.executable, "-m", "tools.doctor", "--platform", str(PLATFORM)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and "kubectl is not on PATH" in result.stderr

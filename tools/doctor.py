@@ -1,0 +1,415 @@
+"""Whether a running gpu-aks cluster's GPUs work, pool by pool.
+
+    python -m tools.doctor --platform OUTPUTS.json [--nodes NODES.json] [--pods PODS.json] [--json]
+
+OUTPUTS.json is the platform stack's outputs (`pulumi stack output --json`). NODES.json and PODS.json
+are `kubectl get nodes -o json` and `kubectl get pods -A -o json`; a file not given is read with
+kubectl itself (the current context). For each GPU pool of the contract, every node of the pool
+(found by the contract's pool label) is checked:
+
+- it is Ready, and advertises the pool's GPU resource (`nvidia.com/gpu`, or `nvidia.com/mig-<profile>`
+  under the `mixed` MIG strategy) as allocatable, `gpusPerNode` of them: what the scheduler counts;
+- a Ready pod of gpu-aks's device plugin runs on it (pools whose plugin is external are judged by
+  their allocatable GPUs alone: the GPU Operator or AKS's managed GPU install run theirs);
+- it carries the contract's taints and labels, and no other taint the contract's tolerations miss;
+- none of the GPU conditions AKS's node problem detector sets is true (GPUMissing, XIDErrors, ...).
+
+A pool with no nodes and `minCount: 0` is reported as scaled to zero. Exit code: 0 healthy, 1 a
+problem (each names the node and what to do), 2 bad input. The checks are pure functions over the
+JSON; only `main` runs kubectl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+from components.manifests import DEVICE_PLUGIN_APP_LABEL
+from policies.catalog import POOL_LABEL, SPOT_LABEL
+from policies.documents import DocumentError, Limits, decode, load_json, safe_text
+from policies.fit import Platform, PlatformError, read_platform
+from policies.podspecs import as_list, as_mapping, as_str
+from policies.quantities import QuantityError, parse_quantity
+from policies.scheduling import TaintSyntaxError, format_taint, parse_taint
+
+#: `kubectl get pods -A -o json` of a large cluster runs to tens of megabytes.
+CLUSTER_FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024)
+
+#: The GPU node conditions of AKS's node problem detector, true while the problem lasts, and what to
+#: do (https://learn.microsoft.com/azure/aks/node-problem-detector, "Node conditions", GPU only).
+GPU_CONDITIONS = {
+    "GPUMissing": "the VM sees fewer GPUs than its size has: cordon and drain the node, then delete it so the "
+                  "pool replaces it (az aks nodepool delete-machines)",
+    "XIDErrors": "the NVIDIA driver logged XID errors (NVIDIA's XID catalog says which are fatal): drain the node, "
+                 "and delete it so the pool replaces it if they recur",
+    "NVLinkStatusInactive": "an NVLink is inactive, so multi-GPU jobs lose bandwidth or fail: drain the node and "
+                            "delete it so the pool replaces it",
+    "IBLinkFlapping": "an InfiniBand link keeps going down: drain the node and delete it so the pool replaces it",
+    "GPUClockThrottling": "GPU clocks are throttled (power or temperature): drain the node if jobs slow down, and "
+                          "open an Azure support request if it persists",
+    "UnhealthyNvidiaDevicePlugin": "AKS's managed NVIDIA device plugin is not running: check the node's GPU "
+                                   "driver install (kubectl describe node) and reimage the node if it persists",
+}
+
+#: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured.
+SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
+                         "DeletionCandidateOfClusterAutoscaler")
+
+
+class DoctorInputError(Exception):
+    """Bad input: exit code 2."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    pool: str
+    node: str
+    check: str
+    message: str
+    fix: str
+
+
+@dataclass
+class NodeReport:
+    name: str
+    ready: bool
+    allocatable: str
+    device_plugin: str
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class PoolReport:
+    name: str
+    gpu_resource: str
+    gpus_per_node: int
+    min_count: int
+    nodes: list[NodeReport] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def scaled_to_zero(self) -> bool:
+        return not self.nodes and self.min_count == 0
+
+
+@dataclass
+class Diagnosis:
+    pools: list[PoolReport]
+    #: GPU nodes that belong to no pool of the contract (informational).
+    unmatched_gpu_nodes: list[str]
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for pool in self.pools for p in [*pool.problems, *(q for n in pool.nodes for q in n.problems)]]
+
+
+# --- Reading the cluster ------------------------------------------------------------------------
+
+
+def items_of(document: Any, what: str, source: str) -> list[Mapping[str, Any]]:
+    """The objects of a `kubectl get ... -o json` List."""
+    items = document.get("items") if isinstance(document, Mapping) else None
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
+        raise DoctorInputError(f"{source}: expected `kubectl get {what} -o json` output (a List with items)")
+    return items
+
+
+def read_list_file(path: str, what: str) -> list[Mapping[str, Any]]:
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(CLUSTER_FILE_LIMITS.max_bytes + 1)
+        if len(data) > CLUSTER_FILE_LIMITS.max_bytes:
+            raise DoctorInputError(f"{path}: larger than {CLUSTER_FILE_LIMITS.max_bytes} bytes")
+        return items_of(load_json(decode(data), CLUSTER_FILE_LIMITS), what, path)
+    except OSError as error:
+        raise DoctorInputError(f"{path}: cannot read: {error.strerror or error}") from None
+    except DocumentError as problem:
+        raise DoctorInputError(f"{path}:{problem.line}: {problem.message}") from None
+
+
+def read_list_with_kubectl(what: str) -> list[Mapping[str, Any]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        raise DoctorInputError(f"kubectl is not on PATH: install it (az aks install-cli) or pass --{what} "
+                               f"{what.upper()}.json from `kubectl get {what}{' -A' if what == 'pods' else ''} -o json`")
+    command = [kubectl, "get", what, *(["-A"] if what == "pods" else []), "-o", "json"]
+    result = subprocess.run(command, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise DoctorInputError(f"`{' '.join(command[1:])}` failed: {decode(result.stderr[-2000:]).strip()}")
+    try:
+        return items_of(load_json(decode(result.stdout), CLUSTER_FILE_LIMITS), what, "kubectl")
+    except DocumentError as problem:
+        raise DoctorInputError(f"kubectl output:{problem.line}: {problem.message}") from None
+
+
+# --- The checks -----------------------------------------------------------------------------------
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_mapping(as_mapping(obj.get("metadata")).get("labels"))
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return as_str(as_mapping(obj.get("metadata")).get("name"), "<unnamed>")
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    for condition in as_list(as_mapping(obj.get("status")).get("conditions")):
+        if as_mapping(condition).get("type") == kind:
+            return as_mapping(condition)
+    return {}
+
+
+def _count(value: Any) -> int:
+    """A count from the contract (JSON numbers may arrive as floats); anything else is 0."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _allocatable(node: Mapping[str, Any], resource: str) -> int:
+    value = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
+    try:
+        amount = parse_quantity(value) if value is not None else 0
+    except QuantityError:
+        return 0
+    return int(amount) if amount < 10**6 else 0
+
+
+def _gpu_resources_advertised(node: Mapping[str, Any]) -> dict[str, int]:
+    allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
+    return {str(name): _allocatable(node, str(name)) for name in allocatable
+            if str(name) == "nvidia.com/gpu" or str(name).startswith("nvidia.com/mig-")}
+
+
+def _node_taints(node: Mapping[str, Any]) -> list[dict[str, str]]:
+    taints = []
+    for taint in as_list(as_mapping(node.get("spec")).get("taints")):
+        taint = as_mapping(taint)
+        taints.append({"key": as_str(taint.get("key")), "value": as_str(taint.get("value")),
+                       "effect": as_str(taint.get("effect"))})
+    return taints
+
+
+def _shown_taints(taints: Iterable[Mapping[str, str]]) -> str:
+    return ", ".join(format_taint(t) for t in taints) or "none"
+
+
+def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str) -> dict[str, list[Mapping[str, Any]]]:
+    """gpu-aks's device-plugin pods by the node they run on."""
+    key, value = DEVICE_PLUGIN_APP_LABEL
+    by_node: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        metadata = as_mapping(pod.get("metadata"))
+        if metadata.get("namespace") == namespace and _labels(pod).get(key) == value:
+            node = as_str(as_mapping(pod.get("spec")).get("nodeName"))
+            by_node.setdefault(node, []).append(pod)
+    return by_node
+
+
+def _pod_state(pod: Mapping[str, Any]) -> str:
+    """Why a pod is not Ready, as `kubectl get pods` would show it."""
+    status = as_mapping(pod.get("status"))
+    for container in as_list(status.get("containerStatuses")):
+        container = as_mapping(container)
+        state = as_mapping(container.get("state"))
+        waiting = as_mapping(state.get("waiting"))
+        restarts = container.get("restartCount") or 0
+        if waiting:
+            return f"{as_str(waiting.get('reason'), 'Waiting')}, {restarts} restart(s)"
+        terminated = as_mapping(state.get("terminated"))
+        if terminated:
+            return f"{as_str(terminated.get('reason'), 'Terminated')}, {restarts} restart(s)"
+    return as_str(status.get("phase"), "unknown phase")
+
+
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], platform: Platform,
+                plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
+    name = _name(node)
+    resource = as_str(pool.get("gpuResource"), "nvidia.com/gpu")
+    expected = _count(pool.get("gpusPerNode"))
+    problems: list[Problem] = []
+
+    def problem(check: str, message: str, fix: str) -> None:
+        problems.append(Problem(pool_name, name, check, message, fix))
+
+    ready = _condition(node, "Ready")
+    is_ready = ready.get("status") == "True"
+    if not is_ready:
+        problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
+                f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
+                f"(az aks nodepool delete-machines)")
+
+    advertised = _gpu_resources_advertised(node)
+    count = advertised.get(resource, 0)
+    plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
+                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={name}"
+                   if pool.get("devicePlugin") != "external" else "the pool's external device plugin registers them")
+    if count == 0:
+        others = {r: n for r, n in advertised.items() if r != resource and n}
+        if others:
+            shown = ", ".join(f"{n} {r}" for r, n in others.items())
+            problem("gpu-resource", f"advertises {shown} but no {resource}, the resource the contract tells pods to ask "
+                                    f"for: pods asking for {resource} never land here",
+                    f"the device plugin's MIG strategy ({platform.mig_strategy} in the contract) and the pool's "
+                    f"gpuInstanceProfile must agree; check MIG_STRATEGY in the plugin's DaemonSet and run pulumi up")
+        else:
+            problem("gpu-allocatable", f"advertises no allocatable {resource} (the contract says {expected} per node): "
+                                       "pods asking for GPUs stay Pending",
+                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {name})")
+    elif count != expected:
+        problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
+                f"a missing GPU shows as the GPUMissing condition (kubectl describe node {name}); a MIG node with "
+                f"another count has another partition profile than the pool's gpuInstanceProfile")
+
+    plugin_state = "external"
+    if pool.get("devicePlugin") != "external":
+        pods = plugin_pods.get(name, [])
+        ready_pods = [p for p in pods if _condition(p, "Ready").get("status") == "True"]
+        if ready_pods:
+            plugin_state = f"{_name(ready_pods[0])} ready"
+        elif pods:
+            plugin_state = f"{_name(pods[0])} not ready ({_pod_state(pods[0])})"
+            problem("device-plugin", f"device-plugin pod {_name(pods[0])} is not Ready ({_pod_state(pods[0])})",
+                    f"kubectl -n {platform.gpu_namespace} logs {_name(pods[0])} --previous; then "
+                    f"kubectl -n {platform.gpu_namespace} describe pod {_name(pods[0])}")
+        else:
+            plugin_state = "none"
+            problem("device-plugin", f"no device-plugin pod runs on the node (namespace {platform.gpu_namespace})",
+                    f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
+                    f"taints and select the pool ({POOL_LABEL}={pool_name}); pulumi up restores it")
+
+    _check_taints(node, pool, problem)
+    labels = _labels(node)
+    wrong = {k: v for k, v in as_mapping(pool.get("labels")).items() if labels.get(k) != v}
+    if wrong:
+        shown = ", ".join(f"{k}={v} (node has {labels[k]!s})" if k in labels else f"{k}={v} (missing)"
+                          for k, v in wrong.items())
+        problem("labels", f"the node lacks the contract's labels: {shown}: pods selecting them never land here",
+                "labels changed outside Pulumi (az aks nodepool update --labels); pulumi up puts them back")
+
+    for kind, fix in GPU_CONDITIONS.items():
+        condition = _condition(node, kind)
+        if condition.get("status") == "True":
+            detail = as_str(condition.get("message")) or as_str(condition.get("reason"))
+            problem(f"condition:{kind}", f"node problem detector reports {kind}{': ' + detail if detail else ''}", fix)
+
+    shown_count = f"{count} {resource}"
+    return NodeReport(name, is_ready, shown_count, plugin_state, problems)
+
+
+def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any) -> None:
+    expected = []
+    for text in as_list(pool.get("taints")):
+        try:
+            expected.append(parse_taint(text))
+        except TaintSyntaxError:
+            continue
+    actual = _node_taints(node)
+    missing = [t for t in expected if t not in actual]
+    tolerated = [as_mapping(t) for t in as_list(pool.get("tolerations"))]
+    extra = [t for t in actual if t not in expected and t["effect"] != "PreferNoSchedule"
+             and not t["key"].startswith(SYSTEM_TAINT_PREFIXES) and t["key"] != SPOT_LABEL
+             and not any(tol.get("key") == t["key"] and tol.get("value", "") == t["value"] for tol in tolerated)]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"lacks {_shown_taints(missing)}")
+        if extra:
+            parts.append(f"carries {_shown_taints(extra)}, which the contract's tolerations do not tolerate")
+        problem("taints", f"the node {' and '.join(parts)} (node taints: {_shown_taints(actual)})",
+                "taints changed outside Pulumi (az aks nodepool update --node-taints); pulumi up puts the pool's "
+                "taints back, and nodes made before the change keep theirs until replaced")
+
+
+def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]) -> Diagnosis:
+    plugin_pods = _plugin_pods(pods, platform.gpu_namespace)
+    reports = []
+    matched: set[str] = set()
+    for pool_name, pool in platform.pools.items():
+        pool_label = as_mapping(pool.get("poolLabel")) or {POOL_LABEL: pool_name}
+        members = [n for n in nodes if all(_labels(n).get(k) == v for k, v in pool_label.items())]
+        report = PoolReport(pool_name, as_str(pool.get("gpuResource"), "nvidia.com/gpu"),
+                            _count(pool.get("gpusPerNode")), _count(pool.get("minCount")))
+        for node in sorted(members, key=_name):
+            matched.add(_name(node))
+            report.nodes.append(_check_node(node, pool_name, pool, platform, plugin_pods))
+        if not members and report.min_count > 0:
+            report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_name} although "
+                                           f"minCount is {report.min_count}",
+                                           "az aks nodepool show shows the pool's provisioning state; a pool made "
+                                           "before gpu-aks 0.2 gets the label on pulumi up"))
+        reports.append(report)
+    unmatched = sorted(_name(n) for n in nodes if _name(n) not in matched and (
+        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"))
+    return Diagnosis(reports, unmatched)
+
+
+# --- Output ---------------------------------------------------------------------------------------
+
+
+def render(diagnosis: Diagnosis) -> str:
+    node_count = sum(len(pool.nodes) for pool in diagnosis.pools)
+    lines = [f"gpu-aks doctor: {len(diagnosis.pools)} GPU pool(s), {node_count} GPU node(s)"]
+    for pool in diagnosis.pools:
+        head = f"pool {pool.name} ({pool.gpus_per_node} {pool.gpu_resource} per node)"
+        if pool.scaled_to_zero:
+            lines.append(f"{head}: scaled to zero (minCount 0); its nodes are checked once a GPU pod brings one up")
+            continue
+        lines.append(f"{head}: {len(pool.nodes)} node(s)")
+        for node in pool.nodes:
+            verdict = "ok" if not node.problems else f"{len(node.problems)} problem(s)"
+            lines.append(f"  {node.name}: {verdict}; {node.allocatable} allocatable, device plugin {node.device_plugin}")
+    for name in diagnosis.unmatched_gpu_nodes:
+        lines.append(f"note: GPU node {name} belongs to no pool of this platform ({POOL_LABEL} does not match)")
+    problems = diagnosis.problems
+    if problems:
+        lines.append(f"{len(problems)} problem(s):")
+        for item in problems:
+            where = f"node {item.node} (pool {item.pool})" if item.node else f"pool {item.pool}"
+            lines.append(f"- {where} [{item.check}]: {item.message}\n  do: {item.fix}")
+    else:
+        lines.append("healthy: every GPU node advertises its GPUs and runs a ready device plugin")
+    return "\n".join(lines)
+
+
+def as_json(diagnosis: Diagnosis) -> dict[str, Any]:
+    return {
+        "healthy": not diagnosis.problems,
+        "pools": [{"name": pool.name, "gpuResource": pool.gpu_resource, "gpusPerNode": pool.gpus_per_node,
+                   "minCount": pool.min_count, "scaledToZero": pool.scaled_to_zero,
+                   "nodes": [{"name": n.name, "ready": n.ready, "allocatable": n.allocatable,
+                              "devicePlugin": n.device_plugin, "healthy": not n.problems} for n in pool.nodes]}
+                  for pool in diagnosis.pools],
+        "unmatchedGpuNodes": diagnosis.unmatched_gpu_nodes,
+        "problems": [asdict(problem) for problem in diagnosis.problems],
+    }
+
+
+def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.doctor", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--platform", required=True, metavar="OUTPUTS.json",
+                        help="the platform stack's outputs (pulumi stack output --json)")
+    parser.add_argument("--nodes", metavar="NODES.json", help="kubectl get nodes -o json (default: run kubectl)")
+    parser.add_argument("--pods", metavar="PODS.json", help="kubectl get pods -A -o json (default: run kubectl)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    out = stdout or sys.stdout
+    try:
+        platform = read_platform(args.platform)
+        nodes = read_list_file(args.nodes, "nodes") if args.nodes else read_list_with_kubectl("nodes")
+        pods = read_list_file(args.pods, "pods") if args.pods else read_list_with_kubectl("pods")
+    except (PlatformError, DoctorInputError) as error:
+        print(safe_text(f"error: {error}"), file=sys.stderr)
+        return 2
+    diagnosis = diagnose(platform, nodes, pods)
+    print(safe_text(json.dumps(as_json(diagnosis), indent=2) if args.json else render(diagnosis)), file=out)
+    return 1 if diagnosis.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
