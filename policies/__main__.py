@@ -25,8 +25,14 @@ def _load_this_folder_as_package() -> None:
 
 _load_this_folder_as_package()
 
-from gpu_aks_policies.pack import PACK_NAME, build_policies, track_secrets  # noqa: E402
+from gpu_aks_policies.pack import (  # noqa: E402
+    PACK_NAME,
+    build_policies,
+    reuse_request_conversions,
+    track_secrets,
+)
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
 track_secrets()
+reuse_request_conversions()
 PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

@@ -164,6 +164,16 @@ def requested_extended_resources(pod: PodSpec) -> tuple[list[str], bool]:
 def admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:
     """The pod after the admission plugins in `plugins` (raises UndecidableError when its own
     tolerations or nodeSelector are unknown during preview)."""
+    key = ("admit", frozenset(plugins))
+    cached = pod.memo.get(key)
+    if cached is not None and cached[0] is context:
+        return cached[1]  # type: ignore[no-any-return]
+    admitted = _admit(pod, context, plugins)
+    pod.memo[key] = (context, admitted)
+    return admitted
+
+
+def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:
     refusals: list[str] = []
     path = join(pod.path, "tolerations")
     written = [Toleration(known(t, join(path, i)), WRITTEN) for i, t in enumerate(list_at(pod.spec.get("tolerations"), path))

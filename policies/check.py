@@ -30,7 +30,17 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from . import __version__
-from .documents import DEFAULT_LIMITS, DocumentError, Limits, load_json, load_yaml, read_bounded, safe_text
+from .documents import (
+    DEFAULT_LIMITS,
+    DocumentError,
+    Limits,
+    decode,
+    gc_paused,
+    load_json,
+    load_yaml,
+    read_bounded,
+    safe_text,
+)
 from .fit import Platform, PlatformError, check_fit, read_platform
 from .gpu_rules import POD_RULES
 from .podspecs import object_identity
@@ -160,6 +170,10 @@ def read_text(file: str, limits: Limits, stdin: BinaryIO | None = None) -> str:
             if stat.S_ISREG(info.st_mode) and info.st_size > limits.max_bytes:
                 raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit "
                                       "(raise it with --max-file-size)")
+            if stat.S_ISREG(info.st_mode):
+                data = stream.read(info.st_size + 1)  # one read; a file that grew since is still capped
+                if len(data) <= limits.max_bytes:
+                    return decode(data)
             return read_bounded(stream, limits)
     except OSError as error:
         raise DocumentError(0, f"cannot read: {error.strerror or error}") from None
@@ -167,8 +181,13 @@ def read_text(file: str, limits: Limits, stdin: BinaryIO | None = None) -> str:
 
 def load_objects(text: str, file: str, limits: Limits, errors: list[InputError]) -> list[LoadedObject]:
     """Every Kubernetes object in a file (`List` kinds expanded); documents that are not objects
-    are input errors, and the rest of the file is kept."""
-    documents = [(1, load_json(text, limits))] if file.endswith(".json") else load_yaml(text, limits)
+    are input errors, and the rest of the file is kept (the documents before a YAML syntax error
+    included)."""
+    broken: DocumentError | None = None
+    try:
+        documents = [(1, load_json(text, limits))] if file.endswith(".json") else load_yaml(text, limits)
+    except DocumentError as problem:
+        documents, broken = problem.complete, problem
     objects: list[LoadedObject] = []
     for index, (line, document) in enumerate(documents):
         if document is None:
@@ -182,6 +201,8 @@ def load_objects(text: str, file: str, limits: Limits, errors: list[InputError])
             objects.extend(LoadedObject(file, index, line, item) for item in items if isinstance(item, Mapping))
         else:
             objects.append(LoadedObject(file, index, line, document))
+    if broken is not None:
+        errors.append(InputError(file, broken.line, broken.message))
     return objects
 
 
@@ -189,12 +210,13 @@ def read_inputs(paths: Sequence[str], limits: Limits = DEFAULT_LIMITS,
                 stdin: BinaryIO | None = None) -> tuple[list[LoadedObject], list[InputError]]:
     errors: list[InputError] = []
     objects: list[LoadedObject] = []
-    for file in input_files(paths, errors):
-        name = STDIN_NAME if file == STDIN else file
-        try:
-            objects.extend(load_objects(read_text(file, limits, stdin), name, limits, errors))
-        except DocumentError as problem:
-            errors.append(InputError(name, problem.line, problem.message))
+    with gc_paused():
+        for file in input_files(paths, errors):
+            name = STDIN_NAME if file == STDIN else file
+            try:
+                objects.extend(load_objects(read_text(file, limits, stdin), name, limits, errors))
+            except DocumentError as problem:
+                errors.append(InputError(name, problem.line, problem.message))
     return objects, errors
 
 
@@ -240,8 +262,9 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
 
 def check_paths(paths: Sequence[str], configs: Mapping[str, RuleConfig], stdin: BinaryIO | None = None,
                 limits: Limits = DEFAULT_LIMITS, platform: Platform | None = None) -> Report:
-    objects, errors = read_inputs(paths, limits, stdin)
-    return check_objects(objects, configs, platform, Report(errors=errors))
+    with gc_paused():
+        objects, errors = read_inputs(paths, limits, stdin)
+        return check_objects(objects, configs, platform, Report(errors=errors))
 
 
 # --- Output ------------------------------------------------------------------------------------
@@ -261,7 +284,7 @@ def render_text(report: Report) -> str:
 
 
 def render_json(report: Report) -> str:
-    violations = [{k: v for k, v in asdict(violation).items() if k != "line"} for violation in report.violations]
+    violations = [asdict(violation) for violation in report.violations]
     return json.dumps({"violations": violations, "errors": [asdict(e) for e in report.errors],
                        "checked": report.checked}, indent=2)
 

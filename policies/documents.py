@@ -3,10 +3,11 @@
 Pull requests bring manifests from anyone, so every input is treated as hostile:
 
 - size: a file over `Limits.max_bytes` is refused before it is read whole;
-- nesting: libyaml's composer recurses in C, and a few thousand levels crash the process. A cheap
-  bound on the nesting depth (every level needs one of the characters `[{:-?`) is taken first; only
-  when it exceeds the cap are the parser's events walked, iteratively, to find the exact depth and
-  its line. Deeper than `Limits.max_depth` is an input error, found before the composer runs;
+- nesting: libyaml's composer recurses in C, and deep enough nesting crashes the process. A cheap
+  upper bound on the nesting depth (from line indentation and flow brackets, `_nesting_bound`) is
+  taken first; only when it exceeds the cap are the parser's events walked, iteratively, to find
+  the exact depth and its line. Deeper than `Limits.max_depth` is an input error, found before
+  the composer runs;
 - aliases: the loader builds an alias as the same Python object, so a 651-byte "billion laughs"
   file is a small graph. Documents that use anchors are walked once, iteratively, each node visited
   once: a recursive alias and a graph over `Limits.max_nodes` are input errors. Callers that expand
@@ -21,9 +22,11 @@ Every problem is an `DocumentError` with a 1-based line (0 when no line applies)
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,10 +49,13 @@ DEFAULT_LIMITS = Limits()
 
 
 class DocumentError(Exception):
-    def __init__(self, line: int, message: str) -> None:
+    def __init__(self, line: int, message: str, complete: list[tuple[int, Any]] | None = None) -> None:
         super().__init__(message)
         self.line = line
         self.message = message
+        #: (line, document) for the documents of a stream read whole before the error, so a caller
+        #: can still check them: a syntax error in document 3 loses nothing of documents 0-2.
+        self.complete = complete or []
 
 
 def safe_text(text: str) -> str:
@@ -69,11 +75,36 @@ def decode(data: bytes) -> str:
 
 
 def read_bounded(stream: Any, limits: Limits = DEFAULT_LIMITS) -> str:
-    """Read a binary stream, refusing more than `limits.max_bytes`, and decode it."""
-    data = stream.read(limits.max_bytes + 1)
-    if len(data) > limits.max_bytes:
-        raise DocumentError(0, f"larger than the {limits.max_bytes}-byte limit (raise it with --max-file-size)")
-    return decode(data)
+    """Read a binary stream, refusing more than `limits.max_bytes`, and decode it. Reads in chunks:
+    one `read(max_bytes + 1)` would allocate the whole limit for every small file."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limits.max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limits.max_bytes:
+            raise DocumentError(0, f"larger than the {limits.max_bytes}-byte limit (raise it with --max-file-size)")
+    return decode(b"".join(chunks))
+
+
+_CHUNK = 1024 * 1024
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Parsed documents are kept (the checker reads every input before checking), and each one is
+    thousands of small containers: the cyclic collector would rescan the growing heap again and
+    again. YAML data holds no reference cycles except a recursive alias, which is refused anyway."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # --- YAML -----------------------------------------------------------------------------------------
@@ -100,13 +131,25 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
-_NESTING_CHARS = "[{:-?"
+#: What may precede a block collection's first entry on its line: indentation and the `-`, `?`
+#: and `:` indicators of enclosing entries (tabs too, which YAML forbids there but libyaml reads).
+_LINE_LEAD = re.compile(r"^[ \t?:-]*", re.MULTILINE)
+#: Document markers. A flow collection cannot span one (libyaml stops with an error there), so the
+#: flow nesting of any document is bounded by the flow openers of the segment it lies in.
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=\s|$)", re.MULTILINE)
 
 
 def _nesting_bound(text: str) -> int:
-    """An upper bound on the nesting depth: each level of a YAML collection needs at least one of
-    these indicator characters (flow levels are counted twice for single-pair mappings)."""
-    return sum(text.count(char) for char in _NESTING_CHARS) + text.count("[") + text.count("{")
+    """An upper bound on the nesting depth of every document, in a few passes of C-speed scanning.
+
+    Block collections: each level starts on a new line further right, or after the `- `/`? `/`: `
+    indicators at the start of a line, except a sequence under a mapping key, which may sit at the
+    key's column; a level therefore costs at least one column of every two levels, so the depth is
+    at most twice the longest line lead plus two. Flow collections: each `[` opens at most two
+    levels (a sequence and a single-pair mapping in it), each `{` one, counted per document segment."""
+    block = max(map(len, _LINE_LEAD.findall(text)), default=0)
+    flow = max((segment.count("[") * 2 + segment.count("{") for segment in _DOCUMENT_MARKER.split(text)), default=0)
+    return 2 * block + 2 + flow
 
 
 def check_nesting(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -144,12 +187,19 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
         while loader.check_data():
             documents.append(loader.get_data())
     except yaml.YAMLError as error:
-        raise yaml_problem(error) from None
+        problem = yaml_problem(error)
+        # libyaml may report a problem at the end of the stream, one line past the last.
+        last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        complete = _checked(documents, loader.document_lines, text, limits, expanded)
+        raise DocumentError(min(problem.line, max(last_line, 1)), problem.message, complete) from None
     except RecursionError:
         raise DocumentError(0, f"nested more than {limits.max_depth} levels deep") from None
     finally:
         loader.dispose()
-    lines = loader.document_lines
+    return _checked(documents, loader.document_lines, text, limits, expanded)
+
+
+def _checked(documents: list[Any], lines: list[int], text: str, limits: Limits, expanded: bool) -> list[tuple[int, Any]]:
     pairs = [(lines[index] if index < len(lines) else 1, document) for index, document in enumerate(documents)]
     if expanded or "&" in text:
         for line, document in pairs:

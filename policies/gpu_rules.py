@@ -124,6 +124,16 @@ class GpuDemand:
 
 
 def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes)
+    cached = pod.memo.get(key)
+    if cached is not None and cached[0] is context:
+        return cached[1]  # type: ignore[no-any-return]
+    demand = _gpu_demand(pod, config, context)
+    pod.memo[key] = (context, demand)
+    return demand
+
+
+def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
     asks: list[GpuAsk] = []
     unknown: UndecidableError | None = None
     for result in asks_by_container(pod, config.gpu_resources):
@@ -501,7 +511,7 @@ class StackResource:
 def check_device_plugin_coverage(resources: Sequence[StackResource], config: RuleConfig) -> list[Finding]:
     """Every NVIDIA pool a self-installed device plugin must serve is selected, tolerated and, for
     MIG pools, served with MIG support by one of the plugins."""
-    plugins = [r for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+    plugins = [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
     if not plugins:
         return []
     findings = []
@@ -516,11 +526,16 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
                 taints, _ = _pool_taints(pool)
                 labels = pool_node_labels(pool)
                 mig = bool(known(pool.props.get("gpuInstanceProfile"), join(pool.path, "gpuInstanceProfile")))
-                gaps = [_plugin_gap(plugin, labels, taints, mig) for plugin in plugins]
+                gaps: list[str] = []
+                for plugin, plugin_pods in plugins:
+                    gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
+                    if gap is None:
+                        break  # one plugin serving the pool is enough
+                    gaps.append(gap)
             except UndecidableError as error:
                 findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
                 continue
-            if all(gap is not None for gap in gaps):
+            if len(gaps) == len(plugins):
                 findings.append(Finding(
                     DEVICE_PLUGIN_TOLERATES_POOLS, pool.path or "nodeTaints",
                     f"GPU node pool '{pool.name}' ({pool.props.get('vmSize')}) is not served by any NVIDIA "
@@ -558,10 +573,11 @@ def _mig_gap(plugin: StackResource, pod: PodSpec) -> str | None:
     return None
 
 
-def _plugin_gap(plugin: StackResource, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]],
-                mig: bool) -> str | None:
-    """Why one device-plugin DaemonSet misses a pool's nodes, or None when it runs there."""
-    for pod in find_pod_specs(plugin.props):
+def _plugin_gap(plugin: StackResource, pods: Sequence[PodSpec], labels: Mapping[str, str],
+                taints: Sequence[Mapping[str, str]], mig: bool) -> str | None:
+    """Why one device-plugin DaemonSet (with its pod specs) misses a pool's nodes, or None when it
+    runs there."""
+    for pod in pods:
         tolerations_path = join(pod.path, "tolerations")
         tolerations = [t for t in list_at(pod.spec.get("tolerations"), tolerations_path) if isinstance(t, abc.Mapping)]
         if not selects_node(pod.spec, labels):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import abc
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -146,6 +147,88 @@ def _collect_secrets(props: Any) -> None:
                 _SECRET_TEXTS.add(str(int(value)))
 
 
+# --- One conversion per request -----------------------------------------------------------------
+
+_this_thread = threading.local()
+
+
+def once_per_request(name: str, source: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()` for `source`, reused while the same object comes back within one gRPC call.
+    Within one `Analyze` the SDK hands every policy the same request, and within one `AnalyzeStack`
+    every stack policy the same resources, converting them again for each (protobuf to dict,
+    deserialized, wrapped in proxies). Entries are keyed by identity and hold their source, so an
+    identity cannot be reused while they live; they live for one call only (`_one_call_of`), so
+    nothing accumulates for the cyclic collector. Outside a call nothing is remembered."""
+    memos = getattr(_this_thread, "memos", None)
+    if memos is None:
+        return compute()
+    memo = memos.setdefault(name, {})
+    entry = memo.get(id(source))
+    if entry is not None and entry[0] is source:
+        return entry[1]
+    value = compute()
+    memo[id(source)] = (source, value)
+    return value
+
+
+def _one_call_of(method: Callable[..., Any]) -> Callable[..., Any]:
+    def call(self: Any, request: Any, context: Any) -> Any:
+        _this_thread.memos = {}
+        try:
+            return method(self, request, context)
+        finally:
+            _this_thread.memos = None
+
+    call.gpu_aks_scoped = True  # type: ignore[attr-defined]
+    return call
+
+
+def plain_props(props: Any) -> Any:
+    """`to_plain(props)`, once per request."""
+    return once_per_request("plain", _unproxied(props), lambda: to_plain(props))
+
+
+class _ReusingJsonFormat:
+    """`google.protobuf.json_format` as pulumi-policy uses it, converting each message once."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (protobuf's name)
+        if args or kwargs:
+            return self._module.MessageToDict(message, *args, **kwargs)
+        return once_per_request("message_to_dict", message, lambda: self._module.MessageToDict(message))
+
+
+def reuse_request_conversions() -> None:
+    """Install the per-call reuse in pulumi-policy (called by `__main__.py`, before PolicyPack starts
+    the servicer). Its deserialization does not modify its input, and validators only read what
+    they get, so sharing one copy is safe. This reaches into the SDK's servicer class (pinned
+    pulumi-policy 1.21); if a later SDK renames it, the pack still works, converting per policy."""
+    import pulumi_policy.policy as sdk
+
+    servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
+    if servicer is None or not hasattr(sdk, "json_format"):
+        return
+    for method in ("Analyze", "AnalyzeStack"):
+        original = getattr(servicer, method, None)
+        if original is not None and not getattr(original, "gpu_aks_scoped", False):
+            setattr(servicer, method, _one_call_of(original))
+    if not isinstance(sdk.json_format, _ReusingJsonFormat):
+        sdk.json_format = _ReusingJsonFormat(sdk.json_format)
+    proxy = getattr(sdk, "unknown_checking_proxy", None)
+    if proxy is not None and not getattr(proxy, "gpu_aks_scoped", False):
+        # The proxy tree is built eagerly, a copy of every container; it only reads its target.
+        def shared_proxy(props: Any) -> Any:
+            return once_per_request("proxy", props, lambda: proxy(props))
+
+        shared_proxy.gpu_aks_scoped = True  # type: ignore[attr-defined]
+        sdk.unknown_checking_proxy = shared_proxy
+
+
 def track_secrets() -> None:
     """Record secret values as the SDK deserializes each request (pulumi-policy unwraps them before
     validators run, so they cannot be told apart afterwards)."""
@@ -156,8 +239,15 @@ def track_secrets() -> None:
         return
 
     def recording(props: Any, *args: Any, **kwargs: Any) -> Any:
-        _collect_secrets(props)
-        return original(props, *args, **kwargs)
+        if args or kwargs:  # remediation asks for secret-preserving proxies: not shared
+            _collect_secrets(props)
+            return original(props, *args, **kwargs)
+
+        def deserialize() -> Any:
+            _collect_secrets(props)
+            return original(props)
+
+        return once_per_request("deserialized", props, deserialize)
 
     recording.gpu_aks_tracking = True  # type: ignore[attr-defined]
     sdk.deserialize_properties = recording
@@ -234,13 +324,40 @@ def _level(policy: str) -> EnforcementLevel:
 PodRule = Callable[[Sequence[PodSpec], RuleConfig, Context], list[Finding]]
 
 
+def _pods_of(args: ResourceValidationArgs) -> tuple[dict[str, Any] | None, Context, list[PodSpec]]:
+    """The object, its context and pod specs, shared by the resource policies of one request (the
+    rules keep what they derive from a pod on the PodSpec, so the next policy reuses it)."""
+    obj = kubernetes_object(args.resource_type, plain_props(args.props))
+    context = context_of([obj] if obj is not None else [], complete=False)
+    return obj, context, (pod_specs_of(obj, context) if obj is not None else [])
+
+
+StackPods = tuple[list[tuple[Any, dict[str, Any], list[PodSpec]]], Context]
+
+
+def _stack_pods(args: StackValidationArgs) -> StackPods:
+    """The stack's Kubernetes objects with their pod specs, and the context they share: computed once
+    per `AnalyzeStack` for the stack pod policies (each gets the same resources, in the same order)."""
+    sources = tuple(_unproxied(r.props) for r in args.resources)
+    memos = getattr(_this_thread, "memos", None)
+    cached = memos.get("stack_pods") if memos is not None else None
+    if cached is not None and len(cached[0]) == len(sources) and all(a is b for a, b in zip(cached[0], sources, strict=True)):
+        return cached[1]  # type: ignore[no-any-return]
+    objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
+    present = [(r, obj) for r, obj in objects if obj is not None]
+    context = context_of((obj for _, obj in present), complete=True)
+    value: StackPods = ([(r, obj, pod_specs_of(obj, context)) for r, obj in present], context)
+    if memos is not None:
+        memos["stack_pods"] = (sources, value)
+    return value
+
+
 def _pod_policy(name: str, rule: PodRule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        obj = kubernetes_object(args.resource_type, to_plain(args.props))
+        obj, context, pods = once_per_request("pods", _unproxied(args.props), lambda: _pods_of(args))
         if obj is None:
             return
-        context = context_of([obj], complete=False)
-        findings = rule(pod_specs_of(obj, context), rule_config(name, args.get_config()), context)
+        findings = rule(pods, rule_config(name, args.get_config()), context)
         _report(findings, report, _identity(obj, args.resource_type, args.name))
 
     return ResourceValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
@@ -249,15 +366,13 @@ def _pod_policy(name: str, rule: PodRule) -> ResourceValidationPolicy:
 
 def _stack_pod_policy(name: str, rule: PodRule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        objects = [(r, kubernetes_object(r.resource_type, to_plain(r.props))) for r in args.resources]
-        present = [(r, obj) for r, obj in objects if obj is not None]
-        context = context_of((obj for _, obj in present), complete=True)
+        present, context = _stack_pods(args)
         config = rule_config(name, args.get_config())
         findings: list[Finding] = []
-        for resource, obj in present:
+        for resource, obj, pods in present:
             prefix = _identity(obj, resource.resource_type, resource.name)
             findings.extend(Finding(f.policy, f.path, prefix + f.message, f.decided, resource.urn)
-                            for f in rule(pod_specs_of(obj, context), config, context))
+                            for f in rule(pods, config, context))
         _report(findings, report)
 
     return StackValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
@@ -268,7 +383,7 @@ def _gpu_pool_policy() -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if not args.resource_type.startswith("azure-native:containerservice"):
             return
-        findings = check_gpu_node_pool(args.resource_type, to_plain(args.props),
+        findings = check_gpu_node_pool(args.resource_type, plain_props(args.props),
                                        rule_config(TAINTED_GPU_POOLS, args.get_config()))
         _report(findings, report)
 
@@ -280,7 +395,7 @@ def _gpu_pool_policy() -> ResourceValidationPolicy:
 def _device_plugin_policy() -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
-            StackResource(r.urn, r.resource_type, to_plain(r.props)) for r in args.resources
+            StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
             if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
         ]
         config = rule_config(DEVICE_PLUGIN_TOLERATES_POOLS, args.get_config())

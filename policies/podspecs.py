@@ -21,6 +21,7 @@ from collections import abc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
@@ -76,13 +77,21 @@ def known(value: Any, path: str) -> Any:
     return value
 
 
+# The `type(value) is dict/list` tests first are a fast path: parsed YAML and JSON are plain dicts and
+# lists, and the ABC checks behind them (for the pack's read-only proxies) cost several times more.
+
+
 def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
     """`value` as a mapping: an absent or non-mapping value is empty; an unknown one is undecidable."""
+    if type(value) is dict:
+        return value
     value = known(value, path)
     return value if isinstance(value, abc.Mapping) else {}
 
 
 def list_at(value: Any, path: str) -> Sequence[Any]:
+    if type(value) is list:
+        return value
     value = known(value, path)
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
@@ -90,10 +99,14 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """Tolerant reads for adapters: anything that is not a mapping is empty (unknown stays unknown
     only where a rule asks for it through `mapping_at`)."""
+    if type(value) is dict:
+        return value
     return value if isinstance(value, abc.Mapping) else {}
 
 
 def as_list(value: Any) -> list[Any]:
+    if type(value) is list:
+        return list(value)
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
@@ -156,8 +169,9 @@ class PodSpec:
     notes: tuple[str, ...] = ()
     #: Who provisions this pod's nodes when it is not the platform (KAITO): pool fit is not judged.
     own_nodes: str = ""
-    #: GPU asks by resource-name patterns, so rules run one after another read the pod once.
-    asks_cache: dict[tuple[str, ...], list[GpuAsk]] = field(default_factory=dict, compare=False, repr=False)
+    #: What the rules derive from this pod (its GPU asks, demand, admitted form), keyed by what the
+    #: derivation depends on, so the rules run one after another read the pod once.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def where(self) -> str:
@@ -235,7 +249,13 @@ def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpe
 
 def is_gpu_resource(name: str, gpu_resources: Sequence[str]) -> bool:
     """`gpu_resources` holds names or shell-style patterns (`nvidia.com/mig-*`)."""
-    return any(fnmatchcase(name, pattern) for pattern in gpu_resources)
+    return _is_gpu_resource(name, tuple(gpu_resources))
+
+
+@lru_cache(maxsize=4096)
+def _is_gpu_resource(name: str, patterns: tuple[str, ...]) -> bool:
+    # Resource names repeat across thousands of containers (cpu, memory, nvidia.com/gpu).
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @dataclass(frozen=True)
@@ -263,29 +283,42 @@ class GpuAsk:
 def gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
     """Every GPU resource entry of every known container. Raises UndecidableError for the first
     unknown container or resources map only after the known ones are collected (see `asks_by_container`)."""
-    key = tuple(gpu_resources)
-    if key not in pod.asks_cache:
-        pod.asks_cache[key] = [ask for asks in asks_by_container(pod, key) if not isinstance(asks, UndecidableError)
-                               for ask in asks]
-    return pod.asks_cache[key]
+    key = ("gpu_asks", tuple(gpu_resources))
+    if key not in pod.memo:
+        pod.memo[key] = [ask for asks in asks_by_container(pod, key[1]) if not isinstance(asks, UndecidableError)
+                         for ask in asks]
+    return pod.memo[key]  # type: ignore[no-any-return]
 
 
 def asks_by_container(pod: PodSpec, gpu_resources: Sequence[str]) -> list[list[GpuAsk] | UndecidableError]:
     """Per container, its GPU asks, or the UndecidableError that hid them during preview."""
+    key = ("asks_by_container", tuple(gpu_resources))
+    if key in pod.memo:
+        return pod.memo[key]  # type: ignore[no-any-return]
     result: list[list[GpuAsk] | UndecidableError] = []
     for container in pod.containers:
         try:
-            result.append(_container_asks(container, gpu_resources))
+            result.append(_container_asks(container, key[1]))
         except UndecidableError as error:
             result.append(error)
+    pod.memo[key] = result
     return result
 
 
 def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[GpuAsk]:
-    spec = mapping_at(container.spec, container.path)
-    resources = mapping_at(spec.get("resources"), container.resources_at)
-    limits = mapping_at(resources.get("limits"), join(container.resources_at, "limits"))
-    requests = mapping_at(resources.get("requests"), join(container.resources_at, "requests"))
+    # Plain dicts (almost every input) skip building the paths mapping_at would name on an unknown.
+    spec = container.spec if type(container.spec) is dict else mapping_at(container.spec, container.path)
+    resources = spec.get("resources")
+    if type(resources) is not dict:
+        resources = mapping_at(resources, container.resources_at)
+    limits = resources.get("limits")
+    if type(limits) is not dict:
+        limits = mapping_at(limits, join(container.resources_at, "limits"))
+    requests = resources.get("requests")
+    if type(requests) is not dict:
+        requests = mapping_at(requests, join(container.resources_at, "requests"))
+    if not limits and not requests:
+        return []
     asks = []
     for name in dict.fromkeys([*limits, *requests]):
         if isinstance(name, str) and is_gpu_resource(name, gpu_resources):

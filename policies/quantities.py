@@ -54,7 +54,8 @@ def shown(value: Any, limit: int = 24) -> str:
     text = repr(value) if isinstance(value, str) else str(value)
     if len(text) <= limit:
         return text
-    return f"{text[: limit // 2]}…{text[-4:]} ({len(text)} characters)"
+    length = len(value) if isinstance(value, str) else len(text)
+    return f"{text[: limit // 2]}…{text[-4:]} ({length} characters)"
 
 
 def parse_quantity(value: Any) -> Fraction:

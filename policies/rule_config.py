@@ -253,7 +253,10 @@ def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -
         raise RuleConfigError([f"{path}: cannot read policy config: {error.strerror or error}"]) from None
     except DocumentError as problem:
         raise RuleConfigError([f"{path}:{problem.line}: {problem.message}"]) from None
-    parse_rule_config(raw)
+    try:
+        parse_rule_config(raw)
+    except RuleConfigError as error:
+        raise RuleConfigError([f"{path}: {problem}" for problem in error.problems]) from None
     return raw if isinstance(raw, dict) else {}
 
 

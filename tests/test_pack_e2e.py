@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import grpc
 import pytest
 import yaml
 
@@ -139,11 +141,33 @@ def test_odd_structs_get_a_verdict_or_an_advisory(pack):
     digits = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [
         {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "9" * 5000}}}], "tolerations": [{"operator": "Exists"}]}}
     [diagnostic] = [d for d in pack.analyze(POD, "digits", digits) if d.level == "mandatory"]
-    assert "(5002 characters) is too long to be a quantity" in diagnostic.message
+    assert "(5000 characters) is too long to be a quantity" in diagnostic.message
     nested: dict = {"leaf": 1}
     for _ in range(60):
         nested = {"spec": nested}
     assert pack.analyze(POD, "deep", {"apiVersion": "v1", "kind": "Pod", **nested}) == []
+
+
+#: pulumi-policy 1.21 deserializes a request's Struct recursively in Python, about five frames a
+#: level, so its own code hits Python's recursion limit past this depth, before any policy runs.
+#: The README documents it; Kubernetes objects nest about 30 levels.
+SDK_MAX_DEPTH = 196
+
+
+def _nested(depth: int) -> dict:
+    nested: dict = {"leaf": 1}
+    for _ in range(depth - 1):
+        nested = {"spec": nested}
+    return nested
+
+
+def test_the_sdk_depth_limit_is_where_the_readme_says_and_the_pack_keeps_serving(pack):
+    assert pack.analyze(POD, "deepest", {"apiVersion": "v1", "kind": "Pod", "x": _nested(SDK_MAX_DEPTH)}) == []
+    with pytest.raises(grpc.RpcError, match="maximum recursion depth exceeded"):
+        pack.analyze(POD, "too-deep", {"apiVersion": "v1", "kind": "Pod", "x": _nested(SDK_MAX_DEPTH + 1)})
+    half = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 0.5}}}], "tolerations": [{"operator": "Exists"}]}}
+    assert [d.policy for d in pack.analyze(POD, "next", half) if d.level == "mandatory"] == ["gpu-limits-are-whole-numbers"]
 
 
 def test_azure_gpu_pool_rule(pack):
@@ -190,3 +214,35 @@ def test_every_resource_of_the_programs_passes_the_pack(pack, dev_run, prod_run)
             assert [d for d in diagnostics if d.level == "mandatory"] == [], resource.type
         resources = [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in run.resources if r.custom]
         assert pack.analyze_stack(resources) == []
+
+
+def _pod_with_gpus(amount: object) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "same"}, "spec": {
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": amount}}}],
+        "tolerations": [{"operator": "Exists"}], "nodeSelector": {"accelerator": "nvidia"}}}
+
+
+def test_conversions_are_shared_within_a_call_and_never_across_calls(pack):
+    """The pack converts a request once for all its policies; the next request, even for the same
+    URN, and concurrent requests on the SDK's thread pool, get their own verdicts."""
+    verdicts = [pack.analyze(POD, "same", _pod_with_gpus(amount)) for amount in (0.5, 1.0, 0.5, 2.0)]
+    assert [[d.policy for d in v] for v in verdicts] == [
+        ["gpu-limits-are-whole-numbers"], [], ["gpu-limits-are-whole-numbers"], []]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        amounts = [0.5 if index % 3 == 0 else float(index % 4 + 1) for index in range(60)]
+        results = list(pool.map(lambda amount: pack.analyze(POD, "same", _pod_with_gpus(amount)), amounts))
+    assert [bool(r) for r in results] == [amount == 0.5 for amount in amounts]
+    first = pack.analyze_stack(stack((POD, "a", _pod_with_gpus(1.0) | {"spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1.0}}}]}})))
+    second = pack.analyze_stack(stack((POD, "a", _pod_with_gpus(1.0))))
+    assert [d.policy for d in first if d.level == "mandatory"] == ["gpu-pods-tolerate-gpu-taint"] and second == []
+
+
+def test_outside_a_call_nothing_is_remembered():
+    from policies.pack import once_per_request
+
+    calls: list[int] = []
+    source = {"a": 1}
+    for _ in range(2):
+        once_per_request("test", source, lambda: calls.append(1))
+    assert len(calls) == 2

@@ -108,7 +108,7 @@ def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
     broken = tmp_path / "Pulumi.x.yaml"
     broken.write_text("config: [unclosed\n")
     assert preview("x", "--config-file", str(broken))[0] == 2
-    assert f"{broken}:2: cannot use this stack file: invalid YAML" in capsys.readouterr().err
+    assert f"{broken}:1: cannot use this stack file: invalid YAML" in capsys.readouterr().err
 
 
 def test_secure_values_stay_secret_top_level_and_nested(tmp_path):
