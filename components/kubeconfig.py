@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+#: The kubelogin release whose converter this module follows; the workflows install this one.
+KUBELOGIN_VERSION = "v0.2.19"
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 KUBELOGIN_INSTALL_HINT = ("\nkubelogin is not installed which is required to connect to AAD enabled cluster.\n\n"
                           "To learn more, please go to https://azure.github.io/kubelogin/\n")

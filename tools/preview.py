@@ -28,6 +28,7 @@ from policies.documents import safe_text
 from policies.rule_config import RuleConfigError, read_rule_config_file
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
+from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-aks"
@@ -41,10 +42,6 @@ SHOWN_INPUTS = (
 
 class PreviewInputError(Exception):
     """Bad input: exit code 2."""
-
-
-def stacks(root: Path = ROOT) -> list[str]:
-    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
 
 
 def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = None) -> ProgramRun:

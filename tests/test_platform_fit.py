@@ -1,0 +1,159 @@
+"""`gpu-aks-check --platform OUTPUTS.json`: the mandatory `gpu-pods-fit-a-pool` fails a GPU pod no pool
+of that platform takes, in every output format, and the GPU taints come from the platform."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policies.check import main
+from policies.podspecs import gpu_asks
+from policies.workloads import context_of, pod_specs_of
+
+PROD_OUTPUTS = Path(__file__).parent / "fixtures" / "doctor" / "platform-prod.json"  # kept in sync by test_doctor
+
+T4_CRONJOB = """apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly-embed, namespace: ml}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          nodeSelector:
+            accelerator: nvidia
+            nvidia.com/gpu.accelerator: nvidia-tesla-t4
+          tolerations:
+          - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+          containers:
+          - name: embed
+            image: registry.example.com/embed:1
+            resources:
+              limits: {nvidia.com/gpu: 1}
+"""
+SPOT_TOLERATION = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
+                   "effect": "NoSchedule"}
+
+
+def check(tmp_path: Path, manifest: str | dict[str, Any], *options: str, platform: Path = PROD_OUTPUTS) -> tuple[int, str]:
+    path = tmp_path / "manifest.yaml"
+    path.write_text(manifest if isinstance(manifest, str) else yaml.safe_dump(manifest))
+    out = io.StringIO()
+    code = main(["--platform", str(platform), *options, str(path)], stdout=out)
+    return code, out.getvalue()
+
+
+def pod_template(cronjob: dict[str, Any]) -> dict[str, Any]:
+    return cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
+def test_the_spot_t4_cronjob_the_checker_once_passed_fits_no_pool(tmp_path):
+    code, out = check(tmp_path, T4_CRONJOB)
+    assert code == 1
+    assert "CronJob/nightly-embed [mandatory] gpu-pods-fit-a-pool" in out
+    assert "fits no GPU pool of the platform, so it stays Pending forever" in out
+    assert "t4spot: it does not tolerate the Spot taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in out
+    assert "a100mig: its nodeSelector needs nvidia.com/gpu.accelerator=nvidia-tesla-t4" in out
+    # Without --platform the same manifest passes: only the platform knows its T4s are Spot.
+    out_plain = io.StringIO()
+    assert main([str(tmp_path / "manifest.yaml")], stdout=out_plain) == 0
+
+
+def test_fixed_as_the_message_says_it_fits(tmp_path):
+    cronjob = yaml.safe_load(T4_CRONJOB)
+    pod_template(cronjob)["tolerations"].append(SPOT_TOLERATION)
+    code, out = check(tmp_path, cronjob)
+    assert code == 0, out
+
+
+def _gpu_pod(**spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "i", "resources": {"limits": spec.pop("limits", {"nvidia.com/gpu": 1})}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "containers": [container],
+        "tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, SPOT_TOLERATION],
+        **spec}}
+
+
+@pytest.mark.parametrize(("pod", "reason"), [
+    (_gpu_pod(nodeSelector={"accelerator": "nvidia", "nvidia.com/gpu.accelerator": "nvidia-tesla-v100"}),
+     "no pool offers nvidia-tesla-v100: Azure retired its V100 sizes (NCv3)"),
+    (_gpu_pod(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gpu-aks.io/pool", "operator": "In", "values": ["h100"]}]}]}}}),
+     "t4spot: its required node affinity (gpu-aks.io/pool In [h100]) matches no label of the pool's nodes"),
+    (_gpu_pod(limits={"nvidia.com/gpu": 4}), "t4spot: it asks for 4 nvidia.com/gpu but a node of this pool has 1"),
+    (_gpu_pod(limits={"nvidia.com/mig-1g.10gb": 1}),
+     "t4spot: it asks for nvidia.com/mig-1g.10gb, which this pool does not offer (it offers whole GPUs as nvidia.com/gpu)"),
+    (_gpu_pod(tolerations=[]), "t4spot: it does not tolerate"),
+])
+def test_every_reason_a_pool_refuses_a_pod_is_named(tmp_path, pod, reason):
+    code, out = check(tmp_path, pod)
+    assert code == 1
+    assert "gpu-pods-fit-a-pool" in out
+    assert reason in out.replace("\n    ", " "), out
+
+
+def test_json_and_sarif_carry_the_fit_policy_with_its_reason(tmp_path):
+    code, out = check(tmp_path, T4_CRONJOB, "--format", "json")
+    [violation] = [v for v in json.loads(out)["violations"] if v["policy"] == "gpu-pods-fit-a-pool"]
+    assert code == 1 and violation["level"] == "mandatory" and "Spot taint" in violation["message"]
+    code, out = check(tmp_path, T4_CRONJOB, "--format", "sarif")
+    run = json.loads(out)["runs"][0]
+    assert "gpu-pods-fit-a-pool" in {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    [result] = [r for r in run["results"] if r["ruleId"] == "gpu-pods-fit-a-pool"]
+    assert result["level"] == "error" and "Spot taint" in result["message"]["text"]
+
+
+def test_the_gpu_taints_come_from_the_platform(tmp_path):
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    for pool in outputs["gpuPools"].values():
+        pool["taints"] = ["nvidia.com/gpu.present=true:NoSchedule" if t == "sku=gpu:NoSchedule" else t
+                          for t in pool["taints"]]
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(outputs))
+    code, out = check(tmp_path, T4_CRONJOB, platform=platform)
+    assert code == 1
+    assert "does not tolerate the GPU taint nvidia.com/gpu.present=true:NoSchedule" in out
+
+
+@pytest.mark.parametrize("shape", ["pulumi stack output --json", "tools.preview --json", "gpuPools alone"])
+def test_every_outputs_shape_gives_the_same_verdict(tmp_path, shape):
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    document = {"pulumi stack output --json": outputs,
+                "tools.preview --json": {"stack": "prod", "resources": [], "violations": [], "outputs": outputs},
+                "gpuPools alone": outputs["gpuPools"]}[shape]
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(document))
+    code, out = check(tmp_path, T4_CRONJOB, platform=platform)
+    assert code == 1 and "t4spot: it does not tolerate the Spot taint" in out
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"clusterName": "x"}', "expected the platform stack's outputs (with gpuPools)"),
+    ('{"gpuPools": {"t4": {"taints": []}}}', "gpuPools.t4 has no labels"),
+    ("[unclosed", "outputs.json:1:"),
+])
+def test_a_bad_outputs_file_exits_2(tmp_path, capsys, text, expected):
+    platform = tmp_path / "outputs.json"
+    platform.write_text(text)
+    code, out = check(tmp_path, T4_CRONJOB, platform=platform)
+    assert code == 2 and out == ""
+    assert expected in capsys.readouterr().err
+
+
+def test_pods_whose_nodes_the_controller_provisions_are_not_judged(tmp_path):
+    """KAITO provisions its own GPU nodes: the platform's pools are not where its pods go."""
+    text = (Path(__file__).parent / "manifests" / "workloads" / "kaito-workspace.yaml").read_text()
+    workspaces = [d for d in yaml.safe_load_all(text) if d]
+    assert {d["kind"] for d in workspaces} == {"Workspace", "InferenceSet"}
+    context = context_of(workspaces)
+    kaito_pods = [pod for obj in workspaces for pod in pod_specs_of(obj, context) if pod.own_nodes == "KAITO"]
+    assert kaito_pods and all(gpu_asks(pod, ("nvidia.com/gpu",)) for pod in kaito_pods)
+    _, out = check(tmp_path, text)
+    assert "gpu-pods-fit-a-pool" not in out

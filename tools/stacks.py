@@ -1,0 +1,43 @@
+"""The stacks of this project: one per `Pulumi.<stack>.yaml` beside `Pulumi.yaml`.
+
+    python3 tools/stacks.py [--github-output] [DIR]
+
+Prints the stack names as a JSON list (`--github-output`: as `stacks=<list>`, the line a GitHub
+Actions step appends to $GITHUB_OUTPUT, so the PR workflow's matrix follows the files present).
+Standard library only: the workflow runs it before anything is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Pulumi stack names: letters, digits, '-', '_' and '.' (`pulumi stack init` refuses others).
+STACK_FILE = re.compile(r"Pulumi\.([A-Za-z0-9_.-]+)\.yaml")
+
+
+def stacks(root: Path = ROOT) -> list[str]:
+    names = (STACK_FILE.fullmatch(path.name) for path in root.glob("Pulumi.*.yaml"))
+    return sorted(match.group(1) for match in names if match)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--github-output", action="store_true", help="print `stacks=<json>` for $GITHUB_OUTPUT")
+    parser.add_argument("root", nargs="?", type=Path, default=ROOT, help="the project directory")
+    args = parser.parse_args(argv)
+    found = stacks(args.root)
+    if not found:
+        print(f"error: no Pulumi.<stack>.yaml in {args.root}", file=sys.stderr)
+        return 2
+    listing = json.dumps(found)
+    print(f"stacks={listing}" if args.github_output else listing)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
