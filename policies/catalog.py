@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 
 # --- Labels and taints -------------------------------------------------------------------------
 
-#: The GPU taint every AKS GPU how-to uses (seed 001): `--node-taints sku=gpu:NoSchedule`.
+#: The GPU taint AKS's GPU how-to uses (learn.microsoft.com/azure/aks/use-nvidia-gpu):
+#: `--node-taints sku=gpu:NoSchedule`.
 DEFAULT_GPU_TAINT = "sku=gpu:NoSchedule"
 
-#: Kubeflow's `add_node_selector_constraint('accelerator', 'nvidia')` and seed 004 select on this.
+#: Kubeflow Pipelines' `add_node_selector_constraint('accelerator', 'nvidia')` and the common
+#: Kubernetes GPU node setups select on this.
 ACCELERATOR_LABEL = "accelerator"
 ACCELERATOR_LABEL_VALUE = "nvidia"
 
-#: The label keys Flyte's accelerator requests target (seed 003: `nvidia.com/gpu.accelerator`,
+#: The label keys Flyte's accelerator requests target (Flyte docs, GPU accelerators: `nvidia.com/gpu.accelerator`,
 #: `nvidia.com/gpu.partition-size`); Flyte's `gpu-device-node-label` /
 #: `gpu-partition-size-node-label` must be set to these.
 GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"

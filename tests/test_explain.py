@@ -139,3 +139,55 @@ def test_kubeflow_accelerator_selector_lands_once_it_tolerates_the_taint():
     pod["spec"]["tolerations"] = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
     [explanation] = explain(pod, PLATFORM)
     assert explanation.lands_on == ["t4", "a100mig"]
+
+
+# --- What the API server refuses, MIG slices, and the fractional-GPU hint ---------------------
+
+
+def _pod(resources: dict, **spec: object) -> dict:
+    return {"kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "resources": resources}], **spec}}
+
+
+@pytest.mark.parametrize(("resources", "refusal"), [
+    ({"limits": {"nvidia.com/gpu": 0.5}}, "GPUs are whole devices and the API server refuses fractions"),
+    ({"limits": {"nvidia.com/gpu": "1500m"}}, "GPUs are whole devices and the API server refuses fractions"),
+    ({"requests": {"nvidia.com/gpu": 1}}, "without a limit; the API server refuses that at any amount"),
+    ({"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 2}}, "requires the request to equal the limit"),
+])
+def test_a_pod_the_api_server_refuses_lands_nowhere(resources, refusal):
+    [explanation] = explain(_pod(resources), PLATFORM)
+    assert explanation.lands_on == []
+    assert any(refusal in r for r in explanation.refusals), explanation.refusals
+
+
+def test_more_than_one_gpu_on_mig_slices_is_warned_about():
+    [explanation] = explain(_pod({"limits": {"nvidia.com/gpu": 2}}, nodeSelector={"gpu-aks.io/pool": "a100mig"}),
+                            PLATFORM)
+    assert explanation.lands_on == ["a100mig"]
+    [warning] = explanation.warnings
+    assert warning.startswith("on a100mig the pod gets 2 MIG 2g.10gb slices: MIG instances have no peer-to-peer or "
+                              "NVLink between them")
+    [one] = explain(_pod({"limits": {"nvidia.com/gpu": 1}}, nodeSelector={"gpu-aks.io/pool": "a100mig"}), PLATFORM)
+    assert one.warnings == ()
+
+
+def _platform_with(mig_strategy: str) -> dict:
+    return platform_contract(parse_settings({
+        "gpuPools": [{"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g"}],
+        "devicePlugin": {"migStrategy": mig_strategy}}, "test", "eastus2"))
+
+
+@pytest.mark.parametrize(("strategy", "hint"), [
+    ("single", "pool a100mig offers MIG 2g.20gb slices under migStrategy single: ask for nvidia.com/gpu: 1 with "
+               "nodeSelector nvidia.com/gpu.partition-size: 2g.20gb"),
+    ("mixed", "pool a100mig offers MIG 2g.20gb slices: ask for nvidia.com/mig-2g.20gb: 1"),
+])
+def test_the_fractional_gpu_hint_follows_the_mig_strategy(strategy, hint):
+    [explanation] = explain(_pod({"limits": {"nvidia.com/gpu": 0.5}}), _platform_with(strategy))
+    assert explanation.hints == (hint,)
+    whole = platform_contract(parse_settings({"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}]},
+                                             "test", "eastus2"))
+    [no_mig] = explain(_pod({"limits": {"nvidia.com/gpu": 0.5}}), whole)
+    assert no_mig.hints == ("this platform has no MIG pools; ask for a whole GPU",)
