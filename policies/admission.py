@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .podspecs import UNKNOWN, PodSpec, Toleration, as_mapping, join, known, list_at
+from .podspecs import UNKNOWN, PodSpec, Toleration, as_mapping, derived, join, known, list_at
 from .quantities import QuantityError, parse_quantity
 from .scheduling import is_extended_resource_name
 from .workloads.context import Context, namespace_of
@@ -164,13 +164,7 @@ def requested_extended_resources(pod: PodSpec) -> tuple[list[str], bool]:
 def admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:
     """The pod after the admission plugins in `plugins` (raises UndecidableError when its own
     tolerations or nodeSelector are unknown during preview)."""
-    key = ("admit", frozenset(plugins))
-    cached = pod.memo.get(key)
-    if cached is not None and cached[0] is context:
-        return cached[1]  # type: ignore[no-any-return]
-    admitted = _admit(pod, context, plugins)
-    pod.memo[key] = (context, admitted)
-    return admitted
+    return derived(pod, ("admit", frozenset(plugins)), context, lambda: _admit(pod, context, plugins))
 
 
 def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:

@@ -24,6 +24,7 @@ from .podspecs import (
     PodSpec,
     UndecidableError,
     asks_by_container,
+    derived,
     find_pod_specs,
     join,
     known,
@@ -125,12 +126,7 @@ class GpuDemand:
 
 def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
     key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes)
-    cached = pod.memo.get(key)
-    if cached is not None and cached[0] is context:
-        return cached[1]  # type: ignore[no-any-return]
-    demand = _gpu_demand(pod, config, context)
-    pod.memo[key] = (context, demand)
-    return demand
+    return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
 def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:

@@ -18,11 +18,13 @@ Values the engine could not know during preview arrive as `UNKNOWN`; a rule that
 from __future__ import annotations
 
 from collections import abc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 ROLE_OF_LIST = {"containers": "app", "initContainers": "init", "ephemeralContainers": "ephemeral"}
@@ -177,6 +179,17 @@ class PodSpec:
     def where(self) -> str:
         place = self.path or "<root>"
         return f"{self.workload} at {place}" if self.workload else f"pod spec at {place}"
+
+
+def derived(pod: PodSpec, key: tuple[Any, ...], context: Any, compute: Callable[[], T]) -> T:
+    """What a rule derives from `pod` among the objects of `context` (its admitted form, its GPU
+    demand), computed once: the rules run one after another on the same pods."""
+    cached = pod.memo.get(key)
+    if cached is not None and cached[0] is context:
+        return cached[1]  # type: ignore[no-any-return]
+    value = compute()
+    pod.memo[key] = (context, value)
+    return value
 
 
 def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, ...]:
