@@ -122,6 +122,19 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         self.document_lines.append(node.start_mark.line + 1)
         return super().construct_document(node)
 
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # libyaml's composer asks for the tag of every scalar. For a plain scalar the safe resolver's
+        # answer depends on its text alone (no path resolvers are registered), and manifests repeat
+        # the same keys and values thousands of times: remember the answers.
+        if kind is yaml.ScalarNode and implicit[0]:
+            tag = _PLAIN_SCALAR_TAGS.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(value) <= 64 and len(_PLAIN_SCALAR_TAGS) < 100_000:
+                    _PLAIN_SCALAR_TAGS[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
     def construct_yaml_int(self, node: Any) -> Any:
         try:
             return super().construct_yaml_int(node)
@@ -130,6 +143,8 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+assert not _BoundedLoader.yaml_path_resolvers, "the scalar tag cache assumes no path resolvers"
+_PLAIN_SCALAR_TAGS: dict[str, str] = {}
 
 #: What may precede a block collection's first entry on its line: indentation and the `-`, `?`
 #: and `:` indicators of enclosing entries (tabs too, which YAML forbids there but libyaml reads).
@@ -139,22 +154,28 @@ _LINE_LEAD = re.compile(r"^[ \t?:-]*", re.MULTILINE)
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=\s|$)", re.MULTILINE)
 
 
-def _nesting_bound(text: str) -> int:
-    """An upper bound on the nesting depth of every document, in a few passes of C-speed scanning.
+def _nesting_bound(text: str, enough: int = 0) -> int:
+    """An upper bound on the nesting depth of every document, by C-speed scanning; stops refining
+    once a bound is at most `enough`.
 
-    Block collections: each level starts on a new line further right, or after the `- `/`? `/`: `
-    indicators at the start of a line, except a sequence under a mapping key, which may sit at the
-    key's column; a level therefore costs at least one column of every two levels, so the depth is
-    at most twice the longest line lead plus two. Flow collections: each `[` opens at most two
-    levels (a sequence and a single-pair mapping in it), each `{` one, counted per document segment."""
+    First, every level needs an indicator of its own (`[`, `{`, `:`, `-`, `?`; a `[` may open two:
+    a sequence and a single-pair mapping in it), so their count bounds the depth: small files stop
+    here. Then, for large ones: a block collection's level starts on a new line further right, or
+    after `- `/`? `/`: ` indicators at the start of a line, except a sequence under a mapping key,
+    which may sit at the key's column, so a level costs at least one column of every two and the
+    block depth is at most twice the longest line lead plus two; flow levels are bounded by the
+    brackets of each document's segment (a flow collection cannot cross a document marker)."""
+    count = sum(text.count(char) for char in "[{:-?") + text.count("[")
+    if count <= enough:
+        return count
     block = max(map(len, _LINE_LEAD.findall(text)), default=0)
     flow = max((segment.count("[") * 2 + segment.count("{") for segment in _DOCUMENT_MARKER.split(text)), default=0)
-    return 2 * block + 2 + flow
+    return min(count, 2 * block + 2 + flow)
 
 
 def check_nesting(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Raise DocumentError if any YAML document nests deeper than the cap, before the composer runs."""
-    if _nesting_bound(text) <= limits.max_depth:
+    if _nesting_bound(text, limits.max_depth) <= limits.max_depth:
         return
     depth = 0
     try:
