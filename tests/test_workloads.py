@@ -157,3 +157,20 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     for policy in (T, L, S, A):
         assert isinstance(findings(obj, policy, context=context), list)
     assert all(p.path is not None for p in pods)
+
+
+@pytest.mark.parametrize("where", ["workflow", "template"])
+def test_argo_dra_claims_come_from_the_template_or_else_the_workflow(where):
+    """Argo copies the template's resourceClaims into the pod, else the workflow's
+    (argo-workflows workflow/controller/workflowpod.go)."""
+    claim_template = documents("dra-gpu-test1.yaml")[0]
+    claims = [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}]
+    template: dict[str, Any] = {"name": "train", "container": {"image": "ubuntu:22.04"}}
+    spec: dict[str, Any] = {"entrypoint": "train", "templates": [template]}
+    (template if where == "template" else spec)["resourceClaims"] = claims
+    workflow = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+                "metadata": {"name": "dra", "namespace": "gpu-test1"}, "spec": spec}
+    [finding] = findings(workflow, T, together=[claim_template])
+    assert finding.path == "spec.templates[0].tolerations" and "ResourceClaimTemplate 'single-gpu'" in finding.message
+    template["tolerations"] = [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}]
+    assert findings(workflow, T, together=[claim_template]) == []

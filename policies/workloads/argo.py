@@ -85,9 +85,12 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> l
         variants += [(f"Argo template '{name}' called from '{as_str(b.get('name'))}'", b) for b in boundaries]
         for workload, boundary in variants:
             fields = {key: _first_set(key, template, boundary, spec) for key in _SCHEDULING}
-            pod = {**{k: v for k, v in fields.items() if v is not None}}
-            if template.get("resourceClaims") is not None:
-                pod["resourceClaims"] = template.get("resourceClaims")
+            pod = {k: v for k, v in fields.items() if v is not None}
+            # DRA claims: the template's, else the workflow's (workflow/controller/workflowpod.go,
+            # `pod.Spec.ResourceClaims`); a boundary template does not pass them on.
+            claims = _first_set("resourceClaims", template, spec)
+            if claims is not None:
+                pod["resourceClaims"] = claims
             pods.append(PodSpec(path, pod, containers, namespace, workload, notes=notes))
     return pods
 
