@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,11 +33,11 @@ from .documents import (
     DEFAULT_LIMITS,
     DocumentError,
     Limits,
-    decode,
     gc_paused,
     load_json,
     load_yaml,
     read_bounded,
+    read_file,
     safe_text,
 )
 from .fit import Platform, PlatformError, check_fit, read_platform
@@ -160,23 +159,15 @@ def input_files(paths: Sequence[str], errors: list[InputError]) -> list[str]:
     return files
 
 
+#: The checker's limit is an option: its too-large messages say how to raise it.
+SIZE_HINT = " (raise it with --max-file-size)"
+
+
 def read_text(file: str, limits: Limits, stdin: BinaryIO | None = None) -> str:
-    """A file's text, within the size limit (raises DocumentError)."""
+    """A file's (or standard input's) text, within the size limit (raises DocumentError)."""
     if file == STDIN:
-        return read_bounded(stdin if stdin is not None else sys.stdin.buffer, limits)
-    try:
-        with open(file, "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size > limits.max_bytes:
-                raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit "
-                                      "(raise it with --max-file-size)")
-            if stat.S_ISREG(info.st_mode):
-                data = stream.read(info.st_size + 1)  # one read; a file that grew since is still capped
-                if len(data) <= limits.max_bytes:
-                    return decode(data)
-            return read_bounded(stream, limits)
-    except OSError as error:
-        raise DocumentError(0, f"cannot read: {error.strerror or error}") from None
+        return read_bounded(stdin if stdin is not None else sys.stdin.buffer, limits, SIZE_HINT)
+    return read_file(file, limits, SIZE_HINT)
 
 
 def load_objects(text: str, file: str, limits: Limits, errors: list[InputError]) -> list[LoadedObject]:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,6 +59,10 @@ class DocumentError(Exception):
         #: can still check them: a syntax error in document 3 loses nothing of documents 0-2.
         self.complete = complete or []
 
+    def at(self, path: str) -> str:
+        """The problem located in `path`: `path:line: message`, or `path: message` when no line applies."""
+        return f"{path}:{self.line}: {self.message}" if self.line else f"{path}: {self.message}"
+
 
 def safe_text(text: str) -> str:
     """Text that any UTF-8 terminal can print: lone surrogates (from JSON `\\ud800` escapes or
@@ -74,20 +80,37 @@ def decode(data: bytes) -> str:
                                  "cannot be decoded") from None
 
 
-def read_bounded(stream: Any, limits: Limits = DEFAULT_LIMITS) -> str:
-    """Read a binary stream, refusing more than `limits.max_bytes`, and decode it. Reads in chunks:
-    one `read(max_bytes + 1)` would allocate the whole limit for every small file."""
-    chunks: list[bytes] = []
-    total = 0
-    while True:
+def read_bounded(stream: Any, limits: Limits = DEFAULT_LIMITS, hint: str = "", start: bytes = b"") -> str:
+    """Read a binary stream (after the bytes `start` already read from it), refusing more than
+    `limits.max_bytes`, and decode it. Reads in chunks: one `read(max_bytes + 1)` would allocate the
+    whole limit for every small input. `hint` ends the too-large message (how to raise the limit)."""
+    chunks: list[bytes] = [start]
+    total = len(start)
+    while total <= limits.max_bytes:
         chunk = stream.read(min(_CHUNK, limits.max_bytes + 1 - total))
         if not chunk:
-            break
+            return decode(b"".join(chunks))
         chunks.append(chunk)
         total += len(chunk)
-        if total > limits.max_bytes:
-            raise DocumentError(0, f"larger than the {limits.max_bytes}-byte limit (raise it with --max-file-size)")
-    return decode(b"".join(chunks))
+    raise DocumentError(0, f"larger than the {limits.max_bytes}-byte limit{hint}")
+
+
+def read_file(path: str, limits: Limits = DEFAULT_LIMITS, hint: str = "") -> str:
+    """A file's text within `limits.max_bytes`: the one way every tool reads a file it was handed.
+    Too large, unreadable (missing, a directory, no permission) or not UTF-8 is a DocumentError
+    (line 0 unless a bad byte has one). A regular file over the limit is refused by its size before
+    any read; otherwise it is read in one call, and a file that grew meanwhile is read on, bounded."""
+    try:
+        with open(path, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return read_bounded(stream, limits, hint)
+            if info.st_size > limits.max_bytes:
+                raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit{hint}")
+            data = stream.read(info.st_size + 1)
+            return decode(data) if len(data) <= info.st_size else read_bounded(stream, limits, hint, data)
+    except OSError as error:
+        raise DocumentError(0, f"cannot read: {error.strerror or error}") from None
 
 
 _CHUNK = 1024 * 1024

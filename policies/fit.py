@@ -26,7 +26,7 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
-from .documents import DocumentError, Limits, decode, load_json
+from .documents import DocumentError, Limits, load_json, read_file
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
 from .quantities import format_amount
@@ -94,15 +94,9 @@ PLATFORM_FILE_LIMITS = Limits(max_bytes=8 * 1024 * 1024)
 
 def read_platform(path: str, limits: Limits = PLATFORM_FILE_LIMITS) -> Platform:
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(limits.max_bytes + 1)
-        if len(data) > limits.max_bytes:
-            raise PlatformError(f"{path}: larger than {limits.max_bytes} bytes")
-        return platform_from_outputs(load_json(decode(data), limits))
-    except OSError as error:
-        raise PlatformError(f"{path}: cannot read: {error.strerror or error}") from None
+        return platform_from_outputs(load_json(read_file(path, limits), limits))
     except DocumentError as problem:
-        raise PlatformError(f"{path}:{problem.line}: {problem.message}") from None
+        raise PlatformError(problem.at(path)) from None
     except PlatformError as error:
         raise PlatformError(f"{path}: {error}") from None
 

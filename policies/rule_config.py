@@ -15,7 +15,7 @@ from typing import Any
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
-from .documents import DocumentError, Limits, decode, load_json
+from .documents import DocumentError, Limits, load_json, read_file
 from .scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
 TOLERATE_GPU_TAINT = "gpu-pods-tolerate-gpu-taint"
@@ -244,15 +244,9 @@ RULE_CONFIG_FILE_LIMITS = Limits(max_bytes=1024 * 1024)
 def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -> dict[str, Any]:
     """The raw `--policy-pack-config` JSON from a file, validated (RuleConfigError otherwise)."""
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(limits.max_bytes + 1)
-        if len(data) > limits.max_bytes:
-            raise DocumentError(0, f"larger than {limits.max_bytes} bytes")
-        raw = load_json(decode(data), limits)
-    except OSError as error:
-        raise RuleConfigError([f"{path}: cannot read policy config: {error.strerror or error}"]) from None
+        raw = load_json(read_file(path, limits), limits)
     except DocumentError as problem:
-        raise RuleConfigError([f"{path}:{problem.line}: {problem.message}"]) from None
+        raise RuleConfigError([problem.at(path)]) from None
     try:
         parse_rule_config(raw)
     except RuleConfigError as error:

@@ -8,6 +8,7 @@ work takes a second or two); speed itself is measured by `benchmarks/`, never as
 from __future__ import annotations
 
 import builtins
+import io
 import json
 import os
 import subprocess
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policies import check, explain
-from policies.documents import DocumentError, Limits, _nesting_bound, load_json, load_yaml
+from policies.documents import DocumentError, Limits, _nesting_bound, load_json, load_yaml, read_bounded, read_file
 from policies.podspecs import find_pod_specs
 from tests.conftest import ROOT
 
@@ -379,9 +380,9 @@ def test_the_explainer_reads_directories_and_stdin_and_keeps_going(tmp_path, bad
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps({"gpuPools": {"t4": {"taints": ["sku=gpu:NoSchedule"], "labels": {},
                                                          "gpuResource": "nvidia.com/gpu", "gpusPerNode": 1}}}))
-    out = __import__("io").StringIO()
-    code = explain.main(["--platform", str(platform), str(broken_inputs[1]), "-"], stdin=__import__("io").BytesIO(
-        bad_pod.read_bytes()), stdout=out)
+    out = io.StringIO()
+    code = explain.main(["--platform", str(platform), str(broken_inputs[1]), "-"], stdin=io.BytesIO(bad_pod.read_bytes()),
+                        stdout=out)
     assert code == 2 and "half" in out.getvalue()
 
 
@@ -391,3 +392,21 @@ def test_yaml_errors_never_quote_the_line():
     assert "hunter2" not in error.value.message
     with pytest.raises(yaml.YAMLError):
         yaml.safe_load("password: 'hunter2\n")  # PyYAML itself would quote it
+
+
+def test_an_endless_stream_is_cut_at_the_limit_and_a_grown_file_is_read_whole():
+    with pytest.raises(DocumentError, match="larger than the 1000-byte limit"):
+        read_file("/dev/zero", Limits(max_bytes=1000))
+    # A regular file that grew after its size was taken: what was read first is kept.
+    assert read_bounded(io.BytesIO(b" world"), Limits(max_bytes=100), start=b"hello") == "hello world"
+    with pytest.raises(DocumentError, match="larger than the 8-byte limit"):
+        read_bounded(io.BytesIO(b" world"), Limits(max_bytes=8), start=b"hello")
+
+
+def test_every_tool_names_the_file_it_cannot_read(tmp_path, capsys):
+    directory = tmp_path / "outputs.json"
+    directory.mkdir()
+    assert check.main(["--platform", str(directory), str(tmp_path)]) == 2
+    assert f"error: {directory}: cannot read: Is a directory" in capsys.readouterr().err
+    previewed = run("tools.preview", "dev", "--policy-pack-config", str(directory))
+    assert previewed.returncode == 2 and f"{directory}: cannot read: Is a directory" in previewed.stderr

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
 from policies.catalog import POOL_LABEL, SPOT_LABEL
-from policies.documents import DocumentError, Limits, decode, load_json, safe_text
+from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from policies.fit import Platform, PlatformError, read_platform
 from policies.podspecs import as_list, as_mapping, as_str
 from policies.quantities import QuantityError, parse_quantity
@@ -122,15 +122,9 @@ def items_of(document: Any, what: str, source: str) -> list[Mapping[str, Any]]:
 
 def read_list_file(path: str, what: str) -> list[Mapping[str, Any]]:
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(CLUSTER_FILE_LIMITS.max_bytes + 1)
-        if len(data) > CLUSTER_FILE_LIMITS.max_bytes:
-            raise DoctorInputError(f"{path}: larger than {CLUSTER_FILE_LIMITS.max_bytes} bytes")
-        return items_of(load_json(decode(data), CLUSTER_FILE_LIMITS), what, path)
-    except OSError as error:
-        raise DoctorInputError(f"{path}: cannot read: {error.strerror or error}") from None
+        return items_of(load_json(read_file(path, CLUSTER_FILE_LIMITS), CLUSTER_FILE_LIMITS), what, path)
     except DocumentError as problem:
-        raise DoctorInputError(f"{path}:{problem.line}: {problem.message}") from None
+        raise DoctorInputError(problem.at(path)) from None
 
 
 def read_list_with_kubectl(what: str) -> list[Mapping[str, Any]]:

@@ -29,7 +29,7 @@ from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from policies.documents import DocumentError, Limits, decode, load_yaml
+from policies.documents import DocumentError, Limits, load_yaml, read_file
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270"
@@ -233,15 +233,9 @@ def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], li
 
     Raises StackFileError for anything that is not a usable stack file."""
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(STACK_FILE_LIMITS.max_bytes + 1)
-        if len(data) > STACK_FILE_LIMITS.max_bytes:
-            raise StackFileError(0, f"larger than {STACK_FILE_LIMITS.max_bytes} bytes")
-        documents = load_yaml(decode(data), STACK_FILE_LIMITS, expanded=True)
+        documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True)
     except DocumentError as problem:
         raise StackFileError(problem.line, problem.message) from None
-    except OSError as error:
-        raise StackFileError(0, f"cannot read: {error.strerror or error}") from None
     documents = [(line, doc) for line, doc in documents if doc is not None]
     if len(documents) > 1:
         raise StackFileError(documents[1][0], "a stack file is one YAML document")
