@@ -14,21 +14,15 @@ import pulumi_kubernetes as k8s
 
 from components.settings import AdmissionPolicySettings, GpuNodePoolSettings
 from policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
-from policies.catalog import SPOT_LABEL
+from policies.fit import gpu_pool_taints
 from policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config
-from policies.scheduling import parse_taint
 
 
 def platform_rule_config(pools: Sequence[GpuNodePoolSettings]) -> RuleConfig:
     """The toleration rule's config with the NoSchedule taints the GPU pools carry (not Spot's)."""
-    taints = []
-    for pool in pools:
-        for text in pool.taints:
-            taint = parse_taint(text)
-            if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
-                taints.append(taint)
+    taints = gpu_pool_taints(text for pool in pools for text in pool.taints)
     config = default_rule_config()[TOLERATE_GPU_TAINT]
-    return replace(config, gpu_taints=tuple(taints)) if taints else config
+    return replace(config, gpu_taints=taints) if taints else config
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ selectors), with what its controller adds. Shared by the explainer and the check
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -57,16 +57,23 @@ class Platform:
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
-        taints: list[Mapping[str, str]] = []
-        for pool in self.pools.values():
-            for text in as_list(pool.get("taints")):
-                try:
-                    taint = parse_taint(text)
-                except TaintSyntaxError:
-                    continue
-                if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
-                    taints.append(taint)
-        return tuple(taints)
+        return gpu_pool_taints(text for pool in self.pools.values() for text in as_list(pool.get("taints")))
+
+
+def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
+    """The taints, among GPU pools' `key=value:Effect` taints, that a GPU pod must tolerate: the
+    NoSchedule ones other than the Spot taint AKS puts on Spot nodes (a pod chooses Spot on its
+    own), each once. Text that is not a taint is skipped. The rules' `gpuTaints` and the admission
+    policy are built from this."""
+    taints: list[Mapping[str, str]] = []
+    for text in texts:
+        try:
+            taint = parse_taint(text)
+        except TaintSyntaxError:
+            continue
+        if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
+            taints.append(taint)
+    return tuple(taints)
 
 
 def platform_from_outputs(raw: Any) -> Platform:
