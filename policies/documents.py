@@ -4,8 +4,8 @@ Pull requests bring manifests from anyone, so every input is treated as hostile:
 
 - size: a file over `Limits.max_bytes` is refused before it is read whole;
 - nesting: libyaml's composer recurses in C, and deep enough nesting crashes the process. A cheap
-  upper bound on the nesting depth (from line indentation and flow brackets, `_nesting_bound`) is
-  taken first; only when it exceeds the cap are the parser's events walked, iteratively, to find
+  upper bound on the nesting depth (from indicator counts, then line indentation and flow
+  brackets, `_nesting_bound`) is taken first; only when it exceeds the cap are the parser's events walked, iteratively, to find
   the exact depth and its line. Deeper than `Limits.max_depth` is an input error, found before
   the composer runs;
 - aliases: the loader builds an alias as the same Python object, so a 651-byte "billion laughs"

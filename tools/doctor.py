@@ -34,7 +34,7 @@ from components.manifests import DEVICE_PLUGIN_APP_LABEL
 from policies.catalog import POOL_LABEL, SPOT_LABEL
 from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from policies.fit import Platform, PlatformError, read_platform
-from policies.podspecs import as_list, as_mapping, as_str
+from policies.podspecs import as_list, as_mapping, as_str, object_identity
 from policies.quantities import QuantityError, parse_quantity
 from policies.scheduling import TaintSyntaxError, format_taint, parse_taint
 
@@ -150,7 +150,7 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return as_str(as_mapping(obj.get("metadata")).get("name"), "<unnamed>")
+    return object_identity(obj)[1] or "<unnamed>"
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
