@@ -29,7 +29,7 @@ from .catalog import (
 from .documents import DocumentError, Limits, load_json, read_file
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
-from .quantities import format_amount
+from .quantities import format_amount, shown
 from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     TaintSyntaxError,
@@ -85,14 +85,46 @@ def platform_from_outputs(raw: Any) -> Platform:
     if not isinstance(pools, Mapping) or not all(isinstance(p, Mapping) for p in pools.values()):
         raise PlatformError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
                             "--json` output, or the gpuPools map alone")
+    checked: dict[str, Mapping[str, Any]] = {}
     for name, pool in pools.items():
         for key in ("taints", "labels", "gpuResource", "gpusPerNode"):
             if key not in pool:
                 raise PlatformError(f"gpuPools.{name} has no {key}: this is not a gpu-aks outputs contract")
+        checked[str(name)] = _checked_pool(str(name), pool)
     strategy = raw.get("migStrategy", "none") if isinstance(raw, Mapping) else "none"
     namespace = raw.get("gpuNamespace") if isinstance(raw, Mapping) else None
-    return Platform({str(k): v for k, v in pools.items()}, strategy if isinstance(strategy, str) else "none",
+    return Platform(checked, strategy if isinstance(strategy, str) else "none",
                     namespace if isinstance(namespace, str) else Platform.gpu_namespace)
+
+
+#: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
+_MAX_COUNT = 1_000_000
+
+
+def _checked_pool(name: str, pool: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A pool of the contract with its types checked and its counts as ints (JSON may carry them as
+    `1.0`, and `1e999` parses as infinity), so nothing downstream meets a value it cannot use."""
+    problems = []
+    if not isinstance(pool["taints"], list) or not all(isinstance(t, str) for t in pool["taints"]):
+        problems.append(f"gpuPools.{name}.taints: expected a list of key=value:Effect strings")
+    if not isinstance(pool["labels"], Mapping):
+        problems.append(f"gpuPools.{name}.labels: expected a map of label keys to values")
+    if not isinstance(pool["gpuResource"], str):
+        problems.append(f"gpuPools.{name}.gpuResource: expected a resource name such as nvidia.com/gpu")
+    counts = {}
+    for key in ("gpusPerNode", "minCount", "maxCount"):
+        value = pool.get(key)
+        if value is None and key != "gpusPerNode":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= _MAX_COUNT \
+                or value != int(value):
+            problems.append(f"gpuPools.{name}.{key}: expected a whole number from 0 to {_MAX_COUNT}, got "
+                            f"{shown(value)}")
+        else:
+            counts[key] = int(value)
+    if problems:
+        raise PlatformError("; ".join(problems))
+    return {**pool, **counts}
 
 
 # A platform outputs file is a few kilobytes; 8 MiB leaves room for any real contract.
@@ -218,15 +250,15 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
         if by and all(t.source != WRITTEN for t in by):
             notes.append(f"tolerates {format_taint(taint)} through {by[0].source} ({describe(by[0].toleration)})")
     reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
-    offered, per_node = pool.get("gpuResource"), pool.get("gpusPerNode")
+    offered, per_node = pool["gpuResource"], int(pool["gpusPerNode"])
     partition = pool.get("migPartition")
     for resource, amount in asks.items():
         if resource != offered:
             what = f"MIG {partition} slices as {offered}" if partition else f"whole GPUs as {offered}"
             reasons.append(f"it asks for {resource}, which this pool does not offer (it offers {what})")
-        elif isinstance(per_node, (int, float)) and not isinstance(per_node, bool) and amount > Fraction(per_node):
+        elif amount > per_node:
             reasons.append(f"it asks for {format_amount(amount)} {resource} but a node of this pool has "
-                           f"{format_amount(Fraction(per_node))} ({pool.get('vmSize')})")
+                           f"{per_node} ({pool.get('vmSize')})")
     if claims:
         reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
                        "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")

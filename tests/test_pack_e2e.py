@@ -170,6 +170,18 @@ def test_the_sdk_depth_limit_is_where_the_readme_says_and_the_pack_keeps_serving
     assert [d.policy for d in pack.analyze(POD, "next", half) if d.level == "mandatory"] == ["gpu-limits-are-whole-numbers"]
 
 
+@pytest.mark.parametrize("number", [float("inf"), float("nan")])
+def test_non_finite_numbers_fail_in_the_sdk_first_and_the_pack_keeps_serving(pack, number):
+    """pulumi-policy converts each request with protobuf's json_format, which refuses Infinity and
+    NaN before any policy runs (the README documents it); a huge finite number gets its verdict."""
+    pool = {"agentPoolName": "g", "vmSize": "Standard_NC4as_T4_v3", "enableAutoScaling": True,
+            "minCount": number, "maxCount": 2.0, "nodeTaints": ["sku=gpu:NoSchedule"]}
+    with pytest.raises(grpc.RpcError, match="Fail to serialize"):
+        pack.analyze("azure-native:containerservice:AgentPool", "g", pool)
+    [diagnostic] = pack.analyze("azure-native:containerservice:AgentPool", "g", {**pool, "minCount": 1e300})
+    assert "has minCount 1e+300 above maxCount 2" in diagnostic.message
+
+
 def test_azure_gpu_pool_rule(pack):
     pool = {"agentPoolName": "gpunp", "vmSize": "Standard_NC24ads_A100_v4", "enableAutoScaling": True,
             "minCount": 3.0, "maxCount": 1.0, "nodeTaints": []}

@@ -12,8 +12,10 @@ import pytest
 import yaml
 
 from policies.check import main
+from policies.explain import main as explain_main
 from policies.podspecs import gpu_asks
 from policies.workloads import context_of, pod_specs_of
+from tools.doctor import main as doctor_main
 
 PROD_OUTPUTS = Path(__file__).parent / "fixtures" / "doctor" / "platform-prod.json"  # kept in sync by test_doctor
 
@@ -157,3 +159,20 @@ def test_pods_whose_nodes_the_controller_provisions_are_not_judged(tmp_path):
     assert kaito_pods and all(gpu_asks(pod, ("nvidia.com/gpu",)) for pod in kaito_pods)
     _, out = check(tmp_path, text)
     assert "gpu-pods-fit-a-pool" not in out
+
+
+@pytest.mark.parametrize(("key", "value"), [("gpusPerNode", "1e999"), ("gpusPerNode", "-1"), ("gpusPerNode", "1.5"),
+                                            ("gpusPerNode", '"2"'), ("minCount", "NaN"), ("maxCount", "true")])
+def test_counts_a_contract_cannot_have_exit_2_in_every_tool(tmp_path, capsys, key, value):
+    """`1e999` is valid JSON for infinity; a count must be a whole number before anything compares it."""
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    outputs["gpuPools"]["t4spot"][key] = "<literal>"
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(outputs).replace('"<literal>"', value))  # the JSON text exactly as given
+    code, out = check(tmp_path, T4_CRONJOB, platform=platform)
+    assert code == 2 and out == ""
+    assert f"gpuPools.t4spot.{key}: expected a whole number from 0 to 1000000" in capsys.readouterr().err
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"items": []}')
+    assert doctor_main(["--platform", str(platform), "--nodes", str(empty), "--pods", str(empty)]) == 2
+    assert explain_main(["--platform", str(platform), str(tmp_path / "manifest.yaml")]) == 2

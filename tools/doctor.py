@@ -160,11 +160,6 @@ def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return {}
 
 
-def _count(value: Any) -> int:
-    """A count from the contract (JSON numbers may arrive as floats); anything else is 0."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def _allocatable(node: Mapping[str, Any], resource: str) -> int:
     value = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
     try:
@@ -225,7 +220,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
     resource = as_str(pool.get("gpuResource"), "nvidia.com/gpu")
-    expected = _count(pool.get("gpusPerNode"))
+    expected = int(pool["gpusPerNode"])  # platform_from_outputs checked the contract's counts
     problems: list[Problem] = []
 
     def problem(check: str, message: str, fix: str) -> None:
@@ -328,7 +323,7 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         pool_label = as_mapping(pool.get("poolLabel")) or {POOL_LABEL: pool_name}
         members = [n for n in nodes if all(_labels(n).get(k) == v for k, v in pool_label.items())]
         report = PoolReport(pool_name, as_str(pool.get("gpuResource"), "nvidia.com/gpu"),
-                            _count(pool.get("gpusPerNode")), _count(pool.get("minCount")))
+                            int(pool["gpusPerNode"]), int(pool.get("minCount") or 0))
         for node in sorted(members, key=_name):
             matched.add(_name(node))
             report.nodes.append(_check_node(node, pool_name, pool, platform, plugin_pods))
