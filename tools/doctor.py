@@ -57,7 +57,10 @@ GPU_CONDITIONS = {
                                    "driver install (kubectl describe node) and reimage the node if it persists",
 }
 
-#: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured.
+#: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured
+#: (Kubernetes' well-known `node.kubernetes.io/*` and `node.cloudprovider.kubernetes.io/*` taints,
+#: kubernetes.io/docs/reference/labels-annotations-taints; cluster-autoscaler's scale-down taints,
+#: kubernetes/autoscaler `cluster-autoscaler/utils/taints/taints.go`).
 SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
                          "DeletionCandidateOfClusterAutoscaler")
 
