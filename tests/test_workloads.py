@@ -174,3 +174,93 @@ def test_argo_dra_claims_come_from_the_template_or_else_the_workflow(where):
     assert finding.path == "spec.templates[0].tolerations" and "ResourceClaimTemplate 'single-gpu'" in finding.message
     template["tolerations"] = [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}]
     assert findings(workflow, T, together=[claim_template]) == []
+
+
+# --- A controller is one file: collectors, not a context module that names controllers -----------
+
+
+def test_context_module_names_no_controller():
+    """Issue 16 item 7: `context.py` names no controller; each adapter registers what it collects."""
+    from policies.workloads import context, registry
+    source = Path(context.__file__).read_text()
+    for group, _ in registry.ADAPTERS:
+        if group:
+            assert group not in source, f"context.py names {group}"
+    for word in ("TrainingRuntime", "ResourceClaim", "Tekton", "trainer", "Bento"):
+        assert word not in source
+    tables = {c.table for collectors in context.COLLECTORS.values() for c in collectors}
+    assert {"namespaces", "dra.claims", "dra.claim_templates", "trainer.runtimes"} <= tables
+
+
+def test_a_new_controller_registers_its_adapter_and_its_context_in_one_place():
+    """What a new adapter module does: register its kind and a collector for the objects it reads."""
+    from policies.podspecs import PodSpec, pod_spec
+    from policies.workloads import context, registry
+
+    @context.collects("example.profiles", "example.dev", "GpuProfile")
+    def _profile(obj, name):
+        yield context.scoped_name(obj, name), obj.get("spec", {})
+
+    @registry.register("example.dev", "GpuRun", gpus="the profile's pod", tolerations="the run's", source="test")
+    def _run(obj, ctx) -> list[PodSpec]:
+        profile = ctx.table("example.profiles").get(context.scoped_name(obj, obj["spec"]["profile"]), {})
+        return [pod_spec({**profile, **obj["spec"].get("pod", {})}, "spec.pod", "")]
+
+    try:
+        profile = {"apiVersion": "example.dev/v1", "kind": "GpuProfile", "metadata": {"name": "a100"},
+                   "spec": {"containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+        run = {"apiVersion": "example.dev/v1", "kind": "GpuRun", "metadata": {"name": "r"}, "spec": {"profile": "a100"}}
+        assert [f.path for f in findings(run, T, together=[profile])] == ["spec.pod.tolerations"]
+        run["spec"]["pod"] = {"tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]}
+        assert findings(run, T, together=[profile]) == []
+    finally:
+        del registry.ADAPTERS[("example.dev", "GpuRun")]
+        registry.REGISTRATIONS[:] = [r for r in registry.REGISTRATIONS if r.group != "example.dev"]
+        del context.COLLECTORS[("example.dev", "GpuProfile")]
+
+
+def test_context_tables_can_be_seeded():
+    """The pack can give Namespaces it knows from its config: `Context(namespaces=...)`."""
+    from policies.workloads import Context
+    seeded = Context(complete=True, namespaces={"gpu": {"scheduler.alpha.kubernetes.io/defaultTolerations":
+                                                        '[{"key": "sku", "operator": "Exists"}]'}})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "gpu"},
+           "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    assert findings(pod, T, context=seeded) == []
+    assert [f.path for f in findings(pod, T, context=Context(complete=True))] == ["spec.tolerations"]
+
+
+# --- Documents that are not Kubernetes objects, and objects that never create pods ----------------
+
+
+def test_a_helm_values_file_gets_no_verdict():
+    [values] = documents("helm-values-gpu.yaml")
+    assert pod_specs_of(values) == []
+    assert all(findings(values, policy) == [] for policy in (T, L, S, A))
+
+
+@pytest.mark.parametrize("bad", [{"kind": 3, "spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}},
+                                 {"kind": "Pod", "apiVersion": 1, "spec": {"containers": [{}]}},
+                                 {"kind": "", "containers": [{}]}])
+def test_documents_without_a_usable_kind_have_no_pods(bad):
+    assert pod_specs_of(bad) == []
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_secrets_and_configmaps_are_never_looked_inside(fmt, tmp_path, capsys):
+    """Issue 19 item 7: a Secret's stringData holding a pod-shaped GPU object is not judged, and
+    nothing of it appears in any output format; the GPU Job beside it still is."""
+    import io
+
+    from policies.check import main
+    path = tmp_path / "secret.yaml"
+    path.write_text((WORKLOADS / "secret-with-pod.yaml").read_text())
+    out = io.StringIO()
+    code = main(["--format", fmt, str(path)], stdout=out)
+    text = out.getvalue() + capsys.readouterr().err
+    assert code == 1, text
+    assert "TOPSECRET" not in text and "hunter2" not in text
+    assert "template-store" not in text and "pod-templates" not in text
+    assert "pi" in text and TOLERATE_GPU_TAINT in text
+    secret, config_map, _ = documents("secret-with-pod.yaml")
+    assert pod_specs_of(secret) == [] and pod_specs_of(config_map) == []
