@@ -264,3 +264,58 @@ def test_secrets_and_configmaps_are_never_looked_inside(fmt, tmp_path, capsys):
     assert "pi" in text and TOLERATE_GPU_TAINT in text
     secret, config_map, _ = documents("secret-with-pod.yaml")
     assert pod_specs_of(secret) == [] and pod_specs_of(config_map) == []
+
+
+# --- Tekton ----------------------------------------------------------------------------------------
+
+TEKTON = [
+    # The Task has no place for tolerations: its runs are judged, the Task only for its amounts.
+    (0, T, []), (0, S, []), (0, L, []),
+    (1, T, ["spec.podTemplate.tolerations"]),
+    (2, T, []), (2, S, []), (2, L, []),
+    (3, T, []),
+    (4, T, ["spec.taskRunTemplate.podTemplate.tolerations"]),
+    (5, T, []),
+    # v1beta1: spec.podTemplate tolerates; the task-specific taskPodTemplate replaces the tolerations.
+    (6, T, ["spec.taskRunSpecs[0].taskPodTemplate.tolerations"]),
+    (6, L, []),
+    (7, A, ["spec.podTemplate"]), (7, T, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", TEKTON, ids=[f"#{i}-{p}" for i, p, _ in TEKTON])
+def test_tekton(index, policy, paths):
+    docs = documents("tekton-gpu.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_tekton_containers_follow_the_pod_builder():
+    docs = documents("tekton-gpu.yaml")
+    train, evaluate = pod_specs_of(docs[6], context_of(docs))
+    assert [c.name for c in train.containers] == ["step-train", "sidecar-metrics"]
+    assert train.containers[0].spec["resources"]["limits"] == {"nvidia.com/gpu": 1}, "stepTemplate merged in"
+    assert train.spec["tolerations"][0]["key"] == "sku" and train.path == "spec.podTemplate"
+    assert evaluate.spec == {"nodeSelector": {"accelerator": "nvidia"}, "tolerations": []}
+    [alone] = pod_specs_of(docs[1])
+    assert alone.containers == () and "not visible to a check of this object alone" in alone.notes[0]
+
+
+def test_tekton_a_bad_amount_in_a_task_is_reported_at_the_task():
+    task, run = documents("tekton-gpu.yaml")[:2]
+    task["spec"]["steps"][0]["computeResources"]["limits"]["nvidia.com/gpu"] = "500m"
+    assert [f.path for f in findings(task, L)] == ["spec.steps[0].computeResources.limits.nvidia.com/gpu"]
+    assert findings(run, L, together=[task]) == [], "judged at the Task, not again at every run"
+
+
+def test_tekton_run_level_compute_resources_are_judged_at_the_run():
+    """tasklevel.ApplyTaskLevelComputeResources: every step gets the limits, and the requests are the
+    limits divided among the steps: with two steps, 500m each, which the API server refuses."""
+    task, run = documents("tekton-gpu.yaml")[:2]
+    task["spec"]["steps"].append({"name": "second", "image": "ubuntu"})
+    run["spec"]["computeResources"] = {"limits": {"nvidia.com/gpu": 1}}
+    paths = [f.path for f in findings(run, L, together=[task])]
+    assert paths == ["spec.computeResources.limits.nvidia.com/gpu"] * 2
+    step_specs = {"stepSpecs": [{"name": "writesomething", "computeResources": {"limits": {"nvidia.com/gpu": "1.5"}}}]}
+    run["spec"] = {**run["spec"], **step_specs}
+    del run["spec"]["computeResources"]
+    assert [f.path for f in findings(run, L, together=[task])] == ["spec.stepSpecs[0].computeResources.limits.nvidia.com/gpu"]
