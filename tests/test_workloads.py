@@ -319,3 +319,31 @@ def test_tekton_run_level_compute_resources_are_judged_at_the_run():
     run["spec"] = {**run["spec"], **step_specs}
     del run["spec"]["computeResources"]
     assert [f.path for f in findings(run, L, together=[task])] == ["spec.stepSpecs[0].computeResources.limits.nvidia.com/gpu"]
+
+
+# --- BentoML ---------------------------------------------------------------------------------------
+
+BENTOML = [
+    (0, T, ["spec.runners[0].extraPodSpec.tolerations"]),
+    (0, L, []),
+    (1, T, []), (1, L, []),
+    (1, S, ["spec.extraPodSpec.nodeSelector"]),
+    (2, T, []),
+    (2, L, ["spec.runners[0].resources.requests.custom.nvidia.com/gpu"]),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", BENTOML, ids=[f"#{i}-{p}" for i, p, _ in BENTOML])
+def test_bentoml(index, policy, paths):
+    docs = documents("bentoml-gpu.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_bentoml_limits_gpu_is_nvidia_and_requests_gpu_is_ignored():
+    """getResourcesConfig maps limits.gpu to nvidia.com/gpu and has no branch for requests.gpu."""
+    obj = {"apiVersion": "serving.yatai.ai/v2alpha1", "kind": "BentoDeployment", "metadata": {"name": "b"},
+           "spec": {"resources": {"limits": {"gpu": "2"}, "requests": {"gpu": "1"}}}}
+    [api] = pod_specs_of(obj)
+    assert api.containers[0].name == "main"
+    assert api.containers[0].spec["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+    assert [f.path for f in findings(obj, T)] == ["spec.extraPodSpec.tolerations"]
