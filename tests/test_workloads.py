@@ -347,3 +347,29 @@ def test_bentoml_limits_gpu_is_nvidia_and_requests_gpu_is_ignored():
     assert api.containers[0].name == "main"
     assert api.containers[0].spec["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
     assert [f.path for f in findings(obj, T)] == ["spec.extraPodSpec.tolerations"]
+
+
+# --- Kubeflow Notebooks v2 -------------------------------------------------------------------------
+
+NOTEBOOKS = [
+    (0, T, ["spec.podTemplate.options.podConfig.values[2].spec.tolerations"]),
+    (0, L, []),
+    (1, T, []), (1, S, []), (1, L, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", NOTEBOOKS, ids=[f"#{i}-{p}" for i, p, _ in NOTEBOOKS])
+def test_notebooks_workspace_kind(index, policy, paths):
+    docs = documents("notebooks-workspacekind.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_notebooks_sample_passes_where_the_gpu_taint_is_nvidia_com_gpu():
+    """The published sample's big_gpu tolerates nvidia.com/gpu: right on a platform with that taint."""
+    from policies.rule_config import parse_rule_config
+    config = parse_rule_config({T: {"gpuTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}})[T]
+    sample = documents("notebooks-workspacekind.yaml")[0]
+    assert findings(sample, T, config=config) == []
+    pods = pod_specs_of(sample)
+    assert [p.workload for p in pods][-1] == "WorkspaceKind 'jupyterlab' podConfig 'big_gpu'"
+    assert pods[-1].containers[0].name == "main"
