@@ -373,3 +373,66 @@ def test_notebooks_sample_passes_where_the_gpu_taint_is_nvidia_com_gpu():
     pods = pod_specs_of(sample)
     assert [p.workload for p in pods][-1] == "WorkspaceKind 'jupyterlab' podConfig 'big_gpu'"
     assert pods[-1].containers[0].name == "main"
+
+
+# --- Kubeflow Pipelines v2 -------------------------------------------------------------------------
+
+KFP_EXECUTOR = "platforms.kubernetes.deploymentSpec.executors.exec-verify-gpu-scheduled"
+
+
+def test_kfp_compiled_pipeline_is_judged_with_its_platform_spec():
+    """The driver's pod: `main` with limits[accelerator type] = count, tolerations from the platform
+    spec document beside it. The sample tolerates nvidia.com/gpu, not the default sku=gpu."""
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    [pod] = pod_specs_of(pipeline, context_of([pipeline, platform]))
+    assert pod.containers[0].name == "main"
+    assert pod.containers[0].spec["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert [f.path for f in findings(pipeline, T, together=[platform])] == [f"{KFP_EXECUTOR}.tolerations"]
+    assert pod_specs_of(platform) == [], "the platform spec creates nothing by itself"
+    platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]["tolerations"] = [
+        {"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}]
+    assert findings(pipeline, T, together=[platform]) == []
+    assert [f.path for f in findings(pipeline, T)] == [f"{KFP_EXECUTOR}.tolerations"], "no platform spec: none"
+
+
+def test_kfp_pipeline_version_holds_both_specs():
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    version = {"apiVersion": "pipelines.kubeflow.org/v2beta1", "kind": "PipelineVersion",
+               "metadata": {"name": "v1", "namespace": "kubeflow"},
+               "spec": {"pipelineName": "gpu", "pipelineSpec": pipeline, "platformSpec": platform}}
+    [finding] = findings(version, T)
+    assert finding.path == f"spec.platformSpec.{KFP_EXECUTOR}.tolerations"
+    job = {"pipelineSpec": pipeline, "platformSpec": platform, "runtimeConfig": {}}
+    assert [f.path for f in findings(job, T)] == [f"platformSpec.{KFP_EXECUTOR}.tolerations"]
+    pipeline["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]["container"]["resources"]["accelerator"] = {
+        "type": "nvidia.com/gpu", "count": "0.5"}
+    [limit] = findings(version, L)
+    assert limit.path == ("spec.pipelineSpec.deploymentSpec.executors.exec-verify-gpu-scheduled.container.resources."
+                          "accelerator.count")
+
+
+def test_kfp_accelerator_from_parameters_is_an_advisory():
+    [pipeline] = documents("kfp-accelerator-parameter.yaml")
+    assert findings(pipeline, T) == [] and findings(pipeline, L) == []
+    [advisory] = findings(pipeline, A)
+    assert "resolved from the run's parameters" in advisory.message
+
+
+def test_kfp_compiled_argo_workflow_gets_the_pod_spec_patch_advisory():
+    """The Argo form of the same pipeline: the GPU and toleration arrive only through podSpecPatch."""
+    [workflow] = documents("kfp-gpu-argo.yaml")
+    [advisory] = findings(workflow, A)
+    assert advisory.path == "spec.templates[2]" and "podSpecPatch" in advisory.message
+    assert findings(workflow, T) == [] and findings(workflow, L) == []
+
+
+def test_kfp_toleration_json_constant_counts_and_a_parameter_is_an_advisory():
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    config = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]
+    config["tolerations"] = [{"tolerationJson": {"runtimeValue": {"constant": {
+        "key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}}}}]
+    assert findings(pipeline, T, together=[platform]) == [] and findings(pipeline, A, together=[platform]) == []
+    config["tolerations"] = [{"tolerationJson": {"componentInputParameter": "pipelinechannel--tolerations"}}]
+    [advisory] = findings(pipeline, A, together=[platform])
+    assert "tolerationJson" in advisory.message
+    assert findings(pipeline, T, together=[platform]) == [], "what the run supplies is not judged as missing"
