@@ -141,7 +141,15 @@ json_keys = st.sampled_from(["spec", "template", "templates", "containers", "res
                              "nvidia.com/gpu", "gpu", "predictor", "model", "workerSpec", "services", "components",
                              "extraPodSpec", "podTemplate", "trainer", "resourcesPerNode", "runtimeRef", "driver",
                              "executor", "tolerations", "resourceClaims", "inference", "resource", "containerSet",
-                             "podTemplateOverrides", "runtimePatches", "name", "tensorParallelSize"]) | st.text(max_size=4)
+                             "podTemplateOverrides", "runtimePatches", "name", "tensorParallelSize",
+                             # Tekton, BentoML, Notebooks v2, Kubeflow Pipelines v2
+                             "steps", "sidecars", "stepTemplate", "computeResources", "taskRunTemplate", "taskRunSpecs",
+                             "pipelineTaskName", "taskPodTemplate", "taskSpec", "taskRef", "pipelineSpec", "pipelineRef",
+                             "tasks", "finally", "stepSpecs", "sidecarSpecs", "resolver", "runners", "extraPodSpec",
+                             "extra_pod_spec", "custom", "options", "podConfig", "values", "deploymentSpec", "executors",
+                             "container", "accelerator", "type", "count", "resourceType", "resourceCount", "platforms",
+                             "kubernetes", "platformSpec", "tolerationJson", "runtimeValue", "constant", "nodeSelector",
+                             "labels", "pipelineInfo", "root", "stringData", "data"]) | st.text(max_size=4)
 json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_size=4)
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
 
@@ -157,6 +165,47 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     for policy in (T, L, S, A):
         assert isinstance(findings(obj, policy, context=context), list)
     assert all(p.path is not None for p in pods)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["Task", "TaskRun", "Pipeline", "PipelineRun", "BentoDeployment", "WorkspaceKind",
+                        "PipelineVersion"]), json_values, json_values)
+def test_adapters_resolving_other_objects_never_crash(kind, spec, other_spec):
+    """Runs resolve Tasks and Pipelines, pipelines their platform specs: arbitrary ones on both sides."""
+    groups = {"BentoDeployment": "serving.yatai.ai", "WorkspaceKind": "kubeflow.org",
+              "PipelineVersion": "pipelines.kubeflow.org"}
+    group = groups.get(kind, "tekton.dev")
+    obj = {"apiVersion": f"{group}/v1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+    others = [{"apiVersion": "tekton.dev/v1", "kind": other, "metadata": {"name": "x"}, "spec": other_spec}
+              for other in ("Task", "Pipeline")]
+    context = context_of([obj, *others])
+    pod_specs_of(obj, context)
+    for policy in (T, L, S, A):
+        assert isinstance(findings(obj, policy, context=context), list)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, json_values, json_values)
+def test_documents_that_are_not_objects_never_crash_and_only_pipelines_lead_to_pods(deployment, platforms, extra):
+    """Any document without a kind: a compiled pipeline (deploymentSpec beside pipelineInfo) may lead
+    to pods; a pipeline job the same under pipelineSpec; anything else to none."""
+    pipeline = {"pipelineInfo": extra, "deploymentSpec": deployment}
+    platform = {"platforms": platforms}
+    job = {"pipelineSpec": pipeline, "platformSpec": platform}
+    context = context_of([pipeline, platform, job, extra])
+    for document in (pipeline, platform, job):
+        for policy in (T, L, S, A):
+            assert isinstance(findings(document, policy, context=context), list)
+    assert pod_specs_of(platform, context) == []
+    if isinstance(extra, dict) and "kind" not in extra and "deploymentSpec" not in extra and "pipelineSpec" not in extra:
+        assert pod_specs_of(extra, context) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["Secret", "ConfigMap"]), json_values, json_values)
+def test_secrets_and_config_maps_never_lead_to_pods(kind, data, spec):
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "s"}, "stringData": data, "data": data, "spec": spec}
+    assert pod_specs_of(obj, context_of([obj])) == []
 
 
 @pytest.mark.parametrize("where", ["workflow", "template"])
