@@ -485,3 +485,23 @@ def test_kfp_toleration_json_constant_counts_and_a_parameter_is_an_advisory():
     [advisory] = findings(pipeline, A, together=[platform])
     assert "tolerationJson" in advisory.message
     assert findings(pipeline, T, together=[platform]) == [], "what the run supplies is not judged as missing"
+
+
+# --- The generated reference page -----------------------------------------------------------------
+
+
+def test_every_registration_documents_where_it_reads_and_its_source():
+    from policies.workloads import REGISTRATIONS
+    for registration in REGISTRATIONS:
+        assert registration.gpus and registration.tolerations and registration.source, registration
+
+
+def test_docs_workloads_page_is_not_stale():
+    """docs/workloads.md <- policies.workloads.registry:workloads_markdown (see /work/coord/GENERATORS.md)."""
+    from policies.workloads.registry import workloads_markdown
+    page = Path(__file__).parent.parent / "docs" / "workloads.md"
+    assert page.read_text() == workloads_markdown(), (
+        "docs/workloads.md is stale: python -c 'from policies.workloads.registry import workloads_markdown; "
+        "open(\"docs/workloads.md\", \"w\").write(workloads_markdown())'")
+    for kind in ("Task", "PipelineRun", "BentoDeployment", "WorkspaceKind", "PipelineVersion", "Secret"):
+        assert kind in page.read_text()
