@@ -18,7 +18,9 @@ and `spec.platformSpec`. Sources, kubeflow/pipelines at master (2026-08, 7b70c7b
   and `nodeSelector.labels` (or `nodeSelectorJson`).
 The rules judge the pods the driver will create from what is written; what the run supplies
 (placeholders, parameters) is said as an advisory. The PipelineSpec and the PlatformSpec documents
-of one file are matched by their executor labels. A KFP-compiled Argo Workflow is judged by the Argo
+of one file are matched by their executor labels: two compiled pipelines checked together whose
+platform specs configure the same executor labels (`exec-<component>`) cannot be told apart, and
+the last one read is used for both; check such pipelines one file at a time. A KFP-compiled Argo Workflow is judged by the Argo
 adapter: its GPU arrives through `podSpecPatch`, which that adapter reports as an advisory.
 """
 
@@ -56,12 +58,26 @@ def _platform_executors(platform_spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return _executors(as_mapping(as_mapping(platform_spec.get("platforms")).get("kubernetes")))
 
 
+#: executor label -> the platform specs (their sorted label tuples) that configure it.
+PLATFORM_SPECS_BY_LABEL = "kfp.platform_specs_by_label"
+#: How many platform specs one pipeline is compared with at most: a file holds one; thousands of
+#: documents sharing a label must not make pairing quadratic.
+_CANDIDATES = 64
+
+
 @collects_documents(PLATFORM_SPECS, is_platform_spec)
 def _platform_spec(document: Mapping[str, Any], _: str) -> Iterator[tuple[Hashable, Any]]:
     executors = _platform_executors(document)
     labels = tuple(sorted(label for label in executors if isinstance(label, str)))
     if labels:
         yield labels, executors
+
+
+@collects_documents(PLATFORM_SPECS_BY_LABEL, is_platform_spec)
+def _platform_spec_labels(document: Mapping[str, Any], _: str) -> Iterator[tuple[Hashable, Any]]:
+    labels = tuple(sorted(label for label in _platform_executors(document) if isinstance(label, str)))
+    if labels:
+        yield labels[0], labels
 
 
 def _is_placeholder(value: Any) -> bool:
@@ -138,10 +154,12 @@ def _pipeline_pods(pipeline_spec: Mapping[str, Any], spec_path: str, platform: M
 
 
 def _platform_for(pipeline_spec: Mapping[str, Any], context: Context) -> Mapping[str, Any] | None:
-    """The platform spec among the documents checked whose executors are all this pipeline's."""
+    """The platform spec among the documents checked whose executors are all this pipeline's (found
+    through the first label of each, so pairing stays linear in the documents)."""
     labels = set(_executors(pipeline_spec))
-    matches = [executors for key, executors in context.table(PLATFORM_SPECS).items()
-               if isinstance(key, tuple) and set(key) <= labels]
+    by_label, specs = context.table(PLATFORM_SPECS_BY_LABEL), context.table(PLATFORM_SPECS)
+    candidates = [by_label[label] for label in sorted(labels, key=str) if label in by_label][:_CANDIDATES]
+    matches = [specs[key] for key in candidates if key in specs and set(key) <= labels]
     if not matches:
         return None
     best = max(matches, key=len)

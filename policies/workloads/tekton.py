@@ -229,25 +229,30 @@ def task_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     return [PodSpec(pod_path, pod, containers, namespace, workload)] if containers else []
 
 
-def _run_spec_for(spec: Mapping[str, Any], task_name: str, v1beta1: bool) -> tuple[Mapping[str, Any], str, dict[str, Any], str]:
+def _task_run_specs(spec: Mapping[str, Any]) -> dict[str, tuple[int, Mapping[str, Any]]]:
+    """pipelineTaskName -> its `taskRunSpecs` entry (the last one, as `GetTaskRunSpec`'s loop leaves
+    it), indexed once so a run with many tasks is not read once per task."""
+    return {as_str(entry.get("pipelineTaskName")): (index, entry) for index, entry in iter_mappings(spec.get("taskRunSpecs"))}
+
+
+def _run_spec_for(spec: Mapping[str, Any], entries: Mapping[str, tuple[int, Mapping[str, Any]]], task_name: str,
+                  v1beta1: bool) -> tuple[Mapping[str, Any], str, dict[str, Any], str]:
     """`GetTaskRunSpec`: the taskRunSpecs entry for one pipeline task, its path, the merged pod
     fields and the path where a toleration fix belongs."""
     default_path = "spec.podTemplate" if v1beta1 else "spec.taskRunTemplate.podTemplate"
     default = as_mapping(spec.get("podTemplate")) if v1beta1 else \
         as_mapping(as_mapping(spec.get("taskRunTemplate")).get("podTemplate"))
     fields, fix_path = _pod_fields(default), default_path
-    entry: Mapping[str, Any] = {}
-    entry_path = ""
-    for index, candidate in iter_mappings(spec.get("taskRunSpecs")):
-        if candidate.get("pipelineTaskName") != task_name:
-            continue
-        entry, entry_path = candidate, join(join("spec", "taskRunSpecs"), index)
-        for key in ("podTemplate", "taskPodTemplate"):
-            own = candidate.get(key)
-            if isinstance(own, Mapping):
-                fields = {**fields, **_pod_fields(own)}  # MergePodTemplateWithDefault: the task's wins
-                if own.get("tolerations") is not None or not default.get("tolerations"):
-                    fix_path = join(entry_path, key)
+    if task_name not in entries:
+        return {}, "", fields, fix_path
+    index, entry = entries[task_name]
+    entry_path = join(join("spec", "taskRunSpecs"), index)
+    for key in ("podTemplate", "taskPodTemplate"):
+        own = entry.get(key)
+        if isinstance(own, Mapping):
+            fields = {**fields, **_pod_fields(own)}  # MergePodTemplateWithDefault: the task's fields win
+            if own.get("tolerations") is not None or not default.get("tolerations"):
+                fix_path = join(entry_path, key)
     return entry, entry_path, fields, fix_path
 
 
@@ -269,16 +274,17 @@ def pipeline_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
         ref = as_mapping(spec.get("pipelineRef"))
         resolved, problem = _resolve(PIPELINES, "Pipeline", ref, namespace, context)
         if resolved is None:
-            _, _, default_fields, default_path = _run_spec_for(spec, "", v1beta1)
+            _, _, default_fields, default_path = _run_spec_for(spec, {}, "", v1beta1)
             return [PodSpec(default_path, default_fields, (), namespace, f"Tekton PipelineRun '{run_name}'",
                             notes=(problem,))]
         pipeline_spec, pipeline_path, referenced = resolved, f"Pipeline '{as_str(ref.get('name'))}' spec", True
     else:
         return []
     pods = []
+    entries = _task_run_specs(spec)
     for path, pipeline_task in _pipeline_tasks(pipeline_spec, pipeline_path):
         task_name = as_str(pipeline_task.get("name"))
-        entry, entry_path, fields, fix_path = _run_spec_for(spec, task_name, v1beta1)
+        entry, entry_path, fields, fix_path = _run_spec_for(spec, entries, task_name, v1beta1)
         workload = f"Tekton PipelineRun '{run_name}' task '{task_name}'"
         task_spec = pipeline_task.get("taskSpec")
         if isinstance(task_spec, Mapping):
