@@ -505,3 +505,15 @@ def test_docs_workloads_page_is_not_stale():
         "open(\"docs/workloads.md\", \"w\").write(workloads_markdown())'")
     for kind in ("Task", "PipelineRun", "BentoDeployment", "WorkspaceKind", "PipelineVersion", "Secret"):
         assert kind in page.read_text()
+
+
+def test_tekton_parameters_in_pod_template_tolerations_are_an_advisory():
+    """docs/podtemplates.md: `value: "$(params.workload)"` is known only when the run starts."""
+    docs = documents("tekton-gpu.yaml")
+    run = docs[4]
+    run["spec"]["params"] = [{"name": "taint", "value": "gpu"}]
+    run["spec"]["taskRunTemplate"]["podTemplate"]["tolerations"] = [
+        {"key": "sku", "operator": "Equal", "value": "$(params.taint)", "effect": "NoSchedule"}]
+    assert findings(run, T, together=docs) == []
+    [advisory] = findings(run, A, together=docs)
+    assert "spec.taskRunTemplate.podTemplate.tolerations[0]" in advisory.message

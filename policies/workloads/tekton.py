@@ -33,7 +33,7 @@ from collections.abc import Hashable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..podspecs import Container, PodSpec, as_mapping, as_str, iter_mappings, join, object_namespace
+from ..podspecs import Container, PodSpec, as_list, as_mapping, as_str, iter_mappings, join, object_namespace
 from ..quantities import QuantityError, parse_quantity
 from .context import Context, collects, scoped_name
 from .registry import register
@@ -203,6 +203,21 @@ def _pod_fields(template: Mapping[str, Any]) -> dict[str, Any]:
     return {key: template[key] for key in _POD_FIELDS if template.get(key) is not None}
 
 
+def _run_pod(path: str, fields: Mapping[str, Any], containers: tuple[Container, ...], namespace: str, workload: str,
+             notes: tuple[str, ...] = ()) -> PodSpec:
+    """A run's pod. Tekton substitutes `$(params.x)` in pod template fields when it creates the
+    TaskRun (docs/podtemplates.md, "Parameter Substitution in Pod Templates"): a toleration written
+    with one is known only then, so the toleration rule leaves it to the run, and says so."""
+    substituted = [index for index, toleration in enumerate(as_list(fields.get("tolerations")))
+                   if any(isinstance(v, str) and "$(" in v for v in as_mapping(toleration).values())]
+    if not substituted:
+        return PodSpec(path, fields, containers, namespace, workload, notes=notes)
+    where = ", ".join(f"{path}.tolerations[{index}]" for index in substituted)
+    note = f"Tekton substitutes the parameters in {where} when the run starts; the rules cannot judge it"
+    return PodSpec(path, fields, containers, namespace, workload, notes=(*notes, note),
+                   tolerations_from="the run's parameters ($(params...) in the podTemplate)")
+
+
 @register(GROUP, "TaskRun", gpus="its `taskSpec`, or the Task its `taskRef` names (when checked together), with "
           "`stepSpecs`/`sidecarSpecs` (v1beta1 `stepOverrides`/`sidecarOverrides`) and task-level `computeResources`",
           tolerations="`spec.podTemplate`", source="tektoncd/pipeline `pkg/pod/pod.go`, "
@@ -216,7 +231,7 @@ def task_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     inline = spec.get("taskSpec")
     if isinstance(inline, Mapping):
         containers = task_containers(inline, "spec.taskSpec", spec, "spec")
-        return [PodSpec(pod_path, pod, containers, namespace, f"Tekton TaskRun '{name}'")] if containers else []
+        return [_run_pod(pod_path, pod, containers, namespace, f"Tekton TaskRun '{name}'")] if containers else []
     if not isinstance(spec.get("taskRef"), Mapping):
         return []
     ref = as_mapping(spec.get("taskRef"))
@@ -226,7 +241,7 @@ def task_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
         return [PodSpec(pod_path, pod, (), namespace, workload, notes=(problem,))]
     containers = task_containers(task_spec, f"Task '{as_str(ref.get('name'))}' spec", spec, "spec",
                                  judged_elsewhere=True)
-    return [PodSpec(pod_path, pod, containers, namespace, workload)] if containers else []
+    return [_run_pod(pod_path, pod, containers, namespace, workload)] if containers else []
 
 
 def _task_run_specs(spec: Mapping[str, Any]) -> dict[str, tuple[int, Mapping[str, Any]]]:
@@ -303,5 +318,5 @@ def pipeline_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
         else:
             continue
         if containers:
-            pods.append(PodSpec(fix_path, fields, containers, namespace, workload))
+            pods.append(_run_pod(fix_path, fields, containers, namespace, workload))
     return pods
