@@ -175,6 +175,8 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
     namespace must not refuse it."""
     findings = []
     for pod in pods:
+        if pod.tolerations_from:
+            continue
         demand = gpu_demand(pod, config, context)
         if not demand.any:
             if demand.unknown:

@@ -171,6 +171,9 @@ class PodSpec:
     notes: tuple[str, ...] = ()
     #: Who provisions this pod's nodes when it is not the platform (KAITO): pool fit is not judged.
     own_nodes: str = ""
+    #: Who gives this pod its tolerations when the object has no place for them (a Tekton Task: the
+    #: podTemplate of the run that runs it): the toleration rule judges them there, not here.
+    tolerations_from: str = ""
     #: What the rules derive from this pod (its GPU asks, demand, admitted form), keyed by what the
     #: derivation depends on, so the rules run one after another read the pod once.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)

@@ -87,6 +87,8 @@ def pod_as_admitted(pod: PodSpec, context: Context, config: RuleConfig) -> dict[
     admission runs (or when its GPUs come through DRA claims)."""
     if pod.spec.get("resourceClaims"):
         return None
+    if pod.tolerations_from:
+        return None  # a template's pods (a Tekton Task's): the API server sees them only as their runs make them
     limits_config = default_rule_config()[WHOLE_GPU_LIMITS]
     if check_gpu_limits([pod], limits_config, context):
         return None

@@ -141,7 +141,15 @@ json_keys = st.sampled_from(["spec", "template", "templates", "containers", "res
                              "nvidia.com/gpu", "gpu", "predictor", "model", "workerSpec", "services", "components",
                              "extraPodSpec", "podTemplate", "trainer", "resourcesPerNode", "runtimeRef", "driver",
                              "executor", "tolerations", "resourceClaims", "inference", "resource", "containerSet",
-                             "podTemplateOverrides", "runtimePatches", "name", "tensorParallelSize"]) | st.text(max_size=4)
+                             "podTemplateOverrides", "runtimePatches", "name", "tensorParallelSize",
+                             # Tekton, BentoML, Notebooks v2, Kubeflow Pipelines v2
+                             "steps", "sidecars", "stepTemplate", "computeResources", "taskRunTemplate", "taskRunSpecs",
+                             "pipelineTaskName", "taskPodTemplate", "taskSpec", "taskRef", "pipelineSpec", "pipelineRef",
+                             "tasks", "finally", "stepSpecs", "sidecarSpecs", "resolver", "runners", "extraPodSpec",
+                             "extra_pod_spec", "custom", "options", "podConfig", "values", "deploymentSpec", "executors",
+                             "container", "accelerator", "type", "count", "resourceType", "resourceCount", "platforms",
+                             "kubernetes", "platformSpec", "tolerationJson", "runtimeValue", "constant", "nodeSelector",
+                             "labels", "pipelineInfo", "root", "stringData", "data"]) | st.text(max_size=4)
 json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_size=4)
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
 
@@ -159,6 +167,47 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     assert all(p.path is not None for p in pods)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["Task", "TaskRun", "Pipeline", "PipelineRun", "BentoDeployment", "WorkspaceKind",
+                        "PipelineVersion"]), json_values, json_values)
+def test_adapters_resolving_other_objects_never_crash(kind, spec, other_spec):
+    """Runs resolve Tasks and Pipelines, pipelines their platform specs: arbitrary ones on both sides."""
+    groups = {"BentoDeployment": "serving.yatai.ai", "WorkspaceKind": "kubeflow.org",
+              "PipelineVersion": "pipelines.kubeflow.org"}
+    group = groups.get(kind, "tekton.dev")
+    obj = {"apiVersion": f"{group}/v1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+    others = [{"apiVersion": "tekton.dev/v1", "kind": other, "metadata": {"name": "x"}, "spec": other_spec}
+              for other in ("Task", "Pipeline")]
+    context = context_of([obj, *others])
+    pod_specs_of(obj, context)
+    for policy in (T, L, S, A):
+        assert isinstance(findings(obj, policy, context=context), list)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, json_values, json_values)
+def test_documents_that_are_not_objects_never_crash_and_only_pipelines_lead_to_pods(deployment, platforms, extra):
+    """Any document without a kind: a compiled pipeline (deploymentSpec beside pipelineInfo) may lead
+    to pods; a pipeline job the same under pipelineSpec; anything else to none."""
+    pipeline = {"pipelineInfo": extra, "deploymentSpec": deployment}
+    platform = {"platforms": platforms}
+    job = {"pipelineSpec": pipeline, "platformSpec": platform}
+    context = context_of([pipeline, platform, job, extra])
+    for document in (pipeline, platform, job):
+        for policy in (T, L, S, A):
+            assert isinstance(findings(document, policy, context=context), list)
+    assert pod_specs_of(platform, context) == []
+    if isinstance(extra, dict) and "kind" not in extra and "deploymentSpec" not in extra and "pipelineSpec" not in extra:
+        assert pod_specs_of(extra, context) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["Secret", "ConfigMap"]), json_values, json_values)
+def test_secrets_and_config_maps_never_lead_to_pods(kind, data, spec):
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "s"}, "stringData": data, "data": data, "spec": spec}
+    assert pod_specs_of(obj, context_of([obj])) == []
+
+
 @pytest.mark.parametrize("where", ["workflow", "template"])
 def test_argo_dra_claims_come_from_the_template_or_else_the_workflow(where):
     """Argo copies the template's resourceClaims into the pod, else the workflow's
@@ -174,3 +223,297 @@ def test_argo_dra_claims_come_from_the_template_or_else_the_workflow(where):
     assert finding.path == "spec.templates[0].tolerations" and "ResourceClaimTemplate 'single-gpu'" in finding.message
     template["tolerations"] = [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}]
     assert findings(workflow, T, together=[claim_template]) == []
+
+
+# --- A controller is one file: collectors, not a context module that names controllers -----------
+
+
+def test_context_module_names_no_controller():
+    """Issue 16 item 7: `context.py` names no controller; each adapter registers what it collects."""
+    from policies.workloads import context, registry
+    source = Path(context.__file__).read_text()
+    for group, _ in registry.ADAPTERS:
+        if group:
+            assert group not in source, f"context.py names {group}"
+    for word in ("TrainingRuntime", "ResourceClaim", "Tekton", "trainer", "Bento"):
+        assert word not in source
+    tables = {c.table for collectors in context.COLLECTORS.values() for c in collectors}
+    assert {"namespaces", "dra.claims", "dra.claim_templates", "trainer.runtimes"} <= tables
+
+
+def test_a_new_controller_registers_its_adapter_and_its_context_in_one_place():
+    """What a new adapter module does: register its kind and a collector for the objects it reads."""
+    from policies.podspecs import PodSpec, pod_spec
+    from policies.workloads import context, registry
+
+    @context.collects("example.profiles", "example.dev", "GpuProfile")
+    def _profile(obj, name):
+        yield context.scoped_name(obj, name), obj.get("spec", {})
+
+    @registry.register("example.dev", "GpuRun", gpus="the profile's pod", tolerations="the run's", source="test")
+    def _run(obj, ctx) -> list[PodSpec]:
+        profile = ctx.table("example.profiles").get(context.scoped_name(obj, obj["spec"]["profile"]), {})
+        return [pod_spec({**profile, **obj["spec"].get("pod", {})}, "spec.pod", "")]
+
+    try:
+        profile = {"apiVersion": "example.dev/v1", "kind": "GpuProfile", "metadata": {"name": "a100"},
+                   "spec": {"containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+        run = {"apiVersion": "example.dev/v1", "kind": "GpuRun", "metadata": {"name": "r"}, "spec": {"profile": "a100"}}
+        assert [f.path for f in findings(run, T, together=[profile])] == ["spec.pod.tolerations"]
+        run["spec"]["pod"] = {"tolerations": [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]}
+        assert findings(run, T, together=[profile]) == []
+    finally:
+        del registry.ADAPTERS[("example.dev", "GpuRun")]
+        registry.REGISTRATIONS[:] = [r for r in registry.REGISTRATIONS if r.group != "example.dev"]
+        del context.COLLECTORS[("example.dev", "GpuProfile")]
+
+
+def test_context_tables_can_be_seeded():
+    """The pack can give Namespaces it knows from its config: `Context(namespaces=...)`."""
+    from policies.workloads import Context
+    seeded = Context(complete=True, namespaces={"gpu": {"scheduler.alpha.kubernetes.io/defaultTolerations":
+                                                        '[{"key": "sku", "operator": "Exists"}]'}})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "gpu"},
+           "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    assert findings(pod, T, context=seeded) == []
+    assert [f.path for f in findings(pod, T, context=Context(complete=True))] == ["spec.tolerations"]
+
+
+# --- Documents that are not Kubernetes objects, and objects that never create pods ----------------
+
+
+def test_a_helm_values_file_gets_no_verdict():
+    [values] = documents("helm-values-gpu.yaml")
+    assert pod_specs_of(values) == []
+    assert all(findings(values, policy) == [] for policy in (T, L, S, A))
+
+
+@pytest.mark.parametrize("bad", [{"kind": 3, "spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}},
+                                 {"kind": "Pod", "apiVersion": 1, "spec": {"containers": [{}]}},
+                                 {"kind": "", "containers": [{}]}])
+def test_documents_without_a_usable_kind_have_no_pods(bad):
+    assert pod_specs_of(bad) == []
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_secrets_and_configmaps_are_never_looked_inside(fmt, tmp_path, capsys):
+    """Issue 19 item 7: a Secret's stringData holding a pod-shaped GPU object is not judged, and
+    nothing of it appears in any output format; the GPU Job beside it still is."""
+    import io
+
+    from policies.check import main
+    path = tmp_path / "secret.yaml"
+    path.write_text((WORKLOADS / "secret-with-pod.yaml").read_text())
+    out = io.StringIO()
+    code = main(["--format", fmt, str(path)], stdout=out)
+    text = out.getvalue() + capsys.readouterr().err
+    assert code == 1, text
+    assert "TOPSECRET" not in text and "hunter2" not in text
+    assert "template-store" not in text and "pod-templates" not in text
+    assert "pi" in text and TOLERATE_GPU_TAINT in text
+    secret, config_map, _ = documents("secret-with-pod.yaml")
+    assert pod_specs_of(secret) == [] and pod_specs_of(config_map) == []
+
+
+# --- Tekton ----------------------------------------------------------------------------------------
+
+TEKTON = [
+    # The Task has no place for tolerations: its runs are judged, the Task only for its amounts.
+    (0, T, []), (0, S, []), (0, L, []),
+    (1, T, ["spec.podTemplate.tolerations"]),
+    (2, T, []), (2, S, []), (2, L, []),
+    (3, T, []),
+    (4, T, ["spec.taskRunTemplate.podTemplate.tolerations"]),
+    (5, T, []),
+    # v1beta1: spec.podTemplate tolerates; the task-specific taskPodTemplate replaces the tolerations.
+    (6, T, ["spec.taskRunSpecs[0].taskPodTemplate.tolerations"]),
+    (6, L, []),
+    (7, A, ["spec.podTemplate"]), (7, T, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", TEKTON, ids=[f"#{i}-{p}" for i, p, _ in TEKTON])
+def test_tekton(index, policy, paths):
+    docs = documents("tekton-gpu.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_tekton_containers_follow_the_pod_builder():
+    docs = documents("tekton-gpu.yaml")
+    train, evaluate = pod_specs_of(docs[6], context_of(docs))
+    assert [c.name for c in train.containers] == ["step-train", "sidecar-metrics"]
+    assert train.containers[0].spec["resources"]["limits"] == {"nvidia.com/gpu": 1}, "stepTemplate merged in"
+    assert train.spec["tolerations"][0]["key"] == "sku" and train.path == "spec.podTemplate"
+    assert evaluate.spec == {"nodeSelector": {"accelerator": "nvidia"}, "tolerations": []}
+    [alone] = pod_specs_of(docs[1])
+    assert alone.containers == () and "not visible to a check of this object alone" in alone.notes[0]
+
+
+def test_tekton_a_bad_amount_in_a_task_is_reported_at_the_task():
+    task, run = documents("tekton-gpu.yaml")[:2]
+    task["spec"]["steps"][0]["computeResources"]["limits"]["nvidia.com/gpu"] = "500m"
+    assert [f.path for f in findings(task, L)] == ["spec.steps[0].computeResources.limits.nvidia.com/gpu"]
+    assert findings(run, L, together=[task]) == [], "judged at the Task, not again at every run"
+
+
+def test_tekton_run_level_compute_resources_are_judged_at_the_run():
+    """tasklevel.ApplyTaskLevelComputeResources: every step gets the limits, and the requests are the
+    limits divided among the steps: with two steps, 500m each, which the API server refuses."""
+    task, run = documents("tekton-gpu.yaml")[:2]
+    task["spec"]["steps"].append({"name": "second", "image": "ubuntu"})
+    run["spec"]["computeResources"] = {"limits": {"nvidia.com/gpu": 1}}
+    paths = [f.path for f in findings(run, L, together=[task])]
+    assert paths == ["spec.computeResources.limits.nvidia.com/gpu"] * 2
+    step_specs = {"stepSpecs": [{"name": "writesomething", "computeResources": {"limits": {"nvidia.com/gpu": "1.5"}}}]}
+    run["spec"] = {**run["spec"], **step_specs}
+    del run["spec"]["computeResources"]
+    assert [f.path for f in findings(run, L, together=[task])] == ["spec.stepSpecs[0].computeResources.limits.nvidia.com/gpu"]
+
+
+# --- BentoML ---------------------------------------------------------------------------------------
+
+BENTOML = [
+    (0, T, ["spec.runners[0].extraPodSpec.tolerations"]),
+    (0, L, []),
+    (1, T, []), (1, L, []),
+    (1, S, ["spec.extraPodSpec.nodeSelector"]),
+    (2, T, []),
+    (2, L, ["spec.runners[0].resources.requests.custom.nvidia.com/gpu"]),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", BENTOML, ids=[f"#{i}-{p}" for i, p, _ in BENTOML])
+def test_bentoml(index, policy, paths):
+    docs = documents("bentoml-gpu.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_bentoml_limits_gpu_is_nvidia_and_requests_gpu_is_ignored():
+    """getResourcesConfig maps limits.gpu to nvidia.com/gpu and has no branch for requests.gpu."""
+    obj = {"apiVersion": "serving.yatai.ai/v2alpha1", "kind": "BentoDeployment", "metadata": {"name": "b"},
+           "spec": {"resources": {"limits": {"gpu": "2"}, "requests": {"gpu": "1"}}}}
+    [api] = pod_specs_of(obj)
+    assert api.containers[0].name == "main"
+    assert api.containers[0].spec["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+    assert [f.path for f in findings(obj, T)] == ["spec.extraPodSpec.tolerations"]
+
+
+# --- Kubeflow Notebooks v2 -------------------------------------------------------------------------
+
+NOTEBOOKS = [
+    (0, T, ["spec.podTemplate.options.podConfig.values[2].spec.tolerations"]),
+    (0, L, []),
+    (1, T, []), (1, S, []), (1, L, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", NOTEBOOKS, ids=[f"#{i}-{p}" for i, p, _ in NOTEBOOKS])
+def test_notebooks_workspace_kind(index, policy, paths):
+    docs = documents("notebooks-workspacekind.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_notebooks_sample_passes_where_the_gpu_taint_is_nvidia_com_gpu():
+    """The published sample's big_gpu tolerates nvidia.com/gpu: right on a platform with that taint."""
+    from policies.rule_config import parse_rule_config
+    config = parse_rule_config({T: {"gpuTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}})[T]
+    sample = documents("notebooks-workspacekind.yaml")[0]
+    assert findings(sample, T, config=config) == []
+    pods = pod_specs_of(sample)
+    assert [p.workload for p in pods][-1] == "WorkspaceKind 'jupyterlab' podConfig 'big_gpu'"
+    assert pods[-1].containers[0].name == "main"
+
+
+# --- Kubeflow Pipelines v2 -------------------------------------------------------------------------
+
+KFP_EXECUTOR = "platforms.kubernetes.deploymentSpec.executors.exec-verify-gpu-scheduled"
+
+
+def test_kfp_compiled_pipeline_is_judged_with_its_platform_spec():
+    """The driver's pod: `main` with limits[accelerator type] = count, tolerations from the platform
+    spec document beside it. The sample tolerates nvidia.com/gpu, not the default sku=gpu."""
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    [pod] = pod_specs_of(pipeline, context_of([pipeline, platform]))
+    assert pod.containers[0].name == "main"
+    assert pod.containers[0].spec["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert [f.path for f in findings(pipeline, T, together=[platform])] == [f"{KFP_EXECUTOR}.tolerations"]
+    assert pod_specs_of(platform) == [], "the platform spec creates nothing by itself"
+    platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]["tolerations"] = [
+        {"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}]
+    assert findings(pipeline, T, together=[platform]) == []
+    assert [f.path for f in findings(pipeline, T)] == [f"{KFP_EXECUTOR}.tolerations"], "no platform spec: none"
+
+
+def test_kfp_pipeline_version_holds_both_specs():
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    version = {"apiVersion": "pipelines.kubeflow.org/v2beta1", "kind": "PipelineVersion",
+               "metadata": {"name": "v1", "namespace": "kubeflow"},
+               "spec": {"pipelineName": "gpu", "pipelineSpec": pipeline, "platformSpec": platform}}
+    [finding] = findings(version, T)
+    assert finding.path == f"spec.platformSpec.{KFP_EXECUTOR}.tolerations"
+    job = {"pipelineSpec": pipeline, "platformSpec": platform, "runtimeConfig": {}}
+    assert [f.path for f in findings(job, T)] == [f"platformSpec.{KFP_EXECUTOR}.tolerations"]
+    pipeline["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]["container"]["resources"]["accelerator"] = {
+        "type": "nvidia.com/gpu", "count": "0.5"}
+    [limit] = findings(version, L)
+    assert limit.path == ("spec.pipelineSpec.deploymentSpec.executors.exec-verify-gpu-scheduled.container.resources."
+                          "accelerator.count")
+
+
+def test_kfp_accelerator_from_parameters_is_an_advisory():
+    [pipeline] = documents("kfp-accelerator-parameter.yaml")
+    assert findings(pipeline, T) == [] and findings(pipeline, L) == []
+    [advisory] = findings(pipeline, A)
+    assert "resolved from the run's parameters" in advisory.message
+
+
+def test_kfp_compiled_argo_workflow_gets_the_pod_spec_patch_advisory():
+    """The Argo form of the same pipeline: the GPU and toleration arrive only through podSpecPatch."""
+    [workflow] = documents("kfp-gpu-argo.yaml")
+    [advisory] = findings(workflow, A)
+    assert advisory.path == "spec.templates[2]" and "podSpecPatch" in advisory.message
+    assert findings(workflow, T) == [] and findings(workflow, L) == []
+
+
+def test_kfp_toleration_json_constant_counts_and_a_parameter_is_an_advisory():
+    pipeline, platform = documents("kfp-gpu-ir.yaml")
+    config = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]["exec-verify-gpu-scheduled"]
+    config["tolerations"] = [{"tolerationJson": {"runtimeValue": {"constant": {
+        "key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}}}}]
+    assert findings(pipeline, T, together=[platform]) == [] and findings(pipeline, A, together=[platform]) == []
+    config["tolerations"] = [{"tolerationJson": {"componentInputParameter": "pipelinechannel--tolerations"}}]
+    [advisory] = findings(pipeline, A, together=[platform])
+    assert "tolerationJson" in advisory.message
+    assert findings(pipeline, T, together=[platform]) == [], "what the run supplies is not judged as missing"
+
+
+# --- The generated reference page -----------------------------------------------------------------
+
+
+def test_every_registration_documents_where_it_reads_and_its_source():
+    from policies.workloads import REGISTRATIONS
+    for registration in REGISTRATIONS:
+        assert registration.gpus and registration.tolerations and registration.source, registration
+
+
+def test_docs_workloads_page_is_not_stale():
+    """docs/workloads.md <- policies.workloads.registry:workloads_markdown (see /work/coord/GENERATORS.md)."""
+    from policies.workloads.registry import workloads_markdown
+    page = Path(__file__).parent.parent / "docs" / "workloads.md"
+    assert page.read_text() == workloads_markdown(), (
+        "docs/workloads.md is stale: python -c 'from policies.workloads.registry import workloads_markdown; "
+        "open(\"docs/workloads.md\", \"w\").write(workloads_markdown())'")
+    for kind in ("Task", "PipelineRun", "BentoDeployment", "WorkspaceKind", "PipelineVersion", "Secret"):
+        assert kind in page.read_text()
+
+
+def test_tekton_parameters_in_pod_template_tolerations_are_an_advisory():
+    """docs/podtemplates.md: `value: "$(params.workload)"` is known only when the run starts."""
+    docs = documents("tekton-gpu.yaml")
+    run = docs[4]
+    run["spec"]["params"] = [{"name": "taint", "value": "gpu"}]
+    run["spec"]["taskRunTemplate"]["podTemplate"]["tolerations"] = [
+        {"key": "sku", "operator": "Equal", "value": "$(params.taint)", "effect": "NoSchedule"}]
+    assert findings(run, T, together=docs) == []
+    [advisory] = findings(run, A, together=docs)
+    assert "spec.taskRunTemplate.podTemplate.tolerations[0]" in advisory.message

@@ -95,12 +95,21 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> l
     return pods
 
 
-@register("argoproj.io", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate")
+_ARGO_GPUS = ("`container`, `script`, `containerSet.containers`, `initContainers`, `sidecars` of each template "
+              "(`templateDefaults` fill in)")
+_ARGO_TOLERATIONS = ("the template's `tolerations`/`nodeSelector`/`affinity`, else its calling steps or DAG "
+                     "template's, else the workflow's; a `podSpecPatch` is an advisory")
+_ARGO_SOURCE = "argoproj/argo-workflows `workflow/controller/workflowpod.go`, `workflow/controller/operator.go`"
+
+
+@register("argoproj.io", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", gpus=_ARGO_GPUS,
+          tolerations=_ARGO_TOLERATIONS, source=_ARGO_SOURCE)
 def workflow(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return _workflow_pods(as_mapping(obj.get("spec")), "spec", object_namespace(obj))
 
 
-@register("argoproj.io", "CronWorkflow")
+@register("argoproj.io", "CronWorkflow", gpus=f"{_ARGO_GPUS}, under `spec.workflowSpec`",
+          tolerations=_ARGO_TOLERATIONS, source=_ARGO_SOURCE)
 def cron_workflow(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(as_mapping(obj.get("spec")).get("workflowSpec"))
     return _workflow_pods(spec, "spec.workflowSpec", object_namespace(obj))

@@ -1,79 +1,128 @@
 """The objects checked together: what one object's pods depend on in the others.
 
 The checker gathers them across the files it reads in one run, the pack across the stack. A pod's
-verdict can rest on its Namespace (AKS's PodTolerationRestriction and PodNodeSelector read its
-annotations), on the ResourceClaims and ResourceClaimTemplates it names (Dynamic Resource
-Allocation), and on the training runtime a TrainJob refers to. Names resolve within a namespace, as
-the API server resolves them; an object without a namespace is in "default".
+verdict can rest on other objects: its Namespace (AKS's PodTolerationRestriction and PodNodeSelector
+read its annotations), the device claims it names, the runtime or template a controller resolves by
+name. This module names no controller: each adapter module registers a *collector*
+for the kinds it needs (`collects`), and reads what was collected from its own table
+(`Context.table`). Adding a controller never edits this file.
+
+Names resolve within a namespace, as the API server resolves them; an object without a namespace is
+in "default".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ..podspecs import api_group, as_list, as_mapping, as_str, object_namespace
+from ..podspecs import api_group, as_mapping, as_str, object_namespace
 
 DEFAULT_NAMESPACE = "default"
+
+#: The table the Namespace collector fills (registered in `core`): name -> annotations. It has a
+#: name here because the admission semantics (`policies/admission.py`) read it as `Context.namespaces`.
+NAMESPACES = "namespaces"
 
 
 def namespace_of(namespace: str) -> str:
     return namespace or DEFAULT_NAMESPACE
 
 
+#: (object, its metadata.name) -> the (key, value) pairs it contributes to the collector's table.
+Collect = Callable[[Mapping[str, Any], str], Iterable[tuple[Hashable, Any]]]
+#: A test for documents that are not Kubernetes objects (a compiled Kubeflow pipeline).
+Recognize = Callable[[Mapping[str, Any]], bool]
+
+
 @dataclass(frozen=True)
-class DeviceRequest:
-    """One request of a claim: the device classes it may be satisfied from."""
+class Collector:
+    table: str
+    collect: Collect
+    #: For Kubernetes objects, the (group, kind) pairs it reads; empty for a document collector.
+    kinds: tuple[tuple[str, str], ...] = ()
+    recognize: Recognize | None = None
 
-    name: str
-    device_classes: tuple[str, ...]
+
+#: (group, kind) -> the collectors of objects of that kind.
+COLLECTORS: dict[tuple[str, str], list[Collector]] = {}
+#: Collectors of documents that are not Kubernetes objects, each with its recogniser.
+DOCUMENT_COLLECTORS: list[Collector] = []
 
 
-@dataclass
+def collects(table: str, group: str, *kinds: str) -> Callable[[Collect], Collect]:
+    """Register `collect` for objects of `group` and `kinds`: what it yields lands in `table`.
+    An object without a name contributes nothing (the API server would refuse it)."""
+    def decorate(collect: Collect) -> Collect:
+        collector = Collector(table, collect, tuple((group, kind) for kind in kinds))
+        for kind in kinds:
+            COLLECTORS.setdefault((group, kind), []).append(collector)
+        return collect
+    return decorate
+
+
+def collects_documents(table: str, recognize: Recognize) -> Callable[[Collect], Collect]:
+    """Register `collect` for documents that are not Kubernetes objects but that `recognize` knows."""
+    def decorate(collect: Collect) -> Collect:
+        DOCUMENT_COLLECTORS.append(Collector(table, collect, recognize=recognize))
+        return collect
+    return decorate
+
+
+def is_kubernetes_object(obj: Any) -> bool:
+    """A mapping with a `kind` (a non-empty string) and an `apiVersion` that is a string if present.
+    A Helm values file or a compiled Kubeflow pipeline has neither. A missing `apiVersion` alone is
+    tolerated (read as the core group), as hand-written objects and the pack's inputs may leave it out."""
+    if not isinstance(obj, Mapping):
+        return False
+    kind, api_version = obj.get("kind"), obj.get("apiVersion", "")
+    return isinstance(kind, str) and bool(kind) and isinstance(api_version, str)
+
+
 class Context:
-    #: Namespace name -> its annotations.
-    namespaces: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-    #: (namespace, name) -> device requests, for ResourceClaims and ResourceClaimTemplates.
-    claims: dict[tuple[str, str], tuple[DeviceRequest, ...]] = field(default_factory=dict)
-    claim_templates: dict[tuple[str, str], tuple[DeviceRequest, ...]] = field(default_factory=dict)
-    #: (kind, namespace or "" for cluster-scoped, name) -> the runtime object.
-    training_runtimes: dict[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
-    #: False when the caller sees one object alone: then what it cannot find may still exist.
-    complete: bool = False
+    """What the collectors gathered from the objects checked together, one table per collector
+    name. `Context(complete=..., namespaces={...})` seeds tables (the pack's configured Namespaces)."""
+
+    def __init__(self, complete: bool = False, **tables: Mapping[Hashable, Any]) -> None:
+        #: False when the caller sees one object alone: then what it cannot find may still exist.
+        self.complete = complete
+        self.tables: dict[str, dict[Hashable, Any]] = {name: dict(table) for name, table in tables.items()}
+
+    def table(self, name: str) -> dict[Hashable, Any]:
+        """The table a collector fills (empty if nothing was collected)."""
+        return self.tables.setdefault(name, {})
+
+    @property
+    def namespaces(self) -> dict[Hashable, Any]:
+        """Namespace name -> its annotations."""
+        return self.table(NAMESPACES)
 
     def add(self, obj: Any) -> None:
         if not isinstance(obj, Mapping):
             return
-        kind, group = obj.get("kind"), api_group(obj)
-        metadata = as_mapping(obj.get("metadata"))
-        name = as_str(metadata.get("name"))
+        if not is_kubernetes_object(obj):
+            for collector in DOCUMENT_COLLECTORS:
+                if collector.recognize is not None and collector.recognize(obj):
+                    self.table(collector.table).update(collector.collect(obj, ""))
+            return
+        collectors = COLLECTORS.get((api_group(obj), obj["kind"]))
+        if not collectors:
+            return
+        name = as_str(as_mapping(obj.get("metadata")).get("name"))
         if not name:
             return
-        if kind == "Namespace" and group == "":
-            self.namespaces[name] = as_mapping(metadata.get("annotations"))
-        elif group == "resource.k8s.io" and kind == "ResourceClaim":
-            self.claims[(namespace_of(object_namespace(obj)), name)] = device_requests(as_mapping(obj.get("spec")))
-        elif group == "resource.k8s.io" and kind == "ResourceClaimTemplate":
-            claim_spec = as_mapping(as_mapping(obj.get("spec")).get("spec"))
-            self.claim_templates[(namespace_of(object_namespace(obj)), name)] = device_requests(claim_spec)
-        elif group == "trainer.kubeflow.org" and kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
-            namespace = namespace_of(object_namespace(obj)) if kind == "TrainingRuntime" else ""
-            self.training_runtimes[(kind, namespace, name)] = obj
+        for collector in collectors:
+            self.table(collector.table).update(collector.collect(obj, name))
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{name}: {len(table)}" for name, table in sorted(self.tables.items()))
+        return f"Context(complete={self.complete}, {sizes})"
 
 
-def device_requests(claim_spec: Mapping[str, Any]) -> tuple[DeviceRequest, ...]:
-    """The device classes of a claim spec's requests, in every version's shape: resource.k8s.io/v1
-    `requests[].exactly.deviceClassName` and `firstAvailable[].deviceClassName`, v1beta1/v1alpha3
-    `requests[].deviceClassName` (Kubernetes `pkg/apis/resource` types; DRA is GA in 1.34)."""
-    requests = []
-    for request in as_list(as_mapping(claim_spec.get("devices")).get("requests")):
-        request = as_mapping(request)
-        classes = [as_str(as_mapping(request.get("exactly")).get("deviceClassName")),
-                   as_str(request.get("deviceClassName")),
-                   *(as_str(as_mapping(sub).get("deviceClassName")) for sub in as_list(request.get("firstAvailable")))]
-        requests.append(DeviceRequest(as_str(request.get("name")), tuple(c for c in classes if c)))
-    return tuple(requests)
+def scoped_name(obj: Mapping[str, Any], name: str) -> tuple[str, str]:
+    """(namespace, name) of a namespaced object, the key most collectors use."""
+    return namespace_of(object_namespace(obj)), name
 
 
 def context_of(objects: Iterable[Any], complete: bool = True) -> Context:

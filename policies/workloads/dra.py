@@ -13,12 +13,49 @@ one that is not there may still be a GPU, which the rules say as an advisory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Any
 
 from ..podspecs import PodSpec, as_list, as_mapping, as_str
-from .context import Context, namespace_of
+from .context import Context, collects, namespace_of, scoped_name
+
+#: Tables of the objects checked together: (namespace, name) -> the claim's device requests.
+CLAIMS = "dra.claims"
+CLAIM_TEMPLATES = "dra.claim_templates"
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One request of a claim: the device classes it may be satisfied from."""
+
+    name: str
+    device_classes: tuple[str, ...]
+
+
+def device_requests(claim_spec: Mapping[str, Any]) -> tuple[DeviceRequest, ...]:
+    """The device classes of a claim spec's requests, in every version's shape: resource.k8s.io/v1
+    `requests[].exactly.deviceClassName` and `firstAvailable[].deviceClassName`, v1beta1/v1alpha3
+    `requests[].deviceClassName` (Kubernetes `pkg/apis/resource` types; DRA is GA in 1.34)."""
+    requests = []
+    for request in as_list(as_mapping(claim_spec.get("devices")).get("requests")):
+        request = as_mapping(request)
+        classes = [as_str(as_mapping(request.get("exactly")).get("deviceClassName")),
+                   as_str(request.get("deviceClassName")),
+                   *(as_str(as_mapping(sub).get("deviceClassName")) for sub in as_list(request.get("firstAvailable")))]
+        requests.append(DeviceRequest(as_str(request.get("name")), tuple(c for c in classes if c)))
+    return tuple(requests)
+
+
+@collects(CLAIMS, "resource.k8s.io", "ResourceClaim")
+def _claim(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashable, Any]]:
+    yield scoped_name(obj, name), device_requests(as_mapping(obj.get("spec")))
+
+
+@collects(CLAIM_TEMPLATES, "resource.k8s.io", "ResourceClaimTemplate")
+def _claim_template(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashable, Any]]:
+    yield scoped_name(obj, name), device_requests(as_mapping(as_mapping(obj.get("spec")).get("spec")))
 
 
 @dataclass(frozen=True)
@@ -35,8 +72,8 @@ def pod_claims(pod: PodSpec, context: Context, device_classes: Sequence[str]) ->
     for claim in as_list(pod.spec.get("resourceClaims")):
         claim = as_mapping(claim)
         name = as_str(claim.get("name"))
-        for key, kind, table in (("resourceClaimName", "ResourceClaim", context.claims),
-                                 ("resourceClaimTemplateName", "ResourceClaimTemplate", context.claim_templates)):
+        for key, kind, table in (("resourceClaimName", "ResourceClaim", context.table(CLAIMS)),
+                                 ("resourceClaimTemplateName", "ResourceClaimTemplate", context.table(CLAIM_TEMPLATES))):
             target = as_str(claim.get(key))
             if not target:
                 continue

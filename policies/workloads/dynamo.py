@@ -62,7 +62,14 @@ def _component(component: Mapping[str, Any], path: str, namespace: str, name: st
     return _v1alpha1_component(component, path, namespace, name)
 
 
-@register("nvidia.com", "DynamoGraphDeployment")
+_DYNAMO_GPUS = ("v1alpha1: a component's `resources.{limits,requests}.gpu` (as `gpuType`, default nvidia.com/gpu) "
+                "and `custom`, `extraPodSpec.mainContainer`; v1beta1: the component's `podTemplate`")
+_DYNAMO_TOLERATIONS = "v1alpha1: the component's `extraPodSpec`; v1beta1: its `podTemplate.spec`"
+_DYNAMO_SOURCE = "ai-dynamo/dynamo `deploy/operator/internal/controller_common/resource.go`, `api/v1alpha1`, `api/v1beta1`"
+
+
+@register("nvidia.com", "DynamoGraphDeployment", gpus=f"{_DYNAMO_GPUS}, for each of `services` and `components`",
+          tolerations=_DYNAMO_TOLERATIONS, source=_DYNAMO_SOURCE)
 def graph_deployment(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     namespace = object_namespace(obj)
@@ -74,7 +81,8 @@ def graph_deployment(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return pods
 
 
-@register("nvidia.com", "DynamoComponentDeployment")
+@register("nvidia.com", "DynamoComponentDeployment", gpus=_DYNAMO_GPUS, tolerations=_DYNAMO_TOLERATIONS,
+          source=_DYNAMO_SOURCE)
 def component_deployment(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     name = as_str(spec.get("name")) or as_str(spec.get("serviceName")) or as_str(as_mapping(obj.get("metadata")).get("name"))

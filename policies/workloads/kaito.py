@@ -86,13 +86,19 @@ def _workspace_pods(workspace: Mapping[str, Any], path: str, namespace: str, nam
     return pods
 
 
-@register("kaito.sh", "Workspace")
+_KAITO_GPUS = "the GPUs of `resource.instanceType` (presets, set by KAITO), or `inference.template`'s containers"
+_KAITO_TOLERATIONS = "added by KAITO (`defaultTolerations`), plus an inference template's own"
+_KAITO_SOURCE = "kaito-project/kaito `pkg/workspace/inference/preset_inferences.go`, `pkg/workspace/tuning/preset_tuning.go`"
+
+
+@register("kaito.sh", "Workspace", gpus=_KAITO_GPUS, tolerations=_KAITO_TOLERATIONS, source=_KAITO_SOURCE)
 def workspace(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     name = as_str(as_mapping(obj.get("metadata")).get("name"))
     return _workspace_pods(obj, "", object_namespace(obj), name)
 
 
-@register("kaito.sh", "InferenceSet")
+@register("kaito.sh", "InferenceSet", gpus=f"{_KAITO_GPUS}, under `spec.template`", tolerations=_KAITO_TOLERATIONS,
+          source=_KAITO_SOURCE)
 def inference_set(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     name = as_str(as_mapping(obj.get("metadata")).get("name"))
     template = as_mapping(as_mapping(obj.get("spec")).get("template"))

@@ -147,7 +147,12 @@ def _multi_node(head: PodSpec, worker_spec: Mapping[str, Any], path: str, namesp
     ]
 
 
-@register("serving.kserve.io", "InferenceService")
+@register("serving.kserve.io", "InferenceService",
+          gpus=("`predictor`, `transformer`, `explainer`: the framework or `model` container (`kserve-container`), "
+                "`containers`; with `workerSpec` the controller sets the head's and workers' GPU counts"),
+          tolerations="each component's `tolerations`, `nodeSelector`, `affinity` (and `workerSpec`'s)",
+          source="kserve/kserve `pkg/apis/serving/v1beta1/predictor.go`, "
+                 "`pkg/controller/v1beta1/inferenceservice/components/predictor.go`")
 def inference_service(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     namespace = object_namespace(obj)
@@ -169,7 +174,9 @@ def inference_service(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return pods
 
 
-@register("serving.kserve.io", "ServingRuntime", "ClusterServingRuntime")
+@register("serving.kserve.io", "ServingRuntime", "ClusterServingRuntime",
+          gpus="`spec.containers`, `spec.workerSpec.containers`", tolerations="`spec`, `spec.workerSpec`",
+          source="kserve/kserve `pkg/apis/serving/v1alpha1/servingruntime_types.go`")
 def serving_runtime(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     namespace = object_namespace(obj)
@@ -184,7 +191,9 @@ _LLM_TEMPLATES = (("template",), ("worker",), ("prefill", "template"), ("prefill
                   ("router", "scheduler", "template"))
 
 
-@register("serving.kserve.io", "LLMInferenceService", "LLMInferenceServiceConfig")
+@register("serving.kserve.io", "LLMInferenceService", "LLMInferenceServiceConfig",
+          gpus="`template`, `worker`, `prefill.template`, `prefill.worker`, `router.scheduler.template` (PodSpecs)",
+          tolerations="each of those PodSpecs", source="kserve/kserve `pkg/apis/serving/v1alpha1/llm_inference_service_types.go`")
 def llm_inference_service(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     namespace = object_namespace(obj)

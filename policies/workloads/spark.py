@@ -73,12 +73,19 @@ def _application_pods(app: Mapping[str, Any], app_path: str, namespace: str) -> 
     return [pod for pod in pods if pod is not None]
 
 
-@register("sparkoperator.k8s.io", "SparkApplication")
+_SPARK_GPUS = "`driver.gpu` and `executor.gpu` ({name, quantity}), their `template`, `sidecars`, `initContainers`"
+_SPARK_TOLERATIONS = "`driver`/`executor` `tolerations` appended to their `template`'s; `nodeSelector` merged"
+_SPARK_SOURCE = "kubeflow/spark-operator `internal/webhook/sparkpod_defaulter.go`, `api/v1beta2/sparkapplication_types.go`"
+
+
+@register("sparkoperator.k8s.io", "SparkApplication", gpus=_SPARK_GPUS, tolerations=_SPARK_TOLERATIONS,
+          source=_SPARK_SOURCE)
 def spark_application(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return _application_pods(as_mapping(obj.get("spec")), "spec", object_namespace(obj))
 
 
-@register("sparkoperator.k8s.io", "ScheduledSparkApplication")
+@register("sparkoperator.k8s.io", "ScheduledSparkApplication", gpus=f"{_SPARK_GPUS}, under `spec.template`",
+          tolerations=_SPARK_TOLERATIONS, source=_SPARK_SOURCE)
 def scheduled_spark_application(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return _application_pods(as_mapping(as_mapping(obj.get("spec")).get("template")), "spec.template",
                              object_namespace(obj))

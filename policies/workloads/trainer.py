@@ -16,7 +16,7 @@ it is resolved; otherwise the trainer node is judged from the TrainJob alone, an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 from ..podspecs import (
@@ -30,8 +30,11 @@ from ..podspecs import (
     object_namespace,
     pod_spec,
 )
-from .context import Context, namespace_of
+from .context import Context, collects, namespace_of
 from .registry import register
+
+#: (kind, namespace or "" for cluster-scoped, name) -> the runtime object.
+RUNTIMES = "trainer.runtimes"
 
 NODE = "node"
 _ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -98,7 +101,16 @@ def _node_resources(base: Mapping[str, Any], per_node: Mapping[str, Any]) -> dic
             if base.get(kind) is not None or per_node.get(kind) is not None}
 
 
-@register("trainer.kubeflow.org", "TrainJob")
+@collects(RUNTIMES, "trainer.kubeflow.org", "TrainingRuntime", "ClusterTrainingRuntime")
+def _runtime(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashable, Any]]:
+    kind = obj["kind"]
+    yield (kind, namespace_of(object_namespace(obj)) if kind == "TrainingRuntime" else "", name), obj
+
+
+@register("trainer.kubeflow.org", "TrainJob",
+          gpus="`trainer.resourcesPerNode`, merged into the `node` container of its runtime (when checked together)",
+          tolerations="its runtime's replicated jobs, patched by `podTemplateOverrides` or `runtimePatches`",
+          source="kubeflow/trainer `pkg/runtime/core/trainingruntime.go`, `pkg/apis/trainer/v1alpha1/trainjob_types.go`")
 def train_job(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     spec = as_mapping(obj.get("spec"))
     namespace = object_namespace(obj)
@@ -106,7 +118,7 @@ def train_job(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     kind = as_str(runtime_ref.get("kind"), "ClusterTrainingRuntime")
     runtime_name = as_str(runtime_ref.get("name"))
     scope = "" if kind == "ClusterTrainingRuntime" else namespace_of(namespace)
-    runtime = context.training_runtimes.get((kind, scope, runtime_name))
+    runtime = context.table(RUNTIMES).get((kind, scope, runtime_name))
     jobs = _replicated_jobs(runtime) if runtime else [(0, {"name": NODE})]
     trainer = as_mapping(spec.get("trainer"))
     per_node = trainer.get("resourcesPerNode")
@@ -138,7 +150,9 @@ def train_job(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     return pods
 
 
-@register("trainer.kubeflow.org", "TrainingRuntime", "ClusterTrainingRuntime")
+@register("trainer.kubeflow.org", "TrainingRuntime", "ClusterTrainingRuntime",
+          gpus="each replicated job's pod template", tolerations="each replicated job's pod template",
+          source="kubeflow/trainer `pkg/apis/trainer/v1alpha1/trainingruntime_types.go`")
 def training_runtime(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     namespace = object_namespace(obj)
     return [pod_spec(_job_pod_spec(job), f"spec.template.spec.replicatedJobs[{index}].template.spec.template.spec",
