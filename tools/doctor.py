@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
-from policies.catalog import POOL_LABEL, SPOT_LABEL
+from policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
 from policies.contract import GpuPoolContract, PlatformContract
 from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from policies.fit import Platform, PlatformError, read_platform
@@ -176,7 +176,7 @@ def _allocatable(node: Mapping[str, Any], resource: str) -> int:
 def _gpu_resources_advertised(node: Mapping[str, Any]) -> dict[str, int]:
     allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
     return {str(name): _allocatable(node, str(name)) for name in allocatable
-            if str(name) == "nvidia.com/gpu" or str(name).startswith("nvidia.com/mig-")}
+            if str(name) == GPU_RESOURCE or str(name).startswith(MIG_RESOURCE_PREFIX)}
 
 
 def _node_taints(node: Mapping[str, Any]) -> list[dict[str, str]]:
