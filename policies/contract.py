@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
 from .quantities import shown
@@ -32,6 +32,7 @@ READABLE_CONTRACT_VERSIONS = (1, 2)
 #: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
 MAX_COUNT = 1_000_000
 
+#: The catalog's MIG_STRATEGIES as a type (tests/test_contract.py holds the two equal).
 MigStrategy = Literal["none", "single", "mixed"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
 
@@ -182,33 +183,50 @@ class _Written:
         return _write(self)
 
 
+#: The fields CPU and GPU pools share: (kind, documentation, default).
+_POOL_FIELDS: Mapping[str, tuple[_Kind, str, Any]] = {
+    "name": (TEXT, "The pool's name in the stack config.", MISSING),
+    "azureName": (OPTIONAL_TEXT, "The pool's name in Azure (the config name plus a hash of its create-only "
+                                 "properties). Version 2.", None),
+    "poolLabel": (LABELS, "The label every node of the pool carries (gpu-aks.io/pool), stable across replacements. "
+                          "Version 2.", {}),
+    "vmSize": (OPTIONAL_TEXT, "The VM size of the nodes.", None),
+    "minCount": (COUNT, "Fewest nodes the autoscaler keeps.", None),
+    "maxCount": (COUNT, "Most nodes the autoscaler adds.", None),
+    "taints": (TAINTS, "The nodes' taints, as key=value:Effect.", ()),
+    "labels": (LABELS, "The nodes' labels that gpu-aks sets.", {}),
+    "spot": (FLAG, "Spot VMs (AKS adds the Spot label and taint).", False),
+}
+
+
+def _pool_field(json_name: str, reader_needs: bool = False) -> Any:
+    kind, doc, default = _POOL_FIELDS[json_name]
+    return _field(json_name, kind, doc, default, reader_needs=reader_needs)
+
+
 @dataclass(frozen=True)
 class CpuPoolContract(_Written):
     """A CPU user pool."""
 
-    name: str = _field("name", TEXT, "The pool's name in the stack config.")
-    azure_name: str | None = _field("azureName", OPTIONAL_TEXT, "The pool's name in Azure (the config name plus "
-                                    "a hash of its create-only properties). Version 2.", None)
-    pool_label: dict[str, str] = _field("poolLabel", LABELS, "The label every node of the pool carries "
-                                        "(gpu-aks.io/pool), stable across replacements. Version 2.", {})
-    vm_size: str | None = _field("vmSize", OPTIONAL_TEXT, "The VM size of the nodes.", None)
-    min_count: int | None = _field("minCount", COUNT, "Fewest nodes the autoscaler keeps.", None)
-    max_count: int | None = _field("maxCount", COUNT, "Most nodes the autoscaler adds.", None)
-    taints: tuple[str, ...] = _field("taints", TAINTS, "The nodes' taints, as key=value:Effect.", ())
-    labels: dict[str, str] = _field("labels", LABELS, "The nodes' labels that gpu-aks sets.", {})
-    spot: bool = _field("spot", FLAG, "Spot VMs (AKS adds the Spot label and taint).", False)
+    name: str = _pool_field("name")
+    azure_name: str | None = _pool_field("azureName")
+    pool_label: dict[str, str] = _pool_field("poolLabel")
+    vm_size: str | None = _pool_field("vmSize")
+    min_count: int | None = _pool_field("minCount")
+    max_count: int | None = _pool_field("maxCount")
+    taints: tuple[str, ...] = _pool_field("taints")
+    labels: dict[str, str] = _pool_field("labels")
+    spot: bool = _pool_field("spot")
 
 
 @dataclass(frozen=True)
 class GpuPoolContract(_Written):
     """A GPU pool: everything a pod needs to land there, already worked out."""
 
-    name: str = _field("name", TEXT, "The pool's name in the stack config.")
-    azure_name: str | None = _field("azureName", OPTIONAL_TEXT, "The pool's name in Azure (the config name plus "
-                                    "a hash of its create-only properties). Version 2.", None)
-    pool_label: dict[str, str] = _field("poolLabel", LABELS, "The label every node of the pool carries "
-                                        "(gpu-aks.io/pool), stable across replacements. Version 2.", {})
-    vm_size: str | None = _field("vmSize", OPTIONAL_TEXT, "The VM size of the nodes.", None)
+    name: str = _pool_field("name")
+    azure_name: str | None = _pool_field("azureName")
+    pool_label: dict[str, str] = _pool_field("poolLabel")
+    vm_size: str | None = _pool_field("vmSize")
     gpu_model: str | None = _field("gpuModel", OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None)
     gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
     gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
@@ -222,14 +240,13 @@ class GpuPoolContract(_Written):
                                        None)
     accelerator: str | None = _field("accelerator", OPTIONAL_TEXT, "The nvidia.com/gpu.accelerator label value.",
                                      None)
-    spot: bool = _field("spot", FLAG, "Spot VMs (AKS adds the Spot label and taint).", False)
-    min_count: int | None = _field("minCount", COUNT, "Fewest nodes the autoscaler keeps.", None)
-    max_count: int | None = _field("maxCount", COUNT, "Most nodes the autoscaler adds.", None)
-    taints: tuple[str, ...] = _field("taints", TAINTS, "The nodes' taints, as key=value:Effect.", (),
-                                     reader_needs=True)
-    labels: dict[str, str] = _field("labels", LABELS, "The nodes' labels that gpu-aks sets.", {}, reader_needs=True)
+    spot: bool = _pool_field("spot")
+    min_count: int | None = _pool_field("minCount")
+    max_count: int | None = _pool_field("maxCount")
+    taints: tuple[str, ...] = _pool_field("taints", reader_needs=True)
+    labels: dict[str, str] = _pool_field("labels", reader_needs=True)
     device_plugin: DevicePluginOwner | None = _field(
-        "devicePlugin", _choice(("gpu-aks", "external"), "gpu-aks or external"),
+        "devicePlugin", _choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner))),
         "Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None).", None)
     tolerations: tuple[dict[str, str], ...] = _field("tolerations", TOLERATIONS, "The tolerations a pod needs "
                                                      "for the pool's taints.", ())

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 __all__ = [
-    "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "boolean",
-    "choice", "describe", "reference_markdown", "string_list_problem", "string_map_problem", "text",
+    "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "bool_problem",
+    "boolean", "choice", "describe", "is_whole_number", "one_of", "reference_markdown", "string_list_problem",
+    "string_map_problem", "string_problem", "text",
 ]
 
 

@@ -138,6 +138,15 @@ def test_the_published_schema_and_page_are_current():
     assert (ROOT / "docs" / "contract.md").read_text() == contract_markdown(), "regenerate docs/contract.md"
 
 
+def test_the_mig_strategy_type_is_the_catalogs_set():
+    from typing import get_args
+
+    from policies.catalog import MIG_STRATEGIES
+    from policies.contract import MigStrategy
+
+    assert get_args(MigStrategy) == MIG_STRATEGIES
+
+
 def test_the_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(json_schema())
 
