@@ -33,11 +33,11 @@ def _exempt_default(reader: Reader) -> list[str]:
 
 
 ADMISSION_POLICY = Section("admissionPolicy", "The GPU rules as a ValidatingAdmissionPolicy in the cluster.", (
-    boolean("enabled", "Install the policy and its binding.", True, attr="enabled"),
     Key("validationActions", "What a violation does.", "list of strings", ["Warn", "Audit"], check=_actions_problem,
         convert=tuple, allowed=VALIDATION_ACTIONS, attr="validation_actions", source=f"{_BINDING} validationActions"),
     Key("exemptNamespaces", "Namespaces the policy skips.", "list of strings",
         Default(_exempt_default, "[kube-system, <devicePlugin.namespace>]"),
         check=lambda v: string_list_problem(v) or next(filter(None, map(dns_label_problem, v)), None),
         convert=tuple, attr="exempt_namespaces"),
-), cls=AdmissionPolicySettings)
+    boolean("enabled", "Install the policy and its binding.", True, attr="enabled"),
+), cls=AdmissionPolicySettings, listed=("enabled", "validationActions", "exemptNamespaces"))

@@ -356,6 +356,10 @@ POOL_NAME = Key("name", _NAME_DOC, "string", None, parse=_pool_name(None, suffix
                 source=f"{_POOL} name pattern", required=True)
 NODE_LABELS = Key("nodeLabels", NODE_LABELS_DOC, "map of strings", {}, parse=_labels, source=f"{_POOL} nodeLabels")
 
+#: The order pool keys are listed in (messages, the reference page); parsing follows the items.
+POOL_KEYS_LISTED = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones", "osSKU",
+                    "maxSurge", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
+
 CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     POOL_NAME,
     text("vmSize", "The VM size of the pool's nodes.", "Standard_D8ds_v5", attr="vm_size", source=f"{_POOL} vmSize",
@@ -364,10 +368,10 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     count_key("minCount", "Fewest nodes the autoscaler keeps.", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 3, f"{_POOL} maxCount"),
     _counts_in_order(0),
+    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, POOL_SURGE, KEEP_AZURE_NAME,
     Key("nodeTaints", NODE_TAINTS_DOC, "list of strings", [], parse=_taints(()), source=f"{_POOL} nodeTaints"),
     NODE_LABELS,
-    POOL_ZONES, POOL_OS_SKU, POOL_SURGE, SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, KEEP_AZURE_NAME,
-), build=_cpu_pool)
+), build=_cpu_pool, listed=POOL_KEYS_LISTED)
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the GPU driver.", (
     POOL_NAME,
@@ -377,7 +381,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{_POOL} maxCount"),
     _counts_in_order(0),
-    POOL_ZONES, POOL_OS_SKU, POOL_SURGE, SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, KEEP_AZURE_NAME,
+    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, POOL_SURGE, KEEP_AZURE_NAME,
     choice("gpuInstanceProfile", "MIG partition of each GPU (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES, None,
            attr="gpu_instance_profile", source=f"{_POOL} gpuInstanceProfile", create_only=True),
     Check(_mig_needs_a_mig_gpu, reads=("vmSize", "gpuInstanceProfile"),
@@ -392,22 +396,23 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     NODE_LABELS,
     Check(_labels_agree_with_derived, doc="`nodeLabels` do not contradict the labels gpu-aks sets (accelerator, "
                                           "GPU model, MIG partition, pool)."),
-), build=_gpu_pool, listed=(*CPU_POOL.key_names, "gpuInstanceProfile", "gpuProfile"))
+), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile"))
 
 SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replaced, so its name has no suffix.", (
-    Key("name", "The pool's name (at most 12 characters).", "string", "system", parse=_pool_name("system", False),
-        attr="name", source=f"{_POOL} name pattern"),
     text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{_POOL} vmSize"),
     _not_a_gpu_size("the system pool runs CPU add-ons, use a D-series size"),
     count_key("minCount", "Fewest nodes (at least 1).", 1, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes.", 3, f"{_POOL} maxCount"),
     _counts_in_order(1),
+    Key("name", "The pool's name (at most 12 characters).", "string", "system", parse=_pool_name("system", False),
+        attr="name", source=f"{_POOL} name pattern"),
     zones_key(f"{_POOL} availabilityZones", create_only=False),
     choice("osSKU", "The node OS image.", OS_SKUS, "AzureLinux", attr="os_sku", source=f"{_POOL} osSKU"),
     surge_key(f"{_POOL} upgradeSettings.maxSurge"),
     boolean("onlyCriticalAddonsEnabled", "Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off.",
             True, attr="only_critical_addons", source="ManagedClusterAgentPoolProfile onlyCriticalAddonsEnabled"),
-), cls=SystemPoolSettings)
+), cls=SystemPoolSettings, listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
+                                    "onlyCriticalAddonsEnabled"))
 
 CPU_POOLS = ListOf("cpuPools", "CPU user pools, each an AgentPool of its own.", CPU_POOL, pool_key, noun="pools")
 GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted, labelled and served by the device "
