@@ -9,9 +9,9 @@ all, so every default is applied here too. No Pulumi imports.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
@@ -27,30 +27,7 @@ ANALYZABLE = "gpu-workloads-are-analyzable"
 FIT_A_POOL = "gpu-pods-fit-a-pool"
 
 LEVELS = ("advisory", "mandatory", "disabled")
-
-DEFAULT_LEVELS: Mapping[str, str] = {
-    TOLERATE_GPU_TAINT: "mandatory",
-    WHOLE_GPU_LIMITS: "mandatory",
-    SELECT_GPU_NODES: "advisory",
-    TAINTED_GPU_POOLS: "mandatory",
-    DEVICE_PLUGIN_TOLERATES_POOLS: "mandatory",
-    ANALYZABLE: "advisory",
-    FIT_A_POOL: "mandatory",
-}
-POLICY_NAMES = tuple(DEFAULT_LEVELS)
-#: Policies only the manifest checker runs (it needs the platform's outputs, `--platform`).
-CHECKER_ONLY = (FIT_A_POOL,)
-PACK_POLICY_NAMES = tuple(name for name in POLICY_NAMES if name not in CHECKER_ONLY)
-
-DESCRIPTIONS: Mapping[str, str] = {
-    TOLERATE_GPU_TAINT: "Pods that ask for GPUs tolerate the GPU node taint, or they stay Pending forever.",
-    WHOLE_GPU_LIMITS: "GPU amounts are set as limits, whole, and equal to any request, as the API server requires.",
-    SELECT_GPU_NODES: "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
-    TAINTED_GPU_POOLS: "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
-    DEVICE_PLUGIN_TOLERATES_POOLS: "The NVIDIA device-plugin DaemonSets select, tolerate and can serve every GPU pool.",
-    ANALYZABLE: "What the GPU rules cannot see (a podSpecPatch, a claim not among the objects checked) is said.",
-    FIT_A_POOL: "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
-}
+Level = Literal["advisory", "mandatory", "disabled"]
 
 DEFAULT_GPU_TAINTS: tuple[Mapping[str, str], ...] = (parse_taint(DEFAULT_GPU_TAINT),)
 DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*")
@@ -96,20 +73,57 @@ GPU_DEVICE_CLASSES_SCHEMA = {
     "description": "DRA device classes whose claims make a pod a GPU pod; shell-style patterns allowed.",
 }
 
-#: Which config properties each policy takes (its `PolicyConfigSchema`).
-CONFIG_SCHEMAS: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
-    TOLERATE_GPU_TAINT: {"gpuTaints": GPU_TAINTS_SCHEMA, "gpuResources": GPU_RESOURCES_SCHEMA,
-                         "admissionPlugins": ADMISSION_PLUGINS_SCHEMA, "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    WHOLE_GPU_LIMITS: {"gpuResources": GPU_RESOURCES_SCHEMA},
-    SELECT_GPU_NODES: {"gpuResources": GPU_RESOURCES_SCHEMA, "nodeLabel": NODE_LABEL_SCHEMA,
-                       "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    TAINTED_GPU_POOLS: {"gpuTaints": GPU_TAINTS_SCHEMA},
-    DEVICE_PLUGIN_TOLERATES_POOLS: {},
-    ANALYZABLE: {"gpuTaints": GPU_TAINTS_SCHEMA, "gpuResources": GPU_RESOURCES_SCHEMA,
-                 "admissionPlugins": ADMISSION_PLUGINS_SCHEMA, "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    FIT_A_POOL: {"gpuResources": GPU_RESOURCES_SCHEMA, "admissionPlugins": ADMISSION_PLUGINS_SCHEMA,
-                 "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
+#: The Namespaces the cluster already has, as the platform knows them (name -> annotations).
+NAMESPACES_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}},
+    "default": {},
+    "description": "Namespaces that exist before this program runs, by name, with their annotations "
+                   "(scheduler.alpha.kubernetes.io/defaultTolerations, tolerationsWhitelist, node-selector). Pods in "
+                   "them are judged with what AKS's admission plugins add or refuse; a Namespace of the program "
+                   "registered before its pods counts as well (and wins).",
 }
+
+#: Pods that land on GPU nodes without asking for an extended GPU resource the limits rule judges.
+#: KAI Scheduler and Run:ai ask for a share of a GPU with pod annotations (kai-scheduler/KAI-Scheduler
+#: `pkg/common/constants`: `GpuFraction = "gpu-fraction"`, `GpuMemory = "gpu-memory"`; Run:ai's
+#: `RunaiGPUFraction`/`RunaiGPUMemory` are the same names). Volcano's vGPU asks with
+#: `volcano.sh/vgpu-number`, `volcano.sh/vgpu-memory`, `volcano.sh/vgpu-cores`
+#: (volcano-sh/volcano `pkg/scheduler/plugins/vgpupredicates/vgpuutil/config.go`; Volcano vGPU user
+#: guide). HAMi adds `nvidia.com/gpumem`, `nvidia.com/gpumem-percentage`, `nvidia.com/gpucores`
+#: beside `nvidia.com/gpu` (Project-HAMi/HAMi `examples/nvidia/`, its `resourceMem`/`resourceCores`
+#: chart values). Such pods still need the GPU taint's toleration; their amounts are not GPU counts,
+#: so the whole-number rule never judges them.
+DEFAULT_GPU_MARKER_ANNOTATIONS: tuple[str, ...] = ("gpu-fraction", "gpu-memory")
+DEFAULT_GPU_MARKER_RESOURCES: tuple[str, ...] = (
+    "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores",
+    "nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
+)
+GPU_MARKERS_SCHEMA = {
+    "type": "object",
+    "properties": {"annotations": {"type": "array", "items": {"type": "string"}},
+                   "resources": {"type": "array", "items": {"type": "string"}}},
+    "additionalProperties": False,
+    "default": {"annotations": list(DEFAULT_GPU_MARKER_ANNOTATIONS), "resources": list(DEFAULT_GPU_MARKER_RESOURCES)},
+    "description": "What else puts a pod on GPU nodes: pod annotations (KAI Scheduler, Run:ai) and resources "
+                   "(Volcano vGPU, HAMi; shell-style patterns allowed). Such pods must tolerate the GPU taint; "
+                   "their amounts are never judged as whole GPUs.",
+}
+
+
+@dataclass(frozen=True)
+class GpuMarkers:
+    annotations: tuple[str, ...] = DEFAULT_GPU_MARKER_ANNOTATIONS
+    resources: tuple[str, ...] = DEFAULT_GPU_MARKER_RESOURCES
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """What the platform offers to share a GPU, when it is known (`--platform`): the resources its MIG
+    pools advertise, and whether any pool is time-sliced. The fractional-GPU advice offers these only."""
+
+    mig_resources: tuple[str, ...] = ()
+    time_slicing: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +136,17 @@ class RuleConfig:
     node_label: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NODE_LABEL))
     admission_plugins: frozenset[str] = frozenset(AKS_ADMISSION_PLUGINS)
     gpu_device_classes: tuple[str, ...] = DEFAULT_GPU_DEVICE_CLASSES
+    #: (namespace, its annotations) for the Namespaces the pack's config names, sorted by name.
+    namespaces: tuple[tuple[str, Mapping[str, str]], ...] = ()
+    gpu_markers: GpuMarkers = GpuMarkers()
+    #: None when the platform is not known (no `--platform`): then the advice stays generic.
+    gpu_sharing: GpuSharing | None = None
+
+    def namespace_annotations(self, name: str) -> Mapping[str, str] | None:
+        for namespace, annotations in self.namespaces:
+            if namespace == name:
+                return annotations
+        return None
 
 
 class RuleConfigError(ValueError):
@@ -184,51 +209,104 @@ def _node_label(raw: Any, where: str, problems: list[str]) -> Mapping[str, str]:
     return {"key": raw["key"], "value": raw["value"]}
 
 
+def _namespaces(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, Mapping[str, str]], ...]:
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: expected an object of namespace name -> {{annotation: value}}, got {_shown(raw)}")
+        return ()
+    namespaces = []
+    for name, annotations in raw.items():
+        if not isinstance(name, str) or not name:
+            problems.append(f"{where}: namespace names are non-empty strings, got {_shown(name)}")
+            continue
+        if not isinstance(annotations, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in annotations.items()):
+            problems.append(f"{where}.{name}: expected an object of annotation -> string, got {_shown(annotations)}")
+            continue
+        namespaces.append((name, dict(annotations)))
+    return tuple(sorted(namespaces, key=lambda item: item[0]))
+
+
+def _markers(raw: Any, where: str, problems: list[str]) -> GpuMarkers:
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: expected {{annotations: [...], resources: [...]}}, got {_shown(raw)}")
+        return GpuMarkers()
+    unknown = [key for key in raw if key not in ("annotations", "resources")]
+    if unknown:
+        problems.append(f"{where}: unknown key(s) {', '.join(map(_shown, unknown))}; takes annotations, resources")
+    annotations = (_strings(raw["annotations"], where + ".annotations", problems, DEFAULT_GPU_MARKER_ANNOTATIONS,
+                            allow_empty=True) if "annotations" in raw else DEFAULT_GPU_MARKER_ANNOTATIONS)
+    resources = (_strings(raw["resources"], where + ".resources", problems, DEFAULT_GPU_MARKER_RESOURCES,
+                          allow_empty=True) if "resources" in raw else DEFAULT_GPU_MARKER_RESOURCES)
+    return GpuMarkers(annotations, resources)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One config property a rule may take: its JSON Schema (what the Pulumi CLI validates and
+    `docs/policies.md` shows), the RuleConfig field it sets and how it is read (all problems at once)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    field: str
+    parse: Callable[[Any, str, list[str]], Any]
+
+
+PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter in (
+    Parameter("gpuTaints", GPU_TAINTS_SCHEMA, "gpu_taints", _taints),
+    Parameter("gpuResources", GPU_RESOURCES_SCHEMA, "gpu_resources",
+              lambda raw, where, problems: _strings(raw, where, problems, DEFAULT_GPU_RESOURCES)),
+    Parameter("nodeLabel", NODE_LABEL_SCHEMA, "node_label", _node_label),
+    Parameter("admissionPlugins", ADMISSION_PLUGINS_SCHEMA, "admission_plugins",
+              lambda raw, where, problems: frozenset(_strings(raw, where, problems, AKS_ADMISSION_PLUGINS,
+                                                               allow_empty=True, allowed=AKS_ADMISSION_PLUGINS))),
+    Parameter("gpuDeviceClasses", GPU_DEVICE_CLASSES_SCHEMA, "gpu_device_classes",
+              lambda raw, where, problems: _strings(raw, where, problems, DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)),
+    Parameter("namespaces", NAMESPACES_SCHEMA, "namespaces", _namespaces),
+    Parameter("gpuMarkers", GPU_MARKERS_SCHEMA, "gpu_markers", _markers),
+)}
+
+
+def _registry() -> Mapping[str, Any]:
+    # The rule declarations import the rules, which import this module's names: read them lazily.
+    from .rules import RULES
+
+    return RULES
+
+
 def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
-    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}).
+    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}), driven by
+    each rule's declaration (`policies.rules`): its default level and the parameters it takes.
 
     Raises RuleConfigError with every problem found.
     """
+    rules = _registry()
     raw = raw if raw is not None else {}
     problems: list[str] = []
     if not isinstance(raw, Mapping):
         raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {_shown(raw)}"])
     for name in raw:
-        if name not in POLICY_NAMES and name != "all":
-            problems.append(f"{_shown(name)} is not a policy of this pack; known: {', '.join(POLICY_NAMES)}")
+        if name not in rules and name != "all":
+            problems.append(f"{_shown(name)} is not a policy of this pack; known: {', '.join(rules)}")
     configs: dict[str, RuleConfig] = {}
     all_level = raw.get("all")
-    for name in POLICY_NAMES:
+    for name, rule in rules.items():
         section = raw.get(name, {})
         if isinstance(section, str):
             section = {"enforcementLevel": section}
         if not isinstance(section, Mapping):
             problems.append(f"{name}: expected an object or an enforcement level, got {_shown(section)}")
             section = {}
-        level = section.get("enforcementLevel", all_level if isinstance(all_level, str) else DEFAULT_LEVELS[name])
+        level = section.get("enforcementLevel", all_level if isinstance(all_level, str) else rule.level)
         if level not in LEVELS:
             problems.append(f"{name}.enforcementLevel: {_shown(level)} is not one of {', '.join(LEVELS)}")
-            level = DEFAULT_LEVELS[name]
-        allowed = set(CONFIG_SCHEMAS[name]) | {"enforcementLevel"}
+            level = rule.level
+        allowed = set(rule.parameters) | {"enforcementLevel"}
         for key in section:
             if key not in allowed:
                 problems.append(f"{name}.{key}: unknown setting; {name} takes {', '.join(sorted(allowed))}")
-        where = name + "."
-        configs[name] = RuleConfig(
-            level=level,
-            gpu_taints=_taints(section["gpuTaints"], where + "gpuTaints", problems)
-            if "gpuTaints" in section else DEFAULT_GPU_TAINTS,
-            gpu_resources=_strings(section["gpuResources"], where + "gpuResources", problems, DEFAULT_GPU_RESOURCES)
-            if "gpuResources" in section else DEFAULT_GPU_RESOURCES,
-            node_label=_node_label(section["nodeLabel"], where + "nodeLabel", problems)
-            if "nodeLabel" in section else DEFAULT_NODE_LABEL,
-            admission_plugins=frozenset(_strings(section["admissionPlugins"], where + "admissionPlugins", problems,
-                                                 AKS_ADMISSION_PLUGINS, allow_empty=True, allowed=AKS_ADMISSION_PLUGINS))
-            if "admissionPlugins" in section else frozenset(AKS_ADMISSION_PLUGINS),
-            gpu_device_classes=_strings(section["gpuDeviceClasses"], where + "gpuDeviceClasses", problems,
-                                        DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)
-            if "gpuDeviceClasses" in section else DEFAULT_GPU_DEVICE_CLASSES,
-        )
+        values = {PARAMETERS[key].field: PARAMETERS[key].parse(section[key], f"{name}.{key}", problems)
+                  for key in rule.parameters if key in section}
+        configs[name] = RuleConfig(level=level, **values)
     if problems:
         raise RuleConfigError(problems)
     return configs
@@ -256,5 +334,33 @@ def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -
 
 def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
     """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
-    return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in CONFIG_SCHEMAS[name] else config
+    rules = _registry()
+    return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in rules[name].parameters else config
             for name, config in configs.items()}
+
+
+def with_platform_sharing(configs: Mapping[str, RuleConfig], sharing: GpuSharing) -> dict[str, RuleConfig]:
+    """The configs with what the platform offers to share a GPU (from `--platform`): the advice for a
+    fractional GPU then names only those (MIG resources, time-sliced pools) or says there are none."""
+    return {name: replace(config, gpu_sharing=sharing) for name, config in configs.items()}
+
+
+def __getattr__(name: str) -> Any:
+    """The per-rule tables older callers import (levels, descriptions, schemas, names), derived from
+    the rule declarations on first use."""
+    if name not in _DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    rules = _registry()
+    derived: dict[str, Any] = {
+        "DEFAULT_LEVELS": {rule.name: rule.level for rule in rules.values()},
+        "DESCRIPTIONS": {rule.name: rule.description for rule in rules.values()},
+        "CONFIG_SCHEMAS": {rule.name: {key: PARAMETERS[key].schema for key in rule.parameters}
+                           for rule in rules.values()},
+        "POLICY_NAMES": tuple(rules),
+        "CHECKER_ONLY": tuple(rule.name for rule in rules.values() if rule.scope == "checker-only"),
+        "PACK_POLICY_NAMES": tuple(rule.name for rule in rules.values() if rule.scope != "checker-only"),
+    }
+    return derived[name]
+
+
+_DERIVED = ("DEFAULT_LEVELS", "DESCRIPTIONS", "CONFIG_SCHEMAS", "POLICY_NAMES", "CHECKER_ONLY", "PACK_POLICY_NAMES")

@@ -40,8 +40,10 @@ SEED_VERDICTS = [
                               SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
     ("flyte-v100.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
                          SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+    # Its required affinity selects nvidia.com/gpu.accelerator and nvidia.com/gpu.partition-size, which
+    # only GPU nodes carry: it selects GPU nodes though not by accelerator=nvidia.
     ("flyte-a100-2g10gb.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                                SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+                                SELECT_GPU_NODES: [], ANALYZABLE: []}),
     ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
                               ANALYZABLE: []}),
     ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [], ANALYZABLE: []}),
