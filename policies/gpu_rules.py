@@ -26,8 +26,8 @@ from .podspecs import (
     as_mapping,
     asks_by_container,
     derived,
-    is_gpu_resource,
     find_pod_specs,
+    is_gpu_resource,
     join,
     known,
     list_at,
@@ -44,7 +44,6 @@ from .rule_config import (
     GpuSharing,
     RuleConfig,
 )
-from .secrets import is_secret
 from .scheduling import (
     TaintSyntaxError,
     format_taint,
@@ -56,6 +55,7 @@ from .scheduling import (
     toleration_for,
     untolerated_taints,
 )
+from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
 
 

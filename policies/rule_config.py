@@ -143,9 +143,9 @@ class RuleConfig:
     gpu_sharing: GpuSharing | None = None
 
     def namespace_annotations(self, name: str) -> Mapping[str, str] | None:
-        for namespace, annotations in self.namespaces:
+        for namespace, given in self.namespaces:
             if namespace == name:
-                return annotations
+                return given
         return None
 
 
@@ -214,15 +214,14 @@ def _namespaces(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, M
         problems.append(f"{where}: expected an object of namespace name -> {{annotation: value}}, got {_shown(raw)}")
         return ()
     namespaces = []
-    for name, annotations in raw.items():
+    for name, given in raw.items():
         if not isinstance(name, str) or not name:
             problems.append(f"{where}: namespace names are non-empty strings, got {_shown(name)}")
             continue
-        if not isinstance(annotations, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in annotations.items()):
-            problems.append(f"{where}.{name}: expected an object of annotation -> string, got {_shown(annotations)}")
+        if not isinstance(given, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
+            problems.append(f"{where}.{name}: expected an object of annotation -> string, got {_shown(given)}")
             continue
-        namespaces.append((name, dict(annotations)))
+        namespaces.append((name, dict(given)))
     return tuple(sorted(namespaces, key=lambda item: item[0]))
 
 

@@ -67,7 +67,10 @@ def secret_forms(value: Any) -> Iterable[str]:
     """Every text a secret scalar may be printed as (a whole float also as an integer)."""
     if isinstance(value, bool) or value is None:
         return ()
-    text = str.__str__(value) if isinstance(value, str) else float.__repr__(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        text = str.__str__(value)
+    else:
+        text = float.__repr__(float(value)) if isinstance(value, float) else str(value)
     forms = [text] if text.strip() else []
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
         forms.append(str(int(value)))
