@@ -181,13 +181,53 @@ def test_unknown_values_during_preview_are_advisory_and_say_where(pack):
     assert ".spec.containers.0.resources.limits.nvidia.com/gpu can't be known during preview" in diagnostics[1].message
 
 
+def _secret(value: object) -> dict:
+    return {SECRET_SIG: SECRET_VALUE_SIG, "value": value}
+
+
+def _secret_pod(limit: object, name: object = "c", env: list | None = None) -> dict:
+    container = {"name": name, "image": "x", "resources": {"limits": {"nvidia.com/gpu": limit}}, "env": env or []}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s"}, "spec": {
+        "containers": [container], "tolerations": [{"key": "sku", "operator": "Exists"}],
+        "nodeSelector": {"accelerator": "nvidia"}}}
+
+
+def _limits_messages(pack, pod: dict) -> list[str]:
+    diagnostics = [d for d in pack.analyze(POD, "s", pod) if d.policy == "gpu-limits-are-whole-numbers"]
+    assert [d.level for d in diagnostics] == ["mandatory"], "the verdict stands"
+    return [d.message for d in diagnostics]
+
+
 def test_secret_marked_properties_never_appear_in_messages(pack):
-    secret = {SECRET_SIG: SECRET_VALUE_SIG, "value": "0.5"}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s"}, "spec": {
-        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": secret}}}],
-        "tolerations": [{"key": "sku", "operator": "Exists"}]}}
-    [diagnostic] = [d for d in pack.analyze(POD, "s", pod) if d.policy == "gpu-limits-are-whole-numbers"]
-    assert "0.5" not in diagnostic.message and "[secret]" in diagnostic.message
+    [message] = _limits_messages(pack, _secret_pod(_secret("0.5")))
+    assert "0.5" not in message and "[secret]" in message
+    assert "limits.nvidia.com/gpu: [secret]" in message, "a secret value is named by its path"
+
+
+def test_a_long_secret_amount_prints_no_fragment(pack):
+    """A secret over 64 characters used to be shortened to its first 11 and last 3 characters."""
+    secret = "7" * 70 + "m"
+    [message] = _limits_messages(pack, _secret_pod(_secret(secret)))
+    assert "777" not in message and "71 characters" not in message and "[secret]" in message
+
+
+def test_nothing_derived_from_a_secret_amount_is_printed(pack):
+    """A secret 1500m used to be masked but described as "(1.5 GPUs)"."""
+    [message] = _limits_messages(pack, _secret_pod(_secret("1500m")))
+    assert "1.5" not in message and "1500" not in message and "[secret]" in message
+    no_limit = _secret_pod(1.0)
+    no_limit["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": _secret("3")}}
+    [message] = _limits_messages(pack, no_limit)
+    assert "3" not in message.split("without a limit")[1], message
+
+
+def test_secret_tracking_is_per_request_and_has_no_cap(pack):
+    """Tracking used to be process-wide and stop at 10,000 texts; after a resource with more secrets,
+    a later secret container name printed in clear."""
+    many = [{"name": f"E{index}", "value": _secret(f"s{index}")} for index in range(10_050)]
+    pack.analyze(POD, "many", _secret_pod(1.0, env=many))
+    [message] = _limits_messages(pack, _secret_pod(0.5, name=_secret("topsecretname")))
+    assert "topsecretname" not in message and "container '[secret]'" in message
 
 
 def test_odd_structs_get_a_verdict_or_an_advisory(pack):
