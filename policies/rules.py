@@ -130,10 +130,16 @@ POD_RULES: Mapping[str, Rule] = {name: rule for name, rule in RULES.items()
                                  if rule.subject == "pods" and not rule.needs_platform}
 
 _WHERE = {
-    "resource": "`Analyze` (each resource, before it is created) and the checker",
-    "stack": "`AnalyzeStack` (after the program) and the checker",
-    "checker-only": "the checker, with `--platform`",
+    "resource": "`Analyze` (each resource, before it is created)",
+    "stack": "`AnalyzeStack` (after the program)",
+    "checker-only": "",
 }
+
+
+def runs_in(rule: Rule) -> str:
+    if rule.scope == "checker-only":
+        return "the checker, with `--platform`"
+    return _WHERE[rule.scope] + (" and the checker" if rule.subject == "pods" else "")
 
 
 def policies_markdown() -> str:
@@ -149,10 +155,10 @@ def policies_markdown() -> str:
         "| rule | default level | runs in | checks |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [f"| `{rule.name}` | {rule.level} | {_WHERE[rule.scope]} | {rule.description} |" for rule in RULES.values()]
+    lines += [f"| `{rule.name}` | {rule.level} | {runs_in(rule)} | {rule.description} |" for rule in RULES.values()]
     for rule in RULES.values():
         lines += ["", f"## `{rule.name}`", "", rule.description, "",
-                  f"- Default level: **{rule.level}**", f"- Runs in: {_WHERE[rule.scope]}"]
+                  f"- Default level: **{rule.level}**", f"- Runs in: {runs_in(rule)}"]
         if not rule.parameters:
             lines.append("- Parameters: none")
             continue

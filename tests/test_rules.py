@@ -375,3 +375,78 @@ def test_rule_config_reports_every_problem():
         "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; gpu-limits-are-whole-numbers takes "
         "enforcementLevel, gpuResources",
     ]
+
+
+# --- Every rule's own samples (policies/rule_samples/<rule>/suite.yaml) ---------------------------
+
+from policies.fit import read_platform  # noqa: E402
+from policies.rules import RULES, Rule, policies_markdown  # noqa: E402
+from policies.workloads import context_of as _context_of  # noqa: E402
+from policies.workloads import pod_specs_of as _pod_specs_of  # noqa: E402
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict)]
+
+
+def _identity(doc: dict[str, Any], rule: Rule) -> str:
+    if rule.subject == "pods":
+        return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')}"
+    return f"{doc['type'].rsplit(':', 1)[1]}/{doc['name']}"
+
+
+def _suite_paths(rule: Rule, case: dict[str, Any], suite: dict[str, Any]) -> list[str]:
+    docs = _documents(rule.samples / case["file"])
+    config = parse_rule_config({rule.name: suite.get("config", {})})[rule.name]
+    if rule.subject == "stack-resources":
+        assert case["object"] == "stack"
+        resources = [StackResource(f"urn:{d['type']}::{d['name']}", d["type"], d["props"]) for d in docs]
+        found = rule.check(resources, config)
+    else:
+        [doc] = [d for d in docs if _identity(d, rule) == case["object"]]
+        if rule.subject == "aks-pools":
+            found = rule.check(doc["type"], doc["props"], config)
+        else:
+            context = _context_of(docs)
+            platform = read_platform(str(rule.samples / suite["platform"])) if "platform" in suite else None
+            found = rule.check_pods(_pod_specs_of(doc, context), config, context, platform,
+                                    (doc.get("kind", ""), (doc.get("metadata") or {}).get("name", "")))
+    assert all(f.policy == rule.name for f in found)
+    return [f.path for f in found if f.decided]
+
+
+SUITE_CASES = [(rule, case, yaml.safe_load((rule.samples / "suite.yaml").read_text()))
+               for rule in RULES.values() if (rule.samples / "suite.yaml").is_file()
+               for case in yaml.safe_load((rule.samples / "suite.yaml").read_text())["cases"]]
+
+
+@pytest.mark.parametrize("rule, case, suite", SUITE_CASES,
+                         ids=[f"{rule.name}:{case['file']}:{case['object']}" for rule, case, _ in SUITE_CASES])
+def test_each_rule_gives_its_samples_the_verdicts_its_suite_expects(rule, case, suite):
+    assert _suite_paths(rule, case, suite) == case["paths"]
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_every_rule_has_samples_that_pass_and_fail_it_and_no_sample_is_unused(rule):
+    suite = yaml.safe_load((rule.samples / "suite.yaml").read_text())
+    cases = suite["cases"]
+    assert any(case["paths"] for case in cases) and any(not case["paths"] for case in cases)
+    named = {case["file"] for case in cases} | {suite.get("platform")}
+    assert {p.name for p in rule.samples.iterdir()} - named == {"suite.yaml"}
+
+
+def test_docs_policies_md_is_generated_from_the_declarations():
+    page = Path(__file__).parent.parent / "docs" / "policies.md"
+    assert page.read_text() == policies_markdown(), "stale: regenerate it from policies.rules.policies_markdown()"
+
+
+def test_every_consumer_derives_from_the_registry():
+    from policies.check import sarif_rules
+    from policies.gpu_rules import POD_RULES
+    from policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
+
+    assert [r["id"] for r in sarif_rules()] == list(RULES)
+    assert DEFAULT_LEVELS == {name: rule.level for name, rule in RULES.items()}
+    assert PACK_POLICY_NAMES == tuple(name for name, rule in RULES.items() if rule.scope != "checker-only")
+    assert all(set(CONFIG_SCHEMAS[name]) == set(rule.parameters) for name, rule in RULES.items())
+    assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
