@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from policies.fit import read_platform
 from policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from policies.podspecs import UNKNOWN, find_pod_specs
 from policies.rule_config import (
@@ -21,6 +22,8 @@ from policies.rule_config import (
     RuleConfigError,
     parse_rule_config,
 )
+from policies.rules import RULES, Rule, policies_markdown
+from policies.workloads import context_of, pod_specs_of
 from tests.helpers import DEFAULTS, findings, verdicts
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
@@ -379,12 +382,6 @@ def test_rule_config_reports_every_problem():
 
 # --- Every rule's own samples (policies/rule_samples/<rule>/suite.yaml) ---------------------------
 
-from policies.fit import read_platform  # noqa: E402
-from policies.rules import RULES, Rule, policies_markdown  # noqa: E402
-from policies.workloads import context_of as _context_of  # noqa: E402
-from policies.workloads import pod_specs_of as _pod_specs_of  # noqa: E402
-
-
 def _documents(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict)]
 
@@ -407,9 +404,9 @@ def _suite_paths(rule: Rule, case: dict[str, Any], suite: dict[str, Any]) -> lis
         if rule.subject == "aks-pools":
             found = rule.check(doc["type"], doc["props"], config)
         else:
-            context = _context_of(docs)
+            context = context_of(docs)
             platform = read_platform(str(rule.samples / suite["platform"])) if "platform" in suite else None
-            found = rule.check_pods(_pod_specs_of(doc, context), config, context, platform,
+            found = rule.check_pods(pod_specs_of(doc, context), config, context, platform,
                                     (doc.get("kind", ""), (doc.get("metadata") or {}).get("name", "")))
     assert all(f.policy == rule.name for f in found)
     return [f.path for f in found if f.decided]
@@ -446,7 +443,7 @@ def test_every_consumer_derives_from_the_registry():
     from policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
 
     assert [r["id"] for r in sarif_rules()] == list(RULES)
-    assert DEFAULT_LEVELS == {name: rule.level for name, rule in RULES.items()}
-    assert PACK_POLICY_NAMES == tuple(name for name, rule in RULES.items() if rule.scope != "checker-only")
+    assert {name: rule.level for name, rule in RULES.items()} == DEFAULT_LEVELS
+    assert tuple(name for name, rule in RULES.items() if rule.scope != "checker-only") == PACK_POLICY_NAMES
     assert all(set(CONFIG_SCHEMAS[name]) == set(rule.parameters) for name, rule in RULES.items())
     assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
