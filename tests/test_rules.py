@@ -447,3 +447,60 @@ def test_every_consumer_derives_from_the_registry():
     assert tuple(name for name, rule in RULES.items() if rule.scope != "checker-only") == PACK_POLICY_NAMES
     assert all(set(CONFIG_SCHEMAS[name]) == set(rule.parameters) for name, rule in RULES.items())
     assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
+
+
+# --- GPU pods without an extended GPU resource; the advice for a fractional GPU -------------------
+
+
+def _kai_deployment(annotations: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "share"}, "spec": {"template": {
+        "metadata": {"annotations": annotations},
+        "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "c", "image": "x"}]}}}}
+
+
+@pytest.mark.parametrize("annotations", [{"gpu-fraction": "0.5"}, {"gpu-memory": "2000"}])
+def test_a_kai_or_runai_share_must_tolerate_the_gpu_taint(annotations):
+    obj = _kai_deployment(annotations)
+    [finding] = findings(obj, TOLERATE_GPU_TAINT)
+    assert f"annotation {next(iter(annotations))} puts it on GPU nodes" in finding.message
+    assert findings(obj, WHOLE_GPU_LIMITS) == []
+    no_markers = {TOLERATE_GPU_TAINT: {"gpuMarkers": {"annotations": [], "resources": []}}}
+    assert verdicts(obj, no_markers)[TOLERATE_GPU_TAINT] == []
+
+
+def test_marker_resources_count_for_tolerations_never_for_whole_numbers():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hami"}, "spec": {"containers": [{
+        "name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpumem": 3000, "nvidia.com/gpucores": 30}}}]}}
+    assert verdicts(pod)[TOLERATE_GPU_TAINT] == ["spec.tolerations"]
+    every_nvidia = {WHOLE_GPU_LIMITS: {"gpuResources": ["nvidia.com/*"]}}
+    assert verdicts(pod, every_nvidia)[WHOLE_GPU_LIMITS] == [], "a share is not a count of GPUs"
+
+
+def test_gpu_markers_config_is_validated():
+    with pytest.raises(RuleConfigError) as error:
+        parse_rule_config({TOLERATE_GPU_TAINT: {"gpuMarkers": {"annotation": ["x"], "resources": "volcano"},
+                                                "namespaces": {"ml": {"a": 1}, "": {}}}})
+    assert error.value.problems == [
+        "gpu-pods-tolerate-gpu-taint.namespaces.ml: expected an object of annotation -> string, got {\"a\": 1}",
+        "gpu-pods-tolerate-gpu-taint.namespaces: namespace names are non-empty strings, got ''",
+        "gpu-pods-tolerate-gpu-taint.gpuMarkers: unknown key(s) 'annotation'; takes annotations, resources",
+        "gpu-pods-tolerate-gpu-taint.gpuMarkers.resources: expected a list of names, got 'volcano'",
+    ]
+
+
+def test_the_fractional_advice_offers_only_what_the_platform_has():
+    from dataclasses import replace
+
+    from policies.rule_config import GpuSharing
+
+    half = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "half"}, "spec": {
+        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 0.5}}}]}}
+    config = DEFAULTS[WHOLE_GPU_LIMITS]
+    [unknown] = findings(half, WHOLE_GPU_LIMITS, config)
+    assert "time-slicing" not in unknown.message and "nvidia.com/mig-<profile>" in unknown.message
+    [none] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing()))
+    assert "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in none.message
+    [mig] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing(("nvidia.com/mig-2g.20gb",))))
+    assert "ask for a MIG partition (nvidia.com/mig-2g.20gb)" in mig.message and "time-sliced" not in mig.message
+    [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), time_slicing=True)))
+    assert "time-sliced pool" in sliced.message and "MIG" not in sliced.message
