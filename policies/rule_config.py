@@ -8,13 +8,13 @@ all, so every default is applied here too. No Pulumi imports.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from .declarations import MISSING, Key, Problems, Reader, Section, describe
 from .documents import DocumentError, Limits, load_json, read_file
 from .scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
@@ -155,14 +155,13 @@ class RuleConfigError(ValueError):
         self.problems = problems
 
 
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:60] + "…"
+#: Where a parameter's reader reports a problem: (the key as the file spells it, the message).
+Report = Callable[[str, str], None]
 
 
-def _taints(raw: Any, where: str, problems: list[str]) -> tuple[Mapping[str, str], ...]:
+def _taints(raw: Any, where: str, report: Report) -> tuple[Mapping[str, str], ...]:
     if not isinstance(raw, (list, tuple)) or not raw:
-        problems.append(f"{where}: expected a non-empty list of {{key, value, effect}}, got {_shown(raw)}")
+        report(where, f"expected a non-empty list of {{key, value, effect}}, got {describe(raw)}")
         return DEFAULT_GPU_TAINTS
     taints = []
     for index, item in enumerate(raw):
@@ -171,70 +170,70 @@ def _taints(raw: Any, where: str, problems: list[str]) -> tuple[Mapping[str, str
             try:
                 taints.append(parse_taint(item))
             except TaintSyntaxError as error:
-                problems.append(f"{item_where}: {error}")
+                report(item_where, f"{error}")
             continue
         if not isinstance(item, Mapping):
-            problems.append(f"{item_where}: expected {{key, value, effect}}, got {_shown(item)}")
+            report(item_where, f"expected {{key, value, effect}}, got {describe(item)}")
             continue
         key, value, effect = item.get("key"), item.get("value", ""), item.get("effect")
         key_problem = label_key_problem(key) if isinstance(key, str) else "must be a string"
         value_problem = label_value_problem(value) if isinstance(value, str) else "must be a string"
         if key_problem:
-            problems.append(f"{item_where}.key: {_shown(key)} {key_problem}")
+            report(f"{item_where}.key", f"{describe(key)} {key_problem}")
         if value_problem:
-            problems.append(f"{item_where}.value: {_shown(value)} {value_problem}")
+            report(f"{item_where}.value", f"{describe(value)} {value_problem}")
         if effect not in TAINT_EFFECTS:
-            problems.append(f"{item_where}.effect: {_shown(effect)} is not one of {', '.join(TAINT_EFFECTS)}")
+            report(f"{item_where}.effect", f"{describe(effect)} is not one of {', '.join(TAINT_EFFECTS)}")
         if not (key_problem or value_problem) and effect in TAINT_EFFECTS:
             taints.append({"key": str(key), "value": str(value), "effect": str(effect)})
     return tuple(taints) or DEFAULT_GPU_TAINTS
 
 
-def _strings(raw: Any, where: str, problems: list[str], default: tuple[str, ...], allow_empty: bool = False,
+def _strings(raw: Any, where: str, report: Report, default: tuple[str, ...], allow_empty: bool = False,
              allowed: tuple[str, ...] = ()) -> tuple[str, ...]:
     if not isinstance(raw, (list, tuple)) or not all(isinstance(r, str) and r for r in raw) or (not raw and not allow_empty):
-        problems.append(f"{where}: expected a {'' if allow_empty else 'non-empty '}list of names, got {_shown(raw)}")
+        report(where, f"expected a {'' if allow_empty else 'non-empty '}list of names, got {describe(raw)}")
         return default
     unknown = [r for r in raw if allowed and r not in allowed]
     if unknown:
-        problems.append(f"{where}: {', '.join(map(repr, unknown))} not allowed; allowed: {', '.join(allowed)}")
+        report(where, f"{', '.join(map(repr, unknown))} not allowed; allowed: {', '.join(allowed)}")
         return default
     return tuple(raw)
 
 
-def _node_label(raw: Any, where: str, problems: list[str]) -> Mapping[str, str]:
+def _node_label(raw: Any, where: str, report: Report) -> Mapping[str, str]:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("key"), str) or not isinstance(raw.get("value"), str):
-        problems.append(f"{where}: expected {{key: ..., value: ...}}, got {_shown(raw)}")
+        report(where, f"expected {{key: ..., value: ...}}, got {describe(raw)}")
         return DEFAULT_NODE_LABEL
     return {"key": raw["key"], "value": raw["value"]}
 
 
-def _namespaces(raw: Any, where: str, problems: list[str]) -> tuple[tuple[str, Mapping[str, str]], ...]:
+def _namespaces(raw: Any, where: str, report: Report) -> tuple[tuple[str, Mapping[str, str]], ...]:
     if not isinstance(raw, Mapping):
-        problems.append(f"{where}: expected an object of namespace name -> {{annotation: value}}, got {_shown(raw)}")
+        report(where, f"expected an object of namespace name -> {{annotation: value}}, got {describe(raw)}")
         return ()
     namespaces = []
     for name, given in raw.items():
         if not isinstance(name, str) or not name:
-            problems.append(f"{where}: namespace names are non-empty strings, got {_shown(name)}")
+            report(where, f"namespace names are non-empty strings, got {describe(name)}")
             continue
         if not isinstance(given, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
-            problems.append(f"{where}.{name}: expected an object of annotation -> string, got {_shown(given)}")
+            report(f"{where}.{name}", f"expected an object of annotation -> string, got {describe(given)}")
             continue
         namespaces.append((name, dict(given)))
     return tuple(sorted(namespaces, key=lambda item: item[0]))
 
 
-def _markers(raw: Any, where: str, problems: list[str]) -> GpuMarkers:
+def _markers(raw: Any, where: str, report: Report) -> GpuMarkers:
     if not isinstance(raw, Mapping):
-        problems.append(f"{where}: expected {{annotations: [...], resources: [...]}}, got {_shown(raw)}")
+        report(where, f"expected {{annotations: [...], resources: [...]}}, got {describe(raw)}")
         return GpuMarkers()
     unknown = [key for key in raw if key not in ("annotations", "resources")]
     if unknown:
-        problems.append(f"{where}: unknown key(s) {', '.join(map(_shown, unknown))}; takes annotations, resources")
-    annotations = (_strings(raw["annotations"], where + ".annotations", problems, DEFAULT_GPU_MARKER_ANNOTATIONS,
+        report(where, f"unknown key(s) {', '.join(map(describe, unknown))}; takes annotations, resources")
+    annotations = (_strings(raw["annotations"], where + ".annotations", report, DEFAULT_GPU_MARKER_ANNOTATIONS,
                             allow_empty=True) if "annotations" in raw else DEFAULT_GPU_MARKER_ANNOTATIONS)
-    resources = (_strings(raw["resources"], where + ".resources", problems, DEFAULT_GPU_MARKER_RESOURCES,
+    resources = (_strings(raw["resources"], where + ".resources", report, DEFAULT_GPU_MARKER_RESOURCES,
                           allow_empty=True) if "resources" in raw else DEFAULT_GPU_MARKER_RESOURCES)
     return GpuMarkers(annotations, resources)
 
@@ -247,22 +246,41 @@ class Parameter:
     name: str
     schema: Mapping[str, Any]
     field: str
-    parse: Callable[[Any, str, list[str]], Any]
+    parse: Callable[[Any, str, Report], Any]
+
+    @property
+    def key(self) -> Key:
+        """The parameter as a declaration of the config engine (`policies.declarations`)."""
+        def read(reader: Reader, raw: Any) -> Any:
+            if raw is MISSING:
+                return getattr(_DEFAULTS, self.field)
+
+            def report(where: str, message: str) -> None:
+                reader.bad.add(self.name)
+                reader.problems.add(where, message)
+
+            return self.parse(raw, reader.path(self.name), report)
+
+        return Key(self.name, str(self.schema.get("description", "")), str(self.schema.get("type", "")),
+                   default=self.schema.get("default"), parse=read, attr=self.field)
 
 
 PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("gpuTaints", GPU_TAINTS_SCHEMA, "gpu_taints", _taints),
     Parameter("gpuResources", GPU_RESOURCES_SCHEMA, "gpu_resources",
-              lambda raw, where, problems: _strings(raw, where, problems, DEFAULT_GPU_RESOURCES)),
+              lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_RESOURCES)),
     Parameter("nodeLabel", NODE_LABEL_SCHEMA, "node_label", _node_label),
     Parameter("admissionPlugins", ADMISSION_PLUGINS_SCHEMA, "admission_plugins",
-              lambda raw, where, problems: frozenset(_strings(raw, where, problems, AKS_ADMISSION_PLUGINS,
+              lambda raw, where, report: frozenset(_strings(raw, where, report, AKS_ADMISSION_PLUGINS,
                                                                allow_empty=True, allowed=AKS_ADMISSION_PLUGINS))),
     Parameter("gpuDeviceClasses", GPU_DEVICE_CLASSES_SCHEMA, "gpu_device_classes",
-              lambda raw, where, problems: _strings(raw, where, problems, DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)),
+              lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)),
     Parameter("namespaces", NAMESPACES_SCHEMA, "namespaces", _namespaces),
     Parameter("gpuMarkers", GPU_MARKERS_SCHEMA, "gpu_markers", _markers),
 )}
+
+
+_DEFAULTS = RuleConfig(level="advisory")
 
 
 def _registry() -> Mapping[str, Any]:
@@ -272,20 +290,40 @@ def _registry() -> Mapping[str, Any]:
     return RULES
 
 
+def _level_problem(value: Any) -> str | None:
+    return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
+
+
+_SECTIONS: dict[str, Section] = {}
+
+
+def rule_section(rule: Any) -> Section:
+    """A rule's config section, declared with the config engine: its enforcement level and the
+    parameters it takes (from its declaration in `policies.rules`)."""
+    section = _SECTIONS.get(rule.name)
+    if section is None:
+        level = Key("enforcementLevel", "advisory, mandatory or disabled.", "string", default=rule.level,
+                    check=_level_problem, allowed=LEVELS, attr="level")
+        section = Section(rule.name, rule.description, (level, *(PARAMETERS[name].key for name in rule.parameters)),
+                          cls=RuleConfig)
+        _SECTIONS[rule.name] = section
+    return section
+
+
 def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
-    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}), driven by
-    each rule's declaration (`policies.rules`): its default level and the parameters it takes.
+    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}) with the
+    config engine (`policies.declarations`): each rule's section comes from its declaration.
 
     Raises RuleConfigError with every problem found.
     """
     rules = _registry()
     raw = raw if raw is not None else {}
-    problems: list[str] = []
     if not isinstance(raw, Mapping):
-        raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {_shown(raw)}"])
+        raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {describe(raw)}"])
+    problems = Problems()
     for name in raw:
         if name not in rules and name != "all":
-            problems.append(f"{_shown(name)} is not a policy of this pack; known: {', '.join(rules)}")
+            problems.items.append(f"{describe(name)} is not a policy of this pack; known: {', '.join(rules)}")
     configs: dict[str, RuleConfig] = {}
     all_level = raw.get("all")
     for name, rule in rules.items():
@@ -293,21 +331,16 @@ def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
         if isinstance(section, str):
             section = {"enforcementLevel": section}
         if not isinstance(section, Mapping):
-            problems.append(f"{name}: expected an object or an enforcement level, got {_shown(section)}")
+            problems.add(name, f"expected an object or an enforcement level, got {describe(section)}")
             section = {}
-        level = section.get("enforcementLevel", all_level if isinstance(all_level, str) else rule.level)
-        if level not in LEVELS:
-            problems.append(f"{name}.enforcementLevel: {_shown(level)} is not one of {', '.join(LEVELS)}")
-            level = rule.level
-        allowed = set(rule.parameters) | {"enforcementLevel"}
-        for key in section:
-            if key not in allowed:
-                problems.append(f"{name}.{key}: unknown setting; {name} takes {', '.join(sorted(allowed))}")
-        values = {PARAMETERS[key].field: PARAMETERS[key].parse(section[key], f"{name}.{key}", problems)
-                  for key in rule.parameters if key in section}
-        configs[name] = RuleConfig(level=level, **values)
-    if problems:
-        raise RuleConfigError(problems)
+        if "enforcementLevel" not in section and isinstance(all_level, str):
+            section = {**section, "enforcementLevel": all_level}
+        declared = rule_section(rule)
+        reader = Reader(declared, section, name, problems, None)
+        declared.parse(reader)
+        configs[name] = reader.build()
+    if problems.items:
+        raise RuleConfigError(problems.items)
     return configs
 
 

@@ -366,6 +366,7 @@ def test_rule_config_reports_every_problem():
             TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "sku", "value": "gpu", "effect": "Never"}], "enforcementLevel": "loud",
                                  "admissionPlugins": ["AlwaysPullImages"]},
             WHOLE_GPU_LIMITS: {"nodeLabel": {"key": "a", "value": "b"}},
+            SELECT_GPU_NODES: {"nodeLabels": {"key": "a", "value": "b"}},
         })
     assert error.value.problems == [
         "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
@@ -375,8 +376,10 @@ def test_rule_config_reports_every_problem():
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
         "ExtendedResourceToleration, PodTolerationRestriction, PodNodeSelector",
-        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; gpu-limits-are-whole-numbers takes "
-        "enforcementLevel, gpuResources",
+        # The config engine's wording (policies.declarations), as for the platform's settings.
+        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; allowed: enforcementLevel, gpuResources",
+        "gpu-pods-select-gpu-nodes.nodeLabels: unknown setting; did you mean 'nodeLabel'? allowed: enforcementLevel, "
+        "gpuResources, nodeLabel, gpuDeviceClasses, namespaces, gpuMarkers",
     ]
 
 
