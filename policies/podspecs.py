@@ -256,7 +256,8 @@ def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpe
                 template = parent if parts and parts[-1] == "spec" and isinstance(parent, abc.Mapping) else {}
                 annotations = as_mapping(as_mapping(template.get("metadata")).get("annotations"))
                 found.append(pod_spec(node, text, namespace, annotations=annotations))
-            children = [(value, (*parts, key), node) for key, value in node.items()
+            children: list[tuple[Any, tuple[str | int, ...], Any]] = [
+                (value, (*parts, key), node) for key, value in node.items()
                         if isinstance(key, str) and key not in _NEVER_POD_SPECS and key not in CONTAINER_LISTS
                         and not isinstance(value, _SCALARS)]
         elif isinstance(node, abc.Sequence) and not isinstance(node, (str, bytes)):

@@ -25,7 +25,6 @@ The wire's secret and unknown markers are imported from the SDK, never copied.
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from .scope import remembered, request_scope, secret_texts
@@ -41,7 +40,9 @@ _MARK = "gpu_aks_patched"
 SECRETS_FALLBACK = False
 
 
-def _sdk() -> ModuleType:
+def _sdk() -> Any:
+    """`pulumi_policy.policy`, the module whose names the patches replace (typed Any: the patches
+    check every name they touch; a test passes an object of another shape)."""
     import pulumi_policy.policy as sdk
 
     return sdk
@@ -67,7 +68,7 @@ def _scoped(method: Callable[..., Any]) -> Callable[..., Any]:
     return _mark(call)
 
 
-def scope_requests(sdk: ModuleType | None = None, on_configure: Callable[[], None] | None = None) -> bool:
+def scope_requests(sdk: Any = None, on_configure: Callable[[], None] | None = None) -> bool:
     """Run each `Analyze`/`AnalyzeStack` in its own request scope; call `on_configure` on each
     `Configure` (the CLI configures a pack once per operation). False when the servicer is not the
     shape this was written for (nothing is changed then)."""
@@ -108,7 +109,7 @@ class _ReusingJsonFormat:
         return remembered("message_to_dict", message, lambda: self._module.MessageToDict(message))
 
 
-def reuse_request_conversions(sdk: ModuleType | None = None) -> bool:
+def reuse_request_conversions(sdk: Any = None) -> bool:
     """Share the request's conversions among the policies of one call (see the module docstring)."""
     sdk = sdk or _sdk()
     json_format = getattr(sdk, "json_format", None)
@@ -182,7 +183,7 @@ def mark_secrets(props: Any) -> Any:
     return root[0]
 
 
-def track_secrets(sdk: ModuleType | None = None) -> bool:
+def track_secrets(sdk: Any = None) -> bool:
     """Record each request's secret texts in its scope and give the rules marked secret values."""
     sdk = sdk or _sdk()
     original = getattr(sdk, "deserialize_properties", None)
