@@ -25,14 +25,9 @@ def _load_this_folder_as_package() -> None:
 
 _load_this_folder_as_package()
 
-from gpu_aks_policies.pack import (  # noqa: E402
-    PACK_NAME,
-    build_policies,
-    reuse_request_conversions,
-    track_secrets,
-)
+from gpu_aks_policies.pack import OPERATION, PACK_NAME, build_policies  # noqa: E402
+from gpu_aks_policies.sdk_patches import install  # noqa: E402
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
-track_secrets()
-reuse_request_conversions()
+install(on_configure=OPERATION.reset)
 PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

@@ -161,13 +161,27 @@ def requested_extended_resources(pod: PodSpec) -> tuple[list[str], bool]:
     return sorted(names), unknown
 
 
-def admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:
+#: Namespaces known without being among the objects checked (the pack's `namespaces` config):
+#: (name, annotations) pairs.
+KnownNamespaces = Sequence[tuple[str, Mapping[str, Any]]]
+
+
+def admit(pod: PodSpec, context: Context, plugins: Collection[str], given: KnownNamespaces = ()) -> Admitted:
     """The pod after the admission plugins in `plugins` (raises UndecidableError when its own
-    tolerations or nodeSelector are unknown during preview)."""
-    return derived(pod, ("admit", frozenset(plugins)), context, lambda: _admit(pod, context, plugins))
+    tolerations or nodeSelector are unknown during preview). Its Namespace is the one among the
+    objects checked, else the one in `given`, else a Namespace without the plugins' annotations."""
+    key = ("admit", frozenset(plugins), tuple(name for name, _ in given))
+    return derived(pod, key, context, lambda: _admit(pod, context, plugins, given))
 
 
-def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted:
+def _namespace_annotations(name: str, context: Context, given: KnownNamespaces) -> Mapping[str, Any] | None:
+    annotations = context.namespaces.get(name)
+    if annotations is None:
+        annotations = next((annotations for namespace, annotations in given if namespace == name), None)
+    return annotations
+
+
+def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: KnownNamespaces = ()) -> Admitted:
     refusals: list[str] = []
     path = join(pod.path, "tolerations")
     written = [Toleration(known(t, join(path, i)), WRITTEN) for i, t in enumerate(list_at(pod.spec.get("tolerations"), path))
@@ -176,7 +190,7 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted
     node_selector = {str(k): str(v) for k, v in as_mapping(known(pod.spec.get("nodeSelector"),
                                                                  join(pod.path, "nodeSelector"))).items()}
     namespace = namespace_of(pod.namespace)
-    annotations = context.namespaces.get(namespace)
+    annotations = _namespace_annotations(namespace, context, given)
 
     if annotations is not None and POD_NODE_SELECTOR in plugins:
         selector = _node_selector_annotation(annotations.get(NODE_SELECTOR_ANNOTATION))

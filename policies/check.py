@@ -40,19 +40,17 @@ from .documents import (
     read_file,
     safe_text,
 )
-from .fit import Platform, PlatformError, check_fit, read_platform
-from .gpu_rules import POD_RULES
+from .fit import Platform, PlatformError, read_platform
 from .podspecs import object_identity
 from .rule_config import (
-    DEFAULT_LEVELS,
-    DESCRIPTIONS,
-    FIT_A_POOL,
     RuleConfig,
     RuleConfigError,
     parse_rule_config,
     read_rule_config_file,
     with_platform_taints,
 )
+from .rules import RULES, Rule
+from .scope import request_scope
 from .workloads import Context, context_of, pod_specs_of
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -214,22 +212,26 @@ def read_inputs(paths: Sequence[str], limits: Limits = DEFAULT_LIMITS,
 # --- Checking ---------------------------------------------------------------------------------
 
 
+#: The rules the checker runs on each object: every rule over pod specs, wherever the pack runs it.
+CHECKER_RULES: tuple[Rule, ...] = tuple(rule for rule in RULES.values() if rule.subject == "pods")
+
+
 def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], context: Context,
                  platform: Platform | None = None) -> list[tuple[str, str, str]]:
-    """(policy, level, message) for every finding of the pod rules on one object."""
-    pods = pod_specs_of(obj, context)
-    if not pods:
-        return []
-    results: list[tuple[str, str, str]] = []
-    for policy, rule in POD_RULES.items():
-        config = configs[policy]
-        if config.level != "disabled":
-            results.extend((policy, config.level, finding.message) for finding in rule(pods, config, context))
-    if platform is not None and configs[FIT_A_POOL].level != "disabled":
-        kind, name = object_identity(obj)
-        results.extend((FIT_A_POOL, configs[FIT_A_POOL].level, finding.message)
-                       for finding in check_fit(pods, kind, name, platform, configs[FIT_A_POOL], context))
-    return results
+    """(policy, level, message) for every finding of the pod rules on one object, in one request
+    scope (what the rules derive from a pod is computed once for all of them)."""
+    with request_scope():
+        pods = pod_specs_of(obj, context)
+        if not pods:
+            return []
+        identity = object_identity(obj)
+        results: list[tuple[str, str, str]] = []
+        for rule in CHECKER_RULES:
+            config = configs[rule.name]
+            if config.level != "disabled":
+                results.extend((rule.name, config.level, finding.message)
+                               for finding in rule.check_pods(pods, config, context, platform, identity))
+        return results
 
 
 def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleConfig],
@@ -283,15 +285,20 @@ def render_json(report: Report) -> str:
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render_sarif(report: Report, descriptions: Mapping[str, str] = DESCRIPTIONS) -> str:
+def sarif_rules() -> list[dict[str, Any]]:
+    """The SARIF `rules` metadata, one per rule declaration (`policies.rules`)."""
+    return [{
+        "id": rule.name, "name": rule.name, "shortDescription": {"text": rule.description},
+        "fullDescription": {"text": rule.description},
+        "defaultConfiguration": {"level": "error" if rule.level == "mandatory" else "warning"},
+        "helpUri": f"https://github.com/gpu-aks/gpu-aks/blob/main/docs/policies.md#{rule.name}",
+    } for rule in RULES.values()]
+
+
+def render_sarif(report: Report) -> str:
     """SARIF 2.1.0, as GitHub code scanning reads it: mandatory violations and input errors are
     errors, advisory ones warnings, each located at the first line of its document."""
-    rules = [{
-        "id": policy, "name": policy, "shortDescription": {"text": descriptions[policy]},
-        "fullDescription": {"text": descriptions[policy]},
-        "defaultConfiguration": {"level": "error" if level == "mandatory" else "warning"},
-        "helpUri": "https://github.com/gpu-aks/gpu-aks#the-policy-pack",
-    } for policy, level in DEFAULT_LEVELS.items()]
+    rules = sarif_rules()
     rules.append({"id": "input-error", "name": "input-error", "shortDescription": {"text": "The input could not be read."},
                   "defaultConfiguration": {"level": "error"}})
 

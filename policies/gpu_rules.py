@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import re
 from collections import abc
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
-from .catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
+from .catalog import GPU_MODEL_LABEL, POOL_LABEL, SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
 from .podspecs import (
     ABSENT,
     UNKNOWN,
     GpuAsk,
     PodSpec,
     UndecidableError,
+    as_mapping,
     asks_by_container,
     derived,
     find_pod_specs,
+    is_gpu_resource,
     join,
     known,
     list_at,
@@ -39,6 +41,7 @@ from .rule_config import (
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
+    GpuSharing,
     RuleConfig,
 )
 from .scheduling import (
@@ -52,6 +55,7 @@ from .scheduling import (
     toleration_for,
     untolerated_taints,
 )
+from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
 
 
@@ -113,26 +117,30 @@ class GpuDemand:
     claims: Claims
     #: An unknown container or amount during preview that might also ask for a GPU.
     unknown: UndecidableError | None
+    #: What else puts the pod on GPU nodes (`gpuMarkers`): "annotation gpu-fraction", "container 'x'
+    #: asks for volcano.sh/vgpu-number". Counted for tolerations and node selection, never for limits.
+    markers: tuple[str, ...] = ()
 
     @property
     def any(self) -> bool:
-        return bool(self.asks or self.claims.gpu)
+        return bool(self.asks or self.claims.gpu or self.markers)
 
     def summary(self) -> str:
         parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks]
         parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu]
+        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers]
         return ", ".join(parts)
 
 
 def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
-    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes)
+    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, config.gpu_markers)
     return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
-def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], UndecidableError | None]:
     asks: list[GpuAsk] = []
     unknown: UndecidableError | None = None
-    for result in asks_by_container(pod, config.gpu_resources):
+    for result in asks_by_container(pod, patterns):
         if isinstance(result, UndecidableError):
             unknown = unknown or result
             continue
@@ -142,7 +150,17 @@ def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand
                 unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
             elif asking:
                 asks.append(ask)
-    return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown)
+    return asks, unknown
+
+
+def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+    asks, unknown = _asks(pod, config.gpu_resources)
+    markers = [f"annotation {name}" for name in config.gpu_markers.annotations if name in pod.annotations]
+    if config.gpu_markers.resources:
+        marked, _ = _asks(pod, config.gpu_markers.resources)
+        markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked
+                    if not is_gpu_resource(ask.resource, config.gpu_resources)]
+    return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
 
 
 def gpu_tolerations(admitted: Admitted, config: RuleConfig) -> list[Any]:
@@ -183,7 +201,7 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
                 findings.append(undecided(TOLERATE_GPU_TAINT, demand.unknown))
             continue
         try:
-            admitted = admit(pod, context, config.admission_plugins)
+            admitted = admit(pod, context, config.admission_plugins, config.namespaces)
         except UndecidableError as error:
             findings.append(undecided(TOLERATE_GPU_TAINT, error))
             continue
@@ -214,23 +232,48 @@ class LimitProblem:
         return f"{self.text}. {self.advice}"
 
 
-def _amount_problem(kind: str, resource: str, value: Any) -> str | None:
+def sharing_advice(sharing: GpuSharing | None) -> str:
+    """How to share a GPU, as far as the platform offers it: nothing is suggested that nothing sets up
+    (this platform sets up no time-slicing unless its outputs say a pool is time-sliced)."""
+    if sharing is None:
+        return ("to share a GPU, ask for a MIG partition resource (nvidia.com/mig-<profile>) where the platform has "
+                "MIG pools; otherwise ask for a whole GPU")
+    offers = []
+    if sharing.mig_resources:
+        offers.append(f"a MIG partition ({', '.join(sharing.mig_resources)})")
+    if sharing.time_slicing:
+        offers.append("a whole nvidia.com/gpu on a time-sliced pool (each is a share of a GPU)")
+    if not offers:
+        return "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU"
+    return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
+
+
+def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
+    # A secret amount is named only by its path: nothing derived from it is printed either.
+    secret = is_secret(value)
     written = f"{kind}.{resource}: {shown(value)}"
     try:
         amount = parse_quantity(value)
     except QuantityError as error:
-        return f"has {kind}.{resource}: {error}"
+        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
     if amount < 0:
         return f"has {written}, a negative amount"
     if amount.denominator != 1:
-        return (f"has {written} ({format_amount(amount)} GPUs); GPUs are whole devices and the API server refuses "
-                f"fractions (to share a GPU use a MIG partition resource, nvidia.com/mig-<profile>, or time-slicing)")
+        amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
+        return (f"has {written}{amount_text}, a fraction; GPUs are whole devices and the API server refuses "
+                f"fractions ({sharing_advice(sharing)})")
     if amount > MAX_AMOUNT:
         return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
     return None
 
 
-def limit_problem(ask: GpuAsk) -> LimitProblem | None:
+def _amount_text(value: Any, amount: Fraction | None, fallback: str) -> str:
+    if is_secret(value) or amount is None:
+        return fallback
+    return format_amount(amount)
+
+
+def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProblem | None:
     """What the API server's `ValidateResourceRequirements` (kubernetes pkg/apis/core/validation)
     refuses for a non-overcommitable extended resource: a quantity that is not a whole, non-negative
     number; a request without a limit (at any amount, 0 included); a request that is not the limit.
@@ -240,19 +283,19 @@ def limit_problem(ask: GpuAsk) -> LimitProblem | None:
     request = known(ask.request, ask.request_path)
     for kind, value in (("limits", limit), ("requests", request)):
         if value is not ABSENT:
-            problem = _amount_problem(kind, resource, value)
+            problem = _amount_problem(kind, resource, value, sharing)
             if problem:
                 return LimitProblem(problem, f"Write a whole number:\nresources:\n  limits:\n    {resource}: 1")
     if request is not ABSENT and limit is ABSENT:
         amount = amount_of(request)
-        suggestion = format_amount(amount) if amount is not None and amount > 0 else "1"
+        suggestion = _amount_text(request, amount, "1") if amount is not None and amount > 0 else "1"
         return LimitProblem(
             f"sets requests.{resource}: {shown(request)} without a limit; the API server refuses that at any amount, "
             f"0 included (\"Limit must be set for non overcommitable resources\")",
             f"Put the amount in limits (a limit alone also sets the request):\nresources:\n  limits:\n"
             f"    {resource}: {suggestion}")
     if request is not ABSENT and amount_of(request) != amount_of(limit):
-        equal = format_amount(amount_of(limit) or Fraction(0))
+        equal = _amount_text(limit, amount_of(limit) or Fraction(0), "<the limit>")
         return LimitProblem(
             f"has requests.{resource}: {shown(request)} but limits.{resource}: {shown(limit)}; for GPUs the API server "
             f"requires the request to equal the limit",
@@ -273,8 +316,10 @@ def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
             if container.limits_set_by_controller:
                 continue
             for ask in result:
+                if is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                    continue  # a share (Volcano vGPU, HAMi memory or cores), not a count of GPUs
                 try:
-                    problem = limit_problem(ask)
+                    problem = limit_problem(ask, config.gpu_sharing)
                 except UndecidableError as error:
                     findings.append(undecided(WHOLE_GPU_LIMITS, error))
                     continue
@@ -301,11 +346,32 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
     return False
 
 
+#: Node labels only GPU nodes carry, whatever their value: AKS's `kubernetes.azure.com/accelerator`
+#: (set on GPU nodes, AKS "use-nvidia-gpu"; see `catalog.aks_node_labels`), the platform's pool label
+#: (only its GPU pools carry it, `catalog.POOL_LABEL`), and NVIDIA's `nvidia.com/gpu.*` labels (GPU
+#: Feature Discovery's `nvidia.com/gpu.product`, `gpu.present`, ...; Flyte's `nvidia.com/gpu.accelerator`,
+#: `catalog.GPU_MODEL_LABEL`).
+GPU_ONLY_LABEL_KEYS = ("kubernetes.azure.com/accelerator", POOL_LABEL, GPU_MODEL_LABEL)
+GPU_ONLY_LABEL_PREFIXES = ("nvidia.com/gpu.",)
+
+
+def _gpu_only_key(key: Any) -> bool:
+    return isinstance(key, str) and (key in GPU_ONLY_LABEL_KEYS or key.startswith(GPU_ONLY_LABEL_PREFIXES))
+
+
+def _term_selects_gpu_only_label(term: Any) -> bool:
+    for expression in as_mapping(term).get("matchExpressions") or []:
+        expression = as_mapping(expression)
+        if _gpu_only_key(expression.get("key")) and expression.get("operator") in ("In", "Exists"):
+            return True
+    return False
+
+
 def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str], key: str, value: str) -> bool:
-    if node_selector.get(key) == value:
+    if node_selector.get(key) == value or any(_gpu_only_key(k) for k in node_selector):
         return True
     terms = required_node_terms(pod_spec)
-    return bool(terms) and all(_term_pins(term, key, value) for term in terms or [])
+    return bool(terms) and all(_term_pins(term, key, value) or _term_selects_gpu_only_label(term) for term in terms or [])
 
 
 def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
@@ -322,7 +388,7 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
                     raise demand.unknown
                 continue
             mapping_at(pod.spec.get("affinity"), join(pod.path, "affinity"))
-            admitted = admit(pod, context, config.admission_plugins)
+            admitted = admit(pod, context, config.admission_plugins, config.namespaces)
         except UndecidableError as error:
             findings.append(undecided(SELECT_GPU_NODES, error))
             continue
@@ -349,7 +415,7 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
         if not claims.unresolved or claims.gpu:
             continue
         try:
-            if gpu_tolerations(admit(pod, context, config.admission_plugins), config):
+            if gpu_tolerations(admit(pod, context, config.admission_plugins, config.namespaces), config):
                 continue
         except UndecidableError:
             continue
@@ -414,7 +480,9 @@ def _is_count(value: Any) -> bool:
 
 
 def _number(value: Any) -> str:
-    """A count as people write it: the wire's 3.0 is 3."""
+    """A count as people write it: the wire's 3.0 is 3 (a secret one is named only as secret)."""
+    if is_secret(value):
+        return shown(value)
     return str(int(value)) if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else shown(value)
 
 
@@ -588,10 +656,11 @@ def _plugin_gap(plugin: StackResource, pods: Sequence[PodSpec], labels: Mapping[
     return f"{plugin.urn} has no pod template"
 
 
-#: The pod rules, by policy name: (pods, config, context) -> findings.
-POD_RULES: Mapping[str, Callable[[Sequence[PodSpec], RuleConfig, Context], list[Finding]]] = {
-    TOLERATE_GPU_TAINT: check_gpu_tolerations,
-    WHOLE_GPU_LIMITS: check_gpu_limits,
-    SELECT_GPU_NODES: check_gpu_node_selection,
-    ANALYZABLE: check_analyzable,
-}
+def __getattr__(name: str) -> Any:
+    """`POD_RULES`, policy name -> check function of each pod rule that needs nothing but the objects,
+    derived from the rule declarations (`policies.rules`) on first use."""
+    if name == "POD_RULES":
+        from .rules import RULES
+
+        return {rule.name: rule.check for rule in RULES.values() if rule.subject == "pods" and not rule.needs_platform}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,22 +1,37 @@
-"""The Pulumi layer of the policy pack: wraps the pure rules in pulumi-policy's Policy objects.
+"""The Pulumi layer of the policy pack: the rule declarations (`policies.rules`) as pulumi-policy's
+Policy objects.
 
-Importing this module builds nothing that serves; `policies/__main__.py` hands `build_policies()` to
-`PolicyPack`, which starts the gRPC Analyzer. Validators receive the SDK's read-only proxies, in which
-reading a value unknown during preview raises `UnknownValueError`; `to_plain` turns them into plain
-dicts with `UNKNOWN` markers so the rules stay pure, and a rule that could not decide is reported the
-way the SDK reports it (an advisory "can't run policy during preview" with the path).
+Importing this module builds nothing that serves; `policies/__main__.py` installs the guarded SDK
+patches (`policies.sdk_patches`) and hands `build_policies()` to `PolicyPack`, which starts the gRPC
+Analyzer. Validators receive the SDK's read-only proxies, in which reading a value unknown during
+preview raises `UnknownValueError`; `to_plain` turns them into plain dicts with `UNKNOWN` markers so
+the rules stay pure, and a rule that could not decide is reported the way the SDK reports it (an
+advisory "can't run policy during preview" with the path).
 
-Where each rule runs:
-- per resource (`Analyze`, before each resource is created): the limits rule, node selection, and
-  GPU pools. They need nothing but the resource.
-- per stack (`AnalyzeStack`): the toleration rule and the visibility advisory, because a pod's
-  verdict rests on other resources of the stack (its Namespace's default tolerations and
-  whitelist, the ResourceClaimTemplates it names), and the device-plugin coverage rule. `pulumi up`
-  previews first by default, so these still stop a bad change before anything is created.
+When each rule runs (see `docs/enforcement.md`):
+- `Analyze` (rules declared "resource"): per resource as the engine registers it, on its inputs,
+  before the step that creates it. Every mandatory pod verdict is here (the toleration rule, the
+  limits rule) with the advisory node selection, and the GPU pool rule. So `pulumi up
+  --skip-preview` (the Automation API, pulumi/actions) stops before the object exists.
+- `AnalyzeStack` (rules declared "stack"): after the program, on every resource's outputs: the
+  device plugin's coverage of the pools, and the advisories that need the whole stack.
 
-Secrets: the SDK unwraps secret values before validators see them. `track_secrets` (called by
-`__main__.py`) records the secret values of each request as the SDK deserializes it, and every
-message is redacted against them, so no message prints a secret-marked property.
+One analyzer process serves one operation, so the pack remembers, in `OPERATION`, the objects a
+pod's verdict rests on as the engine registers them: Namespaces (AKS's PodTolerationRestriction and
+PodNodeSelector read their annotations), ResourceClaims and ResourceClaimTemplates, training
+runtimes. A pod is judged with those registered before it (a pod that uses `ns.metadata.name` is
+registered after its Namespace) and with the Namespaces the config's `namespaces` names. A namespace
+neither registered before nor configured is judged as Kubernetes creates one: without the admission
+annotations (what the stack policy also assumed for a namespace outside the stack). Where that
+assumption could be wrong, nothing is lost quietly: when the namespace itself is unknown during
+preview the toleration verdict is an advisory "can't run during preview" (a namespace could add the
+toleration); and at `AnalyzeStack`, a pod whose Namespace or claim was registered after it is judged
+again with the complete stack, and any difference is reported as an advisory naming the object to
+register first. A `Configure` starts a new operation (the CLI sends one per process).
+
+Secrets: `policies.sdk_patches.track_secrets` gives the rules marked secret values that print as
+`[secret]` and records each request's secret texts; every message is redacted against them. If that
+patch cannot be installed, messages carry only the rule and the path.
 """
 
 from __future__ import annotations
@@ -25,8 +40,8 @@ import json
 import re
 import threading
 from collections import abc
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import (
@@ -50,32 +65,15 @@ from pulumi_policy.proxy import (
     UnknownValueError,
 )
 
-from . import __version__
-from .gpu_rules import (
-    Finding,
-    StackResource,
-    check_analyzable,
-    check_device_plugin_coverage,
-    check_gpu_limits,
-    check_gpu_node_pool,
-    check_gpu_node_selection,
-    check_gpu_tolerations,
-)
-from .podspecs import UNKNOWN, PodSpec, object_identity
-from .rule_config import (
-    ANALYZABLE,
-    CONFIG_SCHEMAS,
-    DEFAULT_LEVELS,
-    DESCRIPTIONS,
-    DEVICE_PLUGIN_TOLERATES_POOLS,
-    SELECT_GPU_NODES,
-    TAINTED_GPU_POOLS,
-    TOLERATE_GPU_TAINT,
-    WHOLE_GPU_LIMITS,
-    RuleConfig,
-    parse_rule_config,
-)
+from . import __version__, sdk_patches
+from .gpu_rules import Finding, StackResource, check_gpu_tolerations, undecided
+from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
+from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig, parse_rule_config
+from .rules import RULES, Rule
+from .scope import remembered, remembered_for, secret_texts
+from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
+from .workloads.context import namespace_of
 
 PACK_NAME = "gpu-aks-policies"
 PACK_VERSION = __version__
@@ -84,8 +82,6 @@ UNKNOWN_SENTINELS = frozenset({
     UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
     UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE,
 })
-_SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
-_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 
 
 def _unproxied(value: Any) -> Any:
@@ -125,153 +121,87 @@ def to_plain(value: Any) -> Any:
     return root
 
 
-# --- Secrets ----------------------------------------------------------------------------------
-
-_SECRET_TEXTS: set[str] = set()
-_MAX_SECRET_TEXTS = 10_000
-
-
-def _collect_secrets(props: Any) -> None:
-    """Remember every scalar inside a secret-marked value of a request's properties."""
-    pending: list[tuple[Any, bool]] = [(props, False)]
-    while pending and len(_SECRET_TEXTS) < _MAX_SECRET_TEXTS:
-        value, secret = pending.pop()
-        if isinstance(value, dict):
-            secret = secret or value.get(_SECRET_SIG_KEY) == _SECRET_SIG
-            pending.extend((item, secret) for key, item in value.items() if key != _SECRET_SIG_KEY)
-        elif isinstance(value, list):
-            pending.extend((item, secret) for item in value)
-        elif secret and value is not None and str(value).strip():
-            _SECRET_TEXTS.add(str(value))
-            if isinstance(value, float) and value.is_integer():
-                _SECRET_TEXTS.add(str(int(value)))
-
-
-# --- One conversion per request -----------------------------------------------------------------
-
-_this_thread = threading.local()
-
-
-def once_per_request(name: str, source: Any, compute: Callable[[], Any]) -> Any:
-    """`compute()` for `source`, reused while the same object comes back within one gRPC call.
-    Within one `Analyze` the SDK hands every policy the same request, and within one `AnalyzeStack`
-    every stack policy the same resources, converting them again for each (protobuf to dict,
-    deserialized, wrapped in proxies). Entries are keyed by identity and hold their source, so an
-    identity cannot be reused while they live; they live for one call only (`_one_call_of`), so
-    nothing accumulates for the cyclic collector. Outside a call nothing is remembered."""
-    memos = getattr(_this_thread, "memos", None)
-    if memos is None:
-        return compute()
-    memo = memos.setdefault(name, {})
-    entry = memo.get(id(source))
-    if entry is not None and entry[0] is source:
-        return entry[1]
-    value = compute()
-    memo[id(source)] = (source, value)
-    return value
-
-
-def _one_call_of(method: Callable[..., Any]) -> Callable[..., Any]:
-    def call(self: Any, request: Any, context: Any) -> Any:
-        _this_thread.memos = {}
-        try:
-            return method(self, request, context)
-        finally:
-            _this_thread.memos = None
-
-    call.gpu_aks_scoped = True  # type: ignore[attr-defined]
-    return call
-
-
 def plain_props(props: Any) -> Any:
     """`to_plain(props)`, once per request."""
-    return once_per_request("plain", _unproxied(props), lambda: to_plain(props))
+    return remembered("plain", _unproxied(props), lambda: to_plain(props))
 
 
-class _ReusingJsonFormat:
-    """`google.protobuf.json_format` as pulumi-policy uses it, converting each message once."""
-
-    def __init__(self, module: Any) -> None:
-        self._module = module
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
-
-    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (protobuf's name)
-        if args or kwargs:
-            return self._module.MessageToDict(message, *args, **kwargs)
-        return once_per_request("message_to_dict", message, lambda: self._module.MessageToDict(message))
+# --- The operation ------------------------------------------------------------------------------
 
 
-def reuse_request_conversions() -> None:
-    """Install the per-call reuse in pulumi-policy (called by `__main__.py`, before PolicyPack starts
-    the servicer). Its deserialization does not modify its input, and validators only read what
-    they get, so sharing one copy is safe. This reaches into the SDK's servicer class (pinned
-    pulumi-policy 1.21); if a later SDK renames it, the pack still works, converting per policy."""
-    import pulumi_policy.policy as sdk
+@dataclass(frozen=True)
+class EarlyVerdict:
+    """What `Analyze` decided for a pod-bearing resource without all of its context: the namespace
+    and claims it named that were not registered yet, and the toleration messages it reported."""
 
-    servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
-    if servicer is None or not hasattr(sdk, "json_format"):
-        return
-    for method in ("Analyze", "AnalyzeStack"):
-        original = getattr(servicer, method, None)
-        if original is not None and not getattr(original, "gpu_aks_scoped", False):
-            setattr(servicer, method, _one_call_of(original))
-    if not isinstance(sdk.json_format, _ReusingJsonFormat):
-        sdk.json_format = _ReusingJsonFormat(sdk.json_format)
-    proxy = getattr(sdk, "unknown_checking_proxy", None)
-    if proxy is not None and not getattr(proxy, "gpu_aks_scoped", False):
-        # The proxy tree is built eagerly, a copy of every container; it only reads its target.
-        def shared_proxy(props: Any) -> Any:
-            return once_per_request("proxy", props, lambda: proxy(props))
-
-        shared_proxy.gpu_aks_scoped = True  # type: ignore[attr-defined]
-        sdk.unknown_checking_proxy = shared_proxy
+    missing: frozenset[tuple[str, str, str]]
+    messages: frozenset[str]
 
 
-def track_secrets() -> None:
-    """Record secret values as the SDK deserializes each request (pulumi-policy unwraps them before
-    validators run, so they cannot be told apart afterwards)."""
-    import pulumi_policy.policy as sdk
+class Operation:
+    """What one operation (one analyzer process; a `Configure` starts a new one) remembers: the
+    objects pods depend on, as the engine registered them; each policy's parsed config; and the
+    verdicts `Analyze` gave without part of their context."""
 
-    original = sdk.deserialize_properties
-    if getattr(original, "gpu_aks_tracking", False):
-        return
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
 
-    def recording(props: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:  # remediation asks for secret-preserving proxies: not shared
-            _collect_secrets(props)
-            return original(props, *args, **kwargs)
+    def reset(self) -> None:
+        with self._lock:
+            self.context = Context(complete=False)
+            self.configs: dict[tuple[str, str], RuleConfig] = {}
+            self.early: dict[str, EarlyVerdict] = {}
 
-        def deserialize() -> Any:
-            _collect_secrets(props)
-            return original(props)
+    def remember(self, obj: Any) -> None:
+        with self._lock:
+            self.context.add(obj)
 
-        return once_per_request("deserialized", props, deserialize)
+    def rule_config(self, policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
+        """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
+        section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
+        key = (policy, json.dumps(section, sort_keys=True, default=list) if section else "{}")
+        parsed = self.configs.get(key)
+        if parsed is None:
+            parsed = parse_rule_config({policy: json.loads(key[1])})[policy]
+            with self._lock:
+                self.configs[key] = parsed
+        return parsed
 
-    recording.gpu_aks_tracking = True  # type: ignore[attr-defined]
-    sdk.deserialize_properties = recording
-
-
-def redact(message: str) -> str:
-    for text in sorted(_SECRET_TEXTS, key=len, reverse=True):
-        if text in message:
-            message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", "[secret]", message)
-    return message
-
-
-# --- Configuration and reporting ----------------------------------------------------------------
-
-
-@lru_cache(maxsize=64)
-def _rule_config(policy: str, config_json: str) -> RuleConfig:
-    return parse_rule_config({policy: json.loads(config_json)})[policy]
+    def judged_early(self, urn: str, verdict: EarlyVerdict) -> None:
+        with self._lock:
+            self.early[urn] = verdict
 
 
-def rule_config(policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
-    """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
-    section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
-    return _rule_config(policy, json.dumps(section, sort_keys=True, default=list) if section else "{}")
+OPERATION = Operation()
+
+
+def _missing_context(pods: Sequence[PodSpec], context: Context, config: RuleConfig) -> frozenset[tuple[str, str, str]]:
+    """The Namespaces and claims the pods name that neither the operation nor the config knows yet."""
+    missing = set()
+    for pod in pods:
+        namespace = namespace_of(pod.namespace)
+        if namespace not in context.namespaces and config.namespace_annotations(namespace) is None:
+            missing.add(("Namespace", "", namespace))
+        for claim in pod.spec.get("resourceClaims") or [] if isinstance(pod.spec.get("resourceClaims"), list) else []:
+            if not isinstance(claim, abc.Mapping):
+                continue
+            for key, kind, table in (("resourceClaimName", "ResourceClaim", context.claims),
+                                     ("resourceClaimTemplateName", "ResourceClaimTemplate", context.claim_templates)):
+                name = claim.get(key)
+                if isinstance(name, str) and (namespace, name) not in table:
+                    missing.add((kind, namespace, name))
+    return frozenset(missing)
+
+
+# --- Reporting ----------------------------------------------------------------------------------
+
+
+def _message(finding: Finding, prefix: str) -> str:
+    if sdk_patches.SECRETS_FALLBACK:
+        # The SDK's secrets could not be tracked: say which rule and where, nothing the input wrote.
+        return f"{finding.policy} is violated at {finding.path}"
+    return redact(f"{prefix}{finding.message}", secret_texts())
 
 
 def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = "") -> None:
@@ -283,7 +213,7 @@ def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = 
             first_undecided = first_undecided or finding
             continue
         # A stack rule blames the resource it names; a resource rule, the resource under analysis.
-        report(redact(f"{prefix}{finding.message}"), finding.subject or None)
+        report(_message(finding, prefix), finding.subject or None)
     if first_undecided is not None:
         path = first_undecided.path.replace("[", ".").replace("]", "").split(".")
         raise UnknownValueError(UNKNOWN_STRING_VALUE, path)
@@ -312,106 +242,145 @@ def _identity(obj: Any, resource_type: str, name: str) -> str:
     return f"{kind or resource_type} '{object_name or name}': "
 
 
-def _schema(policy: str) -> PolicyConfigSchema | None:
-    properties = CONFIG_SCHEMAS[policy]
-    return PolicyConfigSchema(properties={key: dict(schema) for key, schema in properties.items()}) if properties else None
+def _schema(rule: Rule) -> PolicyConfigSchema | None:
+    return PolicyConfigSchema(properties={key: dict(schema) for key, schema in rule.schema.items()}) if rule.parameters else None
 
 
-def _level(policy: str) -> EnforcementLevel:
-    return EnforcementLevel(DEFAULT_LEVELS[policy])
+def _level(rule: Rule) -> EnforcementLevel:
+    return EnforcementLevel(rule.level)
 
 
-PodRule = Callable[[Sequence[PodSpec], RuleConfig, Context], list[Finding]]
+def _namespace_unknown(obj: Mapping[str, Any]) -> bool:
+    metadata = obj.get("metadata")
+    return isinstance(metadata, abc.Mapping) and metadata.get("namespace") is UNKNOWN
 
 
 def _pods_of(args: ResourceValidationArgs) -> tuple[dict[str, Any] | None, Context, list[PodSpec]]:
-    """The object, its context and pod specs, shared by the resource policies of one request (the
-    rules keep what they derive from a pod on the PodSpec, so the next policy reuses it)."""
+    """The object and its pod specs, once per request for all the resource policies, judged among
+    the objects registered before it (which this object joins, if pods depend on its kind)."""
     obj = kubernetes_object(args.resource_type, plain_props(args.props))
-    context = context_of([obj] if obj is not None else [], complete=False)
-    return obj, context, (pod_specs_of(obj, context) if obj is not None else [])
+    if obj is None:
+        return None, OPERATION.context, []
+    OPERATION.remember(obj)
+    context = OPERATION.context
+    return obj, context, pod_specs_of(obj, context)
+
+
+def _pod_policy(rule: Rule) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        obj, context, pods = remembered("pods", _unproxied(args.props), lambda: _pods_of(args))
+        if obj is None or not pods:
+            return
+        config = OPERATION.rule_config(rule.name, args.get_config())
+        findings = rule.check(pods, config, context)
+        if rule.name == TOLERATE_GPU_TAINT:
+            findings = _with_namespace_caveats(findings, obj, pods, context, config, args.urn)
+        _report(findings, report, _identity(obj, args.resource_type, args.name))
+
+    return ResourceValidationPolicy(name=rule.name, description=rule.description, validate=validate,
+                                    enforcement_level=_level(rule), config_schema=_schema(rule))
+
+
+def _with_namespace_caveats(findings: list[Finding], obj: Mapping[str, Any], pods: Sequence[PodSpec],
+                            context: Context, config: RuleConfig, urn: str) -> list[Finding]:
+    """The toleration verdict as `Analyze` may give it: a pod whose namespace is unknown during
+    preview could get the toleration from that namespace, so its violation is undecided; a verdict
+    given before the pod's Namespace or claims were registered is remembered for `AnalyzeStack`."""
+    if _namespace_unknown(obj):
+        return [undecided(f.policy, UndecidableError("metadata.namespace")) if f.decided else f for f in findings]
+    missing = _missing_context(pods, context, config)
+    if missing:
+        OPERATION.judged_early(urn, EarlyVerdict(missing, frozenset(f.message for f in findings if f.decided)))
+    return findings
+
+
+def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        if not args.resource_type.startswith("azure-native:containerservice"):
+            return
+        findings = rule.check(args.resource_type, plain_props(args.props), OPERATION.rule_config(rule.name, args.get_config()))
+        _report(findings, report)
+
+    return ResourceValidationPolicy(name=rule.name, description=rule.description, validate=validate,
+                                    enforcement_level=_level(rule), config_schema=_schema(rule))
 
 
 StackPods = tuple[list[tuple[Any, dict[str, Any], list[PodSpec]]], Context]
 
 
 def _stack_pods(args: StackValidationArgs) -> StackPods:
-    """The stack's Kubernetes objects with their pod specs, and the context they share: computed once
-    per `AnalyzeStack` for the stack pod policies (each gets the same resources, in the same order)."""
-    sources = tuple(_unproxied(r.props) for r in args.resources)
-    memos = getattr(_this_thread, "memos", None)
-    cached = memos.get("stack_pods") if memos is not None else None
-    if cached is not None and len(cached[0]) == len(sources) and all(a is b for a, b in zip(cached[0], sources, strict=True)):
-        return cached[1]  # type: ignore[no-any-return]
-    objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
-    present = [(r, obj) for r, obj in objects if obj is not None]
-    context = context_of((obj for _, obj in present), complete=True)
-    value: StackPods = ([(r, obj, pod_specs_of(obj, context)) for r, obj in present], context)
-    if memos is not None:
-        memos["stack_pods"] = (sources, value)
-    return value
+    """The stack's Kubernetes objects with their pod specs, and the complete context they share:
+    computed once per `AnalyzeStack` for the stack pod policies (each gets the same resources)."""
+    def compute() -> StackPods:
+        objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
+        present = [(r, obj) for r, obj in objects if obj is not None]
+        context = context_of((obj for _, obj in present), complete=True)
+        return [(r, obj, pod_specs_of(obj, context)) for r, obj in present], context
+
+    return remembered_for("stack_pods", tuple(_unproxied(r.props) for r in args.resources), compute)
 
 
-def _pod_policy(name: str, rule: PodRule) -> ResourceValidationPolicy:
-    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        obj, context, pods = once_per_request("pods", _unproxied(args.props), lambda: _pods_of(args))
-        if obj is None:
-            return
-        findings = rule(pods, rule_config(name, args.get_config()), context)
-        _report(findings, report, _identity(obj, args.resource_type, args.name))
+def _registered_late(resource: Any, obj: Mapping[str, Any], pods: Sequence[PodSpec], context: Context,
+                     config: RuleConfig) -> list[Finding]:
+    """Advisories for a pod `Analyze` judged before its Namespace or claims were registered, where the
+    complete stack gives another toleration verdict."""
+    early = OPERATION.early.get(resource.urn)
+    if early is None:
+        return []
+    late = sorted(f"{kind} '{name}'" for kind, namespace, name in early.missing
+                  if (kind == "Namespace" and name in context.namespaces)
+                  or (kind == "ResourceClaim" and (namespace, name) in context.claims)
+                  or (kind == "ResourceClaimTemplate" and (namespace, name) in context.claim_templates))
+    if not late:
+        return []
+    now = {f.message for f in check_gpu_tolerations(pods, config, context) if f.decided}
+    why = (f"was judged when the engine registered it, before {', '.join(late)}, which the program registers later; "
+           f"make it depend on {'them' if len(late) > 1 else 'it'} (for example metadata.namespace: "
+           f"ns.metadata.name) so that its verdict counts them.")
+    findings = [Finding(ANALYZABLE, "metadata", f"{why} With them, {TOLERATE_GPU_TAINT} says: {message}")
+                for message in sorted(now - early.messages)]
+    findings += [Finding(ANALYZABLE, "metadata", f"{why} With them, {TOLERATE_GPU_TAINT} no longer says: {message}")
+                 for message in sorted(early.messages - now)]
+    return findings
 
-    return ResourceValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
-                                    enforcement_level=_level(name), config_schema=_schema(name))
 
-
-def _stack_pod_policy(name: str, rule: PodRule) -> StackValidationPolicy:
+def _stack_pod_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         present, context = _stack_pods(args)
-        config = rule_config(name, args.get_config())
+        config = OPERATION.rule_config(rule.name, args.get_config())
         findings: list[Finding] = []
         for resource, obj, pods in present:
             prefix = _identity(obj, resource.resource_type, resource.name)
-            findings.extend(Finding(f.policy, f.path, prefix + f.message, f.decided, resource.urn)
-                            for f in rule(pods, config, context))
+            found = rule.check(pods, config, context)
+            if rule.name == ANALYZABLE:
+                found = [*found, *_registered_late(resource, obj, pods, context, config)]
+            findings.extend(Finding(f.policy, f.path, prefix + f.message, f.decided, resource.urn) for f in found)
         _report(findings, report)
 
-    return StackValidationPolicy(name=name, description=DESCRIPTIONS[name], validate=validate,
-                                 enforcement_level=_level(name), config_schema=_schema(name))
+    return StackValidationPolicy(name=rule.name, description=rule.description, validate=validate,
+                                 enforcement_level=_level(rule), config_schema=_schema(rule))
 
 
-def _gpu_pool_policy() -> ResourceValidationPolicy:
-    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        if not args.resource_type.startswith("azure-native:containerservice"):
-            return
-        findings = check_gpu_node_pool(args.resource_type, plain_props(args.props),
-                                       rule_config(TAINTED_GPU_POOLS, args.get_config()))
-        _report(findings, report)
-
-    return ResourceValidationPolicy(name=TAINTED_GPU_POOLS, description=DESCRIPTIONS[TAINTED_GPU_POOLS],
-                                    validate=validate, enforcement_level=_level(TAINTED_GPU_POOLS),
-                                    config_schema=_schema(TAINTED_GPU_POOLS))
-
-
-def _device_plugin_policy() -> StackValidationPolicy:
+def _stack_resources_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
             if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
         ]
-        config = rule_config(DEVICE_PLUGIN_TOLERATES_POOLS, args.get_config())
-        _report(check_device_plugin_coverage(resources, config), report)
+        _report(rule.check(resources, OPERATION.rule_config(rule.name, args.get_config())), report)
 
-    return StackValidationPolicy(name=DEVICE_PLUGIN_TOLERATES_POOLS,
-                                 description=DESCRIPTIONS[DEVICE_PLUGIN_TOLERATES_POOLS],
-                                 validate=validate, enforcement_level=_level(DEVICE_PLUGIN_TOLERATES_POOLS))
+    return StackValidationPolicy(name=rule.name, description=rule.description, validate=validate,
+                                 enforcement_level=_level(rule), config_schema=_schema(rule))
+
+
+_BUILDERS = {
+    ("resource", "pods"): _pod_policy,
+    ("resource", "aks-pools"): _pool_policy,
+    ("stack", "pods"): _stack_pod_policy,
+    ("stack", "stack-resources"): _stack_resources_policy,
+}
 
 
 def build_policies() -> list[Policy]:
-    return [
-        _stack_pod_policy(TOLERATE_GPU_TAINT, check_gpu_tolerations),
-        _pod_policy(WHOLE_GPU_LIMITS, check_gpu_limits),
-        _pod_policy(SELECT_GPU_NODES, check_gpu_node_selection),
-        _gpu_pool_policy(),
-        _device_plugin_policy(),
-        _stack_pod_policy(ANALYZABLE, check_analyzable),
-    ]
+    """One pulumi-policy Policy per rule declaration the pack runs (not the checker-only ones)."""
+    return [_BUILDERS[(rule.scope, rule.subject)](rule) for rule in RULES.values() if rule.scope != "checker-only"]

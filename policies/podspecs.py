@@ -24,6 +24,8 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from .scope import current_scope, remembered
+
 T = TypeVar("T")
 
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
@@ -174,9 +176,9 @@ class PodSpec:
     #: Who gives this pod its tolerations when the object has no place for them (a Tekton Task: the
     #: podTemplate of the run that runs it): the toleration rule judges them there, not here.
     tolerations_from: str = ""
-    #: What the rules derive from this pod (its GPU asks, demand, admitted form), keyed by what the
-    #: derivation depends on, so the rules run one after another read the pod once.
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: The pod's annotations (its template's `metadata.annotations`), where the object shows them:
+    #: some schedulers take GPU shares from annotations (`gpuMarkers`).
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -186,12 +188,17 @@ class PodSpec:
 
 def derived(pod: PodSpec, key: tuple[Any, ...], context: Any, compute: Callable[[], T]) -> T:
     """What a rule derives from `pod` among the objects of `context` (its admitted form, its GPU
-    demand), computed once: the rules run one after another on the same pods."""
-    cached = pod.memo.get(key)
-    if cached is not None and cached[0] is context:
-        return cached[1]  # type: ignore[no-any-return]
+    demand), computed once per request scope (`policies.scope`): the rules run one after another on
+    the same pods."""
+    scope = current_scope()
+    if scope is None:
+        return compute()
+    entry_key = (key, id(pod))
+    entry = scope.entries.get(entry_key)
+    if entry is not None and entry[0] is pod and entry[1][0] is context:
+        return entry[1][1]  # type: ignore[no-any-return]
     value = compute()
-    pod.memo[key] = (context, value)
+    scope.entries[entry_key] = (pod, (context, value))
     return value
 
 
@@ -236,9 +243,9 @@ def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpe
     """Every mapping with a `containers` list in `obj`, outermost first, each node visited once."""
     found: list[PodSpec] = []
     visited: set[int] = set()
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(obj, ())]
+    stack: list[tuple[Any, tuple[str | int, ...], Any]] = [(obj, (), None)]
     while stack:
-        node, parts = stack.pop()
+        node, parts, parent = stack.pop()
         if isinstance(node, _SCALARS) or id(node) in visited:
             continue
         visited.add(id(node))
@@ -248,12 +255,16 @@ def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpe
                 text = path
                 for part in parts:
                     text = join(text, part)
-                found.append(pod_spec(node, text, namespace))
-            children = [(value, (*parts, key)) for key, value in node.items()
+                # A pod spec's annotations are its template's (or the Pod's) metadata, beside `spec`.
+                template = parent if parts and parts[-1] == "spec" and isinstance(parent, abc.Mapping) else {}
+                annotations = as_mapping(as_mapping(template.get("metadata")).get("annotations"))
+                found.append(pod_spec(node, text, namespace, annotations=annotations))
+            children: list[tuple[Any, tuple[str | int, ...], Any]] = [
+                (value, (*parts, key), node) for key, value in node.items()
                         if isinstance(key, str) and key not in _NEVER_POD_SPECS and key not in CONTAINER_LISTS
                         and not isinstance(value, _SCALARS)]
         elif isinstance(node, abc.Sequence) and not isinstance(node, (str, bytes)):
-            children = [(item, (*parts, index)) for index, item in enumerate(node) if not isinstance(item, _SCALARS)]
+            children = [(item, (*parts, index), node) for index, item in enumerate(node) if not isinstance(item, _SCALARS)]
         else:
             continue
         stack.extend(reversed(children))
@@ -299,26 +310,25 @@ class GpuAsk:
 def gpu_asks(pod: PodSpec, gpu_resources: Sequence[str]) -> list[GpuAsk]:
     """Every GPU resource entry of every known container. Raises UndecidableError for the first
     unknown container or resources map only after the known ones are collected (see `asks_by_container`)."""
-    key = ("gpu_asks", tuple(gpu_resources))
-    if key not in pod.memo:
-        pod.memo[key] = [ask for asks in asks_by_container(pod, key[1]) if not isinstance(asks, UndecidableError)
-                         for ask in asks]
-    return pod.memo[key]  # type: ignore[no-any-return]
+    patterns = tuple(gpu_resources)
+    return remembered(("gpu_asks", patterns), pod, lambda: [
+        ask for asks in asks_by_container(pod, patterns) if not isinstance(asks, UndecidableError) for ask in asks])
 
 
 def asks_by_container(pod: PodSpec, gpu_resources: Sequence[str]) -> list[list[GpuAsk] | UndecidableError]:
     """Per container, its GPU asks, or the UndecidableError that hid them during preview."""
-    key = ("asks_by_container", tuple(gpu_resources))
-    if key in pod.memo:
-        return pod.memo[key]  # type: ignore[no-any-return]
-    result: list[list[GpuAsk] | UndecidableError] = []
-    for container in pod.containers:
-        try:
-            result.append(_container_asks(container, key[1]))
-        except UndecidableError as error:
-            result.append(error)
-    pod.memo[key] = result
-    return result
+    patterns = tuple(gpu_resources)
+
+    def compute() -> list[list[GpuAsk] | UndecidableError]:
+        result: list[list[GpuAsk] | UndecidableError] = []
+        for container in pod.containers:
+            try:
+                result.append(_container_asks(container, patterns))
+            except UndecidableError as error:
+                result.append(error)
+        return result
+
+    return remembered(("asks_by_container", patterns), pod, compute)
 
 
 def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[GpuAsk]:

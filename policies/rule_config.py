@@ -8,13 +8,13 @@ all, so every default is applied here too. No Pulumi imports.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from .declarations import MISSING, Key, Problems, Reader, Section, describe
 from .documents import DocumentError, Limits, load_json, read_file
 from .scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
@@ -27,30 +27,7 @@ ANALYZABLE = "gpu-workloads-are-analyzable"
 FIT_A_POOL = "gpu-pods-fit-a-pool"
 
 LEVELS = ("advisory", "mandatory", "disabled")
-
-DEFAULT_LEVELS: Mapping[str, str] = {
-    TOLERATE_GPU_TAINT: "mandatory",
-    WHOLE_GPU_LIMITS: "mandatory",
-    SELECT_GPU_NODES: "advisory",
-    TAINTED_GPU_POOLS: "mandatory",
-    DEVICE_PLUGIN_TOLERATES_POOLS: "mandatory",
-    ANALYZABLE: "advisory",
-    FIT_A_POOL: "mandatory",
-}
-POLICY_NAMES = tuple(DEFAULT_LEVELS)
-#: Policies only the manifest checker runs (it needs the platform's outputs, `--platform`).
-CHECKER_ONLY = (FIT_A_POOL,)
-PACK_POLICY_NAMES = tuple(name for name in POLICY_NAMES if name not in CHECKER_ONLY)
-
-DESCRIPTIONS: Mapping[str, str] = {
-    TOLERATE_GPU_TAINT: "Pods that ask for GPUs tolerate the GPU node taint, or they stay Pending forever.",
-    WHOLE_GPU_LIMITS: "GPU amounts are set as limits, whole, and equal to any request, as the API server requires.",
-    SELECT_GPU_NODES: "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
-    TAINTED_GPU_POOLS: "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
-    DEVICE_PLUGIN_TOLERATES_POOLS: "The NVIDIA device-plugin DaemonSets select, tolerate and can serve every GPU pool.",
-    ANALYZABLE: "What the GPU rules cannot see (a podSpecPatch, a claim not among the objects checked) is said.",
-    FIT_A_POOL: "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
-}
+Level = Literal["advisory", "mandatory", "disabled"]
 
 DEFAULT_GPU_TAINTS: tuple[Mapping[str, str], ...] = (parse_taint(DEFAULT_GPU_TAINT),)
 DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*")
@@ -96,20 +73,57 @@ GPU_DEVICE_CLASSES_SCHEMA = {
     "description": "DRA device classes whose claims make a pod a GPU pod; shell-style patterns allowed.",
 }
 
-#: Which config properties each policy takes (its `PolicyConfigSchema`).
-CONFIG_SCHEMAS: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
-    TOLERATE_GPU_TAINT: {"gpuTaints": GPU_TAINTS_SCHEMA, "gpuResources": GPU_RESOURCES_SCHEMA,
-                         "admissionPlugins": ADMISSION_PLUGINS_SCHEMA, "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    WHOLE_GPU_LIMITS: {"gpuResources": GPU_RESOURCES_SCHEMA},
-    SELECT_GPU_NODES: {"gpuResources": GPU_RESOURCES_SCHEMA, "nodeLabel": NODE_LABEL_SCHEMA,
-                       "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    TAINTED_GPU_POOLS: {"gpuTaints": GPU_TAINTS_SCHEMA},
-    DEVICE_PLUGIN_TOLERATES_POOLS: {},
-    ANALYZABLE: {"gpuTaints": GPU_TAINTS_SCHEMA, "gpuResources": GPU_RESOURCES_SCHEMA,
-                 "admissionPlugins": ADMISSION_PLUGINS_SCHEMA, "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
-    FIT_A_POOL: {"gpuResources": GPU_RESOURCES_SCHEMA, "admissionPlugins": ADMISSION_PLUGINS_SCHEMA,
-                 "gpuDeviceClasses": GPU_DEVICE_CLASSES_SCHEMA},
+#: The Namespaces the cluster already has, as the platform knows them (name -> annotations).
+NAMESPACES_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}},
+    "default": {},
+    "description": "Namespaces that exist before this program runs, by name, with their annotations "
+                   "(scheduler.alpha.kubernetes.io/defaultTolerations, tolerationsWhitelist, node-selector). Pods in "
+                   "them are judged with what AKS's admission plugins add or refuse; a Namespace of the program "
+                   "registered before its pods counts as well (and wins).",
 }
+
+#: Pods that land on GPU nodes without asking for an extended GPU resource the limits rule judges.
+#: KAI Scheduler and Run:ai ask for a share of a GPU with pod annotations (kai-scheduler/KAI-Scheduler
+#: `pkg/common/constants`: `GpuFraction = "gpu-fraction"`, `GpuMemory = "gpu-memory"`; Run:ai's
+#: `RunaiGPUFraction`/`RunaiGPUMemory` are the same names). Volcano's vGPU asks with
+#: `volcano.sh/vgpu-number`, `volcano.sh/vgpu-memory`, `volcano.sh/vgpu-cores`
+#: (volcano-sh/volcano `pkg/scheduler/plugins/vgpupredicates/vgpuutil/config.go`; Volcano vGPU user
+#: guide). HAMi adds `nvidia.com/gpumem`, `nvidia.com/gpumem-percentage`, `nvidia.com/gpucores`
+#: beside `nvidia.com/gpu` (Project-HAMi/HAMi `examples/nvidia/`, its `resourceMem`/`resourceCores`
+#: chart values). Such pods still need the GPU taint's toleration; their amounts are not GPU counts,
+#: so the whole-number rule never judges them.
+DEFAULT_GPU_MARKER_ANNOTATIONS: tuple[str, ...] = ("gpu-fraction", "gpu-memory")
+DEFAULT_GPU_MARKER_RESOURCES: tuple[str, ...] = (
+    "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores",
+    "nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
+)
+GPU_MARKERS_SCHEMA = {
+    "type": "object",
+    "properties": {"annotations": {"type": "array", "items": {"type": "string"}},
+                   "resources": {"type": "array", "items": {"type": "string"}}},
+    "additionalProperties": False,
+    "default": {"annotations": list(DEFAULT_GPU_MARKER_ANNOTATIONS), "resources": list(DEFAULT_GPU_MARKER_RESOURCES)},
+    "description": "What else puts a pod on GPU nodes: pod annotations (KAI Scheduler, Run:ai) and resources "
+                   "(Volcano vGPU, HAMi; shell-style patterns allowed). Such pods must tolerate the GPU taint; "
+                   "their amounts are never judged as whole GPUs.",
+}
+
+
+@dataclass(frozen=True)
+class GpuMarkers:
+    annotations: tuple[str, ...] = DEFAULT_GPU_MARKER_ANNOTATIONS
+    resources: tuple[str, ...] = DEFAULT_GPU_MARKER_RESOURCES
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """What the platform offers to share a GPU, when it is known (`--platform`): the resources its MIG
+    pools advertise, and whether any pool is time-sliced. The fractional-GPU advice offers these only."""
+
+    mig_resources: tuple[str, ...] = ()
+    time_slicing: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +136,17 @@ class RuleConfig:
     node_label: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NODE_LABEL))
     admission_plugins: frozenset[str] = frozenset(AKS_ADMISSION_PLUGINS)
     gpu_device_classes: tuple[str, ...] = DEFAULT_GPU_DEVICE_CLASSES
+    #: (namespace, its annotations) for the Namespaces the pack's config names, sorted by name.
+    namespaces: tuple[tuple[str, Mapping[str, str]], ...] = ()
+    gpu_markers: GpuMarkers = GpuMarkers()
+    #: None when the platform is not known (no `--platform`): then the advice stays generic.
+    gpu_sharing: GpuSharing | None = None
+
+    def namespace_annotations(self, name: str) -> Mapping[str, str] | None:
+        for namespace, given in self.namespaces:
+            if namespace == name:
+                return given
+        return None
 
 
 class RuleConfigError(ValueError):
@@ -130,14 +155,13 @@ class RuleConfigError(ValueError):
         self.problems = problems
 
 
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:60] + "…"
+#: Where a parameter's reader reports a problem: (the key as the file spells it, the message).
+Report = Callable[[str, str], None]
 
 
-def _taints(raw: Any, where: str, problems: list[str]) -> tuple[Mapping[str, str], ...]:
+def _taints(raw: Any, where: str, report: Report) -> tuple[Mapping[str, str], ...]:
     if not isinstance(raw, (list, tuple)) or not raw:
-        problems.append(f"{where}: expected a non-empty list of {{key, value, effect}}, got {_shown(raw)}")
+        report(where, f"expected a non-empty list of {{key, value, effect}}, got {describe(raw)}")
         return DEFAULT_GPU_TAINTS
     taints = []
     for index, item in enumerate(raw):
@@ -146,91 +170,177 @@ def _taints(raw: Any, where: str, problems: list[str]) -> tuple[Mapping[str, str
             try:
                 taints.append(parse_taint(item))
             except TaintSyntaxError as error:
-                problems.append(f"{item_where}: {error}")
+                report(item_where, f"{error}")
             continue
         if not isinstance(item, Mapping):
-            problems.append(f"{item_where}: expected {{key, value, effect}}, got {_shown(item)}")
+            report(item_where, f"expected {{key, value, effect}}, got {describe(item)}")
             continue
         key, value, effect = item.get("key"), item.get("value", ""), item.get("effect")
         key_problem = label_key_problem(key) if isinstance(key, str) else "must be a string"
         value_problem = label_value_problem(value) if isinstance(value, str) else "must be a string"
         if key_problem:
-            problems.append(f"{item_where}.key: {_shown(key)} {key_problem}")
+            report(f"{item_where}.key", f"{describe(key)} {key_problem}")
         if value_problem:
-            problems.append(f"{item_where}.value: {_shown(value)} {value_problem}")
+            report(f"{item_where}.value", f"{describe(value)} {value_problem}")
         if effect not in TAINT_EFFECTS:
-            problems.append(f"{item_where}.effect: {_shown(effect)} is not one of {', '.join(TAINT_EFFECTS)}")
+            report(f"{item_where}.effect", f"{describe(effect)} is not one of {', '.join(TAINT_EFFECTS)}")
         if not (key_problem or value_problem) and effect in TAINT_EFFECTS:
             taints.append({"key": str(key), "value": str(value), "effect": str(effect)})
     return tuple(taints) or DEFAULT_GPU_TAINTS
 
 
-def _strings(raw: Any, where: str, problems: list[str], default: tuple[str, ...], allow_empty: bool = False,
+def _strings(raw: Any, where: str, report: Report, default: tuple[str, ...], allow_empty: bool = False,
              allowed: tuple[str, ...] = ()) -> tuple[str, ...]:
     if not isinstance(raw, (list, tuple)) or not all(isinstance(r, str) and r for r in raw) or (not raw and not allow_empty):
-        problems.append(f"{where}: expected a {'' if allow_empty else 'non-empty '}list of names, got {_shown(raw)}")
+        report(where, f"expected a {'' if allow_empty else 'non-empty '}list of names, got {describe(raw)}")
         return default
     unknown = [r for r in raw if allowed and r not in allowed]
     if unknown:
-        problems.append(f"{where}: {', '.join(map(repr, unknown))} not allowed; allowed: {', '.join(allowed)}")
+        report(where, f"{', '.join(map(repr, unknown))} not allowed; allowed: {', '.join(allowed)}")
         return default
     return tuple(raw)
 
 
-def _node_label(raw: Any, where: str, problems: list[str]) -> Mapping[str, str]:
+def _node_label(raw: Any, where: str, report: Report) -> Mapping[str, str]:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("key"), str) or not isinstance(raw.get("value"), str):
-        problems.append(f"{where}: expected {{key: ..., value: ...}}, got {_shown(raw)}")
+        report(where, f"expected {{key: ..., value: ...}}, got {describe(raw)}")
         return DEFAULT_NODE_LABEL
     return {"key": raw["key"], "value": raw["value"]}
 
 
+def _namespaces(raw: Any, where: str, report: Report) -> tuple[tuple[str, Mapping[str, str]], ...]:
+    if not isinstance(raw, Mapping):
+        report(where, f"expected an object of namespace name -> {{annotation: value}}, got {describe(raw)}")
+        return ()
+    namespaces = []
+    for name, given in raw.items():
+        if not isinstance(name, str) or not name:
+            report(where, f"namespace names are non-empty strings, got {describe(name)}")
+            continue
+        if not isinstance(given, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
+            report(f"{where}.{name}", f"expected an object of annotation -> string, got {describe(given)}")
+            continue
+        namespaces.append((name, dict(given)))
+    return tuple(sorted(namespaces, key=lambda item: item[0]))
+
+
+def _markers(raw: Any, where: str, report: Report) -> GpuMarkers:
+    if not isinstance(raw, Mapping):
+        report(where, f"expected {{annotations: [...], resources: [...]}}, got {describe(raw)}")
+        return GpuMarkers()
+    unknown = [key for key in raw if key not in ("annotations", "resources")]
+    if unknown:
+        report(where, f"unknown key(s) {', '.join(map(describe, unknown))}; takes annotations, resources")
+    annotations = (_strings(raw["annotations"], where + ".annotations", report, DEFAULT_GPU_MARKER_ANNOTATIONS,
+                            allow_empty=True) if "annotations" in raw else DEFAULT_GPU_MARKER_ANNOTATIONS)
+    resources = (_strings(raw["resources"], where + ".resources", report, DEFAULT_GPU_MARKER_RESOURCES,
+                          allow_empty=True) if "resources" in raw else DEFAULT_GPU_MARKER_RESOURCES)
+    return GpuMarkers(annotations, resources)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One config property a rule may take: its JSON Schema (what the Pulumi CLI validates and
+    `docs/policies.md` shows), the RuleConfig field it sets and how it is read (all problems at once)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    field: str
+    parse: Callable[[Any, str, Report], Any]
+
+    @property
+    def key(self) -> Key:
+        """The parameter as a declaration of the config engine (`policies.declarations`)."""
+        def read(reader: Reader, raw: Any) -> Any:
+            if raw is MISSING:
+                return getattr(_DEFAULTS, self.field)
+
+            def report(where: str, message: str) -> None:
+                reader.bad.add(self.name)
+                reader.problems.add(where, message)
+
+            return self.parse(raw, reader.path(self.name), report)
+
+        return Key(self.name, str(self.schema.get("description", "")), str(self.schema.get("type", "")),
+                   default=self.schema.get("default"), parse=read, attr=self.field)
+
+
+PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter in (
+    Parameter("gpuTaints", GPU_TAINTS_SCHEMA, "gpu_taints", _taints),
+    Parameter("gpuResources", GPU_RESOURCES_SCHEMA, "gpu_resources",
+              lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_RESOURCES)),
+    Parameter("nodeLabel", NODE_LABEL_SCHEMA, "node_label", _node_label),
+    Parameter("admissionPlugins", ADMISSION_PLUGINS_SCHEMA, "admission_plugins",
+              lambda raw, where, report: frozenset(_strings(raw, where, report, AKS_ADMISSION_PLUGINS,
+                                                               allow_empty=True, allowed=AKS_ADMISSION_PLUGINS))),
+    Parameter("gpuDeviceClasses", GPU_DEVICE_CLASSES_SCHEMA, "gpu_device_classes",
+              lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)),
+    Parameter("namespaces", NAMESPACES_SCHEMA, "namespaces", _namespaces),
+    Parameter("gpuMarkers", GPU_MARKERS_SCHEMA, "gpu_markers", _markers),
+)}
+
+
+_DEFAULTS = RuleConfig(level="advisory")
+
+
+def _registry() -> Mapping[str, Any]:
+    # The rule declarations import the rules, which import this module's names: read them lazily.
+    from .rules import RULES
+
+    return RULES
+
+
+def _level_problem(value: Any) -> str | None:
+    return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
+
+
+_SECTIONS: dict[str, Section] = {}
+
+
+def rule_section(rule: Any) -> Section:
+    """A rule's config section, declared with the config engine: its enforcement level and the
+    parameters it takes (from its declaration in `policies.rules`)."""
+    section = _SECTIONS.get(rule.name)
+    if section is None:
+        level = Key("enforcementLevel", "advisory, mandatory or disabled.", "string", default=rule.level,
+                    check=_level_problem, allowed=LEVELS, attr="level")
+        section = Section(rule.name, rule.description, (level, *(PARAMETERS[name].key for name in rule.parameters)),
+                          cls=RuleConfig)
+        _SECTIONS[rule.name] = section
+    return section
+
+
 def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
-    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}).
+    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}) with the
+    config engine (`policies.declarations`): each rule's section comes from its declaration.
 
     Raises RuleConfigError with every problem found.
     """
+    rules = _registry()
     raw = raw if raw is not None else {}
-    problems: list[str] = []
     if not isinstance(raw, Mapping):
-        raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {_shown(raw)}"])
+        raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {describe(raw)}"])
+    problems = Problems()
     for name in raw:
-        if name not in POLICY_NAMES and name != "all":
-            problems.append(f"{_shown(name)} is not a policy of this pack; known: {', '.join(POLICY_NAMES)}")
+        if name not in rules and name != "all":
+            problems.items.append(f"{describe(name)} is not a policy of this pack; known: {', '.join(rules)}")
     configs: dict[str, RuleConfig] = {}
     all_level = raw.get("all")
-    for name in POLICY_NAMES:
+    for name, rule in rules.items():
         section = raw.get(name, {})
         if isinstance(section, str):
             section = {"enforcementLevel": section}
         if not isinstance(section, Mapping):
-            problems.append(f"{name}: expected an object or an enforcement level, got {_shown(section)}")
+            problems.add(name, f"expected an object or an enforcement level, got {describe(section)}")
             section = {}
-        level = section.get("enforcementLevel", all_level if isinstance(all_level, str) else DEFAULT_LEVELS[name])
-        if level not in LEVELS:
-            problems.append(f"{name}.enforcementLevel: {_shown(level)} is not one of {', '.join(LEVELS)}")
-            level = DEFAULT_LEVELS[name]
-        allowed = set(CONFIG_SCHEMAS[name]) | {"enforcementLevel"}
-        for key in section:
-            if key not in allowed:
-                problems.append(f"{name}.{key}: unknown setting; {name} takes {', '.join(sorted(allowed))}")
-        where = name + "."
-        configs[name] = RuleConfig(
-            level=level,
-            gpu_taints=_taints(section["gpuTaints"], where + "gpuTaints", problems)
-            if "gpuTaints" in section else DEFAULT_GPU_TAINTS,
-            gpu_resources=_strings(section["gpuResources"], where + "gpuResources", problems, DEFAULT_GPU_RESOURCES)
-            if "gpuResources" in section else DEFAULT_GPU_RESOURCES,
-            node_label=_node_label(section["nodeLabel"], where + "nodeLabel", problems)
-            if "nodeLabel" in section else DEFAULT_NODE_LABEL,
-            admission_plugins=frozenset(_strings(section["admissionPlugins"], where + "admissionPlugins", problems,
-                                                 AKS_ADMISSION_PLUGINS, allow_empty=True, allowed=AKS_ADMISSION_PLUGINS))
-            if "admissionPlugins" in section else frozenset(AKS_ADMISSION_PLUGINS),
-            gpu_device_classes=_strings(section["gpuDeviceClasses"], where + "gpuDeviceClasses", problems,
-                                        DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)
-            if "gpuDeviceClasses" in section else DEFAULT_GPU_DEVICE_CLASSES,
-        )
-    if problems:
-        raise RuleConfigError(problems)
+        if "enforcementLevel" not in section and isinstance(all_level, str):
+            section = {**section, "enforcementLevel": all_level}
+        declared = rule_section(rule)
+        reader = Reader(declared, section, name, problems, None)
+        declared.parse(reader)
+        configs[name] = reader.build()
+    if problems.items:
+        raise RuleConfigError(problems.items)
     return configs
 
 
@@ -256,5 +366,33 @@ def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -
 
 def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
     """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
-    return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in CONFIG_SCHEMAS[name] else config
+    rules = _registry()
+    return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in rules[name].parameters else config
             for name, config in configs.items()}
+
+
+def with_platform_sharing(configs: Mapping[str, RuleConfig], sharing: GpuSharing) -> dict[str, RuleConfig]:
+    """The configs with what the platform offers to share a GPU (from `--platform`): the advice for a
+    fractional GPU then names only those (MIG resources, time-sliced pools) or says there are none."""
+    return {name: replace(config, gpu_sharing=sharing) for name, config in configs.items()}
+
+
+def __getattr__(name: str) -> Any:
+    """The per-rule tables older callers import (levels, descriptions, schemas, names), derived from
+    the rule declarations on first use."""
+    if name not in _DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    rules = _registry()
+    derived: dict[str, Any] = {
+        "DEFAULT_LEVELS": {rule.name: rule.level for rule in rules.values()},
+        "DESCRIPTIONS": {rule.name: rule.description for rule in rules.values()},
+        "CONFIG_SCHEMAS": {rule.name: {key: PARAMETERS[key].schema for key in rule.parameters}
+                           for rule in rules.values()},
+        "POLICY_NAMES": tuple(rules),
+        "CHECKER_ONLY": tuple(rule.name for rule in rules.values() if rule.scope == "checker-only"),
+        "PACK_POLICY_NAMES": tuple(rule.name for rule in rules.values() if rule.scope != "checker-only"),
+    }
+    return derived[name]
+
+
+_DERIVED = ("DEFAULT_LEVELS", "DESCRIPTIONS", "CONFIG_SCHEMAS", "POLICY_NAMES", "CHECKER_ONLY", "PACK_POLICY_NAMES")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 from hypothesis import given, settings
@@ -10,7 +11,13 @@ from hypothesis import strategies as st
 from policies.gpu_rules import POD_RULES, StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from policies.podspecs import UNKNOWN
 from policies.quantities import QuantityError, parse_quantity
-from policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, TAINTED_GPU_POOLS, default_rule_config
+from policies.rule_config import (
+    DEVICE_PLUGIN_TOLERATES_POOLS,
+    TAINTED_GPU_POOLS,
+    TOLERATE_GPU_TAINT,
+    WHOLE_GPU_LIMITS,
+    default_rule_config,
+)
 from policies.scheduling import TAINT_EFFECTS, tolerates, toleration_for
 from tests.helpers import findings
 
@@ -88,11 +95,19 @@ json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=30)
 
 
+def assert_well_formed(found: list, policy: str) -> None:
+    """What every finding carries, whatever the input: its own rule, a path, a message that says
+    something, and no duplicate."""
+    assert len(found) == len(set(found))
+    for finding in found:
+        assert finding.policy == policy and isinstance(finding.path, str) and finding.message.strip()
+
+
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_no_rule_crashes_on_arbitrary_json(value):
     for name in POD_RULES:
-        assert isinstance(findings(value, name), list)
+        assert_well_formed(findings(value, name), name)
     if isinstance(value, dict):
         check_gpu_node_pool("azure-native:containerservice:ManagedCluster", value, DEFAULTS[TAINTED_GPU_POOLS])
         check_gpu_node_pool("azure-native:containerservice:AgentPool", value, DEFAULTS[TAINTED_GPU_POOLS])
@@ -118,8 +133,92 @@ pools = st.fixed_dictionaries({"vmSize": st.sampled_from(["Standard_NC4as_T4_v3"
 def test_no_rule_crashes_on_gpu_shaped_garbage(pod_spec, pool):
     obj = {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"spec": pod_spec}}}
     for name in POD_RULES:
-        assert isinstance(findings(obj, name), list)
+        found = findings(obj, name)
+        assert_well_formed(found, name)
+        if name == WHOLE_GPU_LIMITS:
+            # Every container asks for nvidia.com/gpu here: a limit this rule refuses is said, per container.
+            assert len([f for f in found if f.decided]) <= len(pod_spec["containers"])
     check_gpu_node_pool("azure-native:containerservice:AgentPool", pool, DEFAULTS[TAINTED_GPU_POOLS])
     check_device_plugin_coverage(
         [StackResource("pool", "azure-native:containerservice:AgentPool", pool),
          StackResource("ds", "kubernetes:apps/v1:DaemonSet", obj)], DEFAULTS[DEVICE_PLUGIN_TOLERATES_POOLS])
+
+
+# --- Invariants of the verdicts ------------------------------------------------------------------
+
+quantities = (st.integers(min_value=-2, max_value=8) | st.sampled_from([0.5, 1.0, 2.0, 1.5])
+              | st.sampled_from(["1", "2", "1500m", "3000m", "0", " 2 ", "1e0", "x", "-1", "0.5"]))
+gpu_resources = st.sampled_from(["nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "cpu", "volcano.sh/vgpu-number"])
+resource_maps = st.dictionaries(gpu_resources, quantities, max_size=2)
+containers = st.builds(lambda name, limits, requests: {"name": name, "image": "x", "resources": {
+    key: value for key, value in (("limits", limits), ("requests", requests)) if value}},
+    st.sampled_from(["a", "b", "c"]), resource_maps, resource_maps)
+toleration_strategy = st.fixed_dictionaries({}, optional={
+    "key": st.sampled_from(["", "sku", "nvidia.com/gpu", "other"]), "operator": st.sampled_from(["Equal", "Exists"]),
+    "value": st.sampled_from(["", "gpu", "present"]), "effect": st.sampled_from(["", "NoSchedule", "NoExecute"])})
+namespaces = st.sampled_from(["", "ml", "team"])
+
+
+def _pod(name: str, namespace: str, pod_containers: list, tolerations: list, annotations: dict) -> dict:
+    metadata = {"name": name, "annotations": annotations, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+            "spec": {"containers": pod_containers, "tolerations": tolerations}}
+
+
+pods = st.builds(_pod, st.sampled_from(["p1", "p2", "p3"]), namespaces, st.lists(containers, min_size=1, max_size=3),
+                 st.lists(toleration_strategy, max_size=2),
+                 st.sampled_from([{}, {"gpu-fraction": "0.5"}]))
+namespace_objects = st.builds(
+    lambda name, defaults: {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": {
+        "scheduler.alpha.kubernetes.io/defaultTolerations": json.dumps(defaults)}}},
+    st.sampled_from(["ml", "team"]), st.lists(toleration_strategy, max_size=2))
+
+
+def _verdicts(objects: list) -> list[tuple]:
+    from policies.check import LoadedObject, check_objects
+
+    loaded = [LoadedObject("f.yaml", index, 1, obj) for index, obj in enumerate(objects)]
+    report = check_objects(loaded, default_rule_config())
+    return sorted((v.kind, v.name, v.policy, v.level, v.message) for v in report.violations)
+
+
+def _identity(obj: dict) -> tuple:
+    return obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace", "")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(pods | namespace_objects, min_size=1, max_size=5, unique_by=_identity), st.randoms(use_true_random=False))
+def test_a_verdict_does_not_depend_on_the_order_of_documents(objects, random):
+    """The checker reads every object first: a pod's Namespace counts wherever it is in the input
+    (objects are unique by kind, name and namespace, as the API server keeps them)."""
+    shuffled = list(objects)
+    random.shuffle(shuffled)
+    assert _verdicts(objects) == _verdicts(shuffled)
+
+
+@settings(max_examples=100, deadline=None)
+@given(pods, st.lists(namespace_objects, max_size=1), toleration_strategy)
+def test_adding_a_toleration_never_turns_a_pass_into_a_violation(pod, together, toleration):
+    """Without a tolerationsWhitelist (which may refuse a toleration), more tolerations never hurt."""
+    before = findings(pod, TOLERATE_GPU_TAINT, together=together)
+    more = {**pod, "spec": {**pod["spec"], "tolerations": [*pod["spec"]["tolerations"], toleration]}}
+    after = findings(more, TOLERATE_GPU_TAINT, together=together)
+    if not any(f.decided for f in before):
+        assert not any(f.decided for f in after)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(containers, min_size=1, max_size=3), st.data())
+def test_a_gpu_limit_equal_to_the_request_never_adds_a_whole_number_violation(pod_containers, data):
+    pod = _pod("p", "", pod_containers, [], {})
+    before = [f for f in findings(pod, WHOLE_GPU_LIMITS) if f.decided]
+    fixed = []
+    for container in pod_containers:
+        resources = dict(container["resources"])
+        requests, limits = dict(resources.get("requests", {})), dict(resources.get("limits", {}))
+        for resource, amount in requests.items():
+            if resource not in limits and data.draw(st.booleans()):
+                limits[resource] = amount
+        fixed.append({**container, "resources": {**resources, **({"limits": limits} if limits else {})}})
+    after = [f for f in findings(_pod("p", "", fixed, [], {}), WHOLE_GPU_LIMITS) if f.decided]
+    assert len(after) <= len(before)

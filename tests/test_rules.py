@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from policies.fit import read_platform
 from policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from policies.podspecs import UNKNOWN, find_pod_specs
 from policies.rule_config import (
@@ -21,6 +22,8 @@ from policies.rule_config import (
     RuleConfigError,
     parse_rule_config,
 )
+from policies.rules import RULES, Rule, policies_markdown
+from policies.workloads import context_of, pod_specs_of
 from tests.helpers import DEFAULTS, findings, verdicts
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
@@ -40,8 +43,10 @@ SEED_VERDICTS = [
                               SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
     ("flyte-v100.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
                          SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+    # Its required affinity selects nvidia.com/gpu.accelerator and nvidia.com/gpu.partition-size, which
+    # only GPU nodes carry: it selects GPU nodes though not by accelerator=nvidia.
     ("flyte-a100-2g10gb.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                                SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+                                SELECT_GPU_NODES: [], ANALYZABLE: []}),
     ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
                               ANALYZABLE: []}),
     ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [], ANALYZABLE: []}),
@@ -361,6 +366,7 @@ def test_rule_config_reports_every_problem():
             TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "sku", "value": "gpu", "effect": "Never"}], "enforcementLevel": "loud",
                                  "admissionPlugins": ["AlwaysPullImages"]},
             WHOLE_GPU_LIMITS: {"nodeLabel": {"key": "a", "value": "b"}},
+            SELECT_GPU_NODES: {"nodeLabels": {"key": "a", "value": "b"}},
         })
     assert error.value.problems == [
         "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
@@ -370,6 +376,134 @@ def test_rule_config_reports_every_problem():
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
         "ExtendedResourceToleration, PodTolerationRestriction, PodNodeSelector",
-        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; gpu-limits-are-whole-numbers takes "
-        "enforcementLevel, gpuResources",
+        # The config engine's wording (policies.declarations), as for the platform's settings.
+        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; allowed: enforcementLevel, gpuResources",
+        "gpu-pods-select-gpu-nodes.nodeLabels: unknown setting; did you mean 'nodeLabel'? allowed: enforcementLevel, "
+        "gpuResources, nodeLabel, gpuDeviceClasses, namespaces, gpuMarkers",
     ]
+
+
+# --- Every rule's own samples (policies/rule_samples/<rule>/suite.yaml) ---------------------------
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if isinstance(doc, dict)]
+
+
+def _identity(doc: dict[str, Any], rule: Rule) -> str:
+    if rule.subject == "pods":
+        return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')}"
+    return f"{doc['type'].rsplit(':', 1)[1]}/{doc['name']}"
+
+
+def _suite_paths(rule: Rule, case: dict[str, Any], suite: dict[str, Any]) -> list[str]:
+    docs = _documents(rule.samples / case["file"])
+    config = parse_rule_config({rule.name: suite.get("config", {})})[rule.name]
+    if rule.subject == "stack-resources":
+        assert case["object"] == "stack"
+        resources = [StackResource(f"urn:{d['type']}::{d['name']}", d["type"], d["props"]) for d in docs]
+        found = rule.check(resources, config)
+    else:
+        [doc] = [d for d in docs if _identity(d, rule) == case["object"]]
+        if rule.subject == "aks-pools":
+            found = rule.check(doc["type"], doc["props"], config)
+        else:
+            context = context_of(docs)
+            platform = read_platform(str(rule.samples / suite["platform"])) if "platform" in suite else None
+            found = rule.check_pods(pod_specs_of(doc, context), config, context, platform,
+                                    (doc.get("kind", ""), (doc.get("metadata") or {}).get("name", "")))
+    assert all(f.policy == rule.name for f in found)
+    return [f.path for f in found if f.decided]
+
+
+SUITE_CASES = [(rule, case, yaml.safe_load((rule.samples / "suite.yaml").read_text()))
+               for rule in RULES.values() if (rule.samples / "suite.yaml").is_file()
+               for case in yaml.safe_load((rule.samples / "suite.yaml").read_text())["cases"]]
+
+
+@pytest.mark.parametrize("rule, case, suite", SUITE_CASES,
+                         ids=[f"{rule.name}:{case['file']}:{case['object']}" for rule, case, _ in SUITE_CASES])
+def test_each_rule_gives_its_samples_the_verdicts_its_suite_expects(rule, case, suite):
+    assert _suite_paths(rule, case, suite) == case["paths"]
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_every_rule_has_samples_that_pass_and_fail_it_and_no_sample_is_unused(rule):
+    suite = yaml.safe_load((rule.samples / "suite.yaml").read_text())
+    cases = suite["cases"]
+    assert any(case["paths"] for case in cases) and any(not case["paths"] for case in cases)
+    named = {case["file"] for case in cases} | {suite.get("platform")}
+    assert {p.name for p in rule.samples.iterdir()} - named == {"suite.yaml"}
+
+
+def test_docs_policies_md_is_generated_from_the_declarations():
+    page = Path(__file__).parent.parent / "docs" / "policies.md"
+    assert page.read_text() == policies_markdown(), "stale: regenerate it from policies.rules.policies_markdown()"
+
+
+def test_every_consumer_derives_from_the_registry():
+    from policies.check import sarif_rules
+    from policies.gpu_rules import POD_RULES
+    from policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
+
+    assert [r["id"] for r in sarif_rules()] == list(RULES)
+    assert {name: rule.level for name, rule in RULES.items()} == DEFAULT_LEVELS
+    assert tuple(name for name, rule in RULES.items() if rule.scope != "checker-only") == PACK_POLICY_NAMES
+    assert all(set(CONFIG_SCHEMAS[name]) == set(rule.parameters) for name, rule in RULES.items())
+    assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
+
+
+# --- GPU pods without an extended GPU resource; the advice for a fractional GPU -------------------
+
+
+def _kai_deployment(annotations: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "share"}, "spec": {"template": {
+        "metadata": {"annotations": annotations},
+        "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "c", "image": "x"}]}}}}
+
+
+@pytest.mark.parametrize("annotations", [{"gpu-fraction": "0.5"}, {"gpu-memory": "2000"}])
+def test_a_kai_or_runai_share_must_tolerate_the_gpu_taint(annotations):
+    obj = _kai_deployment(annotations)
+    [finding] = findings(obj, TOLERATE_GPU_TAINT)
+    assert f"annotation {next(iter(annotations))} puts it on GPU nodes" in finding.message
+    assert findings(obj, WHOLE_GPU_LIMITS) == []
+    no_markers = {TOLERATE_GPU_TAINT: {"gpuMarkers": {"annotations": [], "resources": []}}}
+    assert verdicts(obj, no_markers)[TOLERATE_GPU_TAINT] == []
+
+
+def test_marker_resources_count_for_tolerations_never_for_whole_numbers():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hami"}, "spec": {"containers": [{
+        "name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpumem": 3000, "nvidia.com/gpucores": 30}}}]}}
+    assert verdicts(pod)[TOLERATE_GPU_TAINT] == ["spec.tolerations"]
+    every_nvidia = {WHOLE_GPU_LIMITS: {"gpuResources": ["nvidia.com/*"]}}
+    assert verdicts(pod, every_nvidia)[WHOLE_GPU_LIMITS] == [], "a share is not a count of GPUs"
+
+
+def test_gpu_markers_config_is_validated():
+    with pytest.raises(RuleConfigError) as error:
+        parse_rule_config({TOLERATE_GPU_TAINT: {"gpuMarkers": {"annotation": ["x"], "resources": "volcano"},
+                                                "namespaces": {"ml": {"a": 1}, "": {}}}})
+    assert error.value.problems == [
+        "gpu-pods-tolerate-gpu-taint.namespaces.ml: expected an object of annotation -> string, got {\"a\": 1}",
+        "gpu-pods-tolerate-gpu-taint.namespaces: namespace names are non-empty strings, got ''",
+        "gpu-pods-tolerate-gpu-taint.gpuMarkers: unknown key(s) 'annotation'; takes annotations, resources",
+        "gpu-pods-tolerate-gpu-taint.gpuMarkers.resources: expected a list of names, got 'volcano'",
+    ]
+
+
+def test_the_fractional_advice_offers_only_what_the_platform_has():
+    from dataclasses import replace
+
+    from policies.rule_config import GpuSharing
+
+    half = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "half"}, "spec": {
+        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 0.5}}}]}}
+    config = DEFAULTS[WHOLE_GPU_LIMITS]
+    [unknown] = findings(half, WHOLE_GPU_LIMITS, config)
+    assert "time-slicing" not in unknown.message and "nvidia.com/mig-<profile>" in unknown.message
+    [none] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing()))
+    assert "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in none.message
+    [mig] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing(("nvidia.com/mig-2g.20gb",))))
+    assert "ask for a MIG partition (nvidia.com/mig-2g.20gb)" in mig.message and "time-sliced" not in mig.message
+    [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), time_slicing=True)))
+    assert "time-sliced pool" in sliced.message and "MIG" not in sliced.message

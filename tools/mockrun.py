@@ -28,12 +28,16 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from policies.documents import DocumentError, Limits, load_yaml, read_file
 
-SECRET_SIG = "4dabf18193072939515e22adb298388d"
-SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270"
-UNKNOWN_SENTINEL = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+#: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
+#: a secret is `{SECRET_SIG: SECRET_VALUE_SIG, "value": ...}`; an unknown string is UNKNOWN_SENTINEL.
+SECRET_SIG = SPECIAL_SIG_KEY
+SECRET_VALUE_SIG = SPECIAL_SECRET_SIG
+UNKNOWN_SENTINEL = UNKNOWN_STRING_VALUE
 
 
 @dataclass

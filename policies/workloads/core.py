@@ -43,7 +43,9 @@ def _builtin(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     spec = _at(obj, keys)
     if not isinstance(spec, Mapping) and spec is not UNKNOWN:
         return []
-    return [pod_spec(spec, ".".join(keys), object_namespace(obj))]
+    # The pod's annotations sit beside its spec, in the template's (or the Pod's) metadata.
+    annotations = as_mapping(as_mapping(as_mapping(_at(obj, keys[:-1])).get("metadata")).get("annotations"))
+    return [pod_spec(spec, ".".join(keys), object_namespace(obj), annotations=annotations)]
 
 
 _SOURCE = "Kubernetes API reference (`core/v1`, `apps/v1`, `batch/v1`)"

@@ -1,0 +1,90 @@
+"""Values the engine marked secret, kept usable by the rules and never printable.
+
+The pack sees a secret-marked property's plain value (pulumi-policy unwraps secrets before
+validators run), and the rules need that value: a secret `1500m` is still a fraction the API server
+refuses, so the verdict stands. What must never happen is that any part of it, or anything derived
+from it, reaches a message. So the pack hands the rules `SecretText`/`SecretNumber` in place of
+each secret scalar: they compare, hash and parse as the value they hold, but format, print and
+`repr` as `[secret]`, and the rules name such a value only by its path (`is_secret`). As a second
+line, `redact` replaces any secret text of the request that still shows in a message (a secret
+written into a key, or a value turned into text with `str()`).
+
+Pure: no Pulumi imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+SHOWN = "[secret]"
+
+
+class SecretText(str):
+    """A secret string: equal to its value for the rules, `[secret]` in any message."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return SHOWN
+
+    def __format__(self, spec: str) -> str:
+        return SHOWN
+
+
+class SecretNumber(float):
+    """A secret number (the wire carries every number as a double)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return SHOWN
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return SHOWN
+
+
+def is_secret(value: Any) -> bool:
+    return isinstance(value, (SecretText, SecretNumber))
+
+
+def as_secret(value: Any) -> Any:
+    """A secret-marked scalar as the rules get it (booleans and null stay as they are: they carry
+    no text worth hiding and `bool` cannot be subclassed)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return SecretText(value)
+    if isinstance(value, (int, float)):
+        return SecretNumber(value)
+    return value
+
+
+def secret_forms(value: Any) -> Iterable[str]:
+    """Every text a secret scalar may be printed as (a whole float also as an integer)."""
+    if isinstance(value, bool) or value is None:
+        return ()
+    if isinstance(value, str):
+        text = str.__str__(value)
+    else:
+        text = float.__repr__(float(value)) if isinstance(value, float) else str(value)
+    forms = [text] if text.strip() else []
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+        forms.append(str(int(value)))
+    return forms
+
+
+_BOUNDARY_BEFORE = r"(?<![\w.-])"
+_BOUNDARY_AFTER = r"(?![\w.-])"
+
+
+def redact(message: str, secrets: Iterable[str]) -> str:
+    """`message` with every secret text that stands alone in it (not inside a longer word) shown as
+    `[secret]`, longest first. Linear in the number of secrets: each is a substring test first."""
+    present = sorted((text for text in secrets if text and text in message), key=len, reverse=True)
+    for text in present:
+        message = re.sub(_BOUNDARY_BEFORE + re.escape(text) + _BOUNDARY_AFTER, SHOWN, message)
+    return message
