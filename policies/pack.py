@@ -74,6 +74,7 @@ from .scope import remembered, remembered_for, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.context import namespace_of
+from .workloads.dra import CLAIM_TEMPLATES, CLAIMS
 
 PACK_NAME = "gpu-aks-policies"
 PACK_VERSION = __version__
@@ -186,8 +187,8 @@ def _missing_context(pods: Sequence[PodSpec], context: Context, config: RuleConf
         for claim in pod.spec.get("resourceClaims") or [] if isinstance(pod.spec.get("resourceClaims"), list) else []:
             if not isinstance(claim, abc.Mapping):
                 continue
-            for key, kind, table in (("resourceClaimName", "ResourceClaim", context.claims),
-                                     ("resourceClaimTemplateName", "ResourceClaimTemplate", context.claim_templates)):
+            for key, kind, table in (("resourceClaimName", "ResourceClaim", context.table(CLAIMS)),
+                                     ("resourceClaimTemplateName", "ResourceClaimTemplate", context.table(CLAIM_TEMPLATES))):
                 name = claim.get(key)
                 if isinstance(name, str) and (namespace, name) not in table:
                     missing.add((kind, namespace, name))
@@ -329,8 +330,8 @@ def _registered_late(resource: Any, obj: Mapping[str, Any], pods: Sequence[PodSp
         return []
     late = sorted(f"{kind} '{name}'" for kind, namespace, name in early.missing
                   if (kind == "Namespace" and name in context.namespaces)
-                  or (kind == "ResourceClaim" and (namespace, name) in context.claims)
-                  or (kind == "ResourceClaimTemplate" and (namespace, name) in context.claim_templates))
+                  or (kind == "ResourceClaim" and (namespace, name) in context.table(CLAIMS))
+                  or (kind == "ResourceClaimTemplate" and (namespace, name) in context.table(CLAIM_TEMPLATES)))
     if not late:
         return []
     now = {f.message for f in check_gpu_tolerations(pods, config, context) if f.decided}
