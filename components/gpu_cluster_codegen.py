@@ -1,13 +1,15 @@
-"""Writes `components/gpu_cluster_args.py`, the typed inputs of `GpuCluster`, from the config keys.
+"""Writes `components/gpu_cluster_args.py`, the typed inputs of `GpuCluster`, from the config-key
+declarations (`components/settings/`, `policies/declarations.py`).
 
 The component's inputs are the stack config's keys, spelled the same, with the same nesting, types,
 allowed values and descriptions: Pulumi's component host reads the generated TypedDicts (their
 annotations and the docstring under each field) to build the package schema every SDK is generated
-from. Regenerate after adding or changing a config key:
+from. Regenerate it and the schema snapshot after adding or changing a config key:
 
-    venv/bin/python -m components.gpu_cluster_codegen
+    venv/bin/python -m gpu_aks_plugin.schema
 
-`tests/test_component_package.py` fails while the committed file is stale.
+`tests/test_component_package.py` fails while either committed file is stale. A key declared as an
+`object` with a structure of its own needs an entry in STRUCTURED_KEYS (nothing is typed Any).
 
 Every field is plain (no `pulumi.Input`): the values decide which resources exist (how many pools,
 whether there is a device plugin), so they must be known when the program runs, exactly as stack
@@ -21,23 +23,13 @@ import json
 import keyword
 import re
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from components.aks_api import (
-    AUTOSCALER_SETTINGS,
-    EXPANDERS,
-    GPU_DRIVERS,
-    GPU_INSTANCE_PROFILES,
-    NODE_OS_UPGRADE_CHANNELS,
-    OS_SKUS,
-    SCALE_SET_PRIORITIES,
-    SKU_TIERS,
-    UPGRADE_CHANNELS,
-)
-from components.settings import KUBELOGIN_MODES, VALIDATION_ACTIONS
-from policies.catalog import MIG_STRATEGIES
+from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
+from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
+from policies.declarations import Document, Key, ListOf, Section
 
 ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"
 
@@ -75,10 +67,16 @@ class ArgsModel:
     types: tuple[TypeSpec, ...]
 
 
-# --- The model: today's settings keys ------------------------------------------------------------------
+# --- The model: the config-key declarations ------------------------------------------------------------
 
-def _enum(name: str, doc: str, values: Iterable[str]) -> EnumSpec:
-    return EnumSpec(name, doc, tuple(values))
+GPU_CLUSTER_DOC = "The inputs of GpuCluster: the gpu-aks stack config keys, spelled and nested the same."
+LOCATION = FieldSpec("location", "str", "The Azure region of the cluster and its resource group (the stack "
+                     "config's `azure-native:location`). Required.", required=True)
+_PLAIN_TYPES = {"string": "str", "boolean": "bool", "integer": "int", "number": "float"}
+
+
+class CodegenError(ValueError):
+    """A declaration the generator cannot type."""
 
 
 def camel_from_kebab(key: str) -> str:
@@ -86,156 +84,126 @@ def camel_from_kebab(key: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _pool_fields(gpu: bool) -> tuple[FieldSpec, ...]:
-    kind = "GPU" if gpu else "CPU"
-    fields = [
-        FieldSpec("name", "str", "The pool's name: 1-8 lowercase letters and digits, starting with a letter (12 with "
-                  "keepAzureName); gpu-aks adds 4 hex characters for its Azure name.", required=True),
-        FieldSpec("vmSize", "str", "The VM size, e.g. Standard_NC4as_T4_v3; it must be in gpu-aks's GPU catalog "
-                  "(retired and unsupported sizes are refused)." if gpu else
-                  "The VM size, e.g. Standard_D8ds_v5 (default); a GPU size is refused here: use gpuPools.",
-                  required=gpu),
-        FieldSpec("minCount", "int", "Autoscaler minimum node count (default 0: idle GPUs cost nothing)." if gpu else
-                  "Autoscaler minimum node count (default 0)."),
-        FieldSpec("maxCount", "int", f"Autoscaler maximum node count, at most 1000 (default {2 if gpu else 3})."),
-        FieldSpec("nodeTaints", "list[str]", "Node taints as key=value:Effect (default [sku=gpu:NoSchedule]); a GPU "
-                  "pool needs a NoSchedule taint." if gpu else "Node taints as key=value:Effect (default none)."),
-        FieldSpec("nodeLabels", "dict[str, str]", "Node labels, added to the ones gpu-aks sets; AKS's reserved "
-                  "prefixes are refused."),
-        FieldSpec("availabilityZones", "list[str]", "Availability zones out of 1, 2 and 3 (default none)."),
-        FieldSpec("osSKU", "OsSku", "The node OS image (default Ubuntu)."),
-        FieldSpec("maxSurge", "str", "Extra nodes during an upgrade: a count (\"1\") or a percentage (default 33%)."),
-        FieldSpec("scaleSetPriority", "ScaleSetPriority", "Regular (default) or Spot; fixed at creation."),
-        FieldSpec("spotMaxPrice", "float", "Spot only: the highest price in US dollars, or -1 (default) to pay up to "
-                  "the on-demand price."),
-        FieldSpec("keepAzureName", "bool", "Keep the Azure name equal to the pool name (gpu-aks 0.1 naming); a "
-                  "replacement then deletes the old pool first."),
-    ]
-    if gpu:
-        fields += [
-            FieldSpec("gpuInstanceProfile", "GpuInstanceProfile", "MIG profile for A100, H100 and H200 sizes; fixed "
-                      "at creation."),
-            FieldSpec("gpuProfile", "GpuProfile", f"The {kind} driver AKS installs."),
-        ]
-    return tuple(fields)
+def _pascal(name: str) -> str:
+    name = name.removesuffix("[]")
+    return name[:1].upper() + name[1:]
 
 
-def legacy_model() -> ArgsModel:
-    """The model from today's settings layer (used until the config-key declarations exist)."""
-    enums = (
-        _enum("SkuTier", "The AKS control-plane pricing tier.", SKU_TIERS),
-        _enum("UpgradeChannel", "AKS's Kubernetes auto-upgrade channel.", UPGRADE_CHANNELS),
-        _enum("NodeOsUpgradeChannel", "How AKS updates the node OS image.", NODE_OS_UPGRADE_CHANNELS),
-        _enum("KubeloginMode", "How the kubeconfig output logs in to Azure AD.", KUBELOGIN_MODES),
-        _enum("Expander", "How the cluster autoscaler picks a pool to grow.", EXPANDERS),
-        _enum("OsSku", "A node OS image.", OS_SKUS),
-        _enum("ScaleSetPriority", "On-demand (Regular) or Spot VMs.", SCALE_SET_PRIORITIES),
-        _enum("GpuInstanceProfile", "A MIG profile (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES),
-        _enum("GpuDriver", "Whether AKS installs the NVIDIA driver (Install) or you bring it (None, e.g. the GPU "
-                           "Operator).", GPU_DRIVERS),
-        _enum("MigStrategy", "How NVIDIA's device plugin exposes MIG instances.", MIG_STRATEGIES),
-        _enum("ValidationAction", "What the API server does with a GPU pod the admission policy refuses.",
-              VALIDATION_ACTIONS),
-    )
-    autoscaler = tuple(
-        FieldSpec(camel_from_kebab(key), "Expander" if key == "expander" else setting.wire_type.__name__,
-                  f"AKS autoscaler setting `{key}`: {setting.describe}.", config_key=key)
-        for key, setting in sorted(AUTOSCALER_SETTINGS.items()))
-    types = (
-        TypeSpec("AadProfile", "Azure AD integration of the cluster.", (
-            FieldSpec("managed", "bool", "Azure AD integration (default true)."),
-            FieldSpec("enableAzureRBAC", "bool", "Authorize Kubernetes requests with Azure RBAC (default true)."),
-            FieldSpec("adminGroupObjectIDs", "list[str]", "Azure AD groups whose members administer the cluster."),
-        )),
-        TypeSpec("OidcIssuerProfile", "The cluster's OIDC issuer.", (
-            FieldSpec("enabled", "bool", "Publish an OIDC issuer (default true; workload identity needs it)."),
-        )),
-        TypeSpec("AutoScalerProfile", "Cluster autoscaler settings, typed as AKS API 2025-09-01 types them; gpu-aks "
-                                      "defaults expander least-waste and 5m scale-down times.", autoscaler),
-        TypeSpec("Cluster", "The AKS cluster and its resource group.", (
-            FieldSpec("name", "str", "The cluster's name (default gpu-aks-<stack>)."),
-            FieldSpec("resourceGroupName", "str", "The resource group created for it (default rg-<cluster name>)."),
-            FieldSpec("kubernetesVersion", "str", "A Kubernetes minor (\"1.37\") or patch AKS supports today "
-                      "(default 1.37)."),
-            FieldSpec("skuTier", "SkuTier", "The control-plane tier (default Free)."),
-            FieldSpec("upgradeChannel", "UpgradeChannel", "The auto-upgrade channel (default patch)."),
-            FieldSpec("nodeOSUpgradeChannel", "NodeOsUpgradeChannel", "The node OS upgrade channel (default "
-                      "NodeImage)."),
-            FieldSpec("aadProfile", "AadProfile", "Azure AD integration."),
-            FieldSpec("disableLocalAccounts", "bool", "Disable local accounts (default true; needs "
-                      "aadProfile.managed)."),
-            FieldSpec("oidcIssuerProfile", "OidcIssuerProfile", "The OIDC issuer."),
-            FieldSpec("workloadIdentity", "bool", "Enable workload identity (default true; needs the OIDC issuer)."),
-            FieldSpec("kubeloginMode", "KubeloginMode", "How the kubeconfig output logs in (default azurecli)."),
-            FieldSpec("autoScalerProfile", "AutoScalerProfile", "Cluster autoscaler settings."),
-            FieldSpec("tags", "dict[str, str]", "Azure tags on the resource group and the cluster."),
-        )),
-        TypeSpec("Access", "Kubernetes rights for whoever runs pulumi up.", (
-            FieldSpec("grantDeployerClusterAdmin", "bool", "Grant the deploying identity \"Azure Kubernetes Service "
-                      "RBAC Cluster Admin\" on the cluster (default true)."),
-            FieldSpec("rolePropagationSeconds", "int", "Seconds to wait once after that grant, 0-1800 (default 300)."),
-        )),
-        TypeSpec("SystemPool", "The inline system (CPU) pool, mode System.", (
-            FieldSpec("name", "str", "The pool's name (default system)."),
-            FieldSpec("vmSize", "str", "The VM size (default Standard_D4ds_v5); a GPU size is refused."),
-            FieldSpec("minCount", "int", "Autoscaler minimum node count, at least 1 (default 1)."),
-            FieldSpec("maxCount", "int", "Autoscaler maximum node count (default 3)."),
-            FieldSpec("availabilityZones", "list[str]", "Availability zones out of 1, 2 and 3 (default none)."),
-            FieldSpec("osSKU", "OsSku", "The node OS image (default AzureLinux)."),
-            FieldSpec("maxSurge", "str", "Extra nodes during an upgrade (default 33%)."),
-            FieldSpec("onlyCriticalAddonsEnabled", "bool", "Taint it CriticalAddonsOnly=true:NoSchedule so app pods "
-                      "stay off (default true)."),
-        )),
-        TypeSpec("CpuPool", "A CPU user pool.", _pool_fields(gpu=False)),
-        TypeSpec("GpuProfile", "The pool's GPU driver.", (
-            FieldSpec("driver", "GpuDriver", "Install (default) or None (driver and device plugin are yours)."),
-        )),
-        TypeSpec("GpuPool", "A GPU pool: tainted, labelled and served by the device plugin.", _pool_fields(gpu=True)),
-        TypeSpec("DevicePlugin", "NVIDIA's device-plugin DaemonSet.", (
-            FieldSpec("enabled", "bool", "Run it (default true)."),
-            FieldSpec("image", "str", "The device-plugin image (default nvcr.io/nvidia/k8s-device-plugin:v0.20.0)."),
-            FieldSpec("namespace", "str", "Its namespace (default gpu-resources)."),
-            FieldSpec("migStrategy", "MigStrategy", "none, single or mixed (default single when a served pool uses "
-                      "MIG, else none)."),
-            FieldSpec("pools", "list[str]", "The GPU pools it serves (default every pool whose gpuProfile.driver is "
-                      "Install)."),
-        )),
-        TypeSpec("AdmissionPolicy", "A ValidatingAdmissionPolicy for GPU pods.", (
-            FieldSpec("enabled", "bool", "Create it (default true)."),
-            FieldSpec("validationActions", "list[ValidationAction]", "What happens to a refused pod (default [Warn, "
-                      "Audit]); not both Deny and Warn."),
-            FieldSpec("exemptNamespaces", "list[str]", "Namespaces it ignores (default kube-system and the device "
-                      "plugin's)."),
-        )),
-        TypeSpec("SmokeTest", "One GPU check Job per served pool after pulumi up.", (
-            FieldSpec("enabled", "bool", "Run it (default false)."),
-            FieldSpec("image", "str", "The image the Job runs (default nvcr.io/nvidia/pytorch:25.10-py3)."),
-        )),
-        TypeSpec("GpuClusterArgs", "The inputs of GpuCluster: the gpu-aks stack config, key for key.", (
-            FieldSpec("location", "str", "The Azure region (the stack config's azure-native:location).",
-                      required=True),
-            FieldSpec("cluster", "Cluster", "The AKS cluster (gpu-aks:cluster)."),
-            FieldSpec("access", "Access", "Kubernetes rights for the deployer (gpu-aks:access)."),
-            FieldSpec("systemPool", "SystemPool", "The inline system pool (gpu-aks:systemPool)."),
-            FieldSpec("cpuPools", "list[CpuPool]", "CPU user pools (gpu-aks:cpuPools)."),
-            FieldSpec("gpuPools", "list[GpuPool]", "GPU pools (gpu-aks:gpuPools)."),
-            FieldSpec("devicePlugin", "DevicePlugin", "NVIDIA's device plugin (gpu-aks:devicePlugin)."),
-            FieldSpec("admissionPolicy", "AdmissionPolicy", "The GPU admission policy (gpu-aks:admissionPolicy)."),
-            FieldSpec("smokeTest", "SmokeTest", "The post-deploy GPU check (gpu-aks:smokeTest)."),
-        )),
-    )
-    return ArgsModel(enums, types)
+def _singular(name: str) -> str:
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
-def model() -> ArgsModel:
-    return legacy_model()
+def _described(key: Key) -> str:
+    doc = key.doc.rstrip()
+    doc += "" if doc.endswith(".") else "."
+    if key.required:
+        doc += " Required."
+    elif key.default_doc:
+        doc += f" Default: {key.default_doc}."
+    if key.create_only:
+        doc += " Create-only: a change replaces the resource."
+    if key.secret:
+        doc += " Secret."
+    return doc
+
+
+class _Builder:
+    """Walks the declarations and names the types and enums they need."""
+
+    def __init__(self) -> None:
+        self.enums: dict[str, EnumSpec] = {}
+        self.types: list[TypeSpec] = []
+        self.type_names: set[str] = {"GpuClusterArgs"}
+
+    def _name(self, wanted: str, parent: str) -> str:
+        return wanted if wanted not in self.type_names and wanted not in self.enums else parent + wanted
+
+    def enum(self, key_name: str, values: tuple[str, ...], parent: str, path: str) -> str:
+        base = _pascal(key_name)
+        # A one-word key ("driver", "expander") says little alone: name it after its section.
+        wanted = base if any(c.isupper() for c in key_name) else parent + base
+        existing = self.enums.get(wanted)
+        if existing is not None and existing.values == values:
+            return wanted
+        name = wanted if existing is None and wanted not in self.type_names else self._name(parent + base, parent)
+        self.enums[name] = EnumSpec(name, f"The values `{path}` allows.", values)
+        return name
+
+    def key_field(self, key: Key, parent: str, path: str) -> FieldSpec:
+        structured = STRUCTURED_KEYS.get(path.split(":", 1)[-1])
+        if structured is not None:
+            return FieldSpec(key.name, structured(self, parent), _described(key), key.required)
+        if key.type in _PLAIN_TYPES:
+            annotation = self.enum(key.name, key.allowed, parent, path) if key.allowed else _PLAIN_TYPES[key.type]
+        elif key.type == "list of strings":
+            annotation = (f"list[{self.enum(_singular(key.name), key.allowed, parent, path)}]" if key.allowed
+                          else "list[str]")
+        elif key.type == "map of strings":
+            annotation = "dict[str, str]"
+        else:
+            raise CodegenError(f"{path} is declared as {key.type!r}: give its structure a type in "
+                               "components/gpu_cluster_codegen.py STRUCTURED_KEYS (no input may be typed Any)")
+        return FieldSpec(key.name, annotation, _described(key), key.required)
+
+    def section_type(self, section: Section, type_name: str, path: str) -> str:
+        name = self._name(type_name, "")
+        self.type_names.add(name)
+        fields = tuple(self.item_field(section.declared(key), name, f"{path}.{key}" if path else key)
+                       for key in section.key_names)
+        self.types.append(TypeSpec(name, section.doc, fields))
+        return name
+
+    def item_field(self, item: Key | Section | ListOf, parent: str, path: str) -> FieldSpec:
+        if isinstance(item, Key):
+            return self.key_field(item, parent, path)
+        if isinstance(item, Section):
+            return FieldSpec(item.name, self.section_type(item, _pascal(item.name), path), item.doc)
+        element = self.section_type(item.item, _pascal(_singular(item.name)), path + "[]")
+        return FieldSpec(item.name, f"list[{element}]", item.doc)
+
+
+def _autoscaler_profile(builder: _Builder, parent: str) -> str:
+    """`cluster.autoScalerProfile`: AKS's kebab-case keys (components/aks_api.py AUTOSCALER_SETTINGS) as
+    camelCase properties, each typed as the API types it."""
+    fields = []
+    for key, setting in AUTOSCALER_SETTINGS.items():
+        annotation = (builder.enum("expander", EXPANDERS, "AutoScalerProfile", "cluster.autoScalerProfile.expander")
+                      if key == "expander" else setting.wire_type.__name__)
+        default = DEFAULT_AUTOSCALER_PROFILE.get(key)
+        doc = f"AKS autoscaler setting `{key}`: {setting.describe}." + (f" gpu-aks's default: {default}."
+                                                                        if default is not None else "")
+        fields.append(FieldSpec(camel_from_kebab(key), annotation, doc, config_key=key))
+    name = builder._name("AutoScalerProfile", parent)
+    builder.type_names.add(name)
+    builder.types.append(TypeSpec(name, f"Cluster autoscaler settings, typed as AKS API {API_VERSION} types them; "
+                                        "merged over gpu-aks's defaults.", tuple(fields)))
+    return name
+
+
+#: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
+STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
+    "cluster.autoScalerProfile": _autoscaler_profile,
+}
+
+
+def model(document: Document = DOCUMENT) -> ArgsModel:
+    """GpuCluster's inputs from the config-key declarations: a type per section, an enum per closed set,
+    `location` for `azure-native:location`."""
+    builder = _Builder()
+    fields = [LOCATION]
+    for name in document.root.key_names:
+        field_spec = builder.item_field(document.root.declared(name), "", name)
+        fields.append(replace(field_spec, doc=f"{field_spec.doc.rstrip('.')}. Stack config key: "
+                                                 f"`{document.namespace}:{name}`."))
+    builder.types.append(TypeSpec("GpuClusterArgs", GPU_CLUSTER_DOC, tuple(fields)))
+    return ArgsModel(tuple(builder.enums.values()), tuple(builder.types))
 
 
 # --- Rendering --------------------------------------------------------------------------------------
 
 _HEADER = '''"""The typed inputs of `GpuCluster`: one field per gpu-aks config key, with its description.
 
-GENERATED by `venv/bin/python -m components.gpu_cluster_codegen` from the config keys; do not edit.
+GENERATED from the config-key declarations by `venv/bin/python -m gpu_aks_plugin.schema`; do not edit.
 No `from __future__ import annotations`: Pulumi's component host reads these annotations as objects.
 """
 

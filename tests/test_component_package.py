@@ -37,11 +37,13 @@ from pulumi.runtime.proto import (
 )
 
 import tools.mockrun as mockrun
-from components import gpu_cluster_codegen, settings
+from components import gpu_cluster_codegen
+from components.aks_api import AUTOSCALER_SETTINGS, GPU_INSTANCE_PROFILES, OS_SKUS
 from components.gpu_cluster import GpuCluster, GpuClusterInputError, args_from_stack_config, settings_from_args
-from components.gpu_cluster_args import GpuClusterArgs, GpuPool, OsSku
-from components.settings import SettingsError, parse_settings
+from components.gpu_cluster_args import GpuClusterArgs, GpuPool, OsSKU
+from components.settings import DOCUMENT, SettingsError, parse_settings
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
+from policies.declarations import Key, ListOf, Section
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
 from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file
@@ -127,7 +129,7 @@ def test_bad_config_still_stops_the_program_with_the_stack_config_message(tmp_pa
 
 def test_python_callers_can_use_the_generated_enums_and_get_the_same_resources(dev_run):
     args = stack_args("dev")
-    pools: list[GpuPool] = [{**pool, "osSKU": OsSku.UBUNTU} for pool in args["gpuPools"]]
+    pools: list[GpuPool] = [{**pool, "osSKU": OsSKU.UBUNTU} for pool in args["gpuPools"]]
     run = mockrun.run_pulumi(lambda: GpuCluster("gpu-aks", {**args, "gpuPools": pools}, program_layout=True),
                              "dev")
     assert run.error is None, run.error
@@ -148,7 +150,7 @@ def expected_problems(raw: dict[str, Any], location: Any) -> list[str]:
 def as_input_problem(problem: str) -> tuple[str, str]:
     """A stack config problem as GpuCluster names it: the key without `gpu-aks:`, autoscaler keys in
     the camelCase the schema gives them."""
-    for key in sorted(settings.AUTOSCALER_SETTINGS, key=len, reverse=True):
+    for key in sorted(AUTOSCALER_SETTINGS, key=len, reverse=True):
         problem = problem.replace(key, gpu_cluster_codegen.camel_from_kebab(key))
     path, reason = problem.split(": ", 1)
     return path.removeprefix("gpu-aks:"), reason
@@ -325,25 +327,46 @@ def _object(schema: dict[str, Any], ref: str) -> dict[str, Any]:
     return schema["types"][ref.removeprefix("#/types/")]
 
 
-#: Settings-layer key sets by schema type (the parser's allowed keys).
-SETTINGS_KEYS = {
-    "Cluster": settings._CLUSTER_KEYS, "Access": settings._ACCESS_KEYS, "SystemPool": settings._SYSTEM_POOL_KEYS,
-    "CpuPool": settings._POOL_KEYS, "GpuPool": settings._GPU_POOL_KEYS,
-    "DevicePlugin": settings._DEVICE_PLUGIN_KEYS, "AdmissionPolicy": settings._ADMISSION_POLICY_KEYS,
-    "SmokeTest": settings._SMOKE_TEST_KEYS, "AadProfile": ("managed", "enableAzureRBAC", "adminGroupObjectIDs"),
-    "OidcIssuerProfile": ("enabled",), "GpuProfile": ("driver",),
-}
+def _declared_types(schema: dict[str, Any]) -> Iterator[tuple[str, Section, dict[str, Any]]]:
+    """Each declared section with the schema type GpuCluster's inputs give it."""
+    todo = [("", DOCUMENT.root, {"properties": schema["resources"][TOKEN]["inputProperties"]})]
+    while todo:
+        path, section, type_def = todo.pop()
+        yield path, section, type_def
+        for name in section.key_names:
+            item = section.declared(name)
+            prop = type_def["properties"][name]
+            if isinstance(item, Section):
+                todo.append((f"{path}.{name}", item, _object(schema, prop["$ref"])))
+            elif isinstance(item, ListOf):
+                todo.append((f"{path}.{name}[]", item.item, _object(schema, prop["items"]["$ref"])))
 
 
-def test_every_config_key_is_an_input_and_nothing_else_is(schema):
+def test_every_declared_config_key_is_an_input_and_nothing_else_is(schema):
     component = schema["resources"][TOKEN]
-    assert set(component["inputProperties"]) == {"location", *settings.TOP_LEVEL_KEYS}
     assert component["requiredInputs"] == ["location"]
-    for type_name, keys in SETTINGS_KEYS.items():
-        assert set(schema["types"][f"gpu-aks:index:{type_name}"]["properties"]) == set(keys), type_name
+    sections = 0
+    for path, section, type_def in _declared_types(schema):
+        extra = {"location"} if not path else set()
+        assert set(type_def["properties"]) == {*section.key_names, *extra}, path or "top level"
+        required = sorted(name for name in section.key_names
+                          if isinstance(section.declared(name), Key) and section.declared(name).required)
+        assert sorted(type_def.get("required", [])) == sorted(required) or not path, path
+        sections += 1
+    assert sections >= 12, "the walk reached every section"
     autoscaler = schema["types"]["gpu-aks:index:AutoScalerProfile"]["properties"]
-    assert {gpu_cluster_codegen.camel_from_kebab(key) for key in settings.AUTOSCALER_SETTINGS} == set(autoscaler)
+    assert {gpu_cluster_codegen.camel_from_kebab(key) for key in AUTOSCALER_SETTINGS} == set(autoscaler)
     assert schema["types"]["gpu-aks:index:GpuPool"]["required"] == ["name", "vmSize"]
+
+
+def test_every_closed_set_is_an_enum_of_the_declared_values(schema):
+    for path, section, type_def in _declared_types(schema):
+        for name in section.key_names:
+            item = section.declared(name)
+            if isinstance(item, Key) and item.allowed:
+                prop = type_def["properties"][name]
+                ref = prop.get("$ref") or prop["items"]["$ref"]
+                assert [value["value"] for value in _object(schema, ref)["enum"]] == list(item.allowed), f"{path}.{name}"
 
 
 def _properties(schema: dict[str, Any], properties: dict[str, Any], where: str) -> Iterator[tuple[str, dict]]:
@@ -376,10 +399,10 @@ def test_input_types_follow_the_config_keys(schema):
         "integer", "number", "boolean")
     assert pool["nodeLabels"] == {**pool["nodeLabels"], "type": "object", "additionalProperties": {
         **pool["nodeLabels"]["additionalProperties"], "type": "string"}}
-    assert pool["osSKU"]["$ref"] == "#/types/gpu-aks:index:OsSku"
-    assert [v["value"] for v in schema["types"]["gpu-aks:index:OsSku"]["enum"]] == list(settings.OS_SKUS)
+    assert pool["osSKU"]["$ref"] == "#/types/gpu-aks:index:OsSKU"
+    assert [v["value"] for v in schema["types"]["gpu-aks:index:OsSKU"]["enum"]] == list(OS_SKUS)
     assert [v["value"] for v in schema["types"]["gpu-aks:index:GpuInstanceProfile"]["enum"]] == list(
-        settings.GPU_INSTANCE_PROFILES)
+        GPU_INSTANCE_PROFILES)
     # Every input is plain: it decides which resources exist, so SDKs ask for a known value.
     assert all(prop.get("plain") for prop in schema["resources"][TOKEN]["inputProperties"].values())
 
