@@ -136,6 +136,25 @@ def test_python_callers_can_use_the_generated_enums_and_get_the_same_resources(d
     assert resource_graph(run, root="gpu-aks") == resource_graph(dev_run, root="gpu-aks")
 
 
+def test_two_gpu_clusters_fit_in_one_program():
+    def program() -> None:
+        for name in ("east", "west"):
+            GpuCluster(name, {"location": f"{name}us2", "cluster": {"name": f"gpu-{name}"},
+                              "cpuPools": [{"name": "cpu"}], "smokeTest": {"enabled": True},
+                              "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"},
+                                           {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4",
+                                            "gpuInstanceProfile": "MIG2g"}]})
+
+    run = mockrun.run_pulumi(program, "dev")
+    assert run.error is None, run.error
+    names = [r.name for r in run.resources]
+    assert len(names) == len(set(names)), "children are named after their GpuCluster"
+    assert {r.name for r in run.by_type("gpu-aks:index:GpuNodePool")} == {"east-gput4", "west-gput4", "east-a100",
+                                                                          "west-a100"}
+    assert {r.inputs["resourceName"] for r in run.by_type("azure-native:containerservice:ManagedCluster")} == {
+        "gpu-east", "gpu-west"}
+
+
 # --- Inputs: the settings layer's validation, named by input path -------------------------------------
 
 
