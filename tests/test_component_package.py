@@ -480,32 +480,50 @@ def test_construct_refuses_bad_inputs_per_property_with_the_settings_messages(pl
     assert plugin.monitor.recording.registered == [], "a refused input registers nothing"
 
 
-# --- The YAML example ------------------------------------------------------------------------------
+# --- The YAML example and the docs --------------------------------------------------------------------
+
+DOCS = ROOT / "docs" / "component-package.md"
 
 
-def _example_platforms() -> list[dict[str, Any]]:
-    program = yaml.safe_load(EXAMPLE.read_text())
-    return [resource for resource in program["resources"].values()
-            if resource["type"] in ("gpu-aks:GpuCluster", TOKEN)]
+def _platforms(program: dict[str, Any]) -> list[dict[str, Any]]:
+    return [resource for resource in program["resources"].values() if resource["type"] in ("gpu-aks:GpuCluster", TOKEN)]
 
 
-def test_the_yaml_example_uses_only_schema_properties(schema):
-    [platform] = _example_platforms()
+def yaml_programs() -> dict[str, dict[str, Any]]:
+    """The example program, and the YAML program in the docs."""
+    docs_yaml = DOCS.read_text().split("### YAML", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    return {"examples/yaml-platform": yaml.safe_load(EXAMPLE.read_text()),
+            "docs/component-package.md": yaml.safe_load(docs_yaml)}
+
+
+def unknown_properties(schema: dict[str, Any], properties: dict[str, Any]) -> list[str]:
+    """Property paths that are not GpuCluster inputs (nested objects and lists of objects walked)."""
+    unknown = []
     todo: list[tuple[str, Any, dict[str, Any]]] = [
-        ("properties", platform["properties"], {"properties": schema["resources"][TOKEN]["inputProperties"]})]
+        ("", properties, {"properties": schema["resources"][TOKEN]["inputProperties"]})]
     while todo:
         where, value, type_def = todo.pop()
         for key, item in value.items():
-            assert key in type_def["properties"], f"{where}.{key} is not a GpuCluster input"
+            path = f"{where}.{key}" if where else key
+            if key not in type_def["properties"]:
+                unknown.append(path)
+                continue
             prop = type_def["properties"][key]
-            inner = prop.get("items", prop)
-            ref = inner.get("$ref", "")
+            ref = prop.get("items", prop).get("$ref", "")
             if ref.startswith("#/types/") and "properties" in _object(schema, ref):
                 for index, element in enumerate(item if "items" in prop else [item]):
-                    todo.append((f"{where}.{key}[{index}]", element, _object(schema, ref)))
+                    todo.append((f"{path}[{index}]" if "items" in prop else path, element, _object(schema, ref)))
+    return unknown
 
 
-def test_the_yaml_example_is_valid_config():
-    [platform] = _example_platforms()
-    properties = {key: value for key, value in platform["properties"].items()}
-    settings_from_args(properties, "example")
+@pytest.mark.parametrize("source", ["examples/yaml-platform", "docs/component-package.md"])
+def test_yaml_programs_use_only_schema_properties_and_valid_values(source, schema):
+    [platform] = _platforms(yaml_programs()[source])
+    assert unknown_properties(schema, platform["properties"]) == []
+    settings_from_args(platform["properties"], "example")
+    assert unknown_properties(schema, {**platform["properties"], "gpuPool": []}) == ["gpuPool"], "the check can fail"
+
+
+def test_the_example_pins_the_package_by_tag():
+    packages = yaml.safe_load(EXAMPLE.read_text())["packages"]
+    assert re.fullmatch(r"github\.com/[\w.-]+/gpu-aks@v\d+\.\d+\.\d+", packages["gpu-aks"])
