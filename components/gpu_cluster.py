@@ -30,7 +30,7 @@ from components.contract import platform_contract
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
-from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings
+from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
 
@@ -40,7 +40,6 @@ LOCATION_CONFIG_KEY = "azure-native:location"
 #: Config is small: these bound the walk over the inputs (hostile input is refused, never recursed).
 MAX_INPUT_DEPTH = 32
 MAX_INPUT_NODES = 100_000
-_AUTOSCALER_KEYS: Mapping[str, str] = CONFIG_KEYS.get("AutoScalerProfile", {})
 
 
 # --- Outputs: the contract, typed ------------------------------------------------------------------
@@ -141,7 +140,8 @@ class GpuClusterInputError(ValueError):
     def properties_error(self) -> InputPropertiesError:
         """The same problems as the engine reports bad inputs: one per property path."""
         errors = [InputPropertyErrorDetails(property_path=path, reason=reason) for path, reason in self.problems]
-        return InputPropertiesError(str(self), errors)
+        return InputPropertiesError(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created",
+                                    errors)
 
 
 def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
@@ -155,8 +155,8 @@ def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
         item, where, container, slot, depth = stack.pop()
         nodes += 1
         if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
-            problems.append((path, f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} values, "
-                                   f"{MAX_INPUT_DEPTH} levels)"))
+            problems.append((where or "(inputs)", f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} "
+                                                  f"values, {MAX_INPUT_DEPTH} levels)"))
             return None
         if isinstance(item, (pulumi.Output, Unknown)):
             problems.append((where or "(inputs)", "is an output of another resource, a secret or unknown: GpuCluster's "
@@ -172,11 +172,24 @@ def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
         elif isinstance(item, Sequence) and not isinstance(item, (str, bytes)):
             converted = [None] * len(item)
             for index, child in enumerate(item):
-                stack.append((child, f"{where}[{index}]", converted, index, depth + 1))
+                # Named as the settings layer names list items (pools by name), so problems line up.
+                stack.append((child, pool_key(where, index, child), converted, index, depth + 1))
         else:
             converted = item
         container[slot] = converted
     return root[0]
+
+
+def _respelled(raw: dict[str, Any], path: str, spelling: Mapping[str, str]) -> dict[str, Any]:
+    """`raw` with the keys of the object at `path` (dotted, through objects only) renamed by `spelling`;
+    the objects along the path are copied, `raw` itself is left as it was."""
+    head, _, rest = path.partition(".")
+    value = raw.get(head)
+    if not isinstance(value, Mapping):
+        return raw
+    if rest:
+        return {**raw, head: _respelled(dict(value), rest, spelling)}
+    return {**raw, head: {spelling.get(key, key) if isinstance(key, str) else key: item for key, item in value.items()}}
 
 
 def stack_config_from_args(args: Mapping[str, Any]) -> tuple[dict[str, Any], Any, list[tuple[str, str]]]:
@@ -186,35 +199,29 @@ def stack_config_from_args(args: Mapping[str, Any]) -> tuple[dict[str, Any], Any
     raw = _plain(args, "", problems)
     raw = dict(raw) if isinstance(raw, dict) else {}
     location = raw.pop("location", None)
-    cluster = raw.get("cluster")
-    profile = cluster.get("autoScalerProfile") if isinstance(cluster, dict) else None
-    if isinstance(profile, dict):
-        cluster["autoScalerProfile"] = {_AUTOSCALER_KEYS.get(key, key): value for key, value in profile.items()}
+    for path, spelling in CONFIG_KEYS.items():
+        raw = _respelled(raw, path, spelling)
     return raw, location, problems
 
 
 def args_from_stack_config(raw: Mapping[str, Any], location: Any) -> GpuClusterArgs:
     """The stack config (`gpu-aks:*` keys, decoded, and `azure-native:location`) as GpuCluster's inputs."""
     args: dict[str, Any] = {**raw, "location": location}
-    cluster = raw.get("cluster")
-    profile = cluster.get("autoScalerProfile") if isinstance(cluster, Mapping) else None
-    if isinstance(cluster, Mapping) and isinstance(profile, Mapping):
-        by_config_key = {config_key: key for key, config_key in _AUTOSCALER_KEYS.items()}
-        args["cluster"] = {**cluster, "autoScalerProfile": {by_config_key.get(key, key) if isinstance(key, str) else key:
-                                                            value for key, value in profile.items()}}
+    for path, spelling in CONFIG_KEYS.items():
+        args = _respelled(args, path, {config_key: key for key, config_key in spelling.items()})
     return cast(GpuClusterArgs, args)
 
 
 def _input_path(problem: str) -> tuple[str, str]:
-    """A settings-layer problem (`gpu-aks:gpuPools[gput4].minCount: reason`) as (input path, reason)."""
+    """A settings-layer problem (`gpu-aks:gpuPools[gput4].minCount: reason`) as (input path, reason),
+    every key in it spelled as the inputs spell it (`gpuPools[gput4].minCount`, `scaleDownUnneededTime`)."""
     key, separator, reason = problem.partition(": ")
     if not separator:
         return "(inputs)", problem
-    if key == LOCATION_CONFIG_KEY:
-        key = "location"
-    elif key.startswith(f"{PROJECT}:"):
-        key = key[len(PROJECT) + 1:]
-    for input_key, config_key in sorted(_AUTOSCALER_KEYS.items(), key=lambda item: -len(item[1])):
+    key = "location" if key == LOCATION_CONFIG_KEY else key.removeprefix(f"{PROJECT}:")
+    reason = reason.replace(f"'{PROJECT}:", "'").replace(f"`{PROJECT}:", "`")
+    spellings = [(key, config_key) for spelling in CONFIG_KEYS.values() for key, config_key in spelling.items()]
+    for input_key, config_key in sorted(spellings, key=lambda item: -len(item[1])):
         key, reason = key.replace(config_key, input_key), reason.replace(config_key, input_key)
     return key, reason
 
@@ -235,7 +242,10 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     try:
         settings = parse_settings(raw, stack, location, secret_keys, today())
     except SettingsError as error:
-        problems += [_input_path(str(problem)) for problem in error.problems]
+        # A value already refused above (an output, say) was read as absent: no knock-on problem for it.
+        refused = tuple(path for path, _ in problems)
+        problems += [(path, reason) for path, reason in map(_input_path, map(str, error.problems))
+                     if not path.startswith(refused)]
     if problems:
         raise GpuClusterInputError(problems)
     return settings

@@ -355,14 +355,13 @@ class GpuClusterArgs(TypedDict, total=False):
     """One GPU check Job per served GPU pool after `pulumi up`. Stack config key: `gpu-aks:smokeTest`."""
 
 
-#: Schema properties whose config key is spelled differently, by type.
+#: Properties whose stack config key is spelled differently, by their object's path in the config.
 CONFIG_KEYS: dict[str, dict[str, str]] = {
-    "AutoScalerProfile": {
+    "cluster.autoScalerProfile": {
         "balanceSimilarNodeGroups": "balance-similar-node-groups",
         "daemonsetEvictionForEmptyNodes": "daemonset-eviction-for-empty-nodes",
         "daemonsetEvictionForOccupiedNodes": "daemonset-eviction-for-occupied-nodes",
         "ignoreDaemonsetsUtilization": "ignore-daemonsets-utilization",
-        "expander": "expander",
         "maxEmptyBulkDelete": "max-empty-bulk-delete",
         "maxGracefulTerminationSec": "max-graceful-termination-sec",
         "maxNodeProvisionTime": "max-node-provision-time",

@@ -58,6 +58,8 @@ class TypeSpec:
     name: str
     doc: str
     fields: tuple[FieldSpec, ...]
+    #: Where the type sits in the config (`cluster.autoScalerProfile`), for keys spelled differently.
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def _autoscaler_profile(builder: _Builder, parent: str) -> str:
     name = builder._name("AutoScalerProfile", parent)
     builder.type_names.add(name)
     builder.types.append(TypeSpec(name, f"Cluster autoscaler settings, typed as AKS API {API_VERSION} types them; "
-                                        "merged over gpu-aks's defaults.", tuple(fields)))
+                                        "merged over gpu-aks's defaults.", tuple(fields), "cluster.autoScalerProfile"))
     return name
 
 
@@ -233,10 +235,10 @@ def render(args_model: ArgsModel) -> str:
             annotation = f"Required[{field_spec.annotation}]" if field_spec.required else \
                 f"NotRequired[{field_spec.annotation}]"
             lines += [f"    {field_spec.key}: {annotation}", f"    {_quoted(field_spec.doc)}"]
-    config_keys = {spec.name: {f.key: f.config_key for f in spec.fields if f.config_key}
+    config_keys = {spec.path: {f.key: f.config_key for f in spec.fields if f.config_key and f.config_key != f.key}
                    for spec in args_model.types}
-    config_keys = {name: keys for name, keys in config_keys.items() if keys}
-    lines += ["", "", "#: Schema properties whose config key is spelled differently, by type.",
+    config_keys = {path: keys for path, keys in config_keys.items() if keys}
+    lines += ["", "", "#: Properties whose stack config key is spelled differently, by their object's path in the config.",
               "CONFIG_KEYS: dict[str, dict[str, str]] = {"]
     for name, keys in config_keys.items():
         lines.append(f"    {json.dumps(name)}: {{")

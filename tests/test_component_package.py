@@ -39,7 +39,13 @@ from pulumi.runtime.proto import (
 import tools.mockrun as mockrun
 from components import gpu_cluster_codegen
 from components.aks_api import AUTOSCALER_SETTINGS, GPU_INSTANCE_PROFILES, OS_SKUS
-from components.gpu_cluster import GpuCluster, GpuClusterInputError, args_from_stack_config, settings_from_args
+from components.gpu_cluster import (
+    GpuCluster,
+    GpuClusterInputError,
+    args_from_stack_config,
+    settings_from_args,
+    stack_config_from_args,
+)
 from components.gpu_cluster_args import GpuClusterArgs, GpuPool, OsSKU
 from components.settings import DOCUMENT, SettingsError, parse_settings
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
@@ -172,7 +178,7 @@ def as_input_problem(problem: str) -> tuple[str, str]:
     for key in sorted(AUTOSCALER_SETTINGS, key=len, reverse=True):
         problem = problem.replace(key, gpu_cluster_codegen.camel_from_kebab(key))
     path, reason = problem.split(": ", 1)
-    return path.removeprefix("gpu-aks:"), reason
+    return path.removeprefix("gpu-aks:"), reason.replace("'gpu-aks:", "'")
 
 
 def test_a_bad_input_gets_the_stack_config_message_at_its_input_path():
@@ -190,13 +196,21 @@ def test_a_bad_input_gets_the_stack_config_message_at_its_input_path():
     assert "gpuPools[gpunp].minCount" in paths and "cluster.autoScalerProfile.scaleDownUnneededTime" in paths
 
 
+def test_stack_config_and_inputs_convert_both_ways_without_touching_the_config():
+    raw = {key.split(":", 1)[1]: value for key, value in FULL_STACK["config"].items() if key.startswith("gpu-aks:")}
+    before = json.dumps(raw, sort_keys=True)
+    args = args_from_stack_config(raw, "westeurope")
+    assert args["cluster"]["autoScalerProfile"] == {"scaleDownUnneededTime": "7m", "daemonsetEvictionForEmptyNodes": True}
+    assert stack_config_from_args(args) == (raw, "westeurope", [])
+    assert json.dumps(raw, sort_keys=True) == before
+
+
 def test_outputs_and_unknowns_are_refused_by_path():
     args = {"location": pulumi.Output.from_input("eastus2"), "gpuPools": [{"name": "a", "vmSize": pulumi.Output.secret("x")}]}
     with pytest.raises(GpuClusterInputError) as caught:
         settings_from_args(args, "unit")
-    paths = [path for path, _ in caught.value.problems]
-    assert paths[:2] == ["gpuPools[0].vmSize", "location"] or set(paths[:2]) == {"gpuPools[0].vmSize", "location"}
-    assert all("must be plain values known when the program runs" in reason for _, reason in caught.value.problems[:2])
+    assert sorted(path for path, _ in caught.value.problems) == ["gpuPools[a].vmSize", "location"]
+    assert all("must be plain values known when the program runs" in reason for _, reason in caught.value.problems)
 
 
 def test_hostile_nesting_is_refused_not_recursed():
