@@ -41,7 +41,7 @@ class GpuAksProvider(ComponentProvider):
         self._by_name = {component.__name__: component for component in COMPONENTS}
         self._definitions = Analyzer(PROJECT).analyze(COMPONENTS)["component_definitions"]
 
-    def construct(self, name: str, resource_type: str, inputs: dict[str, Any],
+    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: pulumi.ResourceOptions | None = None) -> ConstructResult:
         self.validate_resource_type(PROJECT, resource_type)
         component_name = resource_type.rsplit(":", maxsplit=1)[-1]
@@ -49,7 +49,8 @@ class GpuAksProvider(ComponentProvider):
         if component is None:
             raise ValueError(f"unknown component {resource_type}; {PROJECT} has {', '.join(self._by_name)}")
         try:
-            instance = component(name, dict(inputs), options)  # type: ignore[call-arg]
+            # Every hosted component takes (name, args, opts), as the SDK's host calls them.
+            instance = component(name, dict(inputs), options)  # type: ignore[arg-type]
         except GpuClusterInputError as error:
             # Reported per property, as the engine reports any provider's bad inputs.
             raise error.properties_error() from None

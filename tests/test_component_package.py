@@ -46,7 +46,7 @@ from components.gpu_cluster import (
     settings_from_args,
     stack_config_from_args,
 )
-from components.gpu_cluster_args import GpuClusterArgs, GpuPool, OsSKU
+from components.gpu_cluster_args import GpuClusterArgs, GpuInstanceProfile, GpuPool, OsSKU
 from components.settings import DOCUMENT, SettingsError, parse_settings
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from policies.declarations import Key, ListOf, Section
@@ -135,7 +135,7 @@ def test_bad_config_still_stops_the_program_with_the_stack_config_message(tmp_pa
 
 def test_python_callers_can_use_the_generated_enums_and_get_the_same_resources(dev_run):
     args = stack_args("dev")
-    pools: list[GpuPool] = [{**pool, "osSKU": OsSKU.UBUNTU} for pool in args["gpuPools"]]
+    pools: list[GpuPool] = [GpuPool(**pool, osSKU=OsSKU.UBUNTU) for pool in args["gpuPools"]]
     run = mockrun.run_pulumi(lambda: GpuCluster("gpu-aks", {**args, "gpuPools": pools}, program_layout=True),
                              "dev")
     assert run.error is None, run.error
@@ -149,7 +149,7 @@ def test_two_gpu_clusters_fit_in_one_program():
                               "cpuPools": [{"name": "cpu"}], "smokeTest": {"enabled": True},
                               "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"},
                                            {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4",
-                                            "gpuInstanceProfile": "MIG2g"}]})
+                                            "gpuInstanceProfile": GpuInstanceProfile.MIG2G}]})
 
     run = mockrun.run_pulumi(program, "dev")
     assert run.error is None, run.error
@@ -326,7 +326,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
                                cwd=tmp_path_factory.mktemp("consumer"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ})
     try:
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
         first_line = process.stdout.readline().strip()
         assert first_line.isdigit(), f"the plugin printed {first_line!r} instead of its port: {process.stderr.read()}"
         channel = grpc.insecure_channel(f"127.0.0.1:{first_line}")
