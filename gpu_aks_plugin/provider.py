@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pulumi
 from pulumi.provider import ConstructResult
