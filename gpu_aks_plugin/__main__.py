@@ -1,8 +1,9 @@
 """Entry point of the gpu-aks component package: `PulumiPlugin.yaml` names this folder as `main`.
 
 The Pulumi CLI starts it as `python <this folder> <engine address> [flags]` (with the repository's
-virtualenv) and reads the port it prints. The folder is then `sys.path[0]`, not the repository root,
-so the root is put on the path before `components` is imported.
+virtualenv; pulumi `sdk/python/cmd/pulumi-language-python/main.go`, RunPlugin, runs a plugin folder's
+`__main__.py` that way) and reads the port it prints (`pulumi.provider.server.main`). The folder is
+then `sys.path[0]`, not the repository root, so the root is put on the path before `components` is imported.
 """
 
 import sys

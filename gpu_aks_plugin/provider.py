@@ -1,7 +1,8 @@
 """The gpu-aks package's provider: hosts `GpuCluster` as Pulumi's component host does, with one change.
 
 `pulumi.provider.experimental.ComponentProvider` infers the schema from the annotations (token
-`gpu-aks:index:GpuCluster`) and, before constructing, maps each input to its Python name, turns enum
+`gpu-aks:index:GpuCluster`) and, before constructing (pulumi 3.272
+`pulumi/provider/experimental/component.py`, `map_input_properties`), maps each input to its Python name, turns enum
 strings into members (refusing unknown ones with its own message) and integers through `int()` (so
 `minCount: 1.5` would silently become 1). GpuCluster's schema names are its config keys, so it
 takes the inputs exactly as they arrived instead: the settings layer then sees what the caller sent
