@@ -22,14 +22,15 @@ def test_dev_tree_and_clean_policies():
     code, output = preview("dev")
     assert code == 0
     assert "Previewing gpu-aks/dev offline" in output
-    assert " +     ├─ gpu-aks:index:GpuNodePool" in output
-    assert " +       ├─ azure-native:containerservice:AgentPool          gput4-pool" in output
+    assert " +     ├─ gpu-aks:index:GpuCluster" in output
+    assert " +       ├─ gpu-aks:index:GpuNodePool" in output
+    assert " +         ├─ azure-native:containerservice:AgentPool        gput4-pool" in output
     assert '│    agentPoolName: "gput4' in output
     assert '│    vmSize: "Standard_NC4as_T4_v3"' in output
     assert '│    minCount: 0' in output and '│    nodeTaints: ["sku=gpu:NoSchedule"]' in output
     assert '│    images: ["nvcr.io/nvidia/k8s-device-plugin:v0.20.0"]' in output
     assert '│    kubeconfig: "[secret]"' in output
-    assert "+ 18 to create" in output
+    assert "+ 19 to create" in output
     assert "__provider" not in output, "a dynamic resource's serialized provider is machinery, not config"
     assert "gpu-aks-policies: no violations" in output
 

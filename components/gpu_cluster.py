@@ -1,0 +1,356 @@
+"""`GpuCluster`: the whole gpu-aks platform as one component, usable from any Pulumi language.
+
+Its inputs are the stack config's keys, spelled and nested the same (`components/gpu_cluster_args.py`,
+generated from them); its outputs are the outputs contract app stacks read. The constructor turns
+the inputs back into the raw config shape and hands them to the settings layer's own parser, so an
+input from Python, TypeScript or YAML is refused exactly as a stack config value is, with the same
+message naming its path (`gpuPools[gput4].minCount: 3 is above maxCount 1; ...`), every problem at
+once and before anything is registered. Then it composes AksCluster -> ClusterAccess -> NodePool /
+GpuNodePool -> GpuDevicePlugin -> GpuAdmissionPolicy -> (GpuSmokeTest), as `__main__.py` did.
+
+Inputs must be known when the program runs (they decide which resources exist): an output of
+another resource, a secret or an unknown value is refused with a message naming where it is.
+
+No `from __future__ import annotations`: Pulumi's component host reads the annotations below
+(outputs and the `args` parameter) as objects to build the package schema.
+"""
+
+import enum
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict, cast
+
+import pulumi
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
+from pulumi.output import Unknown
+
+from components.access import ClusterAccess, ClusterAccessArgs
+from components.admission_policy import GpuAdmissionPolicy, GpuAdmissionPolicyArgs
+from components.cluster import AksCluster, AksClusterArgs
+from components.contract import platform_contract
+from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
+from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
+from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
+from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
+from components.stack_config import read_raw_config, today
+
+TYPE_TOKEN = f"{PROJECT}:index:GpuCluster"
+#: The stack config key the `location` input stands for.
+LOCATION_CONFIG_KEY = "azure-native:location"
+#: Config is small: these bound the walk over the inputs (hostile input is refused, never recursed).
+MAX_INPUT_DEPTH = 32
+MAX_INPUT_NODES = 100_000
+
+
+# --- Outputs: the contract, typed ------------------------------------------------------------------
+
+
+class Toleration(TypedDict):
+    """A Kubernetes toleration of one of the pool's taints."""
+
+    key: str
+    """The taint key."""
+    operator: str
+    """Equal (with a value) or Exists."""
+    value: NotRequired[str]
+    """The taint value, when the taint has one."""
+    effect: str
+    """The taint effect, e.g. NoSchedule."""
+
+
+class CpuPoolContract(TypedDict):
+    """A CPU pool as the outputs contract describes it."""
+
+    name: str
+    """The pool's name in the config."""
+    azureName: str
+    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
+    poolLabel: dict[str, str]
+    """gpu-aks's pool label, stable across replacements."""
+    vmSize: str
+    """The VM size."""
+    minCount: int
+    """Autoscaler minimum node count."""
+    maxCount: int
+    """Autoscaler maximum node count."""
+    taints: list[str]
+    """The pool's node taints (key=value:Effect)."""
+    labels: dict[str, str]
+    """The pool's node labels."""
+    spot: bool
+    """Whether the pool runs Spot VMs."""
+
+
+class GpuPoolContract(TypedDict):
+    """A GPU pool as the outputs contract describes it: everything a pod needs to land there."""
+
+    name: str
+    """The pool's name in the config."""
+    azureName: str
+    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
+    poolLabel: dict[str, str]
+    """gpu-aks's pool label, stable across replacements."""
+    vmSize: str
+    """The VM size."""
+    gpuModel: str
+    """The GPU model, e.g. T4 or A100 80GB."""
+    gpuMemoryGiB: int
+    """Memory of one GPU in GiB."""
+    gpusPerVm: int
+    """Physical GPUs per VM."""
+    gpusPerNode: int
+    """What a node offers: GPUs, or MIG instances on a MIG pool."""
+    gpuResource: str
+    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
+    gpuInstanceProfile: NotRequired[str]
+    """The MIG profile, if any."""
+    migPartition: NotRequired[str]
+    """The MIG partition name (e.g. 2g.20gb), if any."""
+    accelerator: str
+    """The nvidia.com/gpu.accelerator label value."""
+    spot: bool
+    """Whether the pool runs Spot VMs."""
+    minCount: int
+    """Autoscaler minimum node count."""
+    maxCount: int
+    """Autoscaler maximum node count."""
+    taints: list[str]
+    """The pool's node taints (key=value:Effect)."""
+    labels: dict[str, str]
+    """The pool's node labels."""
+    devicePlugin: str
+    """gpu-aks when gpu-aks's device plugin serves the pool, external otherwise."""
+    tolerations: list[Toleration]
+    """The tolerations a pod needs for this pool."""
+    nodeSelector: dict[str, str]
+    """The node selector that pins a pod to this pool's GPU nodes."""
+
+
+# --- Inputs -> raw config ------------------------------------------------------------------------
+
+
+class GpuClusterInputError(ValueError):
+    """Inputs the settings layer refused: `(path, reason)` pairs, paths named as the inputs spell them."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        self.problems = list(problems)
+        super().__init__(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created:\n"
+                         + "\n".join(f"  - {path}: {reason}" for path, reason in self.problems))
+
+    def properties_error(self) -> InputPropertiesError:
+        """The same problems as the engine reports bad inputs: one per property path."""
+        errors = [InputPropertyErrorDetails(property_path=path, reason=reason) for path, reason in self.problems]
+        return InputPropertiesError(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created",
+                                    errors)
+
+
+def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
+    """`value` as plain JSON-like data (Enum members as their values, mappings as dicts, sequences as
+    lists), walked iteratively within MAX_INPUT_DEPTH / MAX_INPUT_NODES. Outputs and unknowns are
+    reported in `problems` and replaced by None."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, str, Any, Any, int]] = [(value, path, root, 0, 0)]
+    nodes = 0
+    while stack:
+        item, where, container, slot, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
+            problems.append((where or "(inputs)", f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} "
+                                                  f"values, {MAX_INPUT_DEPTH} levels)"))
+            return None
+        if isinstance(item, (pulumi.Output, Unknown)):
+            problems.append((where or "(inputs)", "is an output of another resource, a secret or unknown: GpuCluster's "
+                                                  "inputs decide which resources exist, so they must be plain values "
+                                                  "known when the program runs"))
+            converted: Any = None
+        elif isinstance(item, enum.Enum):
+            converted = item.value
+        elif isinstance(item, Mapping):
+            converted = {}
+            for key, child in item.items():
+                stack.append((child, f"{where}.{key}" if where else str(key), converted, key, depth + 1))
+        elif isinstance(item, Sequence) and not isinstance(item, (str, bytes)):
+            converted = [None] * len(item)
+            for index, child in enumerate(item):
+                # Named as the settings layer names list items (pools by name), so problems line up.
+                stack.append((child, pool_key(where, index, child), converted, index, depth + 1))
+        else:
+            converted = item
+        container[slot] = converted
+    return root[0]
+
+
+def _respelled(raw: dict[str, Any], path: str, spelling: Mapping[str, str]) -> dict[str, Any]:
+    """`raw` with the keys of the object at `path` (dotted, through objects only) renamed by `spelling`;
+    the objects along the path are copied, `raw` itself is left as it was."""
+    head, _, rest = path.partition(".")
+    value = raw.get(head)
+    if not isinstance(value, Mapping):
+        return raw
+    if rest:
+        return {**raw, head: _respelled(dict(value), rest, spelling)}
+    return {**raw, head: {spelling.get(key, key) if isinstance(key, str) else key: item for key, item in value.items()}}
+
+
+def stack_config_from_args(args: Mapping[str, Any]) -> tuple[dict[str, Any], Any, list[tuple[str, str]]]:
+    """GpuCluster's inputs as the stack config spells them: the project keys, `azure-native:location`
+    and the problems that keep them from being read (outputs, unknowns, hostile nesting)."""
+    problems: list[tuple[str, str]] = []
+    raw = _plain(args, "", problems)
+    raw = dict(raw) if isinstance(raw, dict) else {}
+    location = raw.pop("location", None)
+    for path, spelling in CONFIG_KEYS.items():
+        raw = _respelled(raw, path, spelling)
+    return raw, location, problems
+
+
+def args_from_stack_config(raw: Mapping[str, Any], location: Any) -> GpuClusterArgs:
+    """The stack config (`gpu-aks:*` keys, decoded, and `azure-native:location`) as GpuCluster's inputs."""
+    args: dict[str, Any] = {**raw, "location": location}
+    for path, spelling in CONFIG_KEYS.items():
+        args = _respelled(args, path, {config_key: key for key, config_key in spelling.items()})
+    return cast(GpuClusterArgs, args)
+
+
+def _input_path(problem: str) -> tuple[str, str]:
+    """A settings-layer problem (`gpu-aks:gpuPools[gput4].minCount: reason`) as (input path, reason),
+    every key in it spelled as the inputs spell it (`gpuPools[gput4].minCount`, `scaleDownUnneededTime`)."""
+    key, separator, reason = problem.partition(": ")
+    if not separator:
+        return "(inputs)", problem
+    key = "location" if key == LOCATION_CONFIG_KEY else key.removeprefix(f"{PROJECT}:")
+    reason = reason.replace(f"'{PROJECT}:", "'").replace(f"`{PROJECT}:", "`")
+    spellings = [(key, config_key) for spelling in CONFIG_KEYS.values() for key, config_key in spelling.items()]
+    for input_key, config_key in sorted(spellings, key=lambda item: -len(item[1])):
+        key, reason = key.replace(config_key, input_key), reason.replace(config_key, input_key)
+    return key, reason
+
+
+def read_stack_config() -> tuple[GpuClusterArgs, set[str]]:
+    """This stack's config as GpuCluster's inputs, and which of them are secret (the program's way in)."""
+    try:
+        raw, secret_keys = read_raw_config()
+    except SettingsError as error:
+        raise pulumi.RunError(str(error)) from None
+    return args_from_stack_config(raw, pulumi.Config("azure-native").get("location")), secret_keys
+
+
+def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> PlatformSettings:
+    """Validate GpuCluster's inputs with the settings layer. Raises GpuClusterInputError naming each
+    problem by its input path."""
+    raw, location, problems = stack_config_from_args(args)
+    try:
+        settings = parse_settings(raw, stack, location, secret_keys, today())
+    except SettingsError as error:
+        # A value already refused above (an output, say) was read as absent: no knock-on problem for it.
+        refused = tuple(path for path, _ in problems)
+        problems += [(path, reason) for path, reason in map(_input_path, map(str, error.problems))
+                     if not path.startswith(refused)]
+    if problems:
+        raise GpuClusterInputError(problems)
+    return settings
+
+
+# --- The component --------------------------------------------------------------------------------
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """A GPU-ready AKS cluster: system, CPU and GPU pools, NVIDIA's device plugin, a GPU admission
+    policy and an optional GPU smoke test. Its outputs are the contract app stacks read."""
+
+    cluster_name: pulumi.Output[str]
+    """The AKS cluster's name."""
+    resource_group_name: pulumi.Output[str]
+    """The resource group the cluster is in."""
+    kubeconfig: pulumi.Output[str]
+    """Secret: a kubelogin exec kubeconfig in cluster.kubeloginMode."""
+    oidc_issuer_url: pulumi.Output[str | None]
+    """The cluster's OIDC issuer URL, for workload-identity federated credentials."""
+    contract_version: pulumi.Output[int]
+    """The version of this outputs contract."""
+    location: pulumi.Output[str]
+    """The Azure region."""
+    kubernetes_version: pulumi.Output[str]
+    """The Kubernetes version the cluster was created with."""
+    gpu_namespace: pulumi.Output[str]
+    """The namespace NVIDIA's device plugin runs in."""
+    mig_strategy: pulumi.Output[str]
+    """How the device plugin exposes MIG instances: none, single or mixed."""
+    gpu_pools: pulumi.Output[dict[str, GpuPoolContract]]
+    """The GPU pools by name."""
+    cpu_pools: pulumi.Output[dict[str, CpuPoolContract]]
+    """The CPU user pools by name."""
+
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None,
+                 *, secret_keys: Collection[str] = (), program_layout: bool = False) -> None:
+        """`secret_keys`: top-level inputs whose values are secret (masked in messages, passed as secrets).
+        `program_layout`: for this repository's own `__main__.py` only; children keep the names they
+        had before GpuCluster existed (`aks`, `gput4`, ...) and an alias to their old parent, the stack,
+        so stacks deployed by gpu-aks 0.2 update in place. Otherwise children are named
+        `<name>-<child>`, so two GpuClusters can live in one program."""
+        if program_layout:
+            # The stack config's own messages: keys named as Pulumi.<stack>.yaml spells them.
+            raw, location, _ = stack_config_from_args(args)
+            try:
+                settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today())
+            except SettingsError as error:
+                raise pulumi.RunError(str(error)) from None
+        else:
+            settings = settings_from_args(args, pulumi.get_stack(), secret_keys)
+        # Validated first: a refused input registers nothing, not even this component.
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        for warning in settings.warnings:
+            if program_layout:
+                pulumi.log.warn(warning)
+            else:
+                pulumi.log.warn(": ".join(_input_path(warning)), resource=self)
+
+        def child_name(child: str) -> str:
+            return child if program_layout else f"{name}-{child}"
+
+        top = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+                                     if program_layout else None)
+        cluster = AksCluster(child_name("aks"), AksClusterArgs(settings.cluster, settings.system_pool), top)
+        access = ClusterAccess(child_name("access"), ClusterAccessArgs(
+            settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac),
+            top)
+        for pool in settings.cpu_pools:
+            NodePool(child_name(pool.name), NodePoolArgs(pool, cluster.target), top)
+        gpu_pools = [GpuNodePool(child_name(pool.name), GpuNodePoolArgs(pool, cluster.target), top)
+                     for pool in settings.gpu_pools]
+
+        served_pools = settings.served_gpu_pools()
+        if settings.device_plugin.enabled and served_pools:
+            device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
+                settings.device_plugin, served_pools, cluster.provider, after=access.ready), top)
+            if settings.smoke_test.enabled:
+                GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
+                    settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
+                    after=[device_plugin, *gpu_pools, *access.ready]), top)
+        if settings.admission_policy.enabled and settings.gpu_pools:
+            GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
+                settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready), top)
+
+        contract = platform_contract(settings)
+        self.cluster_name = cluster.managed_cluster.name
+        self.resource_group_name = cluster.resource_group.name
+        self.kubeconfig = cluster.kubeconfig
+        self.oidc_issuer_url = cluster.oidc_issuer_url
+        self.contract_version = pulumi.Output.from_input(contract["contractVersion"])
+        self.location = pulumi.Output.from_input(contract["location"])
+        self.kubernetes_version = pulumi.Output.from_input(contract["kubernetesVersion"])
+        self.gpu_namespace = pulumi.Output.from_input(contract["gpuNamespace"])
+        self.mig_strategy = pulumi.Output.from_input(contract["migStrategy"])
+        self.gpu_pools = pulumi.Output.from_input(contract["gpuPools"])
+        self.cpu_pools = pulumi.Output.from_input(contract["cpuPools"])
+        self.register_outputs(self.outputs())
+
+    def outputs(self) -> dict[str, pulumi.Output[Any]]:
+        """The outputs contract by its keys (what `__main__.py` exports)."""
+        return {
+            "clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
+            "kubeconfig": self.kubeconfig, "oidcIssuerUrl": self.oidc_issuer_url,
+            "contractVersion": self.contract_version, "location": self.location,
+            "kubernetesVersion": self.kubernetes_version, "gpuNamespace": self.gpu_namespace,
+            "migStrategy": self.mig_strategy, "gpuPools": self.gpu_pools, "cpuPools": self.cpu_pools,
+        }

@@ -1,0 +1,381 @@
+"""The typed inputs of `GpuCluster`: one field per gpu-aks config key, with its description.
+
+GENERATED from the config-key declarations by `venv/bin/python -m gpu_aks_plugin.schema`; do not edit.
+No `from __future__ import annotations`: Pulumi's component host reads these annotations as objects.
+"""
+
+# ruff: noqa: E501
+from enum import StrEnum
+from typing import NotRequired, Required, TypedDict
+
+
+class SkuTier(StrEnum):
+    """The values `cluster.skuTier` allows."""
+
+    FREE = "Free"
+    STANDARD = "Standard"
+    PREMIUM = "Premium"
+
+
+class UpgradeChannel(StrEnum):
+    """The values `cluster.upgradeChannel` allows."""
+
+    RAPID = "rapid"
+    STABLE = "stable"
+    PATCH = "patch"
+    NODE_IMAGE = "node-image"
+    NONE = "none"
+
+
+class NodeOSUpgradeChannel(StrEnum):
+    """The values `cluster.nodeOSUpgradeChannel` allows."""
+
+    NONE = "None"
+    UNMANAGED = "Unmanaged"
+    NODEIMAGE = "NodeImage"
+    SECURITYPATCH = "SecurityPatch"
+
+
+class KubeloginMode(StrEnum):
+    """The values `cluster.kubeloginMode` allows."""
+
+    AZURECLI = "azurecli"
+    SPN = "spn"
+    MSI = "msi"
+    WORKLOADIDENTITY = "workloadidentity"
+
+
+class AutoScalerProfileExpander(StrEnum):
+    """The values `cluster.autoScalerProfile.expander` allows."""
+
+    LEAST_WASTE = "least-waste"
+    MOST_PODS = "most-pods"
+    PRIORITY = "priority"
+    RANDOM = "random"
+
+
+class OsSKU(StrEnum):
+    """The values `systemPool.osSKU` allows."""
+
+    UBUNTU = "Ubuntu"
+    AZURELINUX = "AzureLinux"
+    AZURELINUX3 = "AzureLinux3"
+    CBLMARINER = "CBLMariner"
+    UBUNTU2204 = "Ubuntu2204"
+
+
+class ScaleSetPriority(StrEnum):
+    """The values `cpuPools[].scaleSetPriority` allows."""
+
+    REGULAR = "Regular"
+    SPOT = "Spot"
+
+
+class GpuInstanceProfile(StrEnum):
+    """The values `gpuPools[].gpuInstanceProfile` allows."""
+
+    MIG1G = "MIG1g"
+    MIG2G = "MIG2g"
+    MIG3G = "MIG3g"
+    MIG4G = "MIG4g"
+    MIG7G = "MIG7g"
+
+
+class GpuProfileDriver(StrEnum):
+    """The values `gpuPools[].gpuProfile.driver` allows."""
+
+    INSTALL = "Install"
+    NONE = "None"
+
+
+class MigStrategy(StrEnum):
+    """The values `devicePlugin.migStrategy` allows."""
+
+    NONE = "none"
+    SINGLE = "single"
+    MIXED = "mixed"
+
+
+class ValidationAction(StrEnum):
+    """The values `admissionPolicy.validationActions` allows."""
+
+    DENY = "Deny"
+    WARN = "Warn"
+    AUDIT = "Audit"
+
+
+class AadProfile(TypedDict, total=False):
+    """Azure AD integration (AKS-managed)."""
+
+    managed: NotRequired[bool]
+    """Use AKS-managed Azure AD for sign-in. Default: true."""
+    enableAzureRBAC: NotRequired[bool]
+    """Authorize Kubernetes requests with Azure RBAC. Default: true."""
+    adminGroupObjectIDs: NotRequired[list[str]]
+    """Azure AD groups that get cluster admin. Default: []."""
+
+
+class OidcIssuerProfile(TypedDict, total=False):
+    """The cluster's OIDC issuer (needed by workload identity)."""
+
+    enabled: NotRequired[bool]
+    """Expose an OIDC issuer URL. Default: true."""
+
+
+class AutoScalerProfile(TypedDict, total=False):
+    """Cluster autoscaler settings, typed as AKS API 2025-09-01 types them; merged over gpu-aks's defaults."""
+
+    balanceSimilarNodeGroups: NotRequired[str]
+    """AKS autoscaler setting `balance-similar-node-groups`: "true" or "false" (a quoted string)."""
+    daemonsetEvictionForEmptyNodes: NotRequired[bool]
+    """AKS autoscaler setting `daemonset-eviction-for-empty-nodes`: true or false."""
+    daemonsetEvictionForOccupiedNodes: NotRequired[bool]
+    """AKS autoscaler setting `daemonset-eviction-for-occupied-nodes`: true or false."""
+    ignoreDaemonsetsUtilization: NotRequired[bool]
+    """AKS autoscaler setting `ignore-daemonsets-utilization`: true or false."""
+    expander: NotRequired[AutoScalerProfileExpander]
+    """AKS autoscaler setting `expander`: one of least-waste, most-pods, priority, random. gpu-aks's default: least-waste."""
+    maxEmptyBulkDelete: NotRequired[str]
+    """AKS autoscaler setting `max-empty-bulk-delete`: a positive whole number as a string, e.g. "10"."""
+    maxGracefulTerminationSec: NotRequired[str]
+    """AKS autoscaler setting `max-graceful-termination-sec`: whole seconds as a string, e.g. "600"."""
+    maxNodeProvisionTime: NotRequired[str]
+    """AKS autoscaler setting `max-node-provision-time`: a string of whole minutes, e.g. "10m" (the API takes no other unit)."""
+    maxTotalUnreadyPercentage: NotRequired[str]
+    """AKS autoscaler setting `max-total-unready-percentage`: a whole percentage from 0 to 100 as a string, e.g. "45"."""
+    newPodScaleUpDelay: NotRequired[str]
+    """AKS autoscaler setting `new-pod-scale-up-delay`: a whole number with a unit, e.g. "0s", "30s", "2m", "1h"."""
+    okTotalUnreadyCount: NotRequired[str]
+    """AKS autoscaler setting `ok-total-unready-count`: a whole number as a string, e.g. "3"."""
+    scanInterval: NotRequired[str]
+    """AKS autoscaler setting `scan-interval`: whole seconds as a string, e.g. "10"."""
+    scaleDownDelayAfterAdd: NotRequired[str]
+    """AKS autoscaler setting `scale-down-delay-after-add`: a string of whole minutes, e.g. "10m" (the API takes no other unit). gpu-aks's default: 5m."""
+    scaleDownDelayAfterDelete: NotRequired[str]
+    """AKS autoscaler setting `scale-down-delay-after-delete`: a string of whole minutes, e.g. "10m" (the API takes no other unit)."""
+    scaleDownDelayAfterFailure: NotRequired[str]
+    """AKS autoscaler setting `scale-down-delay-after-failure`: a string of whole minutes, e.g. "10m" (the API takes no other unit)."""
+    scaleDownUnneededTime: NotRequired[str]
+    """AKS autoscaler setting `scale-down-unneeded-time`: a string of whole minutes, e.g. "10m" (the API takes no other unit). gpu-aks's default: 5m."""
+    scaleDownUnreadyTime: NotRequired[str]
+    """AKS autoscaler setting `scale-down-unready-time`: a string of whole minutes, e.g. "10m" (the API takes no other unit)."""
+    scaleDownUtilizationThreshold: NotRequired[str]
+    """AKS autoscaler setting `scale-down-utilization-threshold`: a fraction from 0 to 1 as a string, e.g. "0.5"."""
+    skipNodesWithLocalStorage: NotRequired[str]
+    """AKS autoscaler setting `skip-nodes-with-local-storage`: "true" or "false" (a quoted string)."""
+    skipNodesWithSystemPods: NotRequired[str]
+    """AKS autoscaler setting `skip-nodes-with-system-pods`: "true" or "false" (a quoted string)."""
+
+
+class Cluster(TypedDict, total=False):
+    """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted."""
+
+    name: NotRequired[str]
+    """The cluster's name in Azure. Default: gpu-aks-<stack>."""
+    resourceGroupName: NotRequired[str]
+    """The resource group created for the cluster. Default: rg-gpu-aks-<stack>."""
+    kubernetesVersion: NotRequired[str]
+    """Kubernetes version: a minor ("1.37") or a patch ("1.37.2"); quote it in YAML. Refused once past AKS end of support; a warning 60 days before. Default: 1.37."""
+    skuTier: NotRequired[SkuTier]
+    """The control plane's tier. Default: Free."""
+    upgradeChannel: NotRequired[UpgradeChannel]
+    """AKS auto-upgrade channel for Kubernetes. Default: patch."""
+    nodeOSUpgradeChannel: NotRequired[NodeOSUpgradeChannel]
+    """AKS auto-upgrade channel for node images and OS. Default: NodeImage."""
+    aadProfile: NotRequired[AadProfile]
+    """Azure AD integration (AKS-managed)."""
+    disableLocalAccounts: NotRequired[bool]
+    """Turn off the static admin kubeconfig (Azure AD only). Default: true."""
+    oidcIssuerProfile: NotRequired[OidcIssuerProfile]
+    """The cluster's OIDC issuer (needed by workload identity)."""
+    workloadIdentity: NotRequired[bool]
+    """Enable workload identity (pods use Azure AD federated credentials). Default: true."""
+    kubeloginMode: NotRequired[KubeloginMode]
+    """How the exported kubeconfig signs in (kubelogin convert-kubeconfig -l). Default: azurecli."""
+    autoScalerProfile: NotRequired[AutoScalerProfile]
+    """Cluster autoscaler settings, with the API's keys and wire types; merged over gpu-aks's defaults. Default: {"expander": "least-waste", "scale-down-delay-after-add": "5…."""
+    tags: NotRequired[dict[str, str]]
+    """Azure tags on the cluster. Default: {}."""
+
+
+class Access(TypedDict, total=False):
+    """Kubernetes rights for whoever deploys (Azure RBAC for Kubernetes)."""
+
+    grantDeployerClusterAdmin: NotRequired[bool]
+    """Grant the deployer "Azure Kubernetes Service RBAC Cluster Admin" on the cluster. Default: true."""
+    rolePropagationSeconds: NotRequired[int]
+    """How long in-cluster resources wait after a new role assignment. Default: 300."""
+
+
+class SystemPool(TypedDict, total=False):
+    """The inline system (CPU) pool; never replaced, so its name has no suffix."""
+
+    name: NotRequired[str]
+    """The pool's name (at most 12 characters). Default: system."""
+    vmSize: NotRequired[str]
+    """The VM size of the system nodes. Default: Standard_D4ds_v5."""
+    minCount: NotRequired[int]
+    """Fewest nodes (at least 1). Default: 1."""
+    maxCount: NotRequired[int]
+    """Most nodes. Default: 3."""
+    availabilityZones: NotRequired[list[str]]
+    """Availability zones of the pool's nodes. Default: []."""
+    osSKU: NotRequired[OsSKU]
+    """The node OS image. Default: AzureLinux."""
+    maxSurge: NotRequired[str]
+    """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
+    onlyCriticalAddonsEnabled: NotRequired[bool]
+    """Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off. Default: true."""
+
+
+class CpuPool(TypedDict, total=False):
+    """One CPU user pool."""
+
+    name: Required[str]
+    """The pool's name: lowercase letters and digits, starting with a letter; at most 8 (12 with keepAzureName). Required."""
+    vmSize: NotRequired[str]
+    """The VM size of the pool's nodes. Default: Standard_D8ds_v5. Create-only: a change replaces the resource."""
+    minCount: NotRequired[int]
+    """Fewest nodes the autoscaler keeps. Default: 0."""
+    maxCount: NotRequired[int]
+    """Most nodes the autoscaler adds. Default: 3."""
+    nodeTaints: NotRequired[list[str]]
+    """Taints, as `key=value:Effect`. Default: []."""
+    nodeLabels: NotRequired[dict[str, str]]
+    """Labels for the pool's nodes (not under AKS's reserved prefixes, not gpu-aks.io/pool). Default: {}."""
+    availabilityZones: NotRequired[list[str]]
+    """Availability zones of the pool's nodes. Default: []. Create-only: a change replaces the resource."""
+    osSKU: NotRequired[OsSKU]
+    """The node OS image. Default: Ubuntu. Create-only: a change replaces the resource."""
+    maxSurge: NotRequired[str]
+    """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
+    scaleSetPriority: NotRequired[ScaleSetPriority]
+    """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
+    spotMaxPrice: NotRequired[float]
+    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    keepAzureName: NotRequired[bool]
+    """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+
+
+class GpuProfile(TypedDict, total=False):
+    """How AKS sets up the GPU."""
+
+    driver: NotRequired[GpuProfileDriver]
+    """`Install`: AKS installs the NVIDIA driver; `None`: bring your own (e.g. the GPU Operator). Default: Install. Create-only: a change replaces the resource."""
+
+
+class GpuPool(TypedDict, total=False):
+    """One GPU pool: the CPU pool keys, MIG and the GPU driver."""
+
+    name: Required[str]
+    """The pool's name: lowercase letters and digits, starting with a letter; at most 8 (12 with keepAzureName). Required."""
+    vmSize: Required[str]
+    """An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their replacement. Required. Create-only: a change replaces the resource."""
+    minCount: NotRequired[int]
+    """Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0). Default: 0."""
+    maxCount: NotRequired[int]
+    """Most nodes the autoscaler adds. Default: 2."""
+    nodeTaints: NotRequired[list[str]]
+    """Taints, as `key=value:Effect`. Needs a NoSchedule taint. Default: ["sku=gpu:NoSchedule"]."""
+    nodeLabels: NotRequired[dict[str, str]]
+    """Labels for the pool's nodes (not under AKS's reserved prefixes, not gpu-aks.io/pool). Default: {}."""
+    availabilityZones: NotRequired[list[str]]
+    """Availability zones of the pool's nodes. Default: []. Create-only: a change replaces the resource."""
+    osSKU: NotRequired[OsSKU]
+    """The node OS image. Default: Ubuntu. Create-only: a change replaces the resource."""
+    maxSurge: NotRequired[str]
+    """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
+    scaleSetPriority: NotRequired[ScaleSetPriority]
+    """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
+    spotMaxPrice: NotRequired[float]
+    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    keepAzureName: NotRequired[bool]
+    """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    gpuInstanceProfile: NotRequired[GpuInstanceProfile]
+    """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
+    gpuProfile: NotRequired[GpuProfile]
+    """How AKS sets up the GPU."""
+
+
+class DevicePlugin(TypedDict, total=False):
+    """gpu-aks's NVIDIA device-plugin DaemonSet (self-managed GPU pools: AKS installs the driver, you install the plugin)."""
+
+    enabled: NotRequired[bool]
+    """Deploy the DaemonSet. Default: true."""
+    image: NotRequired[str]
+    """The device-plugin image. Default: nvcr.io/nvidia/k8s-device-plugin:v0.20.0."""
+    namespace: NotRequired[str]
+    """The namespace of the DaemonSet. Default: gpu-resources."""
+    migStrategy: NotRequired[MigStrategy]
+    """How MIG instances are advertised: `single` (nvidia.com/gpu) or `mixed` (nvidia.com/mig-<profile>). Default: single when a served pool uses MIG, else none."""
+    pools: NotRequired[list[str]]
+    """The GPU pools it serves. Default: every GPU pool with gpuProfile.driver: Install."""
+
+
+class AdmissionPolicy(TypedDict, total=False):
+    """The GPU rules as a ValidatingAdmissionPolicy in the cluster."""
+
+    enabled: NotRequired[bool]
+    """Install the policy and its binding. Default: true."""
+    validationActions: NotRequired[list[ValidationAction]]
+    """What a violation does. Default: ["Warn", "Audit"]."""
+    exemptNamespaces: NotRequired[list[str]]
+    """Namespaces the policy skips. Default: [kube-system, <devicePlugin.namespace>]."""
+
+
+class SmokeTest(TypedDict, total=False):
+    """One GPU check Job per served GPU pool after `pulumi up`."""
+
+    enabled: NotRequired[bool]
+    """Run the smoke test. Default: false."""
+    image: NotRequired[str]
+    """The image of the check Job (has PyTorch with CUDA). Default: nvcr.io/nvidia/pytorch:25.10-py3."""
+
+
+class GpuClusterArgs(TypedDict, total=False):
+    """The inputs of GpuCluster: the gpu-aks stack config keys, spelled and nested the same."""
+
+    location: Required[str]
+    """The Azure region of the cluster and its resource group (the stack config's `azure-native:location`). Required."""
+    cluster: NotRequired[Cluster]
+    """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted. Stack config key: `gpu-aks:cluster`."""
+    access: NotRequired[Access]
+    """Kubernetes rights for whoever deploys (Azure RBAC for Kubernetes). Stack config key: `gpu-aks:access`."""
+    systemPool: NotRequired[SystemPool]
+    """The inline system (CPU) pool; never replaced, so its name has no suffix. Stack config key: `gpu-aks:systemPool`."""
+    cpuPools: NotRequired[list[CpuPool]]
+    """CPU user pools, each an AgentPool of its own. Stack config key: `gpu-aks:cpuPools`."""
+    gpuPools: NotRequired[list[GpuPool]]
+    """GPU pools, each an AgentPool of its own; tainted, labelled and served by the device plugin. Stack config key: `gpu-aks:gpuPools`."""
+    devicePlugin: NotRequired[DevicePlugin]
+    """gpu-aks's NVIDIA device-plugin DaemonSet (self-managed GPU pools: AKS installs the driver, you install the plugin). Stack config key: `gpu-aks:devicePlugin`."""
+    admissionPolicy: NotRequired[AdmissionPolicy]
+    """The GPU rules as a ValidatingAdmissionPolicy in the cluster. Stack config key: `gpu-aks:admissionPolicy`."""
+    smokeTest: NotRequired[SmokeTest]
+    """One GPU check Job per served GPU pool after `pulumi up`. Stack config key: `gpu-aks:smokeTest`."""
+
+
+#: Properties whose stack config key is spelled differently, by their object's path in the config.
+CONFIG_KEYS: dict[str, dict[str, str]] = {
+    "cluster.autoScalerProfile": {
+        "balanceSimilarNodeGroups": "balance-similar-node-groups",
+        "daemonsetEvictionForEmptyNodes": "daemonset-eviction-for-empty-nodes",
+        "daemonsetEvictionForOccupiedNodes": "daemonset-eviction-for-occupied-nodes",
+        "ignoreDaemonsetsUtilization": "ignore-daemonsets-utilization",
+        "maxEmptyBulkDelete": "max-empty-bulk-delete",
+        "maxGracefulTerminationSec": "max-graceful-termination-sec",
+        "maxNodeProvisionTime": "max-node-provision-time",
+        "maxTotalUnreadyPercentage": "max-total-unready-percentage",
+        "newPodScaleUpDelay": "new-pod-scale-up-delay",
+        "okTotalUnreadyCount": "ok-total-unready-count",
+        "scanInterval": "scan-interval",
+        "scaleDownDelayAfterAdd": "scale-down-delay-after-add",
+        "scaleDownDelayAfterDelete": "scale-down-delay-after-delete",
+        "scaleDownDelayAfterFailure": "scale-down-delay-after-failure",
+        "scaleDownUnneededTime": "scale-down-unneeded-time",
+        "scaleDownUnreadyTime": "scale-down-unready-time",
+        "scaleDownUtilizationThreshold": "scale-down-utilization-threshold",
+        "skipNodesWithLocalStorage": "skip-nodes-with-local-storage",
+        "skipNodesWithSystemPods": "skip-nodes-with-system-pods",
+    },
+}

@@ -1,0 +1,258 @@
+"""Writes `components/gpu_cluster_args.py`, the typed inputs of `GpuCluster`, from the config-key
+declarations (`components/settings/`, `policies/declarations.py`).
+
+The component's inputs are the stack config's keys, spelled the same, with the same nesting, types,
+allowed values and descriptions: Pulumi's component host reads the generated TypedDicts (their
+annotations and the docstring under each field) to build the package schema every SDK is generated
+from. Regenerate it and the schema snapshot after adding or changing a config key:
+
+    venv/bin/python -m gpu_aks_plugin.schema
+
+`tests/test_component_package.py` fails while either committed file is stale. A key declared as an
+`object` with a structure of its own needs an entry in STRUCTURED_KEYS (nothing is typed Any).
+
+Every field is plain (no `pulumi.Input`): the values decide which resources exist (how many pools,
+whether there is a device plugin), so they must be known when the program runs, exactly as stack
+config is. The schema marks them `plain`, and each SDK asks for a prompt value instead of accepting
+an output of another resource and failing later.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
+from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
+from policies.declarations import Document, Key, ListOf, Section
+
+ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"
+
+
+@dataclass(frozen=True)
+class EnumSpec:
+    name: str
+    doc: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One input: `key` is the config key (and the schema property), `annotation` its Python type."""
+
+    key: str
+    annotation: str
+    doc: str
+    required: bool = False
+    #: The config key when it is not the schema property (the autoscaler's kebab-case keys).
+    config_key: str | None = None
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    name: str
+    doc: str
+    fields: tuple[FieldSpec, ...]
+    #: Where the type sits in the config (`cluster.autoScalerProfile`), for keys spelled differently.
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class ArgsModel:
+    enums: tuple[EnumSpec, ...]
+    #: Nested types first, the top-level args type last.
+    types: tuple[TypeSpec, ...]
+
+
+# --- The model: the config-key declarations ------------------------------------------------------------
+
+GPU_CLUSTER_DOC = "The inputs of GpuCluster: the gpu-aks stack config keys, spelled and nested the same."
+LOCATION = FieldSpec("location", "str", "The Azure region of the cluster and its resource group (the stack "
+                     "config's `azure-native:location`). Required.", required=True)
+_PLAIN_TYPES = {"string": "str", "boolean": "bool", "integer": "int", "number": "float"}
+
+
+class CodegenError(ValueError):
+    """A declaration the generator cannot type."""
+
+
+def camel_from_kebab(key: str) -> str:
+    head, *rest = key.split("-")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _pascal(name: str) -> str:
+    name = name.removesuffix("[]")
+    return name[:1].upper() + name[1:]
+
+
+def _singular(name: str) -> str:
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+
+
+def _described(key: Key) -> str:
+    doc = key.doc.rstrip()
+    doc += "" if doc.endswith(".") else "."
+    if key.required:
+        doc += " Required."
+    elif key.default_doc:
+        doc += f" Default: {key.default_doc}."
+    if key.create_only:
+        doc += " Create-only: a change replaces the resource."
+    if key.secret:
+        doc += " Secret."
+    return doc
+
+
+class _Builder:
+    """Walks the declarations and names the types and enums they need."""
+
+    def __init__(self) -> None:
+        self.enums: dict[str, EnumSpec] = {}
+        self.types: list[TypeSpec] = []
+        self.type_names: set[str] = {"GpuClusterArgs"}
+
+    def _name(self, wanted: str, parent: str) -> str:
+        return wanted if wanted not in self.type_names and wanted not in self.enums else parent + wanted
+
+    def enum(self, key_name: str, values: tuple[str, ...], parent: str, path: str) -> str:
+        base = _pascal(key_name)
+        # A one-word key ("driver", "expander") says little alone: name it after its section.
+        wanted = base if any(c.isupper() for c in key_name) else parent + base
+        existing = self.enums.get(wanted)
+        if existing is not None and existing.values == values:
+            return wanted
+        name = wanted if existing is None and wanted not in self.type_names else self._name(parent + base, parent)
+        self.enums[name] = EnumSpec(name, f"The values `{path}` allows.", values)
+        return name
+
+    def key_field(self, key: Key, parent: str, path: str) -> FieldSpec:
+        structured = STRUCTURED_KEYS.get(path.split(":", 1)[-1])
+        if structured is not None:
+            return FieldSpec(key.name, structured(self, parent), _described(key), key.required)
+        if key.type in _PLAIN_TYPES:
+            annotation = self.enum(key.name, key.allowed, parent, path) if key.allowed else _PLAIN_TYPES[key.type]
+        elif key.type == "list of strings":
+            annotation = (f"list[{self.enum(_singular(key.name), key.allowed, parent, path)}]" if key.allowed
+                          else "list[str]")
+        elif key.type == "map of strings":
+            annotation = "dict[str, str]"
+        else:
+            raise CodegenError(f"{path} is declared as {key.type!r}: give its structure a type in "
+                               "components/gpu_cluster_codegen.py STRUCTURED_KEYS (no input may be typed Any)")
+        return FieldSpec(key.name, annotation, _described(key), key.required)
+
+    def section_type(self, section: Section, type_name: str, path: str) -> str:
+        name = self._name(type_name, "")
+        self.type_names.add(name)
+        fields = tuple(self.item_field(section.declared(key), name, f"{path}.{key}" if path else key)
+                       for key in section.key_names)
+        self.types.append(TypeSpec(name, section.doc, fields))
+        return name
+
+    def item_field(self, item: Key | Section | ListOf, parent: str, path: str) -> FieldSpec:
+        if isinstance(item, Key):
+            return self.key_field(item, parent, path)
+        if isinstance(item, Section):
+            return FieldSpec(item.name, self.section_type(item, _pascal(item.name), path), item.doc)
+        element = self.section_type(item.item, _pascal(_singular(item.name)), path + "[]")
+        return FieldSpec(item.name, f"list[{element}]", item.doc)
+
+
+def _autoscaler_profile(builder: _Builder, parent: str) -> str:
+    """`cluster.autoScalerProfile`: AKS's kebab-case keys (components/aks_api.py AUTOSCALER_SETTINGS) as
+    camelCase properties, each typed as the API types it."""
+    fields = []
+    for key, setting in AUTOSCALER_SETTINGS.items():
+        annotation = (builder.enum("expander", EXPANDERS, "AutoScalerProfile", "cluster.autoScalerProfile.expander")
+                      if key == "expander" else setting.wire_type.__name__)
+        default = DEFAULT_AUTOSCALER_PROFILE.get(key)
+        doc = f"AKS autoscaler setting `{key}`: {setting.describe}." + (f" gpu-aks's default: {default}."
+                                                                        if default is not None else "")
+        fields.append(FieldSpec(camel_from_kebab(key), annotation, doc, config_key=key))
+    name = builder._name("AutoScalerProfile", parent)
+    builder.type_names.add(name)
+    builder.types.append(TypeSpec(name, f"Cluster autoscaler settings, typed as AKS API {API_VERSION} types them; "
+                                        "merged over gpu-aks's defaults.", tuple(fields), "cluster.autoScalerProfile"))
+    return name
+
+
+#: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
+STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
+    "cluster.autoScalerProfile": _autoscaler_profile,
+}
+
+
+def model(document: Document = DOCUMENT) -> ArgsModel:
+    """GpuCluster's inputs from the config-key declarations: a type per section, an enum per closed set,
+    `location` for `azure-native:location`."""
+    builder = _Builder()
+    fields = [LOCATION]
+    for name in document.root.key_names:
+        field_spec = builder.item_field(document.root.declared(name), "", name)
+        fields.append(replace(field_spec, doc=f"{field_spec.doc.rstrip('.')}. Stack config key: "
+                                                 f"`{document.namespace}:{name}`."))
+    builder.types.append(TypeSpec("GpuClusterArgs", GPU_CLUSTER_DOC, tuple(fields)))
+    return ArgsModel(tuple(builder.enums.values()), tuple(builder.types))
+
+
+# --- Rendering --------------------------------------------------------------------------------------
+
+_HEADER = '''"""The typed inputs of `GpuCluster`: one field per gpu-aks config key, with its description.
+
+GENERATED from the config-key declarations by `venv/bin/python -m gpu_aks_plugin.schema`; do not edit.
+No `from __future__ import annotations`: Pulumi's component host reads these annotations as objects.
+"""
+
+# ruff: noqa: E501
+from enum import StrEnum
+from typing import NotRequired, Required, TypedDict'''
+
+
+def member_name(value: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9]+", "_", value).strip("_").upper() or "EMPTY"
+    name = "_" + name if name[0].isdigit() else name
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _quoted(text: str) -> str:
+    return '"""' + text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '"""'
+
+
+def render(args_model: ArgsModel) -> str:
+    lines = [_HEADER]
+    for enum in args_model.enums:
+        lines += ["", "", f"class {enum.name}(StrEnum):", f"    {_quoted(enum.doc)}", ""]
+        lines += [f"    {member_name(value)} = {json.dumps(value)}" for value in enum.values]
+    for spec in args_model.types:
+        lines += ["", "", f"class {spec.name}(TypedDict, total=False):", f"    {_quoted(spec.doc)}", ""]
+        for field_spec in spec.fields:
+            annotation = f"Required[{field_spec.annotation}]" if field_spec.required else \
+                f"NotRequired[{field_spec.annotation}]"
+            lines += [f"    {field_spec.key}: {annotation}", f"    {_quoted(field_spec.doc)}"]
+    config_keys = {spec.path: {f.key: f.config_key for f in spec.fields if f.config_key and f.config_key != f.key}
+                   for spec in args_model.types}
+    config_keys = {path: keys for path, keys in config_keys.items() if keys}
+    lines += ["", "", "#: Properties whose stack config key is spelled differently, by their object's path in the config.",
+              "CONFIG_KEYS: dict[str, dict[str, str]] = {"]
+    for name, keys in config_keys.items():
+        lines.append(f"    {json.dumps(name)}: {{")
+        lines += [f"        {json.dumps(key)}: {json.dumps(config_key)}," for key, config_key in keys.items()]
+        lines.append("    },")
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ARGS_MODULE.write_text(render(model()))
+    print(f"wrote {ARGS_MODULE.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The gpu-aks component package's plugin (`PulumiPlugin.yaml` points here)."""

@@ -1,0 +1,19 @@
+"""Entry point of the gpu-aks component package: `PulumiPlugin.yaml` names this folder as `main`.
+
+The Pulumi CLI starts it as `python <this folder> <engine address> [flags]` (with the repository's
+virtualenv; pulumi `sdk/python/cmd/pulumi-language-python/main.go`, RunPlugin, runs a plugin folder's
+`__main__.py` that way) and reads the port it prints (`pulumi.provider.server.main`). The folder is
+then `sys.path[0]`, not the repository root, so the root is put on the path before `components` is imported.
+"""
+
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+if str(REPOSITORY) not in sys.path:
+    sys.path.insert(0, str(REPOSITORY))
+
+from gpu_aks_plugin.provider import serve  # noqa: E402 - needs the path above
+
+if __name__ == "__main__":
+    serve(sys.argv[1:])

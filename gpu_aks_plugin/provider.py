@@ -1,0 +1,64 @@
+"""The gpu-aks package's provider: hosts `GpuCluster` as Pulumi's component host does, with one change.
+
+`pulumi.provider.experimental.ComponentProvider` infers the schema from the annotations (token
+`gpu-aks:index:GpuCluster`) and, before constructing (pulumi 3.272
+`pulumi/provider/experimental/component.py`, `map_input_properties`), maps each input to its Python name, turns enum
+strings into members (refusing unknown ones with its own message) and integers through `int()` (so
+`minCount: 1.5` would silently become 1). GpuCluster's schema names are its config keys, so it
+takes the inputs exactly as they arrived instead: the settings layer then sees what the caller sent
+and refuses it with the stack config's own messages. Everything else (schema, state, errors) is the
+SDK's, through its public methods.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pulumi
+from pulumi.provider import ConstructResult
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.server import ComponentInitError, main
+
+from components.gpu_cluster import GpuCluster, GpuClusterInputError
+from components.settings import PROJECT
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+COMPONENTS: list[type[pulumi.ComponentResource]] = [GpuCluster]
+
+
+def package_version() -> str:
+    """The release version: gpu-aks releases the program, the pack and this package under one tag
+    (CHANGELOG.md), and `pyproject.toml` carries its number."""
+    with (REPOSITORY / "pyproject.toml").open("rb") as file:
+        return str(tomllib.load(file)["project"]["version"])
+
+
+class GpuAksProvider(ComponentProvider):
+    def __init__(self, version: str) -> None:
+        super().__init__(COMPONENTS, PROJECT, version=version)
+        self._by_name = {component.__name__: component for component in COMPONENTS}
+        self._definitions = Analyzer(PROJECT).analyze(COMPONENTS)["component_definitions"]
+
+    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
+                  options: pulumi.ResourceOptions | None = None) -> ConstructResult:
+        self.validate_resource_type(PROJECT, resource_type)
+        component_name = resource_type.rsplit(":", maxsplit=1)[-1]
+        component = self._by_name.get(component_name)
+        if component is None:
+            raise ValueError(f"unknown component {resource_type}; {PROJECT} has {', '.join(self._by_name)}")
+        try:
+            # Every hosted component takes (name, args, opts), as the SDK's host calls them.
+            instance = component(name, dict(inputs), options)  # type: ignore[arg-type]
+        except GpuClusterInputError as error:
+            # Reported per property, as the engine reports any provider's bad inputs.
+            raise error.properties_error() from None
+        except Exception as error:
+            raise ComponentInitError(error) from error
+        return ConstructResult(instance.urn, self.get_state(instance, self._definitions[component_name]))
+
+
+def serve(args: list[str]) -> None:
+    """Start the gRPC provider, print its port and serve until the engine stops it."""
+    main(GpuAksProvider(package_version()), args)
