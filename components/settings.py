@@ -38,8 +38,29 @@ from components.aks_api import (
     SKU_TIERS,
     UPGRADE_CHANNELS,
     kubernetes_minor,
+    os_sku_problem,
     sanitized_cluster_name,
     supported_minors,
+)
+from components.azure_catalog import cpu_vm_size_problem, did_you_mean, region_check
+from components.platform_settings import (
+    CPU_POOL_UPGRADE,
+    GPU_POOL_UPGRADE,
+    UPGRADE_KEYS,
+    ApiServerAccessSettings,
+    ClusterAdmin,
+    MaintenanceSettings,
+    NetworkSettings,
+    PoolUpgradeSettings,
+    PrincipalType,
+    api_server_settings,
+    api_server_warning,
+    cluster_admins,
+    deployer_principal_type,
+    maintenance_settings,
+    mig_scale_from_zero,
+    network_settings,
+    pool_upgrade_settings,
 )
 from policies.catalog import (
     ACCELERATOR_LABEL,
@@ -84,16 +105,17 @@ DEFAULT_AUTOSCALER_PROFILE: Mapping[str, Any] = {
 }
 
 TOP_LEVEL_KEYS = ("cluster", "access", "systemPool", "cpuPools", "gpuPools", "devicePlugin", "admissionPolicy",
-                  "smokeTest")
+                  "smokeTest", "maintenance")
 _POOL_KEYS = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones",
-              "osSKU", "maxSurge", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
+              "osSKU", *UPGRADE_KEYS, "scaleSetPriority", "spotMaxPrice", "keepAzureName")
 _GPU_POOL_KEYS = (*_POOL_KEYS, "gpuInstanceProfile", "gpuProfile")
 _SYSTEM_POOL_KEYS = ("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
                      "onlyCriticalAddonsEnabled")
 _CLUSTER_KEYS = ("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel",
                  "nodeOSUpgradeChannel", "aadProfile", "disableLocalAccounts", "oidcIssuerProfile",
-                 "workloadIdentity", "kubeloginMode", "autoScalerProfile", "tags")
-_ACCESS_KEYS = ("grantDeployerClusterAdmin", "rolePropagationSeconds")
+                 "workloadIdentity", "kubeloginMode", "autoScalerProfile", "tags", "networkProfile",
+                 "apiServerAccessProfile", "protect")
+_ACCESS_KEYS = ("grantDeployerClusterAdmin", "rolePropagationSeconds", "deployerPrincipalType", "clusterAdmins")
 _DEVICE_PLUGIN_KEYS = ("enabled", "image", "namespace", "migStrategy", "pools")
 _ADMISSION_POLICY_KEYS = ("enabled", "validationActions", "exemptNamespaces")
 _SMOKE_TEST_KEYS = ("enabled", "image")
@@ -133,6 +155,18 @@ class NodePoolSettings:
     azure_name: str = ""
     #: The Azure name is the config name (gpu-aks 0.1 naming): replacements delete first.
     keep_azure_name: bool = False
+    #: `upgradeSettings` (None: AKS's default); Spot pools have none of them.
+    max_unavailable: str | None = None
+    drain_timeout_minutes: int | None = None
+    node_soak_minutes: int | None = None
+    undrainable_node_behavior: str | None = None
+
+    def upgrade_settings(self) -> PoolUpgradeSettings | None:
+        """What the pool sends as `upgradeSettings`; None on Spot pools, where AKS uses none."""
+        if self.spot:
+            return None
+        return PoolUpgradeSettings(self.max_surge, self.max_unavailable, self.drain_timeout_minutes,
+                                   self.node_soak_minutes, self.undrainable_node_behavior)
 
     def create_only(self) -> dict[str, Any]:
         """The properties Azure fixes at creation; any change to them needs a new pool."""
@@ -215,6 +249,10 @@ class ClusterSettings:
     #: `gpu-aks:cluster` is a secret config key (it holds a `secure:` value): its tags are passed as
     #: secret inputs, so Pulumi encrypts them in state and never prints them.
     secret: bool = False
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    api_server: ApiServerAccessSettings = field(default_factory=ApiServerAccessSettings)
+    #: Pulumi's `protect` on the cluster: `pulumi destroy` and replacements stop at it.
+    protect: bool = False
 
     @property
     def aks_moves_version(self) -> bool:
@@ -232,6 +270,10 @@ class AccessSettings:
     grant_deployer_cluster_admin: bool = True
     #: How long in-cluster resources wait after a new role assignment.
     role_propagation_seconds: int = DEFAULT_ROLE_PROPAGATION_SECONDS
+    #: The deployer's `principalType` on its role assignment.
+    deployer_principal_type: PrincipalType = "User"
+    #: Granted "Azure Kubernetes Service RBAC Cluster Admin" explicitly, whoever deploys.
+    cluster_admins: tuple[ClusterAdmin, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -268,6 +310,7 @@ class PlatformSettings:
     smoke_test: SmokeTestSettings
     access: AccessSettings = field(default_factory=AccessSettings)
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -479,22 +522,39 @@ def _labels(problems: _Problems, raw: Mapping[str, Any], key: str) -> dict[str, 
     return labels
 
 
-def _pool_common(problems: _Problems, raw: Mapping[str, Any], key: str) -> dict[str, Any]:
+def _pool_common(problems: _Problems, raw: Mapping[str, Any], key: str, kubernetes_version: str,
+                 upgrade_default: PoolUpgradeSettings) -> dict[str, Any]:
+    before = len(problems.items)
     spot = problems.get(raw, "scaleSetPriority", key, "Regular", _one_of(SCALE_SET_PRIORITIES)) == "Spot"
+    priority_ok = len(problems.items) == before
     spot_max_price = problems.get(
         raw, "spotMaxPrice", key, -1.0,
         lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool) and (v == -1 or v > 0)
         else "must be -1 (pay up to the on-demand price) or a positive price in US dollars", float)
-    if "spotMaxPrice" in raw and not spot:
+    # A wrong scaleSetPriority is its own problem: nothing that depends on it is judged (no knock-on).
+    if "spotMaxPrice" in raw and not spot and priority_ok:
         problems.add(f"{key}.spotMaxPrice", "is only valid with scaleSetPriority: Spot")
+    upgrade = pool_upgrade_settings(problems, raw, key, spot if priority_ok else None, upgrade_default)
     return {
         "availability_zones": _zones(problems, raw, key),
-        "os_sku": problems.get(raw, "osSKU", key, "Ubuntu", _one_of(OS_SKUS)),
-        "max_surge": str(problems.get(raw, "maxSurge", key, "33%", _surge_problem)),
+        "os_sku": _os_sku(problems, raw, key, "Ubuntu", kubernetes_version),
+        "max_surge": upgrade.max_surge or upgrade_default.max_surge or "33%",
+        "max_unavailable": upgrade.max_unavailable,
+        "drain_timeout_minutes": upgrade.drain_timeout_minutes,
+        "node_soak_minutes": upgrade.node_soak_minutes,
+        "undrainable_node_behavior": upgrade.undrainable_node_behavior,
         "spot": spot,
         "spot_max_price": spot_max_price,
         "keep_azure_name": problems.get(raw, "keepAzureName", key, False, _bool_problem),
     }
+
+
+def _os_sku(problems: _Problems, raw: Mapping[str, Any], key: str, default: str, kubernetes_version: str) -> str:
+    os_sku = problems.get(raw, "osSKU", key, default, _one_of(OS_SKUS))
+    problem = os_sku_problem(os_sku, kubernetes_version)
+    if problem:
+        problems.add(f"{key}.osSKU", f"{describe(os_sku)}: {problem}")
+    return os_sku
 
 
 def _with_spot_taint(taints: tuple[str, ...], spot: bool) -> tuple[str, ...]:
@@ -506,16 +566,24 @@ def _name_length(raw: Mapping[str, Any]) -> int:
     return 12 if raw.get("keepAzureName") is True else SUFFIXED_NAME_LENGTH
 
 
-def _cpu_pool(problems: _Problems, raw: Any, key: str) -> NodePoolSettings:
+def _cpu_vm_size(problems: _Problems, raw: Mapping[str, Any], key: str, default: str) -> str:
+    vm_size = problems.get(raw, "vmSize", key, default, _string_problem)
+    unsold = cpu_vm_size_problem(vm_size)
+    if unsold:
+        problems.add(f"{key}.vmSize", f"{describe(vm_size)}: {unsold}")
+    return vm_size
+
+
+def _cpu_pool(problems: _Problems, raw: Any, key: str, kubernetes_version: str) -> NodePoolSettings:
     raw = problems.mapping(raw, key)
     problems.unknown_keys(raw, key, _POOL_KEYS)
     name = _pool_name(problems, raw, key, None, _name_length(raw))
-    vm_size = problems.get(raw, "vmSize", key, "Standard_D8ds_v5", _string_problem)
+    vm_size = _cpu_vm_size(problems, raw, key, "Standard_D8ds_v5")
     if is_gpu_vm_size(vm_size):
         problems.add(f"{key}.vmSize", f"{describe(vm_size)} is a GPU size; declare GPU pools under gpuPools so they "
                                       "get the GPU taint, labels and the device plugin")
     min_count, max_count = _counts(problems, raw, key, 0, 3)
-    common = _pool_common(problems, raw, key)
+    common = _pool_common(problems, raw, key, kubernetes_version, CPU_POOL_UPGRADE)
     taints = _with_spot_taint(_taints(problems, raw, key, ()) or (), common["spot"])
     labels = {**_labels(problems, raw, key), POOL_LABEL: name}
     pool = NodePoolSettings(name, vm_size, min_count, max_count, taints, labels, **common)
@@ -534,19 +602,21 @@ def _gpu_vm_size(problems: _Problems, raw: Mapping[str, Any], key: str) -> GpuSk
         return None
     sku = gpu_sku(vm_size)
     if sku is None:
-        problems.add(f"{key}.vmSize", f"{describe(vm_size)} is not an NVIDIA GPU size gpu-aks knows; supported: "
+        close = did_you_mean(vm_size, supported_vm_sizes())
+        hint = f"did you mean {close}? " if close else ""
+        problems.add(f"{key}.vmSize", f"{describe(vm_size)} is not an NVIDIA GPU size gpu-aks knows; {hint}supported: "
                                       f"{', '.join(supported_vm_sizes())}")
     return sku
 
 
-def _gpu_pool(problems: _Problems, raw: Any, key: str) -> GpuNodePoolSettings:
+def _gpu_pool(problems: _Problems, raw: Any, key: str, kubernetes_version: str) -> GpuNodePoolSettings:
     raw = problems.mapping(raw, key)
     problems.unknown_keys(raw, key, _GPU_POOL_KEYS)
     name = _pool_name(problems, raw, key, None, _name_length(raw))
     sku = _gpu_vm_size(problems, raw, key)
     # GPU pools default to minCount 0: idle GPUs cost nothing.
     min_count, max_count = _counts(problems, raw, key, 0, 2)
-    common = _pool_common(problems, raw, key)
+    common = _pool_common(problems, raw, key, kubernetes_version, GPU_POOL_UPGRADE)
 
     profile = problems.get(raw, "gpuInstanceProfile", key, None, _one_of(GPU_INSTANCE_PROFILES))
     if profile and sku is not None and not sku.supports_mig:
@@ -580,12 +650,12 @@ def _gpu_pool(problems: _Problems, raw: Any, key: str) -> GpuNodePoolSettings:
     return replace(pool, azure_name=azure_pool_name(pool))
 
 
-def _system_pool(problems: _Problems, raw: Any) -> SystemPoolSettings:
+def _system_pool(problems: _Problems, raw: Any, kubernetes_version: str) -> SystemPoolSettings:
     key = "systemPool"
     raw = problems.mapping(raw, key)
     problems.unknown_keys(raw, key, _SYSTEM_POOL_KEYS)
     defaults = SystemPoolSettings()
-    vm_size = problems.get(raw, "vmSize", key, defaults.vm_size, _string_problem)
+    vm_size = _cpu_vm_size(problems, raw, key, defaults.vm_size)
     if is_gpu_vm_size(vm_size):
         problems.add(f"{key}.vmSize", f"{describe(vm_size)} is a GPU size; the system pool runs CPU add-ons, use a "
                                       "D-series size")
@@ -595,7 +665,7 @@ def _system_pool(problems: _Problems, raw: Any) -> SystemPoolSettings:
         name=_pool_name(problems, raw, key, defaults.name, 12), vm_size=vm_size, min_count=min_count,
         max_count=max_count,
         availability_zones=_zones(problems, raw, key),
-        os_sku=problems.get(raw, "osSKU", key, defaults.os_sku, _one_of(OS_SKUS)),
+        os_sku=_os_sku(problems, raw, key, defaults.os_sku, kubernetes_version),
         max_surge=str(problems.get(raw, "maxSurge", key, defaults.max_surge, _surge_problem)),
         only_critical_addons=problems.get(raw, "onlyCriticalAddonsEnabled", key, True, _bool_problem),
     )
@@ -628,8 +698,8 @@ def _kubernetes_version(problems: _Problems, raw: Mapping[str, Any], key: str, t
     minor = kubernetes_minor(value)
     supported = supported_minors(today)
     if minor is None or minor.version not in supported:
-        if minor is not None and today >= minor.end_of_support:
-            reason = f"reached its AKS end of support on {minor.end_of_support}"
+        if minor is not None and today > minor.end_of_support:
+            reason = f"reached its AKS end of support: its last supported day was {minor.end_of_support}"
         elif minor is not None:
             reason = f"is not GA on AKS until {minor.aks_ga}"
         else:
@@ -653,6 +723,12 @@ def _cluster(problems: _Problems, raw: Any, location: Any, stack: str, today: da
         problems.add("azure-native:location", "is not set; set the Azure region with "
                                               "`pulumi config set azure-native:location eastus2`")
         location = ""
+    else:
+        region_problem, region_warning = region_check(location)
+        if region_problem:
+            problems.add("azure-native:location", region_problem)
+        if region_warning:
+            warnings.append(f"azure-native:location: {region_warning}")
     aad = problems.mapping(raw.get("aadProfile"), f"{key}.aadProfile")
     problems.unknown_keys(aad, f"{key}.aadProfile", ("managed", "enableAzureRBAC", "adminGroupObjectIDs"))
     aad_enabled = problems.get(aad, "managed", f"{key}.aadProfile", True, _bool_problem)
@@ -678,6 +754,10 @@ def _cluster(problems: _Problems, raw: Any, location: Any, stack: str, today: da
         lambda v: None if isinstance(v, str) and RESOURCE_GROUP_RE.fullmatch(v) else
         "is not a resource group name Azure accepts: 1-90 letters, digits, '-', '_', '.', '(' and ')', not ending "
         "with '.'")
+    api_server = api_server_settings(problems, raw.get("apiServerAccessProfile"), f"{key}.apiServerAccessProfile")
+    open_warning = api_server_warning(api_server, f"{PROJECT}:{key}")
+    if open_warning:
+        warnings.append(open_warning)
     return ClusterSettings(
         name=name,
         resource_group_name=resource_group,
@@ -697,10 +777,13 @@ def _cluster(problems: _Problems, raw: Any, location: Any, stack: str, today: da
         autoscaler_profile=_autoscaler_profile(problems, raw, key),
         tags=problems.get(raw, "tags", key, {}, _string_map_problem),
         secret=key in problems.secret_keys,
+        network=network_settings(problems, raw.get("networkProfile"), f"{key}.networkProfile"),
+        api_server=api_server,
+        protect=problems.get(raw, "protect", key, False, _bool_problem),
     )
 
 
-def _access(problems: _Problems, raw: Any, cluster: ClusterSettings) -> AccessSettings:
+def _access(problems: _Problems, raw: Any, cluster: ClusterSettings, environ: Mapping[str, str]) -> AccessSettings:
     key = "access"
     raw = problems.mapping(raw, key)
     problems.unknown_keys(raw, key, _ACCESS_KEYS)
@@ -710,17 +793,21 @@ def _access(problems: _Problems, raw: Any, cluster: ClusterSettings) -> AccessSe
                            int)
     granted = grant and cluster.aad_enabled and cluster.azure_rbac
     # Local accounts disabled without Azure AD is already a problem of its own (no knock-on error).
-    if cluster.disable_local_accounts and cluster.aad_enabled and not cluster.admin_group_object_ids and not granted:
+    admins_given = isinstance(raw.get("clusterAdmins"), list) and bool(raw.get("clusterAdmins"))
+    if cluster.disable_local_accounts and cluster.aad_enabled and not cluster.admin_group_object_ids and not granted \
+            and not (admins_given and cluster.azure_rbac):
         why = ("is false" if not grant else "needs cluster.aadProfile.enableAzureRBAC: true to grant anything")
         problems.add(f"{key}.grantDeployerClusterAdmin",
                      f"{why}, cluster.disableLocalAccounts is true and cluster.aadProfile.adminGroupObjectIDs is empty: "
                      "nobody would have Kubernetes rights, so creating the namespace and the device plugin would fail "
                      "with Forbidden after the GPU pools already bill. Keep the grant (the default), list an admin "
                      "group, or set disableLocalAccounts: false")
-    return AccessSettings(grant, seconds)
+    return AccessSettings(grant, seconds, deployer_principal_type(problems, raw, key, environ),
+                          cluster_admins(problems, raw, key))
 
 
-def _device_plugin(problems: _Problems, raw: Any, gpu_pools: Sequence[GpuNodePoolSettings]) -> DevicePluginSettings:
+def _device_plugin(problems: _Problems, raw: Any, gpu_pools: Sequence[GpuNodePoolSettings],
+                   warnings: list[str]) -> DevicePluginSettings:
     key = "devicePlugin"
     raw = problems.mapping(raw, key)
     problems.unknown_keys(raw, key, _DEVICE_PLUGIN_KEYS)
@@ -745,6 +832,13 @@ def _device_plugin(problems: _Problems, raw: Any, gpu_pools: Sequence[GpuNodePoo
     if strategy == "none" and mig_pools:
         problems.add(f"{key}.migStrategy", f"'none' cannot serve MIG pools ({', '.join(mig_pools)}); use 'single' "
                                            "(pods ask for nvidia.com/gpu) or 'mixed' (pods ask for nvidia.com/mig-<profile>)")
+    for name in mig_pools:
+        where = pool_key("gpuPools", 0, {"name": name})
+        mig_problem, mig_warning = mig_scale_from_zero(f"{PROJECT}:{where}", by_name[name].min_count, True, strategy)
+        if mig_problem:
+            problems.add(f"{where}.minCount", mig_problem)
+        if mig_warning:
+            warnings.append(mig_warning)
     return DevicePluginSettings(
         enabled=enabled,
         image=problems.get(raw, "image", key, DEVICE_PLUGIN_IMAGE, _string_problem),
@@ -795,7 +889,7 @@ def _pool_list(problems: _Problems, raw: Any, key: str) -> list[Any]:
 
 
 def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, secret_keys: Collection[str] = (),
-                   today: date | None = None) -> PlatformSettings:
+                   today: date | None = None, environ: Mapping[str, str] | None = None) -> PlatformSettings:
     """Validate the raw stack config (the `gpu-aks:*` keys, already decoded) and
     `azure-native:location`. `secret_keys` are the project keys whose values are secret.
 
@@ -813,12 +907,14 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
             hint = f"did you mean '{PROJECT}:{close[0]}'? " if close else ""
             problems.add(str(name), f"unknown config key; {hint}gpu-aks takes {', '.join(TOP_LEVEL_KEYS)}")
     cluster = _cluster(problems, raw.get("cluster"), location, stack, today, warnings)
-    access = _access(problems, raw.get("access"), cluster)
-    system_pool = _system_pool(problems, raw.get("systemPool"))
+    access = _access(problems, raw.get("access"), cluster, environ or {})
+    version = cluster.kubernetes_version
+    system_pool = _system_pool(problems, raw.get("systemPool"), version)
     cpu_raw = _pool_list(problems, raw.get("cpuPools"), "cpuPools")
     gpu_raw = _pool_list(problems, raw.get("gpuPools"), "gpuPools")
-    cpu_pools = [_cpu_pool(problems, pool, pool_key("cpuPools", index, pool)) for index, pool in enumerate(cpu_raw)]
-    gpu_pools = [_gpu_pool(problems, pool, pool_key("gpuPools", index, pool)) for index, pool in enumerate(gpu_raw)]
+    cpu_pools = [_cpu_pool(problems, pool, pool_key("cpuPools", index, pool), version) for index, pool in enumerate(cpu_raw)]
+    gpu_pools = [_gpu_pool(problems, pool, pool_key("gpuPools", index, pool), version) for index, pool in enumerate(gpu_raw)]
+    maintenance = maintenance_settings(problems, raw.get("maintenance"))
 
     seen: dict[str, str] = {system_pool.name: "systemPool"}
     for list_key, pools in (("cpuPools", cpu_pools), ("gpuPools", gpu_pools)):
@@ -831,7 +927,7 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
             else:
                 seen[pool.name] = key
 
-    device_plugin = _device_plugin(problems, raw.get("devicePlugin"), gpu_pools)
+    device_plugin = _device_plugin(problems, raw.get("devicePlugin"), gpu_pools, warnings)
     admission_policy = _admission_policy(problems, raw.get("admissionPolicy"), device_plugin)
     smoke_test = _smoke_test(problems, raw.get("smokeTest"), device_plugin)
     if problems.items:
@@ -842,4 +938,4 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
         for pool in gpu_pools
     ]
     return PlatformSettings(stack, cluster, system_pool, tuple(cpu_pools), tuple(gpu_pools), device_plugin, smoke_test,
-                            access, admission_policy, tuple(warnings))
+                            access, admission_policy, maintenance, tuple(warnings))
