@@ -96,7 +96,9 @@ class ClusterAccess(pulumi.ComponentResource):
                 "gpu-aks: the identity that runs pulumi up administers the cluster's Kubernetes objects", child)
             assignments.append(self.role_assignment)
             if args.previous_deployer is not None:
-                pulumi.Output.all(args.previous_deployer, client.object_id).apply(self._warn_on_change)
+                # Exported by the program, so the engine awaits the check during preview.
+                self.deployer_object_id = pulumi.Output.all(args.previous_deployer, client.object_id).apply(
+                    self._warn_on_change)
         self.admin_assignments = [
             self._assign(f"{name}-admin-{admin.object_id}", args.cluster_id, admin.object_id,
                          admin.principal_type, role, "gpu-aks: listed in access.clusterAdmins", child)
@@ -127,8 +129,9 @@ class ClusterAccess(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)))
 
     @staticmethod
-    def _warn_on_change(ids: Sequence[str | None]) -> None:
+    def _warn_on_change(ids: Sequence[str | None]) -> str:
         warning = deployer_change_warning(ids[0], ids[1])
         if warning:
             pulumi.log.warn(warning)
+        return str(ids[1])
 

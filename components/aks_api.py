@@ -227,7 +227,7 @@ NETWORK_DATAPLANES = ("azure", "cilium")
 NETWORK_POLICIES = ("none", "calico", "azure", "cilium")
 OUTBOUND_TYPES = ("loadBalancer", "userDefinedRouting", "managedNATGateway", "userAssignedNATGateway", "none")
 #: The REST model's patterns for `podCidr`/`serviceCidr` and `dnsServiceIP`.
-CIDR_PATTERN = re.compile(r"([0-9]{1,3}\.){3}[0-9]{1,3}(/([0-9]|[1-2][0-9]|3[0-2]))?")
+CIDR_PATTERN = re.compile(r"([0-9]{1,3}\.){3}[0-9]{1,3}(\/([0-9]|[1-2][0-9]|3[0-2]))?")
 IP_PATTERN = re.compile(r"((25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)")
 #: AKS's defaults for Azure CNI Overlay (learn.microsoft.com/azure/aks/azure-cni-overlay: pod CIDR
 #: 10.244.0.0/16; service CIDR 10.0.0.0/16 with the DNS service at 10.0.0.10).

@@ -105,8 +105,9 @@ def cpu_vm_size_problem(vm_size: str) -> str | None:
         sizes = ", ".join(f"{prefix}{v}" for v in sorted(nearest))
         return (f"Azure sells no {family}{features}_v{version} series ({family}{features or ''} comes in "
                 f"{', '.join(f'v{v}' for v in offered)}); nearest real sizes: {sizes}")
-    return (f"Azure sells no {family}{features}_v{version} series; {family}-series v{version if version in versions else max(versions)} "
-            f"comes with: {', '.join(repr(f) if f else 'plain' for f in sorted(versions.get(version, versions[max(versions)])))}")
+    shown = version if version in versions else max(versions)
+    letters = ", ".join(repr(f) if f else "plain" for f in sorted(versions[shown]))
+    return f"Azure sells no {family}{features}_v{version} series; {family}-series v{shown} comes with: {letters}"
 
 
 def did_you_mean(name: str, known: list[str], cutoff: float = 0.85) -> str | None:

@@ -66,13 +66,15 @@ def api_server_access_profile(api_server: ApiServerAccessSettings) -> dict[str, 
     return None
 
 
-def _refuse_network_change(previous_and_current: list[Any]) -> None:
-    problems = network_change_problems(previous_and_current[0], previous_and_current[1])
+def _refuse_network_change(previous_and_current: list[Any]) -> dict[str, Any]:
+    previous, current = previous_and_current
+    problems = network_change_problems(previous, current)
     if problems:
         # Raised during `pulumi preview`, before any step: the change is refused where Azure would
         # refuse it, instead of failing halfway through `pulumi up`.
         raise pulumi.RunError("the cluster's network cannot change this way in place:\n"
                               + "\n".join(f"  - {problem}" for problem in problems))
+    return dict(current)
 
 
 @dataclass(frozen=True)
@@ -176,10 +178,12 @@ class AksCluster(pulumi.ComponentResource):
                 protect=cluster.protect,
                 ignore_changes=["agentPoolProfiles", *(["kubernetesVersion"] if cluster.aks_moves_version else [])]),
         )
-        #: What this run records for the next one's network check.
-        self.network_record = network_record(cluster.network)
+        #: What this run records for the next one's network check; exported, so the check below is
+        #: awaited by the engine and a refusal fails the preview.
+        record = network_record(cluster.network)
+        self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
         if args.previous_network is not None:
-            pulumi.Output.all(args.previous_network, self.network_record).apply(_refuse_network_change)
+            self.network_record = pulumi.Output.all(args.previous_network, record).apply(_refuse_network_change)
         if args.maintenance is not None:
             self.maintenance = PlannedMaintenance(f"{name}-maintenance", PlannedMaintenanceArgs(
                 args.maintenance, self.resource_group.name, self.managed_cluster.name, cluster.upgrade_channel,

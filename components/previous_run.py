@@ -19,7 +19,8 @@ import pulumi
 
 class PreviousRun:
     def __init__(self) -> None:
-        own = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+        # The DIY backend's organization is "organization"; older engines report none.
+        own = f"{pulumi.get_organization() or 'organization'}/{pulumi.get_project()}/{pulumi.get_stack()}"
         self._reference = pulumi.StackReference(f"{pulumi.get_stack()}-previous-run", stack_name=own)
 
     def output(self, name: str) -> pulumi.Output[Any]:

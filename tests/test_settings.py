@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
-from components.settings import SettingsError, parse_settings
 from components.platform_settings import ApiServerAccessSettings, api_server_warning
+from components.settings import SettingsError, parse_settings
 from tests.conftest import TODAY
 
 #: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).
@@ -213,7 +213,8 @@ CASES = [
      [f"{P}.spotMaxPrice: is only valid with scaleSetPriority: Spot"]),
     ("unknown pool key (a typo)", with_gpu_pool(nodeTaint=["sku=gpu:NoSchedule"]),
      [f"{P}.nodeTaint: unknown setting; did you mean 'nodeTaints'? allowed: name, vmSize, minCount, maxCount, "
-      "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
+      "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "gpuInstanceProfile, gpuProfile"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
@@ -306,7 +307,9 @@ CASES = [
       "eastus2` in Pulumi.<stack>.yaml instead"]),
     ("a key that is not a string", with_gpu_pool(**{"1": "x"}),
      [f"{P}.1: unknown setting; allowed: name, vmSize, minCount, maxCount, nodeTaints, nodeLabels, availabilityZones, "
-      "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, gpuInstanceProfile, gpuProfile"]),
+      "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
+      "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "gpuInstanceProfile, gpuProfile"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
 ]

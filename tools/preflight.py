@@ -252,8 +252,9 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
                                  f"({'; '.join(offer.restrictions)}); ask for access at {QUOTA_PAGE}")
         missing = [zone for zone in need.zones if zone not in offer.zones or zone in offer.restricted_zones]
         if missing:
+            usable = ",".join(z for z in offer.zones if z not in offer.restricted_zones) or "none"
             pool_problems.append(f"{need.key}: {need.vm_size} is not available in zone(s) {','.join(missing)} of "
-                                 f"{location} (offered: {','.join(z for z in offer.zones if z not in offer.restricted_zones) or 'none'})")
+                                 f"{location} (offered: {usable})")
         vcpus = need.vcpus(offer.vcpus)
         headroom = None
         if vcpus is not None:
