@@ -1,8 +1,10 @@
-"""The outputs contract app stacks read through `StackReference`. Pure, no Pulumi imports.
+"""The outputs contract app stacks read through `StackReference`, built from the settings. Pure, no
+Pulumi imports.
 
 For each GPU pool it gives everything a pod needs to land there, already worked out: the exact
 `tolerations` and `nodeSelector`, the resource name to ask for and how many fit on one node. The
-README documents this shape; `examples/` and `gpu_request.py` consume it.
+contract's type, its reader and its JSON Schema live in `policies/contract.py`; `docs/contract.md`
+documents each field.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from typing import Any
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
 from policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
+from policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
 
-#: 2: pools carry `azureName` and `poolLabel`, and `nodeSelector` pins with gpu-aks's pool label
-#: instead of AKS's agentpool label (whose value changes when a pool is replaced).
-CONTRACT_VERSION = 2
+__all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
+           "platform_contract"]
 
 
 def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
@@ -24,48 +26,53 @@ def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
     return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
-def gpu_pool_contract(pool: GpuNodePoolSettings) -> dict[str, Any]:
-    return {
-        "name": pool.name,
-        "azureName": pool.azure_name,
-        "poolLabel": {POOL_LABEL: pool.name},
-        "vmSize": pool.vm_size,
-        "gpuModel": pool.gpu.model,
-        "gpuMemoryGiB": pool.gpu.gpu_memory_gib,
-        "gpusPerVm": pool.gpu.gpus,
-        "gpusPerNode": pool.gpus_per_node,
-        "gpuResource": pool.gpu_resource,
-        "gpuInstanceProfile": pool.gpu_instance_profile,
-        "migPartition": pool.mig_partition,
-        "accelerator": pool.gpu.accelerator,
-        "spot": pool.spot,
-        "minCount": pool.min_count,
-        "maxCount": pool.max_count,
-        "taints": list(pool.taints),
-        "labels": dict(pool.labels),
-        "devicePlugin": "gpu-aks" if pool.device_plugin else "external",
-        "tolerations": pool_tolerations([pool]),
-        "nodeSelector": gpu_node_selector(pool),
-    }
+def gpu_pool_contract(pool: GpuNodePoolSettings) -> GpuPoolContract:
+    return GpuPoolContract(
+        name=pool.name,
+        azure_name=pool.azure_name,
+        pool_label={POOL_LABEL: pool.name},
+        vm_size=pool.vm_size,
+        gpu_model=pool.gpu.model,
+        gpu_memory_gib=pool.gpu.gpu_memory_gib,
+        gpus_per_vm=pool.gpu.gpus,
+        gpus_per_node=pool.gpus_per_node,
+        gpu_resource=pool.gpu_resource,
+        gpu_instance_profile=pool.gpu_instance_profile,
+        mig_partition=pool.mig_partition,
+        accelerator=pool.gpu.accelerator,
+        spot=pool.spot,
+        min_count=pool.min_count,
+        max_count=pool.max_count,
+        taints=tuple(pool.taints),
+        labels=dict(pool.labels),
+        device_plugin="gpu-aks" if pool.device_plugin else "external",
+        tolerations=tuple(pool_tolerations([pool])),
+        node_selector=gpu_node_selector(pool),
+    )
 
 
-def cpu_pool_contract(pool: NodePoolSettings) -> dict[str, Any]:
-    return {
-        "name": pool.name, "azureName": pool.azure_name, "poolLabel": {POOL_LABEL: pool.name},
-        "vmSize": pool.vm_size, "minCount": pool.min_count, "maxCount": pool.max_count,
-        "taints": list(pool.taints), "labels": dict(pool.labels), "spot": pool.spot,
-    }
+def cpu_pool_contract(pool: NodePoolSettings) -> CpuPoolContract:
+    return CpuPoolContract(
+        name=pool.name, azure_name=pool.azure_name, pool_label={POOL_LABEL: pool.name}, vm_size=pool.vm_size,
+        min_count=pool.min_count, max_count=pool.max_count, taints=tuple(pool.taints), labels=dict(pool.labels),
+        spot=pool.spot,
+    )
+
+
+def contract_of(settings: PlatformSettings) -> PlatformContract:
+    """Everything in the contract that config alone decides (the cluster's own outputs are added by
+    the Pulumi layer: cluster name, kubeconfig, OIDC issuer URL)."""
+    return PlatformContract(
+        contract_version=CONTRACT_VERSION,
+        location=settings.cluster.location,
+        kubernetes_version=settings.cluster.kubernetes_version,
+        gpu_namespace=settings.device_plugin.namespace,
+        mig_strategy=settings.device_plugin.mig_strategy,  # type: ignore[arg-type]  # settings checked it
+        gpu_pools={pool.name: gpu_pool_contract(pool) for pool in settings.gpu_pools},
+        cpu_pools={pool.name: cpu_pool_contract(pool) for pool in settings.cpu_pools},
+    )
 
 
 def platform_contract(settings: PlatformSettings) -> dict[str, Any]:
-    """Everything in the contract that config alone decides (the cluster's own outputs are added by
-    the Pulumi layer: cluster name, kubeconfig, OIDC issuer URL)."""
-    return {
-        "contractVersion": CONTRACT_VERSION,
-        "location": settings.cluster.location,
-        "kubernetesVersion": settings.cluster.kubernetes_version,
-        "gpuNamespace": settings.device_plugin.namespace,
-        "migStrategy": settings.device_plugin.mig_strategy,
-        "gpuPools": {pool.name: gpu_pool_contract(pool) for pool in settings.gpu_pools},
-        "cpuPools": {pool.name: cpu_pool_contract(pool) for pool in settings.cpu_pools},
-    }
+    """The contract as the program exports it: each key one stack output."""
+    return contract_of(settings).to_json()

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from components.contract import gpu_pool_contract
 from components.manifests import PART_OF, RESTRICTED_SECURITY_CONTEXT
 from components.settings import GpuNodePoolSettings, SmokeTestSettings
+from policies.catalog import POOL_LABEL
 
 CHECK_PROGRAM = Path(__file__).resolve().parent.parent / "smoke" / "gpu_check.py"
 #: Long enough for the autoscaler to bring a GPU node up from zero and pull a large image.
@@ -37,16 +38,17 @@ def smoke_job_spec(pool: GpuNodePoolSettings, image: str, config_map: str) -> di
         "backoffLimit": 0,
         "activeDeadlineSeconds": DEADLINE_SECONDS,
         "template": {
-            "metadata": {"labels": {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-aks/pool": pool.name}},
+            # The platform's pool label (gpu-aks.io/pool), so the pods are found like any pod of the pool.
+            "metadata": {"labels": {"app.kubernetes.io/name": "gpu-smoke-test", POOL_LABEL: pool.name}},
             "spec": {
                 "restartPolicy": "Never",
-                "tolerations": contract["tolerations"],
-                "nodeSelector": contract["nodeSelector"],
+                "tolerations": [dict(toleration) for toleration in contract.tolerations],
+                "nodeSelector": dict(contract.node_selector),
                 "containers": [{
                     "name": "gpu-check",
                     "image": image,
                     "command": ["python", "/opt/gpu-check/gpu_check.py"],
-                    "resources": {"limits": {contract["gpuResource"]: 1}},
+                    "resources": {"limits": {contract.gpu_resource: 1}},
                     "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
                     "volumeMounts": [{"name": "gpu-check", "mountPath": "/opt/gpu-check", "readOnly": True}],
                 }],

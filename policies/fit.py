@@ -26,10 +26,11 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
+from .contract import ContractError, PlatformContract
 from .documents import DocumentError, Limits, load_json, read_file
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
-from .quantities import format_amount, shown
+from .quantities import format_amount
 from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     TaintSyntaxError,
@@ -54,6 +55,8 @@ class Platform:
     mig_strategy: str = "none"
     #: Where gpu-aks runs NVIDIA's device plugin (the contract's `gpuNamespace`).
     gpu_namespace: str = DEVICE_PLUGIN_NAMESPACE
+    #: The typed contract the pools were read from.
+    contract: PlatformContract | None = None
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
@@ -78,53 +81,14 @@ def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
 
 def platform_from_outputs(raw: Any) -> Platform:
     """Accepts `pulumi stack output --json`, the offline preview's `--json` (its `outputs`), or the
-    `gpuPools` map alone. Raises PlatformError saying what was expected."""
-    if isinstance(raw, Mapping) and isinstance(raw.get("outputs"), Mapping):
-        raw = raw["outputs"]
-    pools = raw.get("gpuPools", raw) if isinstance(raw, Mapping) else None
-    if not isinstance(pools, Mapping) or not all(isinstance(p, Mapping) for p in pools.values()):
-        raise PlatformError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
-                            "--json` output, or the gpuPools map alone")
-    checked: dict[str, Mapping[str, Any]] = {}
-    for name, pool in pools.items():
-        for key in ("taints", "labels", "gpuResource", "gpusPerNode"):
-            if key not in pool:
-                raise PlatformError(f"gpuPools.{name} has no {key}: this is not a gpu-aks outputs contract")
-        checked[str(name)] = _checked_pool(str(name), pool)
-    strategy = raw.get("migStrategy", "none") if isinstance(raw, Mapping) else "none"
-    namespace = raw.get("gpuNamespace") if isinstance(raw, Mapping) else None
-    return Platform(checked, strategy if isinstance(strategy, str) else "none",
-                    namespace if isinstance(namespace, str) else Platform.gpu_namespace)
-
-
-#: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
-_MAX_COUNT = 1_000_000
-
-
-def _checked_pool(name: str, pool: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A pool of the contract with its types checked and its counts as ints (JSON may carry them as
-    `1.0`, and `1e999` parses as infinity), so nothing downstream meets a value it cannot use."""
-    problems = []
-    if not isinstance(pool["taints"], list) or not all(isinstance(t, str) for t in pool["taints"]):
-        problems.append(f"gpuPools.{name}.taints: expected a list of key=value:Effect strings")
-    if not isinstance(pool["labels"], Mapping):
-        problems.append(f"gpuPools.{name}.labels: expected a map of label keys to values")
-    if not isinstance(pool["gpuResource"], str):
-        problems.append(f"gpuPools.{name}.gpuResource: expected a resource name such as nvidia.com/gpu")
-    counts = {}
-    for key in ("gpusPerNode", "minCount", "maxCount"):
-        value = pool.get(key)
-        if value is None and key != "gpusPerNode":
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= _MAX_COUNT \
-                or value != int(value):
-            problems.append(f"gpuPools.{name}.{key}: expected a whole number from 0 to {_MAX_COUNT}, got "
-                            f"{shown(value)}")
-        else:
-            counts[key] = int(value)
-    if problems:
-        raise PlatformError("; ".join(problems))
-    return {**pool, **counts}
+    `gpuPools` map alone. Raises PlatformError saying what was expected (the typed contract's
+    `from_json` checks every type, the counts included, and the contract's version)."""
+    try:
+        contract = PlatformContract.from_json(raw)
+    except ContractError as error:
+        raise PlatformError(str(error)) from None
+    return Platform({name: pool.to_json() for name, pool in contract.gpu_pools.items()}, contract.mig_strategy,
+                    contract.gpu_namespace, contract)
 
 
 # A platform outputs file is a few kilobytes; 8 MiB leaves room for any real contract.

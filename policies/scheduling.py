@@ -12,6 +12,8 @@ from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .podspecs import as_mapping
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: Effects that keep a pod off a node unless tolerated (PreferNoSchedule is only a preference).
 HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -127,16 +129,12 @@ def toleration_for(taint: Mapping[str, str]) -> dict[str, str]:
     return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
 
 
-def _as_mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, abc.Mapping) else {}
-
-
 def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
 def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
-    expression = _as_mapping(expression)
+    expression = as_mapping(expression)
     key = expression.get("key")
     operator = expression.get("operator")
     values = [str(v) for v in _as_list(expression.get("values"))]
@@ -161,7 +159,7 @@ def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
 def node_selector_term_matches(term: Any, labels: Mapping[str, str]) -> bool:
     """One `nodeSelectorTerm`: all of its `matchExpressions` must hold (`matchFields` select node
     names, which no label set can answer, so a term that uses them never matches here)."""
-    term = _as_mapping(term)
+    term = as_mapping(term)
     if term.get("matchFields"):
         return False
     expressions = _as_list(term.get("matchExpressions"))
@@ -170,15 +168,15 @@ def node_selector_term_matches(term: Any, labels: Mapping[str, str]) -> bool:
 
 def required_node_terms(pod_spec: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     """The pod's required node-affinity terms, or None when it has no required node affinity."""
-    node_affinity = _as_mapping(_as_mapping(pod_spec.get("affinity")).get("nodeAffinity"))
-    required = _as_mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    node_affinity = as_mapping(as_mapping(pod_spec.get("affinity")).get("nodeAffinity"))
+    required = as_mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
     terms = _as_list(required.get("nodeSelectorTerms"))
     return terms or None
 
 
 def selects_node(pod_spec: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """Whether a node with `labels` passes the pod's nodeSelector and required node affinity."""
-    selector = _as_mapping(pod_spec.get("nodeSelector"))
+    selector = as_mapping(pod_spec.get("nodeSelector"))
     if any(labels.get(key) != str(value) for key, value in selector.items()):
         return False
     terms = required_node_terms(pod_spec)

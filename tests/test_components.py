@@ -243,7 +243,7 @@ REFUSED = [
      "gpu-aks:cluster.networkProfile.podCidr: 10.0.0.0/8 overlaps serviceCidr 10.0.0.0/16; pods and services need "
      "separate ranges"),
     ("reserved range", {**GPU, "cluster": {"networkProfile": {"podCidr": "172.30.0.0/16"}}},
-     "gpu-aks:cluster.networkProfile.podCidr: 172.30.0.0/16 overlaps 172.30.0.0/16, which AKS reserves "
+     "gpu-aks:cluster.networkProfile.podCidr: '172.30.0.0/16' overlaps 172.30.0.0/16, which AKS reserves "
      "(learn.microsoft.com/azure/aks/azure-cni-overlay, IP address planning)"),
     ("cilium policy without cilium", {**GPU, "cluster": {"networkProfile": {"networkDataplane": "azure",
                                                                              "networkPolicy": "cilium"}}},

@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
-from policies.catalog import POOL_LABEL, SPOT_LABEL
+from policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
+from policies.contract import GpuPoolContract, PlatformContract
 from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from policies.fit import Platform, PlatformError, read_platform
 from policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -175,7 +176,7 @@ def _allocatable(node: Mapping[str, Any], resource: str) -> int:
 def _gpu_resources_advertised(node: Mapping[str, Any]) -> dict[str, int]:
     allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
     return {str(name): _allocatable(node, str(name)) for name in allocatable
-            if str(name) == "nvidia.com/gpu" or str(name).startswith("nvidia.com/mig-")}
+            if str(name) == GPU_RESOURCE or str(name).startswith(MIG_RESOURCE_PREFIX)}
 
 
 def _node_taints(node: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -219,11 +220,17 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
+def _contract_pool(platform: Platform, pool_name: str) -> GpuPoolContract:
+    """The pool as the typed contract read it (checked types; counts are ints)."""
+    contract = platform.contract or PlatformContract.from_json({"gpuPools": platform.pools})
+    return contract.gpu_pools[pool_name]
+
+
 def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
-    resource = as_str(pool.get("gpuResource"), "nvidia.com/gpu")
-    expected = int(pool["gpusPerNode"])  # platform_from_outputs checked the contract's counts
+    typed = _contract_pool(platform, pool_name)
+    resource, expected = typed.gpu_resource, typed.gpus_per_node
     problems: list[Problem] = []
 
     def problem(check: str, message: str, fix: str) -> None:
@@ -323,10 +330,11 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
     reports = []
     matched: set[str] = set()
     for pool_name, pool in platform.pools.items():
-        pool_label = as_mapping(pool.get("poolLabel")) or {POOL_LABEL: pool_name}
+        typed = _contract_pool(platform, pool_name)
+        # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
+        pool_label = typed.pool_label or {POOL_LABEL: pool_name}
         members = [n for n in nodes if all(_labels(n).get(k) == v for k, v in pool_label.items())]
-        report = PoolReport(pool_name, as_str(pool.get("gpuResource"), "nvidia.com/gpu"),
-                            int(pool["gpusPerNode"]), int(pool.get("minCount") or 0))
+        report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
             report.nodes.append(_check_node(node, pool_name, pool, platform, plugin_pods))

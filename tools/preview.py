@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 import pulumi
 
+from components.settings import PROJECT
 from policies.documents import safe_text
 from policies.rule_config import RuleConfigError, read_rule_config_file
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
@@ -31,7 +32,6 @@ from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config
 from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = "gpu-aks"
 
 #: The inputs worth a line in the tree: what a reviewer checks before `pulumi up`.
 SHOWN_INPUTS = (

@@ -17,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..catalog import GPU_RESOURCE
 from ..podspecs import Container, PodSpec, as_mapping, as_str, containers_of_spec, iter_mappings, join, object_namespace, pod_spec
 from .context import Context
 from .registry import register
 
 MAIN = "main"
-DEFAULT_GPU_TYPE = "nvidia.com/gpu"
+DEFAULT_GPU_TYPE = GPU_RESOURCE
 
 
 def _resource_list(item: Mapping[str, Any]) -> dict[str, Any]:

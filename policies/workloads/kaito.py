@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import GPU_RESOURCE, gpu_sku
+from ..catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, gpu_sku
 from ..podspecs import Container, PodSpec, Toleration, as_mapping, as_str, containers_of_spec, join, object_namespace
 from .context import Context
 from .registry import register
@@ -57,7 +57,7 @@ def _tolerations(base: tuple[Mapping[str, Any], ...], partition: Mapping[str, An
     added = list(base)
     profile = as_str(partition.get("profile"))
     if partition.get("mode") == "MIG" and profile:
-        added.append({"key": f"nvidia.com/mig-{profile}", "operator": "Exists", "effect": "NoSchedule"})
+        added.append({"key": f"{MIG_RESOURCE_PREFIX}{profile}", "operator": "Exists", "effect": "NoSchedule"})
     return tuple(Toleration(t, _SOURCE) for t in added)
 
 

@@ -1,0 +1,405 @@
+"""The outputs contract of a gpu-aks platform stack, as one typed, frozen class.
+
+The platform writes it (`components/contract.py` builds a `PlatformContract` from the settings and
+the program exports `to_json()`'s keys); app stacks read it through a `StackReference`; the checker
+(`--platform`), the explainer and the doctor read it from `pulumi stack output --json`. Every field
+is declared once, with its JSON name, type and one line of documentation, and `from_json`,
+`to_json`, `json_schema()` (`docs/contract.schema.json`) and `contract_markdown()`
+(`docs/contract.md`) all derive from those declarations. Standard library only, no Pulumi.
+
+`from_json` checks every type and names the key of each problem (`gpuPools.t4.gpusPerNode`), so no
+tool meets a value it cannot use: JSON's `1e999` (infinity), NaN, fractions and strings where a
+count belongs are refused. Counts may arrive as floats (a StackReference turns `1` into `1.0`).
+It refuses contract versions this release does not know, naming the ones it reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
+from .quantities import shown
+
+#: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
+#: pins with gpu-aks's pool label instead of AKS's agentpool label (whose value changes when a pool
+#: is replaced).
+CONTRACT_VERSION = 2
+#: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
+READABLE_CONTRACT_VERSIONS = (1, 2)
+#: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
+MAX_COUNT = 1_000_000
+
+#: The catalog's MIG_STRATEGIES as a type (tests/test_contract.py holds the two equal).
+MigStrategy = Literal["none", "single", "mixed"]
+DevicePluginOwner = Literal["gpu-aks", "external"]
+
+
+class ContractError(ValueError):
+    """The document is not a gpu-aks outputs contract this release reads; the message names each key."""
+
+
+# --- Field kinds -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one field is read, written and described."""
+
+    schema: Mapping[str, Any]
+    #: What a reader expects, for "expected ..." messages.
+    expected: str
+    #: Say what was found ("got 1.5") after the expectation.
+    show_value: bool = True
+
+    def read(self, value: Any) -> Any:
+        """The typed value, or raises ValueError when the value is not of this kind."""
+        raise NotImplementedError
+
+    def write(self, value: Any) -> Any:
+        return value
+
+
+class _Text(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError
+        return value
+
+
+class _OptionalText(_Kind):
+    def read(self, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise ValueError
+        return value
+
+
+class _Choice(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, str) or value not in self.schema["enum"]:
+            raise ValueError
+        return value
+
+
+class _Count(_Kind):
+    def read(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= MAX_COUNT or \
+                value != int(value):
+            raise ValueError
+        return int(value)
+
+
+class _Flag(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError
+        return value
+
+
+class _Texts(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ValueError
+        return tuple(value)
+
+    def write(self, value: Any) -> Any:
+        return list(value)
+
+
+class _TextMap(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ValueError
+        return dict(value)
+
+    def write(self, value: Any) -> Any:
+        return dict(value)
+
+
+class _TextMaps(_Kind):
+    def read(self, value: Any) -> Any:
+        if not isinstance(value, list) or not all(
+                isinstance(item, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in item.items())
+                for item in value):
+            raise ValueError
+        return tuple(dict(item) for item in value)
+
+    def write(self, value: Any) -> Any:
+        return [dict(item) for item in value]
+
+
+class _Version(_Kind):
+    def read(self, value: Any) -> Any:
+        return int(value)
+
+
+class _Pools(_Kind):
+    """A map of pool names to pools (read by `_read_pools`, which names each pool's problems)."""
+
+    def __init__(self, pool: type) -> None:
+        super().__init__({"type": "object", "additionalProperties": {"$ref": f"#/$defs/{pool.__name__}"}},
+                         "a map of pool names to pools")
+
+    def write(self, value: Any) -> Any:
+        return {name: _write(pool) for name, pool in value.items()}
+
+
+_STRING_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
+TEXT = _Text({"type": "string"}, "a string")
+OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
+COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_COUNT}, f"a whole number from 0 to {MAX_COUNT}")
+FLAG = _Flag({"type": "boolean"}, "true or false")
+TAINTS = _Texts({"type": "array", "items": {"type": "string"}}, "a list of key=value:Effect strings", show_value=False)
+LABELS = _TextMap(_STRING_MAP_SCHEMA, "a map of label keys to values", show_value=False)
+TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
+                        "a list of tolerations ({key, operator, value, effect} strings)")
+RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
+
+
+def _field(json_name: str, kind: _Kind, doc: str, default: Any = MISSING, *, reader_needs: bool = False,
+           program: bool = False) -> Any:
+    """A contract field: its JSON name, kind and documentation. `reader_needs`: a pool without it is
+    not a contract (the tools need it). `program`: written by the Pulumi layer (cluster outputs), not
+    from settings; left out of `to_json` while unset."""
+    metadata = {"json": json_name, "kind": kind, "doc": doc, "reader_needs": reader_needs, "program": program}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _choice(values: tuple[str, ...], expected: str) -> _Kind:
+    return _Choice({"type": "string", "enum": list(values)}, expected)
+
+
+# --- The contract ------------------------------------------------------------------------------
+
+
+class _Written:
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object as the contract writes it."""
+        return _write(self)
+
+
+#: The fields CPU and GPU pools share: (kind, documentation, default).
+_POOL_FIELDS: Mapping[str, tuple[_Kind, str, Any]] = {
+    "name": (TEXT, "The pool's name in the stack config.", MISSING),
+    "azureName": (OPTIONAL_TEXT, "The pool's name in Azure (the config name plus a hash of its create-only "
+                                 "properties). Version 2.", None),
+    "poolLabel": (LABELS, "The label every node of the pool carries (gpu-aks.io/pool), stable across replacements. "
+                          "Version 2.", {}),
+    "vmSize": (OPTIONAL_TEXT, "The VM size of the nodes.", None),
+    "minCount": (COUNT, "Fewest nodes the autoscaler keeps.", None),
+    "maxCount": (COUNT, "Most nodes the autoscaler adds.", None),
+    "taints": (TAINTS, "The nodes' taints, as key=value:Effect.", ()),
+    "labels": (LABELS, "The nodes' labels that gpu-aks sets.", {}),
+    "spot": (FLAG, "Spot VMs (AKS adds the Spot label and taint).", False),
+}
+
+
+def _pool_field(json_name: str, reader_needs: bool = False) -> Any:
+    kind, doc, default = _POOL_FIELDS[json_name]
+    return _field(json_name, kind, doc, default, reader_needs=reader_needs)
+
+
+@dataclass(frozen=True)
+class CpuPoolContract(_Written):
+    """A CPU user pool."""
+
+    name: str = _pool_field("name")
+    azure_name: str | None = _pool_field("azureName")
+    pool_label: dict[str, str] = _pool_field("poolLabel")
+    vm_size: str | None = _pool_field("vmSize")
+    min_count: int | None = _pool_field("minCount")
+    max_count: int | None = _pool_field("maxCount")
+    taints: tuple[str, ...] = _pool_field("taints")
+    labels: dict[str, str] = _pool_field("labels")
+    spot: bool = _pool_field("spot")
+
+
+@dataclass(frozen=True)
+class GpuPoolContract(_Written):
+    """A GPU pool: everything a pod needs to land there, already worked out."""
+
+    name: str = _pool_field("name")
+    azure_name: str | None = _pool_field("azureName")
+    pool_label: dict[str, str] = _pool_field("poolLabel")
+    vm_size: str | None = _pool_field("vmSize")
+    gpu_model: str | None = _field("gpuModel", OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None)
+    gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
+    gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
+    gpus_per_node: int = _field("gpusPerNode", COUNT, "How many of `gpuResource` one node offers (MIG "
+                                "instances count one each).", 0, reader_needs=True)
+    gpu_resource: str = _field("gpuResource", RESOURCE, "The extended resource a pod asks for: nvidia.com/gpu, or "
+                               "nvidia.com/mig-<profile> under migStrategy mixed.", "", reader_needs=True)
+    gpu_instance_profile: str | None = _field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "
+                                              "or null.", None)
+    mig_partition: str | None = _field("migPartition", OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.",
+                                       None)
+    accelerator: str | None = _field("accelerator", OPTIONAL_TEXT, "The nvidia.com/gpu.accelerator label value.",
+                                     None)
+    spot: bool = _pool_field("spot")
+    min_count: int | None = _pool_field("minCount")
+    max_count: int | None = _pool_field("maxCount")
+    taints: tuple[str, ...] = _pool_field("taints", reader_needs=True)
+    labels: dict[str, str] = _pool_field("labels", reader_needs=True)
+    device_plugin: DevicePluginOwner | None = _field(
+        "devicePlugin", _choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner))),
+        "Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None).", None)
+    tolerations: tuple[dict[str, str], ...] = _field("tolerations", TOLERATIONS, "The tolerations a pod needs "
+                                                     "for the pool's taints.", ())
+    node_selector: dict[str, str] = _field("nodeSelector", LABELS, "The nodeSelector that pins a pod to the pool's "
+                                           "GPU nodes.", {})
+
+
+@dataclass(frozen=True)
+class PlatformContract(_Written):
+    """What a gpu-aks platform stack exports for the app stacks and tools that read it."""
+
+    contract_version: int | None = _field(
+        "contractVersion", _Version({"type": "integer", "enum": list(READABLE_CONTRACT_VERSIONS)},
+                                    "one of " + ", ".join(map(str, READABLE_CONTRACT_VERSIONS))),
+        f"The contract's version; this release writes {CONTRACT_VERSION} and reads "
+        f"{', '.join(map(str, READABLE_CONTRACT_VERSIONS))}. Absent when only the gpuPools map is given.", None)
+    location: str | None = _field("location", OPTIONAL_TEXT, "The Azure region.", None)
+    kubernetes_version: str | None = _field("kubernetesVersion", OPTIONAL_TEXT, "The pinned Kubernetes version.", None)
+    gpu_namespace: str = _field("gpuNamespace", TEXT, "The namespace of gpu-aks's device plugin.",
+                                DEVICE_PLUGIN_NAMESPACE)
+    mig_strategy: MigStrategy = _field("migStrategy", _choice(MIG_STRATEGIES, "one of " + ", ".join(MIG_STRATEGIES)),
+                                       "The device plugin's MIG strategy.", "none")
+    gpu_pools: dict[str, GpuPoolContract] = _field("gpuPools", _Pools(GpuPoolContract), "The GPU pools, by name.", {},
+                                                   reader_needs=True)
+    cpu_pools: dict[str, CpuPoolContract] = _field("cpuPools", _Pools(CpuPoolContract), "The CPU user pools, by "
+                                                   "name.", {})
+    cluster_name: str | None = _field("clusterName", OPTIONAL_TEXT, "The AKS cluster's name.", None, program=True)
+    resource_group_name: str | None = _field("resourceGroupName", OPTIONAL_TEXT, "The cluster's resource group.",
+                                             None, program=True)
+    oidc_issuer_url: str | None = _field("oidcIssuerUrl", OPTIONAL_TEXT, "The cluster's OIDC issuer URL (workload "
+                                         "identity).", None, program=True)
+
+    # --- Reading -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_json(cls, raw: Any) -> PlatformContract:
+        """Read `pulumi stack output --json`, the offline preview's `--json` (its `outputs`), or the
+        `gpuPools` map alone. Raises ContractError naming every problem's key. Keys this release does
+        not know are ignored (newer platforms may add outputs within a version)."""
+        if isinstance(raw, Mapping) and isinstance(raw.get("outputs"), Mapping):
+            raw = raw["outputs"]
+        pools = raw.get("gpuPools", raw) if isinstance(raw, Mapping) else None
+        if not isinstance(pools, Mapping) or not all(isinstance(p, Mapping) for p in pools.values()):
+            raise ContractError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
+                                "--json` output, or the gpuPools map alone")
+        document = raw if pools is not raw else {}
+        version = document.get("contractVersion")
+        if version is not None and (isinstance(version, bool) or version not in READABLE_CONTRACT_VERSIONS):
+            raise ContractError(f"contractVersion: {shown(version)} is not a version this release reads; it reads "
+                                f"{', '.join(map(str, READABLE_CONTRACT_VERSIONS))}: upgrade gpu-aks to read this "
+                                "platform's outputs")
+        problems: list[str] = []
+        values = _read(cls, document, "", problems, skip=("gpuPools", "cpuPools"))
+        values["gpu_pools"] = _read_pools(GpuPoolContract, pools, "gpuPools", problems)
+        cpu_pools = document.get("cpuPools")
+        if isinstance(cpu_pools, Mapping) and all(isinstance(p, Mapping) for p in cpu_pools.values()):
+            values["cpu_pools"] = _read_pools(CpuPoolContract, cpu_pools, "cpuPools", problems)
+        elif cpu_pools is not None:
+            problems.append("cpuPools: expected a map of pool names to pools")
+        if problems:
+            raise ContractError("; ".join(problems))
+        return cls(**values)
+
+
+def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list[str]) -> dict[str, Any]:
+    return {str(name): cls(**_read(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)}))
+            for name, pool in pools.items()}
+
+
+def _read(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[str], skip: tuple[str, ...] = (),
+          defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    values: dict[str, Any] = dict(defaults or {})
+    for spec in fields(cls):
+        name, kind = spec.metadata["json"], spec.metadata["kind"]
+        if name in skip:
+            continue
+        if name not in raw:
+            if spec.metadata["reader_needs"]:
+                problems.append(f"{prefix.rstrip('.')} has no {name}: this is not a gpu-aks outputs contract")
+            continue
+        value = raw[name]
+        if value is None and spec.default is None:
+            values[spec.name] = None
+            continue
+        try:
+            values[spec.name] = kind.read(value)
+        except ValueError:
+            got = f", got {shown(value)}" if kind.show_value else ""
+            problems.append(f"{prefix}{name}: expected {kind.expected}{got}")
+    return values
+
+
+def _write(contract: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    document = {}
+    for spec in fields(contract):
+        name = spec.metadata["json"]
+        value = getattr(contract, spec.name)
+        if name in skip or (spec.metadata["program"] and value is None):
+            continue
+        document[name] = None if value is None else spec.metadata["kind"].write(value)
+    return document
+
+
+# --- Derived documents -------------------------------------------------------------------------
+
+
+def _object_schema(cls: type, description: str, additional: bool) -> dict[str, Any]:
+    properties = {}
+    for spec in fields(cls):
+        properties[spec.metadata["json"]] = {"description": spec.metadata["doc"], **spec.metadata["kind"].schema}
+    required = [spec.metadata["json"] for spec in fields(cls) if not spec.metadata["program"]]
+    return {"type": "object", "description": description, "properties": properties, "required": required,
+            "additionalProperties": additional}
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the contract this release writes (`docs/contract.schema.json`). Readers
+    (`from_json`) also accept version 1, which lacks azureName and poolLabel."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "gpu-aks platform outputs contract",
+        **_object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
+                         "secret) may sit beside these.", True),
+        "$defs": {cls.__name__: _object_schema(cls, (cls.__doc__ or "").strip(), False)
+                  for cls in (GpuPoolContract, CpuPoolContract)},
+    }
+    return schema
+
+
+def _field_table(cls: type) -> list[str]:
+    lines = ["| key | type | description |", "|---|---|---|"]
+    for spec in fields(cls):
+        kind = spec.metadata["kind"]
+        lines.append(f"| `{spec.metadata['json']}` | {kind.expected} | {spec.metadata['doc']} |")
+    return lines
+
+
+def contract_markdown() -> str:
+    """`docs/contract.md`, generated from the field declarations."""
+    lines = [
+        "# The platform's outputs contract", "",
+        "<!-- Generated from policies/contract.py; do not edit. Regenerate with tools/docs.py. -->", "",
+        f"A gpu-aks platform stack exports this contract (version {CONTRACT_VERSION}); app stacks read it through a "
+        "`StackReference`, and `gpu-aks-check --platform`, `gpu-aks-explain` and the doctor read it from `pulumi "
+        "stack output --json`. `policies.contract.PlatformContract.from_json` reads it, checking every type and "
+        f"naming the key of each problem; it reads versions {', '.join(map(str, READABLE_CONTRACT_VERSIONS))} and "
+        "refuses others. The JSON Schema is [contract.schema.json](contract.schema.json).", "",
+        "Numbers may arrive as floats (a StackReference turns `1` into `1.0`); counts must still be whole. The "
+        "`kubeconfig` output (a secret) sits beside these keys and is not part of the typed contract.", "",
+        "## Top level", "", *_field_table(PlatformContract), "",
+        "## `gpuPools.<name>`", "", (GpuPoolContract.__doc__ or "").strip(), "", *_field_table(GpuPoolContract), "",
+        "## `cpuPools.<name>`", "", (CpuPoolContract.__doc__ or "").strip(), "", *_field_table(CpuPoolContract), "",
+        "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "
+        "to null, empty or false when absent (older contracts).", "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""The typed outputs contract: what the program exports, how every tool reads it, and its schema."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from components.contract import contract_of, platform_contract
+from components.settings import parse_settings
+from components.smoke_test import smoke_job_spec
+from policies.catalog import POOL_LABEL, SPOT_TAINT
+from policies.contract import (
+    CONTRACT_VERSION,
+    READABLE_CONTRACT_VERSIONS,
+    ContractError,
+    GpuPoolContract,
+    PlatformContract,
+    contract_markdown,
+    json_schema,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The contract as gpu-aks exported it before it had a type (commit 1203a3a): the typed contract
+#: must export exactly these values.
+EXPORTED = json.loads((ROOT / "tests" / "fixtures" / "contract" / "exported-at-1203a3a.json").read_text())
+CONTRACT_KEYS = ("contractVersion", "location", "kubernetesVersion", "gpuNamespace", "migStrategy", "gpuPools",
+                 "cpuPools")
+MIXED_SPOT_EXTERNAL = {
+    "devicePlugin": {"migStrategy": "mixed"},
+    "cpuPools": [{"name": "cpu", "scaleSetPriority": "Spot", "nodeTaints": ["a=b:NoSchedule"], "nodeLabels": {"team": "x"}}],
+    "gpuPools": [
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g", "availabilityZones": ["1", 2],
+         "minCount": 1},  # mixed MIG pools keep a node (Azure/AKS#5161)
+        {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "scaleSetPriority": "Spot", "spotMaxPrice": 3.5,
+         "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
+        {"name": "op", "vmSize": "Standard_ND96isr_H100_v5", "gpuProfile": {"driver": "None"}, "keepAzureName": True}],
+}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_program_exports_the_contract_exactly_as_before(stack, request):
+    outputs = request.getfixturevalue(f"{stack}_run").stack_outputs
+    assert {key: outputs[key] for key in CONTRACT_KEYS} == EXPORTED[stack]
+
+
+def test_a_contract_with_mig_spot_and_an_external_plugin_is_exported_as_before():
+    settings = parse_settings(MIXED_SPOT_EXTERNAL, "x", "westeurope", today=date(2026, 11, 22))
+    assert platform_contract(settings) == EXPORTED["mixed-spot-external"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTED))
+def test_from_json_and_to_json_round_trip_and_match_the_schema(name):
+    document = EXPORTED[name]
+    jsonschema.validate(document, json_schema())
+    assert PlatformContract.from_json(document).to_json() == document
+
+
+def test_a_stack_reference_delivers_floats_and_the_counts_come_back_whole():
+    document = json.loads(json.dumps(EXPORTED["prod"]).replace(": 2,", ": 2.0,"))
+    contract = PlatformContract.from_json(document)
+    assert contract.contract_version == 2
+    assert all(isinstance(pool.gpus_per_node, int) for pool in contract.gpu_pools.values())
+
+
+@pytest.mark.parametrize("version", [99, "banana", True, 0, 2.5])
+def test_unknown_contract_versions_are_refused_naming_the_versions_read(version):
+    with pytest.raises(ContractError) as error:
+        PlatformContract.from_json({**EXPORTED["dev"], "contractVersion": version})
+    assert str(error.value).startswith("contractVersion: ") and "it reads 1, 2" in str(error.value)
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("gpusPerNode", float("inf"), "gpuPools.gput4.gpusPerNode: expected a whole number from 0 to 1000000, got inf"),
+    ("gpusPerNode", float("nan"), "gpuPools.gput4.gpusPerNode: expected a whole number from 0 to 1000000, got nan"),
+    ("minCount", 1.5, "gpuPools.gput4.minCount: expected a whole number from 0 to 1000000, got 1.5"),
+    ("maxCount", "2", "gpuPools.gput4.maxCount: expected a whole number from 0 to 1000000, got '2'"),
+    ("spot", "yes", "gpuPools.gput4.spot: expected true or false, got 'yes'"),
+    ("taints", "sku=gpu:NoSchedule", "gpuPools.gput4.taints: expected a list of key=value:Effect strings"),
+    ("labels", {"a": 1}, "gpuPools.gput4.labels: expected a map of label keys to values"),
+    ("devicePlugin", "nvidia", "gpuPools.gput4.devicePlugin: expected gpu-aks or external, got 'nvidia'"),
+])
+def test_each_bad_pool_value_is_named_by_its_key(key, value, expected):
+    document = json.loads(json.dumps(EXPORTED["dev"]))
+    document["gpuPools"]["gput4"][key] = value
+    with pytest.raises(ContractError, match=re.escape(expected)):
+        PlatformContract.from_json(document)
+
+
+def test_every_problem_is_reported_and_a_missing_field_the_tools_need_is_named():
+    with pytest.raises(ContractError) as error:
+        PlatformContract.from_json({"migStrategy": "half", "gpuPools": {"t4": {"taints": []}}})
+    assert str(error.value).split("; ") == [
+        "migStrategy: expected one of none, single, mixed, got 'half'",
+        "gpuPools.t4 has no gpusPerNode: this is not a gpu-aks outputs contract",
+        "gpuPools.t4 has no gpuResource: this is not a gpu-aks outputs contract",
+        "gpuPools.t4 has no labels: this is not a gpu-aks outputs contract",
+    ]
+
+
+def test_every_outputs_shape_reads_the_same_pools():
+    document = EXPORTED["prod"]
+    shapes = [document, {"stack": "prod", "outputs": document}, document["gpuPools"]]
+    assert len({json.dumps(PlatformContract.from_json(s).to_json()["gpuPools"], sort_keys=True) for s in shapes}) == 1
+    assert PlatformContract.from_json(document["gpuPools"]).contract_version is None
+
+
+def test_a_version_1_contract_without_pool_labels_still_reads():
+    document = json.loads(json.dumps(EXPORTED["dev"]))
+    document["contractVersion"] = 1
+    for pool in document["gpuPools"].values():
+        del pool["azureName"], pool["poolLabel"]
+    pool = PlatformContract.from_json(document).gpu_pools["gput4"]
+    assert pool.azure_name is None and pool.pool_label == {}
+
+
+def test_the_smoke_test_pods_carry_the_platforms_pool_label_and_the_contract_placement():
+    settings = parse_settings({"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"}]}, "dev", "eastus2",
+                              today=date(2026, 11, 22))
+    pool = settings.gpu_pools[0]
+    template = smoke_job_spec(pool, "img", "cm")["template"]
+    contract: GpuPoolContract = contract_of(settings).gpu_pools["gput4"]
+    assert template["metadata"]["labels"][POOL_LABEL] == "gput4" and "gpu-aks/pool" not in template["metadata"]["labels"]
+    assert template["spec"]["nodeSelector"] == contract.node_selector
+    assert template["spec"]["containers"][0]["resources"]["limits"] == {contract.gpu_resource: 1}
+
+
+# --- The published schema and page -------------------------------------------------------------
+
+
+def test_the_published_schema_and_page_are_current():
+    schema = ROOT / "docs" / "contract.schema.json"
+    assert json.loads(schema.read_text()) == json_schema(), "regenerate docs/contract.schema.json (tools/docs.py)"
+    assert schema.read_text() == json.dumps(json_schema(), indent=2) + "\n"
+    assert (ROOT / "docs" / "contract.md").read_text() == contract_markdown(), "regenerate docs/contract.md"
+
+
+def test_the_mig_strategy_type_is_the_catalogs_set():
+    from typing import get_args
+
+    from policies.catalog import MIG_STRATEGIES
+    from policies.contract import MigStrategy
+
+    assert get_args(MigStrategy) == MIG_STRATEGIES
+
+
+def test_the_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(json_schema())
+
+
+# --- app_sdk reads the same contract (it stays standard-library-only, so it keeps its own reader) --
+
+
+def test_the_app_helpers_testing_platform_matches_the_schema_and_the_reader():
+    import gpu_aks_app_testing as testing
+
+    variants = [testing.platform_outputs(),
+                testing.platform_outputs([testing.gpu_pool(name="a100", vm_size="Standard_NC24ads_A100_v4",
+                                                            gpu_model="A100 80GB", accelerator="nvidia-a100-80gb",
+                                                            mig_partition="1g.10gb", mig_instances_per_gpu=7,
+                                                            mig_strategy="mixed"),
+                                          testing.gpu_pool(name="t4spot", spot=True)], mig_strategy="mixed")]
+    for outputs in variants:
+        jsonschema.validate(outputs, json_schema())
+        jsonschema.validate(testing.as_delivered(outputs), json_schema())
+        assert PlatformContract.from_json(testing.as_delivered(outputs)).to_json()["gpuPools"] == outputs["gpuPools"]
+    assert (testing.CONTRACT_VERSION, testing.POOL_LABEL, testing.SPOT_TAINT) == (CONTRACT_VERSION, POOL_LABEL, SPOT_TAINT)
+
+
+def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has():
+    import gpu_aks_app as app
+
+    assert app.SUPPORTED_CONTRACT_VERSIONS == READABLE_CONTRACT_VERSIONS
+    source = Path(app.__file__).read_text()
+    read = set(re.findall(r"""pool(?:\.get\(|\[)["']([A-Za-z]+)["']""", source))
+    assert read, "the helper reads pools with pool.get('key') / pool['key']"
+    assert read <= set(json_schema()["$defs"]["GpuPoolContract"]["properties"]), read
+    for version in (99, "banana"):
+        with pytest.raises(app.PlacementError):
+            app.place({**EXPORTED["dev"], "contractVersion": version}, app.GpuRequest())
+        with pytest.raises(ContractError):
+            PlatformContract.from_json({**EXPORTED["dev"], "contractVersion": version})
