@@ -85,7 +85,7 @@ class ClusterTarget:
     cluster_name: pulumi.Output[str]
     kubernetes_version: str
     cluster: pulumi.Resource
-    #: AKS's auto-upgrade moves the version under the pinned value: pools ignore orchestratorVersion.
+    #: AKS's auto-upgrade moves the version under the pinned value: pools send no orchestratorVersion.
     aks_moves_version: bool = False
 
 
@@ -125,6 +125,11 @@ class AksCluster(pulumi.ComponentResource):
     pinned patch), `kubernetesVersion` is ignored after creation: otherwise the next `pulumi up` would
     try to move the cluster back, which AKS refuses (no downgrades). The pin is then the version the
     cluster is created with; upgrades are AKS's, or `az aks upgrade`.
+
+    The network profile and API-server access are stated in full (`cluster.networkProfile`,
+    `cluster.apiServerAccessProfile`); a network change AKS would refuse on an existing cluster is
+    refused at preview against the `clusterNetwork` the last run exported. `cluster.protect` protects
+    the cluster and its resource group; `PlannedMaintenance` adds the maintenance windows.
     """
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:

@@ -36,7 +36,10 @@ class GpuDevicePlugin(pulumi.ComponentResource):
         self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns["metadata"], opts=in_cluster)
         self.daemon_sets = [
             k8s.apps.v1.DaemonSet(
-                manifest["metadata"]["name"], metadata=manifest["metadata"], spec=manifest["spec"],
+                # Named after this component (`nvidia-device-plugin-daemonset` in the program), so two
+                # GpuClusters in one program do not register the same URN.
+                name + manifest["metadata"]["name"].removeprefix("nvidia-device-plugin"),
+                metadata=manifest["metadata"], spec=manifest["spec"],
                 opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[self.namespace])),
             )
             for manifest in device_plugin_daemonsets(args.settings.namespace, args.settings.image,

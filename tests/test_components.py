@@ -84,7 +84,8 @@ def test_cpu_node_pool_alone_has_no_gpu_fields():
 def test_device_plugin_alone_splits_mig_and_whole_gpu_pools():
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
-        GpuDevicePlugin("dp", GpuDevicePluginArgs(SETTINGS.device_plugin, SETTINGS.served_gpu_pools(), provider))
+        GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(SETTINGS.device_plugin, SETTINGS.served_gpu_pools(),
+                                                                    provider))
 
     run = run_pulumi(program, "unit")
     assert run.error is None, run.error
