@@ -67,13 +67,14 @@ class PlannedMaintenance(pulumi.ComponentResource):
     def __init__(self, name: str, args: PlannedMaintenanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-aks:index:PlannedMaintenance", name, None, opts)
         self.configurations = [
-            containerservice.MaintenanceConfiguration(
+            # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check them
+            # against the REST model.
+            containerservice.MaintenanceConfiguration(  # type: ignore[call-overload]
                 f"{name}-{config_name}",
                 config_name=config_name,
                 resource_group_name=args.resource_group_name,
                 resource_name_=args.cluster_name,
-                # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check them.
-                maintenance_window=maintenance_window(window),  # type: ignore[arg-type]
+                maintenance_window=maintenance_window(window),
                 opts=pulumi.ResourceOptions(parent=self))
             for config_name, window in scheduled_configurations(
                 args.settings, args.upgrade_channel, args.node_os_upgrade_channel).items()

@@ -231,6 +231,18 @@ CLUSTER_ADMINS = Key(
     parse=_cluster_admins, attr="cluster_admins", source="RoleAssignment principalId/principalType")
 
 
+def _admins_need_azure_rbac(reader: Reader) -> None:
+    cluster = reader.root.children["cluster"]
+    if reader.get("clusterAdmins") and not (cluster.get("aadProfile.managed") and
+                                            cluster.get("aadProfile.enableAzureRBAC")):
+        reader.problem("clusterAdmins", "needs cluster.aadProfile.managed and enableAzureRBAC: true; the role grants "
+                                        "Kubernetes rights only through Azure RBAC for Kubernetes")
+
+
+ADMINS_NEED_AZURE_RBAC = Check(_admins_need_azure_rbac, reads=("clusterAdmins",),
+                               doc="`clusterAdmins` need Azure RBAC for Kubernetes (`cluster.aadProfile`).")
+
+
 # --- cluster.networkProfile ---
 
 

@@ -205,6 +205,11 @@ REFUSED = [
     ("admin type", {**GPU, "access": {"clusterAdmins": [{"objectId": ADMIN, "principalType": "Robot"}]}},
      "gpu-aks:access.clusterAdmins[0].principalType: 'Robot': one of User, Group, ServicePrincipal (Azure refuses a "
      "role assignment whose type does not match the principal)"),
+    ("admins without Azure RBAC", {**GPU, "cluster": {"aadProfile": {"enableAzureRBAC": False},
+                                                       "disableLocalAccounts": False},
+                                   "access": {"clusterAdmins": [{"objectId": ADMIN, "principalType": "Group"}]}},
+     "gpu-aks:access.clusterAdmins: needs cluster.aadProfile.managed and enableAzureRBAC: true; the role grants "
+     "Kubernetes rights only through Azure RBAC for Kubernetes"),
     ("window too short", {**GPU, "maintenance": {"autoUpgrade": {"durationHours": 2}}},
      "gpu-aks:maintenance.autoUpgrade.durationHours: 2 is not allowed; AKS API 2025-09-01 takes a whole number from 4 "
      "to 24"),

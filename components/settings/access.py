@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.platform_settings import CLUSTER_ADMINS, DEPLOYER_PRINCIPAL_TYPE, ClusterAdmin, PrincipalType
+from components.platform_settings import (
+    ADMINS_NEED_AZURE_RBAC,
+    CLUSTER_ADMINS,
+    DEPLOYER_PRINCIPAL_TYPE,
+    ClusterAdmin,
+    PrincipalType,
+)
 from policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number
 
 #: Azure RBAC for Kubernetes: "New role assignments can take up to five minutes to propagate"
@@ -49,6 +55,7 @@ ACCESS = Section("access", "Kubernetes rights for whoever deploys (Azure RBAC fo
         source="learn.microsoft.com/azure/aks/manage-azure-rbac"),
     DEPLOYER_PRINCIPAL_TYPE,
     CLUSTER_ADMINS,
+    ADMINS_NEED_AZURE_RBAC,
     Check(_somebody_has_kubernetes_rights, doc="With local accounts disabled somebody must get Kubernetes rights: "
           "the deployer's grant or access.clusterAdmins (need Azure RBAC), or an admin group."),
 ), cls=AccessSettings)
