@@ -14,5 +14,8 @@ from components.gpu_cluster import GpuCluster, read_stack_config
 args, secret_keys = read_stack_config()
 platform = GpuCluster("gpu-aks", args, secret_keys=secret_keys, program_layout=True)
 
+# Read back by the next run (components/previous_run.py).
+for key, value in platform.recorded_for_next_run().items():
+    pulumi.export(key, value)
 for key, value in platform.outputs().items():
     pulumi.export(key, value)

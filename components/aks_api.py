@@ -8,6 +8,7 @@ with those models) and the AKS docs for what the models only describe in words. 
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -129,11 +130,17 @@ AUTOSCALER_SETTINGS: Mapping[str, AutoscalerSetting] = {
 # --- Kubernetes versions ------------------------------------------------------------------------
 
 
+def last_day_of_month(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
 @dataclass(frozen=True)
 class KubernetesMinor:
     version: str
     aks_ga: date
-    #: AKS end of support; the calendar gives months, taken as their first day (the cautious reading).
+    #: AKS end of support, the last day it is supported. The calendar gives months; "Unless an
+    #: explicit date is provided, the End of Life (EOL) date is the last day of the specified month"
+    #: (learn.microsoft.com/azure/aks/supported-kubernetes-versions, "AKS Kubernetes release calendar").
     end_of_support: date
 
 
@@ -142,11 +149,11 @@ class KubernetesMinor:
 #: after its AKS GA. Long-term support (Premium tier, `supportPlan: AKSLongTermSupport`) is not used.
 KUBERNETES_CALENDAR_CHECKED = date(2026, 11, 22)
 KUBERNETES_MINORS: tuple[KubernetesMinor, ...] = (
-    KubernetesMinor("1.33", date(2025, 6, 1), date(2026, 6, 1)),
-    KubernetesMinor("1.34", date(2025, 11, 1), date(2026, 11, 1)),
-    KubernetesMinor("1.35", date(2026, 3, 1), date(2027, 3, 1)),
-    KubernetesMinor("1.36", date(2026, 6, 1), date(2027, 6, 1)),
-    KubernetesMinor("1.37", date(2026, 10, 1), date(2027, 10, 1)),
+    KubernetesMinor("1.33", date(2025, 6, 1), last_day_of_month(2026, 6)),
+    KubernetesMinor("1.34", date(2025, 11, 1), last_day_of_month(2026, 11)),
+    KubernetesMinor("1.35", date(2026, 3, 1), last_day_of_month(2027, 3)),
+    KubernetesMinor("1.36", date(2026, 6, 1), last_day_of_month(2027, 6)),
+    KubernetesMinor("1.37", date(2026, 10, 1), last_day_of_month(2027, 10)),
 )
 #: The newest minor AKS supports: about ten months of support left when the calendar was checked.
 DEFAULT_KUBERNETES_VERSION = "1.37"
@@ -161,4 +168,103 @@ def kubernetes_minor(version: str) -> KubernetesMinor | None:
 
 
 def supported_minors(today: date) -> list[str]:
-    return [m.version for m in KUBERNETES_MINORS if m.aks_ga <= today < m.end_of_support]
+    """The minors AKS supports on `today`; the end-of-support day itself is still supported."""
+    return [m.version for m in KUBERNETES_MINORS if m.aks_ga <= today <= m.end_of_support]
+
+
+# --- Operating systems against Kubernetes versions -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class OsSkuLimit:
+    """Kubernetes minors on which AKS offers an `osSKU`, and why (each line cites its source)."""
+
+    first_minor: int | None
+    last_minor: int | None
+    reason: str
+
+
+#: `osSKU` values AKS refuses outside a range of Kubernetes minors.
+OS_SKU_LIMITS: Mapping[str, OsSkuLimit] = {
+    # Azure Updates, October 2025, "Generally Available: New OS SKU enum to migrate to Azure Linux
+    # 3.0" (azure.microsoft.com/updates?id=512396): "clusters running Kubernetes versions 1.28-1.36";
+    # the AKS CHANGELOG limits AzureLinux3 to 1.36 likewise. From 1.37 use `AzureLinux`, which
+    # is Azure Linux 3.0 there.
+    "AzureLinux3": OsSkuLimit(28, 36, "AKS offers AzureLinux3 for Kubernetes 1.28-1.36 only (Azure Updates, "
+                                      "October 2025; AKS CHANGELOG); on later versions use AzureLinux (Azure "
+                                      "Linux 3.0 there)"),
+    # AKS CHANGELOG, and the AKS FAQ ("What OS versions are supported?"): `Ubuntu` is Ubuntu 22.04 on
+    # 1.25-1.34 and Ubuntu 24.04 from 1.35; the pinned `Ubuntu2204` SKU is limited to 1.36.
+    "Ubuntu2204": OsSkuLimit(None, 36, "AKS offers Ubuntu2204 up to Kubernetes 1.36 only (AKS CHANGELOG; AKS "
+                                       "FAQ: `Ubuntu` is Ubuntu 24.04 from 1.35); use Ubuntu"),
+    # Azure Linux 2.0 (`CBLMariner`) support ended on 2025-11-30 and its node images were removed
+    # from 2026-03-31 (learn.microsoft.com/azure/azure-linux/ "Azure Linux 2.0 retirement"; AKS
+    # CHANGELOG): no version accepts it any more.
+    "CBLMariner": OsSkuLimit(None, 0, "CBLMariner (Azure Linux 2.0) ended support on 2025-11-30 and its node "
+                                      "images were removed from 2026-03-31 (AKS CHANGELOG); use AzureLinux"),
+}
+
+
+def os_sku_problem(os_sku: str, kubernetes_version: str) -> str | None:
+    """Why AKS refuses `os_sku` at `kubernetes_version`, or None."""
+    limit = OS_SKU_LIMITS.get(os_sku)
+    match = KUBERNETES_VERSION_RE.fullmatch(kubernetes_version)
+    if limit is None or match is None:
+        return None
+    minor = int(match.group(1))
+    if (limit.first_minor is not None and minor < limit.first_minor) or \
+            (limit.last_minor is not None and minor > limit.last_minor):
+        return f"{limit.reason}; kubernetesVersion is {kubernetes_version}"
+    return None
+
+
+# --- Network profile (ContainerServiceNetworkProfile at 2025-09-01) ------------------------------
+
+#: `NetworkPlugin`, `NetworkPluginMode`, `NetworkDataplane`, `NetworkPolicy`, `OutboundType`.
+NETWORK_PLUGINS = ("azure", "kubenet", "none")
+NETWORK_PLUGIN_MODES = ("overlay",)
+NETWORK_DATAPLANES = ("azure", "cilium")
+NETWORK_POLICIES = ("none", "calico", "azure", "cilium")
+OUTBOUND_TYPES = ("loadBalancer", "userDefinedRouting", "managedNATGateway", "userAssignedNATGateway", "none")
+#: The REST model's patterns for `podCidr`/`serviceCidr` and `dnsServiceIP`.
+CIDR_PATTERN = re.compile(r"([0-9]{1,3}\.){3}[0-9]{1,3}(\/([0-9]|[1-2][0-9]|3[0-2]))?")
+IP_PATTERN = re.compile(r"((25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)")
+#: AKS's defaults for Azure CNI Overlay (learn.microsoft.com/azure/aks/azure-cni-overlay: pod CIDR
+#: 10.244.0.0/16; service CIDR 10.0.0.0/16 with the DNS service at 10.0.0.10).
+DEFAULT_POD_CIDR = "10.244.0.0/16"
+DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
+DEFAULT_DNS_SERVICE_IP = "10.0.0.10"
+#: Ranges AKS reserves and refuses for pod and service CIDRs (learn.microsoft.com/azure/aks/
+#: azure-cni-overlay, "IP address planning": 169.254.0.0/16, 172.30.0.0/16, 172.31.0.0/16 and
+#: 192.0.2.0/24 must not be used).
+RESERVED_CIDRS = ("169.254.0.0/16", "172.30.0.0/16", "172.31.0.0/16", "192.0.2.0/24")
+#: Network properties an existing cluster cannot change in place (the REST model: `outboundType`
+#: "can only be set at cluster creation time"; learn.microsoft.com/azure/aks/azure-cni-overlay,
+#: "Upgrade an existing cluster to CNI Overlay": only kubenet or Azure CNI (node subnet) -> Overlay,
+#: and `networkDataplane` azure -> cilium, are updates; the service CIDR and DNS service IP are fixed).
+#: A change to any of them replaces the cluster, which `protect` then stops.
+NETWORK_CREATE_ONLY = ("networkProfile.networkPlugin", "networkProfile.serviceCidr",
+                       "networkProfile.dnsServiceIP", "networkProfile.outboundType")
+
+# --- Agent pool upgrade settings (AgentPoolUpgradeSettings at 2025-09-01) ------------------------
+
+#: `drainTimeoutInMinutes`: 1-1440 (AKS's default 30); `nodeSoakDurationInMinutes`: 0-30.
+DRAIN_TIMEOUT_RANGE = (1, 1440)
+NODE_SOAK_RANGE = (0, 30)
+#: `UndrainableNodeBehavior`: Cordon (leave the node cordoned and go on) or Schedule (the default).
+UNDRAINABLE_NODE_BEHAVIORS = ("Cordon", "Schedule")
+
+# --- Planned maintenance (MaintenanceConfiguration at 2025-09-01) ---------------------------------
+
+#: The two configuration names AKS reads (learn.microsoft.com/azure/aks/planned-maintenance):
+#: Kubernetes upgrades, and node image/OS upgrades.
+AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
+NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
+#: `MaintenanceWindow.durationHours`: 4-24; `WeeklySchedule.intervalWeeks`: 1-4.
+MAINTENANCE_DURATION_RANGE = (4, 24)
+INTERVAL_WEEKS_RANGE = (1, 4)
+#: `WeekDay`.
+WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+#: `utcOffset` and `startTime` patterns of `MaintenanceWindow`.
+UTC_OFFSET_PATTERN = re.compile(r"(-|\+)[0-9]{2}:[0-9]{2}")
+START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}")

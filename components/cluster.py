@@ -3,6 +3,7 @@ Kubernetes provider everything in-cluster is created with."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,15 +13,68 @@ from pulumi_azure_native import containerservice, resources
 
 from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
+from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
+from components.platform_settings import (
+    ApiServerAccessSettings,
+    MaintenanceSettings,
+    NetworkSettings,
+    network_change_problems,
+    network_record,
+)
 from components.settings import ClusterSettings, SystemPoolSettings
 
 CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
+
+
+#: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
+NETWORK_OUTPUT = "clusterNetwork"
 
 
 @dataclass(frozen=True)
 class AksClusterArgs:
     cluster: ClusterSettings
     system_pool: SystemPoolSettings
+    #: When AKS may upgrade; None creates no maintenance configuration.
+    maintenance: MaintenanceSettings | None = None
+    #: The network this stack recorded on its last update (`clusterNetwork`), or None to skip the check.
+    previous_network: pulumi.Input[Mapping[str, Any] | None] | None = None
+
+
+def network_profile(network: NetworkSettings) -> dict[str, Any]:
+    """`networkProfile`, stated in full instead of left to API defaults."""
+    profile: dict[str, Any] = {
+        "network_plugin": network.plugin,
+        "network_dataplane": network.dataplane,
+        "network_policy": network.policy,
+        "service_cidr": network.service_cidr,
+        "dns_service_ip": network.dns_service_ip,
+        "outbound_type": network.outbound_type,
+        "load_balancer_sku": "standard",
+    }
+    if network.plugin_mode:
+        profile["network_plugin_mode"] = network.plugin_mode
+    if network.pod_cidr:
+        profile["pod_cidr"] = network.pod_cidr
+    return profile
+
+
+def api_server_access_profile(api_server: ApiServerAccessSettings) -> dict[str, Any] | None:
+    if api_server.private_cluster:
+        return {"enable_private_cluster": True}
+    if api_server.authorized_ip_ranges:
+        return {"authorized_ip_ranges": list(api_server.authorized_ip_ranges)}
+    return None
+
+
+def _refuse_network_change(previous_and_current: list[Any]) -> dict[str, Any]:
+    previous, current = previous_and_current
+    problems = network_change_problems(previous, current)
+    if problems:
+        # Raised during `pulumi preview`, before any step: the change is refused where Azure would
+        # refuse it, instead of failing halfway through `pulumi up`.
+        raise pulumi.RunError("the cluster's network cannot change this way in place:\n"
+                              + "\n".join(f"  - {problem}" for problem in problems))
+    return dict(current)
 
 
 @dataclass(frozen=True)
@@ -31,12 +85,12 @@ class ClusterTarget:
     cluster_name: pulumi.Output[str]
     kubernetes_version: str
     cluster: pulumi.Resource
-    #: AKS's auto-upgrade moves the version under the pinned value: pools ignore orchestratorVersion.
+    #: AKS's auto-upgrade moves the version under the pinned value: pools send no orchestratorVersion.
     aks_moves_version: bool = False
 
 
 def _system_pool_profile(
-    pool: SystemPoolSettings, kubernetes_version: str,
+    pool: SystemPoolSettings, kubernetes_version: str | None,
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
     return containerservice.ManagedClusterAgentPoolProfileArgs(
         name=pool.name,
@@ -71,6 +125,11 @@ class AksCluster(pulumi.ComponentResource):
     pinned patch), `kubernetesVersion` is ignored after creation: otherwise the next `pulumi up` would
     try to move the cluster back, which AKS refuses (no downgrades). The pin is then the version the
     cluster is created with; upgrades are AKS's, or `az aks upgrade`.
+
+    The network profile and API-server access are stated in full (`cluster.networkProfile`,
+    `cluster.apiServerAccessProfile`); a network change AKS would refuse on an existing cluster is
+    refused at preview against the `clusterNetwork` the last run exported. `cluster.protect` protects
+    the cluster and its resource group; `PlannedMaintenance` adds the maintenance windows.
     """
 
     def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -81,7 +140,8 @@ class AksCluster(pulumi.ComponentResource):
 
         self.resource_group = resources.ResourceGroup(
             f"{name}-rg", resource_group_name=cluster.resource_group_name, location=cluster.location,
-            tags=tags, opts=child)
+            # Deleting the group deletes the cluster in it: it is protected with the cluster.
+            tags=tags, opts=pulumi.ResourceOptions(parent=self, protect=cluster.protect))
 
         aad_profile: dict[str, Any] | None = {
             "managed": True,
@@ -110,13 +170,29 @@ class AksCluster(pulumi.ComponentResource):
             },
             # The API's kebab-case keys; booleans stay booleans (API version 2025-09-01 types them so).
             auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
-            network_profile={"network_plugin": "azure", "network_plugin_mode": "overlay"},
-            agent_pool_profiles=[_system_pool_profile(args.system_pool, cluster.kubernetes_version)],
+            network_profile=network_profile(cluster.network),
+            api_server_access_profile=api_server_access_profile(cluster.api_server),
+            # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
+            # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the
+            # channel moves versions the inline pool gets none and starts at the control plane's.
+            agent_pool_profiles=[_system_pool_profile(
+                args.system_pool, None if cluster.aks_moves_version else cluster.kubernetes_version)],
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
+                protect=cluster.protect,
                 ignore_changes=["agentPoolProfiles", *(["kubernetesVersion"] if cluster.aks_moves_version else [])]),
         )
+        #: What this run records for the next one's network check; exported, so the check below is
+        #: awaited by the engine and a refusal fails the preview.
+        record = network_record(cluster.network)
+        self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
+        if args.previous_network is not None:
+            self.network_record = pulumi.Output.all(args.previous_network, record).apply(_refuse_network_change)
+        if args.maintenance is not None:
+            self.maintenance = PlannedMaintenance(f"{name}-maintenance", PlannedMaintenanceArgs(
+                args.maintenance, self.resource_group.name, self.managed_cluster.name, cluster.upgrade_channel,
+                cluster.node_os_upgrade_channel), opts=pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]))
 
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group.name, resource_name=self.managed_cluster.name,

@@ -16,6 +16,7 @@ No `from __future__ import annotations`: Pulumi's component host reads the annot
 """
 
 import enum
+import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -23,13 +24,14 @@ import pulumi
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from pulumi.output import Unknown
 
-from components.access import ClusterAccess, ClusterAccessArgs
+from components.access import DEPLOYER_OUTPUT, ClusterAccess, ClusterAccessArgs
 from components.admission_policy import GpuAdmissionPolicy, GpuAdmissionPolicyArgs
-from components.cluster import AksCluster, AksClusterArgs
+from components.cluster import NETWORK_OUTPUT, AksCluster, AksClusterArgs
 from components.contract import platform_contract
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.previous_run import PreviousRun
 from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
@@ -240,7 +242,8 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     problem by its input path."""
     raw, location, problems = stack_config_from_args(args)
     try:
-        settings = parse_settings(raw, stack, location, secret_keys, today())
+        # The deployer's principal type defaults from the environment (ARM_CLIENT_ID / AZURE_CLIENT_ID).
+        settings = parse_settings(raw, stack, location, secret_keys, today(), os.environ)
     except SettingsError as error:
         # A value already refused above (an output, say) was read as absent: no knock-on problem for it.
         refused = tuple(path for path, _ in problems)
@@ -292,7 +295,7 @@ class GpuCluster(pulumi.ComponentResource):
             # The stack config's own messages: keys named as Pulumi.<stack>.yaml spells them.
             raw, location, _ = stack_config_from_args(args)
             try:
-                settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today())
+                settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today(), os.environ)
             except SettingsError as error:
                 raise pulumi.RunError(str(error)) from None
         else:
@@ -310,10 +313,18 @@ class GpuCluster(pulumi.ComponentResource):
 
         top = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
                                      if program_layout else None)
-        cluster = AksCluster(child_name("aks"), AksClusterArgs(settings.cluster, settings.system_pool), top)
+        # The checks against the last update read this stack's own outputs (components/previous_run.py),
+        # which only the program exports; a GpuCluster inside another program skips them.
+        previous = PreviousRun() if program_layout else None
+        cluster = AksCluster(child_name("aks"), AksClusterArgs(
+            settings.cluster, settings.system_pool, settings.maintenance,
+            previous.output(NETWORK_OUTPUT) if previous else None), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
-            settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac),
-            top)
+            settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
+            previous.output(DEPLOYER_OUTPUT) if previous else None), top)
+        self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
+        if access.deployer_object_id is not None:
+            self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
         for pool in settings.cpu_pools:
             NodePool(child_name(pool.name), NodePoolArgs(pool, cluster.target), top)
         gpu_pools = [GpuNodePool(child_name(pool.name), GpuNodePoolArgs(pool, cluster.target), top)
@@ -354,3 +365,8 @@ class GpuCluster(pulumi.ComponentResource):
             "kubernetesVersion": self.kubernetes_version, "gpuNamespace": self.gpu_namespace,
             "migStrategy": self.mig_strategy, "gpuPools": self.gpu_pools, "cpuPools": self.cpu_pools,
         }
+
+    def recorded_for_next_run(self) -> dict[str, pulumi.Input[Any]]:
+        """What the program also exports so that its next run can compare (components/previous_run.py):
+        the cluster's network and the deployer's object ID. Not part of the outputs contract."""
+        return dict(self._recorded)

@@ -54,6 +54,61 @@ class AutoScalerProfileExpander(StrEnum):
     RANDOM = "random"
 
 
+class NetworkPlugin(StrEnum):
+    """The values `cluster.networkProfile.networkPlugin` allows."""
+
+    AZURE = "azure"
+    KUBENET = "kubenet"
+    NONE = "none"
+
+
+class NetworkPluginMode(StrEnum):
+    """The values `cluster.networkProfile.networkPluginMode` allows."""
+
+    OVERLAY = "overlay"
+
+
+class NetworkDataplane(StrEnum):
+    """The values `cluster.networkProfile.networkDataplane` allows."""
+
+    AZURE = "azure"
+    CILIUM = "cilium"
+
+
+class NetworkPolicy(StrEnum):
+    """The values `cluster.networkProfile.networkPolicy` allows."""
+
+    NONE = "none"
+    CALICO = "calico"
+    AZURE = "azure"
+    CILIUM = "cilium"
+
+
+class OutboundType(StrEnum):
+    """The values `cluster.networkProfile.outboundType` allows."""
+
+    LOADBALANCER = "loadBalancer"
+    USERDEFINEDROUTING = "userDefinedRouting"
+    MANAGEDNATGATEWAY = "managedNATGateway"
+    USERASSIGNEDNATGATEWAY = "userAssignedNATGateway"
+    NONE = "none"
+
+
+class DeployerPrincipalType(StrEnum):
+    """The values `access.deployerPrincipalType` allows."""
+
+    USER = "User"
+    SERVICEPRINCIPAL = "ServicePrincipal"
+
+
+class PrincipalType(StrEnum):
+    """The values `access.clusterAdmins[].principalType` allows."""
+
+    USER = "User"
+    GROUP = "Group"
+    SERVICEPRINCIPAL = "ServicePrincipal"
+
+
 class OsSKU(StrEnum):
     """The values `systemPool.osSKU` allows."""
 
@@ -62,6 +117,13 @@ class OsSKU(StrEnum):
     AZURELINUX3 = "AzureLinux3"
     CBLMARINER = "CBLMariner"
     UBUNTU2204 = "Ubuntu2204"
+
+
+class UndrainableNodeBehavior(StrEnum):
+    """The values `cpuPools[].undrainableNodeBehavior` allows."""
+
+    CORDON = "Cordon"
+    SCHEDULE = "Schedule"
 
 
 class ScaleSetPriority(StrEnum):
@@ -102,6 +164,18 @@ class ValidationAction(StrEnum):
     DENY = "Deny"
     WARN = "Warn"
     AUDIT = "Audit"
+
+
+class DayOfWeek(StrEnum):
+    """The values `maintenance.autoUpgrade.dayOfWeek` allows."""
+
+    SUNDAY = "Sunday"
+    MONDAY = "Monday"
+    TUESDAY = "Tuesday"
+    WEDNESDAY = "Wednesday"
+    THURSDAY = "Thursday"
+    FRIDAY = "Friday"
+    SATURDAY = "Saturday"
 
 
 class AadProfile(TypedDict, total=False):
@@ -167,6 +241,36 @@ class AutoScalerProfile(TypedDict, total=False):
     """AKS autoscaler setting `skip-nodes-with-system-pods`: "true" or "false" (a quoted string)."""
 
 
+class NetworkProfile(TypedDict, total=False):
+    """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
+
+    networkPlugin: NotRequired[NetworkPlugin]
+    """The CNI plugin. Default: azure."""
+    networkPluginMode: NotRequired[NetworkPluginMode]
+    """`overlay`: pods get addresses from podCidr, not the subnet. Default: overlay with networkPlugin azure."""
+    networkDataplane: NotRequired[NetworkDataplane]
+    """The dataplane (`cilium`: eBPF, Azure CNI powered by Cilium). Default: cilium with networkPlugin azure."""
+    networkPolicy: NotRequired[NetworkPolicy]
+    """The network-policy engine. Default: cilium with the cilium dataplane, else none."""
+    podCidr: NotRequired[str]
+    """Pod addresses (Overlay or kubenet). Default: 10.244.0.0/16."""
+    serviceCidr: NotRequired[str]
+    """Kubernetes service addresses. Default: 10.0.0.0/16."""
+    dnsServiceIP: NotRequired[str]
+    """The cluster DNS service's address, inside serviceCidr. Default: the tenth address of serviceCidr (10.0.0.10)."""
+    outboundType: NotRequired[OutboundType]
+    """Egress: `loadBalancer` or `managedNATGateway` (the others need your own subnet). Default: loadBalancer."""
+
+
+class ApiServerAccessProfile(TypedDict, total=False):
+    """Who can reach the Kubernetes API server. Without ranges or a private cluster it answers any address (a warning says so)."""
+
+    authorizedIPRanges: NotRequired[list[str]]
+    """The only addresses the public API server answers: IPv4 CIDRs or addresses, at most 200. GitHub-hosted runners have no fixed address (docs/platform.md). Default: []."""
+    enablePrivateCluster: NotRequired[bool]
+    """No public API server at all. Default: false."""
+
+
 class Cluster(TypedDict, total=False):
     """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted."""
 
@@ -196,6 +300,21 @@ class Cluster(TypedDict, total=False):
     """Cluster autoscaler settings, with the API's keys and wire types; merged over gpu-aks's defaults. Default: {"expander": "least-waste", "scale-down-delay-after-add": "5…."""
     tags: NotRequired[dict[str, str]]
     """Azure tags on the cluster. Default: {}."""
+    networkProfile: NotRequired[NetworkProfile]
+    """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
+    apiServerAccessProfile: NotRequired[ApiServerAccessProfile]
+    """Who can reach the Kubernetes API server. Without ranges or a private cluster it answers any address (a warning says so)."""
+    protect: NotRequired[bool]
+    """Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and replacements stop at them. Default: false."""
+
+
+class ClusterAdmin(TypedDict, total=False):
+    """A principal granted AKS RBAC Cluster Admin on the cluster."""
+
+    objectId: Required[str]
+    """The principal's Azure AD object ID (a GUID). Required."""
+    principalType: Required[PrincipalType]
+    """What the principal is; Azure refuses a role assignment whose type does not match. Required."""
 
 
 class Access(TypedDict, total=False):
@@ -205,6 +324,10 @@ class Access(TypedDict, total=False):
     """Grant the deployer "Azure Kubernetes Service RBAC Cluster Admin" on the cluster. Default: true."""
     rolePropagationSeconds: NotRequired[int]
     """How long in-cluster resources wait after a new role assignment. Default: 300."""
+    deployerPrincipalType: NotRequired[DeployerPrincipalType]
+    """The deployer's `principalType` on its role assignment: `User` (a person after `az login`) or `ServicePrincipal` (a service principal or managed identity, as in CI). Azure refuses a mismatch (`UnmatchedPrincipalType`). Default: ServicePrincipal when ARM_CLIENT_ID or AZURE_CLIENT_ID is set, else User."""
+    clusterAdmins: NotRequired[list[ClusterAdmin]]
+    """Principals granted "Azure Kubernetes Service RBAC Cluster Admin" explicitly, whoever deploys: a list of `{objectId, principalType}` (`User`, `Group` or `ServicePrincipal`). Default: []."""
 
 
 class SystemPool(TypedDict, total=False):
@@ -249,6 +372,14 @@ class CpuPool(TypedDict, total=False):
     """The node OS image. Default: Ubuntu. Create-only: a change replaces the resource."""
     maxSurge: NotRequired[str]
     """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
+    maxUnavailable: NotRequired[str]
+    """Nodes that may be unavailable at once during an upgrade: a count or a percentage."""
+    drainTimeoutInMinutes: NotRequired[int]
+    """How long a drain waits on PodDisruptionBudgets before the upgrade gives up on the node."""
+    nodeSoakDurationInMinutes: NotRequired[int]
+    """Minutes to wait after upgrading a node before the next."""
+    undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
+    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
@@ -285,6 +416,14 @@ class GpuPool(TypedDict, total=False):
     """The node OS image. Default: Ubuntu. Create-only: a change replaces the resource."""
     maxSurge: NotRequired[str]
     """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
+    maxUnavailable: NotRequired[str]
+    """Nodes that may be unavailable at once during an upgrade: a count or a percentage."""
+    drainTimeoutInMinutes: NotRequired[int]
+    """How long a drain waits on PodDisruptionBudgets before the upgrade gives up on the node. Default: 60."""
+    nodeSoakDurationInMinutes: NotRequired[int]
+    """Minutes to wait after upgrading a node before the next. Default: 5."""
+    undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
+    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there. Default: Cordon."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
@@ -332,6 +471,71 @@ class SmokeTest(TypedDict, total=False):
     """The image of the check Job (has PyTorch with CUDA). Default: nvcr.io/nvidia/pytorch:25.10-py3."""
 
 
+class DateSpan(TypedDict, total=False):
+    """A span of dates on which no maintenance may start."""
+
+    start: Required[str]
+    """The first day nothing may start, YYYY-MM-DD. Required."""
+    end: Required[str]
+    """The last day nothing may start, YYYY-MM-DD. Required."""
+
+
+class AutoUpgrade(TypedDict, total=False):
+    """Kubernetes upgrades (cluster.upgradeChannel)."""
+
+    dayOfWeek: NotRequired[DayOfWeek]
+    """The day the window opens. Default: Saturday."""
+    startTime: NotRequired[str]
+    """When it opens, "HH:MM" in utcOffset's time. Default: 00:00."""
+    durationHours: NotRequired[int]
+    """How long it stays open: 4 to 24 hours. Default: 8."""
+    utcOffset: NotRequired[str]
+    """The window's UTC offset, "+HH:MM" or "-HH:MM". Default: +00:00."""
+    intervalWeeks: NotRequired[int]
+    """Every how many weeks: 1 to 4. Default: 1."""
+    startDate: NotRequired[str]
+    """The window is inactive before this date."""
+    notAllowedDates: NotRequired[list[DateSpan]]
+    """Date spans on which nothing may start: a list of `{start, end}` dates. Default: []."""
+
+
+class NodeOSUpgradeDateSpan(TypedDict, total=False):
+    """A span of dates on which no maintenance may start."""
+
+    start: Required[str]
+    """The first day nothing may start, YYYY-MM-DD. Required."""
+    end: Required[str]
+    """The last day nothing may start, YYYY-MM-DD. Required."""
+
+
+class NodeOSUpgrade(TypedDict, total=False):
+    """Node image and OS upgrades (cluster.nodeOSUpgradeChannel)."""
+
+    dayOfWeek: NotRequired[DayOfWeek]
+    """The day the window opens. Default: Sunday."""
+    startTime: NotRequired[str]
+    """When it opens, "HH:MM" in utcOffset's time. Default: 00:00."""
+    durationHours: NotRequired[int]
+    """How long it stays open: 4 to 24 hours. Default: 8."""
+    utcOffset: NotRequired[str]
+    """The window's UTC offset, "+HH:MM" or "-HH:MM". Default: +00:00."""
+    intervalWeeks: NotRequired[int]
+    """Every how many weeks: 1 to 4. Default: 1."""
+    startDate: NotRequired[str]
+    """The window is inactive before this date."""
+    notAllowedDates: NotRequired[list[NodeOSUpgradeDateSpan]]
+    """Date spans on which nothing may start: a list of `{start, end}` dates. Default: []."""
+
+
+class Maintenance(TypedDict, total=False):
+    """When AKS may upgrade: `aksManagedAutoUpgradeSchedule` (Kubernetes) and `aksManagedNodeOSUpgradeSchedule` (node images), each a weekly window of at least 4 hours. Created only for a channel that upgrades something."""
+
+    autoUpgrade: NotRequired[AutoUpgrade]
+    """Kubernetes upgrades (cluster.upgradeChannel)."""
+    nodeOSUpgrade: NotRequired[NodeOSUpgrade]
+    """Node image and OS upgrades (cluster.nodeOSUpgradeChannel)."""
+
+
 class GpuClusterArgs(TypedDict, total=False):
     """The inputs of GpuCluster: the gpu-aks stack config keys, spelled and nested the same."""
 
@@ -353,6 +557,8 @@ class GpuClusterArgs(TypedDict, total=False):
     """The GPU rules as a ValidatingAdmissionPolicy in the cluster. Stack config key: `gpu-aks:admissionPolicy`."""
     smokeTest: NotRequired[SmokeTest]
     """One GPU check Job per served GPU pool after `pulumi up`. Stack config key: `gpu-aks:smokeTest`."""
+    maintenance: NotRequired[Maintenance]
+    """When AKS may upgrade: `aksManagedAutoUpgradeSchedule` (Kubernetes) and `aksManagedNodeOSUpgradeSchedule` (node images), each a weekly window of at least 4 hours. Created only for a channel that upgrades something. Stack config key: `gpu-aks:maintenance`."""
 
 
 #: Properties whose stack config key is spelled differently, by their object's path in the config.

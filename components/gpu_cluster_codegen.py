@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
+from components.platform_settings import ADMIN_PRINCIPAL_TYPES
 from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
 from policies.declarations import Document, Key, ListOf, Section
 
@@ -182,9 +183,40 @@ def _autoscaler_profile(builder: _Builder, parent: str) -> str:
     return name
 
 
+def _object_list(type_name: str, doc: str, fields: Callable[[_Builder, str], tuple[FieldSpec, ...]]
+                 ) -> Callable[[_Builder, str], str]:
+    """A key parsed as a list of small objects (`parse` in its declaration): the list of a named type."""
+    def typed(builder: _Builder, parent: str) -> str:
+        name = builder._name(type_name, parent)
+        if name not in builder.type_names:
+            builder.type_names.add(name)
+            builder.types.append(TypeSpec(name, doc, fields(builder, name)))
+        return f"list[{name}]"
+    return typed
+
+
+def _cluster_admin_fields(builder: _Builder, parent: str) -> tuple[FieldSpec, ...]:
+    return (FieldSpec("objectId", "str", "The principal's Azure AD object ID (a GUID). Required.", required=True),
+            FieldSpec("principalType", builder.enum("principalType", ADMIN_PRINCIPAL_TYPES, parent,
+                                                    "access.clusterAdmins[].principalType"),
+                      "What the principal is; Azure refuses a role assignment whose type does not match. Required.",
+                      required=True))
+
+
+def _date_span_fields(builder: _Builder, parent: str) -> tuple[FieldSpec, ...]:
+    return (FieldSpec("start", "str", "The first day nothing may start, YYYY-MM-DD. Required.", required=True),
+            FieldSpec("end", "str", "The last day nothing may start, YYYY-MM-DD. Required.", required=True))
+
+
+_NOT_ALLOWED_DATES = _object_list("DateSpan", "A span of dates on which no maintenance may start.", _date_span_fields)
+
 #: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
 STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
     "cluster.autoScalerProfile": _autoscaler_profile,
+    "access.clusterAdmins": _object_list("ClusterAdmin", "A principal granted AKS RBAC Cluster Admin on the cluster.",
+                                         _cluster_admin_fields),
+    "maintenance.autoUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
+    "maintenance.nodeOSUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
 }
 
 

@@ -62,8 +62,10 @@ def device_plugin_daemonset(
     # The whole-GPU DaemonSet keeps gpu-aks 0.1's selector labels: a selector cannot change in place.
     labels = {DEVICE_PLUGIN_APP_LABEL[0]: DEVICE_PLUGIN_APP_LABEL[1],
               "name": "nvidia-device-plugin-mig-ds" if mig else "nvidia-device-plugin-ds"}
-    env = [{"name": "FAIL_ON_INIT_ERROR", "value": "false"},
-           {"name": "MIG_STRATEGY", "value": mig_strategy if mig else "none"}]
+    # No FAIL_ON_INIT_ERROR=false: NVIDIA dropped it from its static manifests because with it
+    # "failures in loading GPU information is silently ignored" and the plugin still looks Ready
+    # (NVIDIA/k8s-device-plugin `deployments/static/`); failing keeps a broken GPU node visible.
+    env = [{"name": "MIG_STRATEGY", "value": mig_strategy if mig else "none"}]
     if mig:
         env.append({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"})
     tolerations = [

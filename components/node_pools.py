@@ -55,13 +55,15 @@ class NodePool(pulumi.ComponentResource):
             agent_pool_name=pool.azure_name,
             resource_group_name=args.cluster.resource_group_name,
             resource_name_=args.cluster.cluster_name,
-            **self.agent_pool_properties(pool, args.cluster.kubernetes_version),
+            # pulumi-azure-native#2094: re-sending a pinned orchestratorVersion after AKS's auto-upgrade
+            # moved the pool asks AKS for a downgrade, which it refuses. When the channel moves versions
+            # the pool sends none: it is created at the control plane's version and AKS moves it after.
+            **self.agent_pool_properties(pool, None if args.cluster.aks_moves_version else args.cluster.kubernetes_version),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[args.cluster.cluster],
-                # The autoscaler owns the node count once the pool exists, and AKS's auto-upgrade the
-                # version when its channel moves it.
-                ignore_changes=["count", *(["orchestratorVersion"] if args.cluster.aks_moves_version else [])],
+                # The autoscaler owns the node count once the pool exists.
+                ignore_changes=["count"],
                 replace_on_changes=CREATE_ONLY_PROPERTIES,
                 # Two pools cannot share an Azure name: only a kept name has to go first.
                 delete_before_replace=pool.keep_azure_name,
@@ -69,7 +71,7 @@ class NodePool(pulumi.ComponentResource):
         )
         self.register_outputs({"name": pool.name, "azureName": self.agent_pool.name, "vmSize": pool.vm_size})
 
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str) -> dict[str, Any]:
+    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
         properties: dict[str, Any] = {
             "mode": "User",
             "os_type": "Linux",
@@ -85,13 +87,14 @@ class NodePool(pulumi.ComponentResource):
             "node_labels": dict(pool.labels),
             "availability_zones": list(pool.availability_zones) or None,
         }
-        if pool.spot:
-            # Spot pools get no surge nodes on upgrade, and their priority, price and eviction policy
-            # are fixed at creation.
+        upgrade = pool.upgrade_settings()
+        if upgrade is None:
+            # Spot pools are upgraded without surge nodes or a drain (the settings refuse upgrade keys
+            # there), and their priority, price and eviction policy are fixed at creation.
             properties.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete",
                               spot_max_price=pool.spot_max_price)
         else:
-            properties.update(scale_set_priority="Regular", upgrade_settings={"max_surge": pool.max_surge})
+            properties.update(scale_set_priority="Regular", upgrade_settings=upgrade.as_api())
         return properties
 
 
@@ -105,7 +108,7 @@ class GpuNodePool(NodePool):
 
     TYPE = "gpu-aks:index:GpuNodePool"
 
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str) -> dict[str, Any]:
+    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
         assert isinstance(pool, GpuNodePoolSettings)
         properties = super().agent_pool_properties(pool, kubernetes_version)
         # `gpuProfile.driver` is set at creation and cannot be updated: `None` hands the driver (and

@@ -24,6 +24,12 @@ from policies.catalog import POOL_LABEL
 CHECK_PROGRAM = Path(__file__).resolve().parent.parent / "smoke" / "gpu_check.py"
 #: Long enough for the autoscaler to bring a GPU node up from zero and pull a large image.
 DEADLINE_SECONDS = 1800
+#: How long `pulumi up` waits for a Job. pulumi-kubernetes gives up on a Job that is not Ready after
+#: 10 minutes unless `customTimeouts` or the `pulumi.com/timeoutSeconds` annotation says otherwise
+#: (pulumi-kubernetes docs, "Job" await logic), which a GPU node scaling from zero plus a PyTorch
+#: image pull often exceeds. Both are set, a little past the Job's own deadline, so Kubernetes
+#: (not Pulumi) decides when the check has failed.
+PULUMI_TIMEOUT_SECONDS = DEADLINE_SECONDS + 300
 
 
 def smoke_job_spec(pool: GpuNodePoolSettings, image: str, config_map: str) -> dict[str, Any]:
@@ -78,7 +84,10 @@ class GpuSmokeTest(pulumi.ComponentResource):
                 f"{name}-{pool.name}",
                 metadata=self._job_metadata(pool, args.namespace),
                 spec=smoke_job_spec(pool, args.settings.image, config_map_name),
-                opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[self.program])))
+                opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(
+                    depends_on=[self.program],
+                    custom_timeouts=pulumi.CustomTimeouts(create=f"{PULUMI_TIMEOUT_SECONDS}s",
+                                                          update=f"{PULUMI_TIMEOUT_SECONDS}s"))))
             for pool in args.pools
         ]
         self.register_outputs({"jobs": [job.metadata["name"] for job in self.jobs]})
@@ -87,4 +96,6 @@ class GpuSmokeTest(pulumi.ComponentResource):
     def _job_metadata(pool: GpuNodePoolSettings, namespace: str) -> dict[str, Any]:
         # A failed check is replaced by the next `pulumi up` instead of blocking it.
         return {"name": f"gpu-smoke-{pool.name}", "namespace": namespace,
-                "annotations": {"pulumi.com/replaceUnready": "true"}, "labels": dict(PART_OF)}
+                "annotations": {"pulumi.com/replaceUnready": "true",
+                                "pulumi.com/timeoutSeconds": str(PULUMI_TIMEOUT_SECONDS)},
+                "labels": dict(PART_OF)}

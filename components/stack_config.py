@@ -54,7 +54,7 @@ def load_settings() -> PlatformSettings:
     try:
         raw, secret_keys = read_raw_config()
         location = pulumi.Config("azure-native").get("location")
-        settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today())
+        settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today(), os.environ)
     except SettingsError as error:
         raise pulumi.RunError(str(error)) from None
     for warning in settings.warnings:

@@ -40,7 +40,7 @@ FULL_STACK: dict[str, Any] = {"config": {
     "gpu-aks:cpuPools": [{"name": "batch", "vmSize": "Standard_D8ds_v5", "scaleSetPriority": "Spot",
                           "nodeTaints": ["workload=batch:NoSchedule"], "nodeLabels": {"tier": "batch"}}],
     "gpu-aks:gpuPools": [
-        {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "gpuInstanceProfile": "MIG3g", "maxCount": 4,
+        {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "gpuInstanceProfile": "MIG3g", "minCount": 1, "maxCount": 4,
          "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"], "availabilityZones": [1]},
         {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxSurge": 1},
         {"name": "byo", "vmSize": "Standard_NC24ads_A100_v4", "gpuProfile": {"driver": "None"}},

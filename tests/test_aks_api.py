@@ -137,3 +137,130 @@ def test_the_oracle_catches_what_the_old_settings_sent():
         "cluster.agentPoolProfiles[0].osSKU: 'Ubuntu2404' is not in OSSKU",
         "cluster.kubernetesVersoin: no such property in ManagedCluster",
     ]
+
+
+# --- Issue 17: every new resource and property against the REST models ------------------------------
+
+from components import platform_settings  # noqa: E402
+
+
+@pytest.mark.parametrize("ours, enum", [
+    (aks_api.NETWORK_PLUGINS, models.NetworkPlugin), (aks_api.NETWORK_PLUGIN_MODES, models.NetworkPluginMode),
+    (aks_api.NETWORK_DATAPLANES, models.NetworkDataplane), (aks_api.NETWORK_POLICIES, models.NetworkPolicy),
+    (aks_api.OUTBOUND_TYPES, models.OutboundType), (aks_api.WEEK_DAYS, models.WeekDay),
+    (aks_api.UNDRAINABLE_NODE_BEHAVIORS, models.UndrainableNodeBehavior),
+])
+def test_new_enums_are_the_api_versions(ours, enum):
+    assert set(ours) == values(enum)
+
+
+def test_new_bounds_and_patterns_are_the_api_versions():
+    upgrade = models.AgentPoolUpgradeSettings._validation
+    assert (upgrade["drain_timeout_in_minutes"]["minimum"],
+                                           upgrade["drain_timeout_in_minutes"]["maximum"]) == aks_api.DRAIN_TIMEOUT_RANGE
+    assert (upgrade["node_soak_duration_in_minutes"]["minimum"],
+                                       upgrade["node_soak_duration_in_minutes"]["maximum"]) == aks_api.NODE_SOAK_RANGE
+    window = models.MaintenanceWindow._validation
+    assert (window["duration_hours"]["minimum"], window["duration_hours"]["maximum"]) == aks_api.MAINTENANCE_DURATION_RANGE
+    assert f"^{aks_api.UTC_OFFSET_PATTERN.pattern}$" == window["utc_offset"]["pattern"]
+    assert f"^{aks_api.START_TIME_PATTERN.pattern}$" == window["start_time"]["pattern"]
+    weekly = models.WeeklySchedule._validation["interval_weeks"]
+    assert (weekly["minimum"], weekly["maximum"]) == aks_api.INTERVAL_WEEKS_RANGE
+    network = models.ContainerServiceNetworkProfile._validation
+    assert f"^{aks_api.CIDR_PATTERN.pattern}$" == network["pod_cidr"]["pattern"] == network["service_cidr"]["pattern"]
+    assert network["dns_service_ip"]["pattern"].replace("?:", "") == f"^{aks_api.IP_PATTERN.pattern}$"
+
+
+def _validation_problems(model: type, body: dict[str, Any]) -> list[str]:
+    """The model's own `_validation` (required, minimum, maximum, pattern) applied to a wire body."""
+    problems = []
+    for attribute, rules in model._validation.items():
+        wire = model._attribute_map[attribute]["key"]
+        value = body.get(wire)
+        if value is None:
+            if rules.get("required"):
+                problems.append(f"{wire}: required")
+            continue
+        if "minimum" in rules and value < rules["minimum"] or "maximum" in rules and value > rules["maximum"]:
+            problems.append(f"{wire}: {value} out of range")
+        if "pattern" in rules and not re.search(rules["pattern"], value):
+            problems.append(f"{wire}: {value!r} does not match {rules['pattern']}")
+    return problems
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_maintenance_configurations_exist_at_their_types(stack, dev_run, prod_run):
+    run = dev_run if stack == "dev" else prod_run
+    configurations = run.by_type("azure-native:containerservice:MaintenanceConfiguration")
+    assert sorted(c.inputs["configName"] for c in configurations) == [aks_api.AUTO_UPGRADE_SCHEDULE,
+                                                                      aks_api.NODE_OS_UPGRADE_SCHEDULE]
+    problems: list[str] = []
+    for configuration in configurations:
+        body = {k: v for k, v in configuration.inputs.items() if k not in ("configName", "resourceGroupName",
+                                                                           "resourceName")}
+        _walk(body, models.MaintenanceConfiguration, configuration.name, problems)
+        # The model's own validation (required fields, 4-24 hours, patterns) on the same body.
+        assert _validation_problems(models.MaintenanceWindow, body["maintenanceWindow"]) == [], configuration.name
+        assert body["maintenanceWindow"]["durationHours"] >= 4
+    assert problems == []
+
+
+def test_role_assignment_against_the_authorization_models(dev_run, prod_run):
+    authorization = pytest.importorskip("azure.mgmt.authorization.v2022_04_01.models",
+                                        reason="azure-mgmt-authorization is the test oracle")
+    rest = {entry["key"].split(".")[-1] for entry in
+            authorization.RoleAssignmentCreateParameters._attribute_map.values()}
+    types = {member.value for member in authorization.PrincipalType}
+    for run in (dev_run, prod_run):
+        for assignment in run.by_type("azure-native:authorization:RoleAssignment"):
+            sent = set(assignment.inputs) - {"roleAssignmentName", "scope"}
+            assert sent <= rest, sent - rest
+            assert assignment.inputs["principalType"] in types
+
+
+def test_the_new_profiles_the_program_sends_exist_at_their_types(prod_run):
+    cluster = prod_run.one("azure-native:containerservice:ManagedCluster").inputs
+    problems: list[str] = []
+    _walk({"networkProfile": cluster["networkProfile"], "apiServerAccessProfile": cluster["apiServerAccessProfile"]},
+          models.ManagedCluster, "prod", problems)
+    assert problems == []
+    assert _validation_problems(models.ContainerServiceNetworkProfile, cluster["networkProfile"]) == []
+    upgrades = [pool.inputs["upgradeSettings"] for pool in prod_run.by_type("azure-native:containerservice:AgentPool")
+                if "upgradeSettings" in pool.inputs]
+    assert upgrades and all(_validation_problems(models.AgentPoolUpgradeSettings, u) == [] for u in upgrades)
+
+
+def test_os_sku_limits_name_skus_of_the_api_version():
+    assert set(aks_api.OS_SKU_LIMITS) <= values(models.OSSKU)
+
+
+@pytest.mark.parametrize("os_sku, version, refused", [
+    ("AzureLinux3", "1.36", False), ("AzureLinux3", "1.37", True), ("AzureLinux3", "1.27", True),
+    ("Ubuntu2204", "1.36.4", False), ("Ubuntu2204", "1.37", True), ("CBLMariner", "1.34", True),
+    ("Ubuntu", "1.37", False), ("AzureLinux", "1.37", False),
+])
+def test_os_sku_against_the_kubernetes_version(os_sku, version, refused):
+    assert (aks_api.os_sku_problem(os_sku, version) is not None) is refused
+
+
+def test_end_of_support_is_the_last_day_of_the_month():
+    from datetime import date
+    minor = aks_api.kubernetes_minor("1.34")
+    assert minor is not None and minor.end_of_support == date(2026, 11, 30)
+    assert "1.34" in aks_api.supported_minors(date(2026, 11, 30))
+    assert "1.34" not in aks_api.supported_minors(date(2026, 12, 1))
+
+
+def test_network_change_problems_follow_what_aks_updates_in_place():
+    before = platform_settings.network_record(platform_settings.NetworkSettings(
+        plugin="kubenet", plugin_mode=None, dataplane="azure", policy="none"))
+    after = platform_settings.network_record(platform_settings.NetworkSettings())
+    assert platform_settings.network_change_problems(before, after) == [], "kubenet -> Overlay + Cilium is an update"
+    assert platform_settings.network_change_problems(None, after) == [], "first deploy"
+    back = platform_settings.network_change_problems(after, before)
+    assert back[0].startswith("gpu-aks:cluster.networkProfile.networkPlugin: the cluster has 'azure', the config "
+                              "says 'kubenet'; AKS upgrades it in place only kubenet -> azure")
+    moved = platform_settings.network_change_problems(after, {**after, "serviceCidr": "10.1.0.0/16"})
+    assert moved == ["gpu-aks:cluster.networkProfile.serviceCidr: the cluster has '10.0.0.0/16', the config says "
+                     "'10.1.0.0/16'; it is fixed when the cluster is created. Put '10.0.0.0/16' back, or create a new "
+                     "cluster (a new stack) and move the workloads"]

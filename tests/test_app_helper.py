@@ -47,7 +47,8 @@ def test_each_request_kind_lands_and_passes_the_pack(request_, pool, resource):
 
 def test_mixed_strategy_asks_for_the_mig_resource():
     settings = parse_settings({"devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
-        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "test", "eastus2")
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g",
+         "minCount": 1}]}, "test", "eastus2")
     placement = place(platform_contract(settings), GpuRequest(mig_partition="1g.10gb"))
     assert placement.limits == {"nvidia.com/mig-1g.10gb": 1}
     pod = {"kind": "Pod", "spec": placement.pod_spec([{"name": "c", "image": "x"}])}
@@ -91,8 +92,10 @@ def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
     assert {k: v for k, v in sample_pool.items() if k != "azureName"} == {k: v for k, v in real_pool.items()
                                                                           if k != "azureName"}
     mixed = platform_contract(parse_settings({"devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [
-        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}]}, "dev", "eastus2"))
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g",
+         "minCount": 1}]}, "dev", "eastus2"))
     sample_mig = gpu_pool("a100mig", "Standard_NC24ads_A100_v4", "A100 80GB", "nvidia-a100-80gb", 1, 80,
-                          mig_partition="1g.10gb", mig_instances_per_gpu=7, mig_strategy="mixed")
+                          mig_partition="1g.10gb", mig_instances_per_gpu=7, mig_strategy="mixed",
+                          min_count=1)
     assert {k: v for k, v in sample_mig.items() if k != "azureName"} == {
         k: v for k, v in mixed["gpuPools"]["a100mig"].items() if k != "azureName"}

@@ -34,7 +34,8 @@ MIXED_SPOT_EXTERNAL = {
     "devicePlugin": {"migStrategy": "mixed"},
     "cpuPools": [{"name": "cpu", "scaleSetPriority": "Spot", "nodeTaints": ["a=b:NoSchedule"], "nodeLabels": {"team": "x"}}],
     "gpuPools": [
-        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g", "availabilityZones": ["1", 2]},
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g", "availabilityZones": ["1", 2],
+         "minCount": 1},  # mixed MIG pools keep a node (Azure/AKS#5161)
         {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "scaleSetPriority": "Spot", "spotMaxPrice": 3.5,
          "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
         {"name": "op", "vmSize": "Standard_ND96isr_H100_v5", "gpuProfile": {"driver": "None"}, "keepAzureName": True}],

@@ -175,7 +175,8 @@ def test_more_than_one_gpu_on_mig_slices_is_warned_about():
 
 def _platform_with(mig_strategy: str) -> dict:
     return platform_contract(parse_settings({
-        "gpuPools": [{"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g"}],
+        "gpuPools": [{"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g",
+                      "minCount": 1}],
         "devicePlugin": {"migStrategy": mig_strategy}}, "test", "eastus2"))
 
 

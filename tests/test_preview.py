@@ -30,7 +30,7 @@ def test_dev_tree_and_clean_policies():
     assert '│    minCount: 0' in output and '│    nodeTaints: ["sku=gpu:NoSchedule"]' in output
     assert '│    images: ["nvcr.io/nvidia/k8s-device-plugin:v0.20.0"]' in output
     assert '│    kubeconfig: "[secret]"' in output
-    assert "+ 19 to create" in output
+    assert "+ 22 to create" in output
     assert "__provider" not in output, "a dynamic resource's serialized provider is machinery, not config"
     assert "gpu-aks-policies: no violations" in output
 

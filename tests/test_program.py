@@ -18,6 +18,7 @@ MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 WAIT = "pulumi-python:dynamic:Resource"
+MAINTENANCE = "azure-native:containerservice:MaintenanceConfiguration"
 IN_CLUSTER = ("kubernetes:core/v1:Namespace", DAEMONSET,
               "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
               "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
@@ -31,6 +32,9 @@ def test_dev_tree(dev_run):
         ("azure-native:resources:ResourceGroup", "aks-rg", "aks"),
         (MANAGED_CLUSTER, "aks-cluster", "aks"),
         ("pulumi:providers:kubernetes", "aks-k8s", "aks"),
+        ("gpu-aks:index:PlannedMaintenance", "aks-maintenance", "aks"),
+        (MAINTENANCE, "aks-maintenance-aksManagedAutoUpgradeSchedule", "aks-maintenance"),
+        (MAINTENANCE, "aks-maintenance-aksManagedNodeOSUpgradeSchedule", "aks-maintenance"),
         ("gpu-aks:index:ClusterAccess", "access", "gpu-aks"),
         (ROLE_ASSIGNMENT, "access-deployer-cluster-admin", "access"),
         (WAIT, "access-role-propagation", "access"),
@@ -76,7 +80,7 @@ def test_cluster_is_locked_down_by_default(dev_run):
 
 def test_the_deployer_gets_cluster_admin_before_anything_in_cluster(dev_run, prod_run):
     for run in (dev_run, prod_run):
-        assignment = run.one(ROLE_ASSIGNMENT)
+        assignment = run.one(ROLE_ASSIGNMENT, "access-deployer-cluster-admin")
         assert assignment.inputs["roleDefinitionId"].endswith("/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
         assert assignment.inputs["scope"] == run.one(MANAGED_CLUSTER).urn.rsplit("::", 1)[-1] + "-id"
         wait = run.one(WAIT)
@@ -90,7 +94,8 @@ def test_replacement_options(prod_run):
     cluster = prod_run.one(MANAGED_CLUSTER)
     assert cluster.ignore_changes == ["agentPoolProfiles", "kubernetesVersion"], "prod is on the stable channel"
     for pool in prod_run.by_type(AGENT_POOL):
-        assert pool.ignore_changes == ["count", "orchestratorVersion"]
+        assert pool.ignore_changes == ["count"]
+        assert "orchestratorVersion" not in pool.inputs, "pulumi-azure-native#2094: AKS moves it on stable"
         assert pool.delete_before_replace is False, "suffixed Azure names: create the new pool first"
         for prop in ("vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "spotMaxPrice",
                      "scaleSetEvictionPolicy", "osSKU", "availabilityZones"):

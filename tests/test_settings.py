@@ -9,9 +9,13 @@ from typing import Any
 import pytest
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
+from components.platform_settings import ApiServerAccessSettings, api_server_warning
 from components.settings import SettingsError, parse_settings
 from policies.catalog import supported_vm_sizes
 from tests.conftest import TODAY
+
+#: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).
+OPEN_API_SERVER = f"gpu-aks:cluster.apiServerAccessProfile: {api_server_warning(ApiServerAccessSettings())}"
 
 BASE: dict[str, Any] = {
     "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2}],
@@ -55,7 +59,7 @@ def test_defaults_for_a_gpu_pool():
     assert result.access.grant_deployer_cluster_admin and result.access.role_propagation_seconds == 300
     assert result.admission_policy.validation_actions == ("Warn", "Audit")
     assert result.admission_policy.exempt_namespaces == ("kube-system", "gpu-resources")
-    assert result.smoke_test.enabled is False and result.warnings == ()
+    assert result.smoke_test.enabled is False and result.warnings == (OPEN_API_SERVER,)
 
 
 def test_default_kubernetes_version_has_six_months_of_support_left():
@@ -73,7 +77,7 @@ def test_mig_pool_labels_partition_and_defaults_strategy_single():
 
 
 def test_mixed_strategy_makes_pods_ask_for_the_mig_resource():
-    raw = with_gpu_pool(name="a100", vmSize="Standard_NC24ads_A100_v4", gpuInstanceProfile="MIG1g")
+    raw = with_gpu_pool(name="a100", vmSize="Standard_NC24ads_A100_v4", gpuInstanceProfile="MIG1g", minCount=1)
     raw["devicePlugin"] = {"migStrategy": "mixed"}
     assert settings(raw).gpu_pools[0].gpu_resource == "nvidia.com/mig-1g.10gb"
 
@@ -113,9 +117,9 @@ def test_default_names_from_the_stack_name_are_ones_azure_accepts(stack, name):
 
 
 def test_a_version_close_to_its_end_of_support_is_a_warning():
-    result = settings(with_cluster(kubernetesVersion="1.36"), today=date(2027, 4, 20))
+    result = settings(with_cluster(kubernetesVersion="1.36"), today=date(2027, 5, 20))
     assert result.warnings == ("gpu-aks:cluster.kubernetesVersion: '1.36' reaches its AKS end of support on "
-                               "2027-06-01 (42 days); upgrade to 1.37",)
+                               "2027-06-30 (41 days); upgrade to 1.37", OPEN_API_SERVER)
 
 
 @pytest.mark.parametrize("channel, version, moves", [
@@ -208,11 +212,12 @@ CASES = [
      [f"{P}.spotMaxPrice: is only valid with scaleSetPriority: Spot"]),
     ("unknown pool key (a typo)", with_gpu_pool(nodeTaint=["sku=gpu:NoSchedule"]),
      [f"{P}.nodeTaint: unknown setting; did you mean 'nodeTaints'? allowed: name, vmSize, minCount, maxCount, "
-      "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
+      "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "gpuInstanceProfile, gpuProfile"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
-      "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest"]),
+      "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest, maintenance"]),
     ("unquoted Kubernetes version", {**BASE, "cluster": {"kubernetesVersion": 1.3}},
      ["gpu-aks:cluster.kubernetesVersion: 1.3 is not a Kubernetes version like \"1.37\" or \"1.37.2\" (quote it "
       "in YAML)"]),
@@ -275,15 +280,15 @@ CASES = [
      ["gpu-aks:gpuPools[gpunumber1].name: 'gpunumber1' is longer than 8 characters: gpu-aks adds 4 hex characters "
       "to a pool's Azure name (so a replacement can be created before the old pool is deleted) and AKS allows 12; "
       "shorten it, or set keepAzureName: true"]),
-    ("Kubernetes version past its end of support", with_cluster(kubernetesVersion="1.34"),
-     ["gpu-aks:cluster.kubernetesVersion: '1.34' reached its AKS end of support on 2026-11-01; supported on "
-      "2026-11-22: 1.35, 1.36, 1.37 (AKS release calendar)"]),
+    ("Kubernetes version past its end of support", with_cluster(kubernetesVersion="1.33"),
+     ["gpu-aks:cluster.kubernetesVersion: '1.33' reached its AKS end of support: its last supported day was "
+      "2026-06-30; supported on 2026-11-22: 1.34, 1.35, 1.36, 1.37 (AKS release calendar)"]),
     ("long-gone Kubernetes version", with_cluster(kubernetesVersion="1.29"),
-     ["gpu-aks:cluster.kubernetesVersion: '1.29' is not a version AKS supports; supported on 2026-11-22: 1.35, "
-      "1.36, 1.37 (AKS release calendar)"]),
+     ["gpu-aks:cluster.kubernetesVersion: '1.29' is not a version AKS supports; supported on 2026-11-22: 1.34, "
+      "1.35, 1.36, 1.37 (AKS release calendar)"]),
     ("Kubernetes version from the future", with_cluster(kubernetesVersion="1.99"),
-     ["gpu-aks:cluster.kubernetesVersion: '1.99' is not a version AKS supports; supported on 2026-11-22: 1.35, "
-      "1.36, 1.37 (AKS release calendar)"]),
+     ["gpu-aks:cluster.kubernetesVersion: '1.99' is not a version AKS supports; supported on 2026-11-22: 1.34, "
+      "1.35, 1.36, 1.37 (AKS release calendar)"]),
     ("nobody would have Kubernetes rights", {**BASE, "access": {"grantDeployerClusterAdmin": False}},
      ["gpu-aks:access.grantDeployerClusterAdmin: is false, cluster.disableLocalAccounts is true and "
       "cluster.aadProfile.adminGroupObjectIDs is empty: nobody would have Kubernetes rights, so creating the "
@@ -301,7 +306,9 @@ CASES = [
       "eastus2` in Pulumi.<stack>.yaml instead"]),
     ("a key that is not a string", with_gpu_pool(**{"1": "x"}),
      [f"{P}.1: unknown setting; allowed: name, vmSize, minCount, maxCount, nodeTaints, nodeLabels, availabilityZones, "
-      "osSKU, maxSurge, scaleSetPriority, spotMaxPrice, keepAzureName, gpuInstanceProfile, gpuProfile"]),
+      "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
+      "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "gpuInstanceProfile, gpuProfile"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
 ]

@@ -142,7 +142,9 @@ class PlatformMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         if args.typ == "pulumi:pulumi:StackReference":
             name = args.inputs.get("name", args.name)
-            outputs = dict(self.stack_references[name])
+            # A stack not listed has no outputs yet, as Pulumi answers for a stack never deployed
+            # (gpu-aks reads its own stack this way: components/previous_run.py).
+            outputs = dict(self.stack_references.get(name, {}))
             return name, {"name": name, "outputs": outputs,
                           "secretOutputNames": [key for key in self.secret_outputs if key in outputs]}
         if args.typ == "azure-native:resources:ResourceGroup":

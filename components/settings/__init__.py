@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from components.platform_settings import MAINTENANCE, MaintenanceSettings
 from components.settings.access import ACCESS, DEFAULT_ROLE_PROPAGATION_SECONDS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_ACTIONS, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
@@ -63,6 +64,7 @@ class PlatformSettings:
     smoke_test: SmokeTestSettings
     access: AccessSettings = field(default_factory=AccessSettings)
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -96,6 +98,7 @@ def _platform(reader: Reader) -> PlatformSettings:
         smoke_test=reader.children["smokeTest"].build(),
         access=reader.children["access"].build(),
         admission_policy=reader.children["admissionPolicy"].build(),
+        maintenance=reader.children["maintenance"].build(),
         warnings=tuple(reader.problems.warnings),
     )
 
@@ -108,7 +111,7 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS,
                      Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools and gpuPools."),
-                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST), build=_platform),
+                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE), build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "
                            "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},
 )
@@ -116,13 +119,13 @@ TOP_LEVEL_KEYS = DOCUMENT.root.key_names
 
 
 def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, secret_keys: Collection[str] = (),
-                   today: date | None = None) -> PlatformSettings:
+                   today: date | None = None, environ: Mapping[str, str] | None = None) -> PlatformSettings:
     """Validate the raw stack config (the `gpu-aks:*` keys, already decoded) and
     `azure-native:location`. `secret_keys` are the project keys whose values are secret.
 
     Raises SettingsError listing every problem.
     """
-    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys))
+    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}))
     reader = DOCUMENT.parse(raw, context, secret_keys)
     if reader.problems.items:
         raise SettingsError(reader.problems.items)

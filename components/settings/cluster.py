@@ -21,6 +21,15 @@ from components.aks_api import (
     sanitized_cluster_name,
     supported_minors,
 )
+from components.platform_settings import (
+    API_SERVER_ACCESS_PROFILE,
+    NETWORK_PROFILE,
+    PROTECT,
+    ApiServerAccessSettings,
+    NetworkSettings,
+    check_region,
+    warn_open_api_server,
+)
 from components.settings.common import PROJECT, ParseContext
 from policies.declarations import (
     MISSING,
@@ -72,6 +81,18 @@ class ClusterSettings:
     #: `gpu-aks:cluster` is a secret config key (it holds a `secure:` value): its tags are passed as
     #: secret inputs, so Pulumi encrypts them in state and never prints them.
     secret: bool = False
+    network_profile: NetworkSettings = field(default_factory=NetworkSettings)
+    api_server_access_profile: ApiServerAccessSettings = field(default_factory=ApiServerAccessSettings)
+    #: Pulumi's `protect` on the cluster and its resource group.
+    protect: bool = False
+
+    @property
+    def network(self) -> NetworkSettings:
+        return self.network_profile
+
+    @property
+    def api_server(self) -> ApiServerAccessSettings:
+        return self.api_server_access_profile
 
     @property
     def aks_moves_version(self) -> bool:
@@ -118,8 +139,8 @@ def _kubernetes_version(reader: Reader, value: Any) -> str:
     minor = kubernetes_minor(value)
     supported = supported_minors(today)
     if minor is None or minor.version not in supported:
-        if minor is not None and today >= minor.end_of_support:
-            reason = f"reached its AKS end of support on {minor.end_of_support}"
+        if minor is not None and today > minor.end_of_support:
+            reason = f"reached its AKS end of support: its last supported day was {minor.end_of_support}"
         elif minor is not None:
             reason = f"is not GA on AKS until {minor.aks_ga}"
         else:
@@ -179,6 +200,8 @@ OIDC_ISSUER_PROFILE = Section(
 CLUSTER = Section(
     "cluster", "The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted.", (
         Check(_location, doc="`azure-native:location` (the Azure region) must be set."),
+        Check(check_region, doc="`azure-native:location` is an Azure region name (a did-you-mean when it is close to "
+                                "one; a warning when it is well-formed but unknown)."),
         AAD_PROFILE,
         boolean("disableLocalAccounts", "Turn off the static admin kubeconfig (Azure AD only).", True,
                 attr="disable_local_accounts", source=f"{_MODEL} disableLocalAccounts"),
@@ -219,7 +242,12 @@ CLUSTER = Section(
             source=f"{_MODEL} autoScalerProfile (components/aks_api.py AUTOSCALER_SETTINGS)"),
         Key("tags", "Azure tags on the cluster.", "map of strings", {}, check=string_map_problem, attr="tags",
             source=f"{_MODEL} tags"),
+        NETWORK_PROFILE,
+        API_SERVER_ACCESS_PROFILE,
+        Check(warn_open_api_server, reads=("apiServerAccessProfile",),
+              doc="A warning when the API server has neither authorized ranges nor a private endpoint."),
+        PROTECT,
     ), build=_cluster,
     listed=("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel", "nodeOSUpgradeChannel",
             "aadProfile", "disableLocalAccounts", "oidcIssuerProfile", "workloadIdentity", "kubeloginMode",
-            "autoScalerProfile", "tags"))
+            "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "protect"))

@@ -4,8 +4,8 @@ checks several sections use (node counts, zones, surge, namespace names)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -36,6 +36,8 @@ class ParseContext:
     location: Any
     today: date
     secret_sections: Collection[str] = ()
+    #: The deployer's environment (`access.deployerPrincipalType`'s default reads ARM_CLIENT_ID/AZURE_CLIENT_ID).
+    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 def count_problem(value: Any) -> str | None:

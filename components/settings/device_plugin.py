@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.platform_settings import MIG_SCALE_FROM_ZERO_CHECK
 from components.settings.common import dns_label_problem
 from policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
 from policies.declarations import Check, Default, Key, Reader, Section, boolean, choice, describe, string_list_problem, text
@@ -85,6 +86,7 @@ DEVICE_PLUGIN = Section(
                Default(lambda reader: "single" if _served_mig_pools(reader) else "none",
                        "single when a served pool uses MIG, else none"), source=_CHART),
         Check(_strategy_serves_mig_pools, reads=("migStrategy",), doc="`migStrategy: none` cannot serve MIG pools."),
+        MIG_SCALE_FROM_ZERO_CHECK,
         text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, source="AKS docs use-nvidia-gpu manifest"),
         text("namespace", "The namespace of the DaemonSet.", DEVICE_PLUGIN_NAMESPACE, check=dns_label_problem,
              source="AKS docs use-nvidia-gpu manifest"),

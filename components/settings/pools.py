@@ -9,6 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
+from components.azure_catalog import did_you_mean
+from components.platform_settings import (
+    CPU_POOL_UPGRADE,
+    CPU_SIZE_CHECK,
+    GPU_POOL_UPGRADE,
+    OS_SKU_CHECK,
+    SPOT_UPGRADE_CHECK,
+    PoolUpgradeSettings,
+    upgrade_keys,
+)
 from components.settings.common import count_key, surge_key, zones_key
 from components.settings.device_plugin import DevicePluginSettings
 from policies.catalog import (
@@ -77,6 +87,18 @@ class NodePoolSettings:
     azure_name: str = ""
     #: The Azure name is the config name (gpu-aks 0.1 naming): replacements delete first.
     keep_azure_name: bool = False
+    #: `upgradeSettings` beyond maxSurge (None: AKS's default); Spot pools send none of them.
+    max_unavailable: str | None = None
+    drain_timeout_minutes: int | None = None
+    node_soak_minutes: int | None = None
+    undrainable_node_behavior: str | None = None
+
+    def upgrade_settings(self) -> PoolUpgradeSettings | None:
+        """What the pool sends as `upgradeSettings`; None on Spot pools, where AKS uses none."""
+        if self.spot:
+            return None
+        return PoolUpgradeSettings(self.max_surge, self.max_unavailable, self.drain_timeout_minutes,
+                                   self.node_soak_minutes, self.undrainable_node_behavior)
 
     def create_only(self) -> dict[str, Any]:
         """The properties Azure fixes at creation; any change to them needs a new pool."""
@@ -180,7 +202,9 @@ def _gpu_vm_size(reader: Reader, value: Any) -> str:
         return value
     sku = gpu_sku(value)
     if sku is None:
-        reader.problem("vmSize", f"{describe(value)} is not an NVIDIA GPU size gpu-aks knows; supported: "
+        close = did_you_mean(value, supported_vm_sizes())
+        hint = f"did you mean {close}? " if close else ""
+        reader.problem("vmSize", f"{describe(value)} is not an NVIDIA GPU size gpu-aks knows; {hint}supported: "
                                  f"{', '.join(supported_vm_sizes())}")
         return value
     return sku.vm_size
@@ -345,7 +369,9 @@ SPOT_MAX_PRICE = Key("spotMaxPrice", "Highest price per hour in US dollars for S
                      "number", -1.0, check=lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool)
                      and (v == -1 or v > 0) else "must be -1 (pay up to the on-demand price) or a positive price in US "
                      "dollars", convert=float, attr="spot_max_price", source=f"{_POOL} spotMaxPrice", create_only=True)
-SPOT_PRICE_NEEDS_SPOT = Check(_spot_price_needs_spot, doc="`spotMaxPrice` only with `scaleSetPriority: Spot`.")
+# Reads scaleSetPriority: a typo there is one problem, not also this one (no knock-on error).
+SPOT_PRICE_NEEDS_SPOT = Check(_spot_price_needs_spot, reads=("scaleSetPriority",),
+                              doc="`spotMaxPrice` only with `scaleSetPriority: Spot`.")
 KEEP_AZURE_NAME = boolean("keepAzureName", "Use the config name as the Azure name (gpu-aks 0.1 naming); a "
                           "replacement then deletes the old pool first.", False, attr="keep_azure_name")
 POOL_OS_SKU = choice("osSKU", "The node OS image.", OS_SKUS, "Ubuntu", attr="os_sku", source=f"{_POOL} osSKU",
@@ -358,17 +384,20 @@ NODE_LABELS = Key("nodeLabels", NODE_LABELS_DOC, "map of strings", {}, parse=_la
 
 #: The order pool keys are listed in (messages, the reference page); parsing follows the items.
 POOL_KEYS_LISTED = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones", "osSKU",
-                    "maxSurge", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
+                    "maxSurge", "maxUnavailable", "drainTimeoutInMinutes", "nodeSoakDurationInMinutes",
+                    "undrainableNodeBehavior", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
 
 CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     POOL_NAME,
     text("vmSize", "The VM size of the pool's nodes.", "Standard_D8ds_v5", attr="vm_size", source=f"{_POOL} vmSize",
          create_only=True),
     _not_a_gpu_size("declare GPU pools under gpuPools so they get the GPU taint, labels and the device plugin"),
+    CPU_SIZE_CHECK,
     count_key("minCount", "Fewest nodes the autoscaler keeps.", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 3, f"{_POOL} maxCount"),
     _counts_in_order(0),
-    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, POOL_SURGE, KEEP_AZURE_NAME,
+    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, OS_SKU_CHECK, POOL_SURGE,
+    *upgrade_keys(CPU_POOL_UPGRADE), SPOT_UPGRADE_CHECK, KEEP_AZURE_NAME,
     Key("nodeTaints", NODE_TAINTS_DOC, "list of strings", [], parse=_taints(()), source=f"{_POOL} nodeTaints"),
     NODE_LABELS,
 ), build=_cpu_pool, listed=POOL_KEYS_LISTED)
@@ -381,7 +410,8 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{_POOL} maxCount"),
     _counts_in_order(0),
-    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, POOL_SURGE, KEEP_AZURE_NAME,
+    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, OS_SKU_CHECK, POOL_SURGE,
+    *upgrade_keys(GPU_POOL_UPGRADE), SPOT_UPGRADE_CHECK, KEEP_AZURE_NAME,
     choice("gpuInstanceProfile", "MIG partition of each GPU (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES, None,
            attr="gpu_instance_profile", source=f"{_POOL} gpuInstanceProfile", create_only=True),
     Check(_mig_needs_a_mig_gpu, reads=("vmSize", "gpuInstanceProfile"),
@@ -401,6 +431,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
 SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replaced, so its name has no suffix.", (
     text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{_POOL} vmSize"),
     _not_a_gpu_size("the system pool runs CPU add-ons, use a D-series size"),
+    CPU_SIZE_CHECK,
     count_key("minCount", "Fewest nodes (at least 1).", 1, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes.", 3, f"{_POOL} maxCount"),
     _counts_in_order(1),
@@ -408,6 +439,7 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
         attr="name", source=f"{_POOL} name pattern"),
     zones_key(f"{_POOL} availabilityZones", create_only=False),
     choice("osSKU", "The node OS image.", OS_SKUS, "AzureLinux", attr="os_sku", source=f"{_POOL} osSKU"),
+    OS_SKU_CHECK,
     surge_key(f"{_POOL} upgradeSettings.maxSurge"),
     boolean("onlyCriticalAddonsEnabled", "Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off.",
             True, attr="only_critical_addons", source="ManagedClusterAgentPoolProfile onlyCriticalAddonsEnabled"),

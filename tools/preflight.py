@@ -1,0 +1,393 @@
+"""Check Azure capacity for a stack before `pulumi up`: quota, region and zone offers, restrictions.
+
+    python -m tools.preflight STACK [--usage USAGE.json --skus SKUS.json]
+
+USAGE.json is `az vm list-usage --location L -o json`; SKUS.json is `az vm list-skus --location L
+--resource-type virtualMachines -o json` (L is the stack's `azure-native:location`). Without the
+files it runs those two `az` commands itself, as the doctor runs kubectl. For each pool it reports
+the quota family, the vCPUs the pool needs at `maxCount` plus its upgrade surge (Spot pools: against
+the regional low-priority quota), the family's headroom, whether the size is offered in the region
+and the pool's zones, and any restriction (`NotAvailableForSubscription`).
+
+Exit codes: 0 everything fits; 1 problems, each naming the pool, the family, the vCPUs needed and
+available, and where to ask for more; 2 bad input (unreadable stack or files, wrong shapes, no `az`).
+
+`capacity_needs(settings)` is the per-pool summary without live numbers; the offline preview prints
+it (`capacity_lines`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.settings import PROJECT, NodePoolSettings, PlatformSettings, SettingsError, parse_settings
+from components.stack_config import TODAY_VARIABLE
+from policies.documents import DocumentError, Limits, load_json, read_file
+from tools.mockrun import StackFileError, config_from_stack_file
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/
+#: per-vm-quota-requests: Azure portal, Quotas, Compute).
+QUOTA_PAGE = "https://portal.azure.com/#view/Microsoft_Azure_Capacity/QuotaMenuBlade/~/myQuotas"
+#: Usage names of the regional quotas (`az vm list-usage`: "Total Regional vCPUs" and "Total
+#: Regional Low-priority vCPUs"; Spot VMs count against the latter, learn.microsoft.com/azure/
+#: virtual-machines/spot-vms, "Pricing").
+REGIONAL_CORES = "cores"
+LOW_PRIORITY_CORES = "lowPriorityCores"
+#: `az` prints a few MB for list-skus in a large region: bound it all the same.
+INPUT_LIMITS = Limits(max_bytes=64 * 1024 * 1024, max_depth=32, max_nodes=5_000_000)
+AZ_TIMEOUT_SECONDS = 180
+#: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
+SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class PreflightInputError(ValueError):
+    """Input preflight cannot use (exit 2)."""
+
+
+def printable(text: str) -> str:
+    """Control characters from input shown escaped, never sent to the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+# --- What the stack needs (no Azure) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolNeed:
+    key: str
+    vm_size: str
+    spot: bool
+    zones: tuple[str, ...]
+    max_count: int
+    #: Extra nodes AKS adds while upgrading (`maxSurge`; none on Spot pools).
+    surge: int
+    #: From the size's name; the live check uses the SKU list's `vCPUs` capability instead.
+    vcpus_per_node: int | None
+
+    @property
+    def nodes(self) -> int:
+        return self.max_count + self.surge
+
+    def vcpus(self, per_node: int | None = None) -> int | None:
+        per_node = per_node or self.vcpus_per_node
+        return None if per_node is None else per_node * self.nodes
+
+
+def surge_nodes(max_surge: str | None, max_count: int) -> int:
+    if not max_surge:
+        return 0
+    if max_surge.endswith("%"):
+        # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
+        return math.ceil(max_count * int(max_surge[:-1]) / 100)
+    return int(max_surge)
+
+
+def _vcpus_from_name(vm_size: str) -> int | None:
+    match = SIZE_VCPUS.match(vm_size)
+    return int(match.group(1)) if match else None
+
+
+def _need(key: str, pool: NodePoolSettings) -> PoolNeed:
+    upgrade = pool.upgrade_settings()
+    return PoolNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
+                    surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count), _vcpus_from_name(pool.vm_size))
+
+
+def capacity_needs(settings: PlatformSettings) -> list[PoolNeed]:
+    """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name."""
+    system = settings.system_pool
+    needs = [PoolNeed("systemPool", system.vm_size, False, system.availability_zones, system.max_count,
+                      surge_nodes(system.max_surge, system.max_count), _vcpus_from_name(system.vm_size))]
+    needs += [_need(f"cpuPools[{pool.name}]", pool) for pool in settings.cpu_pools]
+    needs += [_need(f"gpuPools[{pool.name}]", pool) for pool in settings.gpu_pools]
+    return needs
+
+
+def capacity_lines(settings: PlatformSettings) -> list[str]:
+    """The capacity summary the offline preview prints: what each pool will ask Azure for."""
+    lines = []
+    for need in capacity_needs(settings):
+        vcpus = need.vcpus()
+        quota = "regional low-priority (Spot) vCPUs" if need.spot else "its VM family's vCPUs"
+        lines.append(f"{need.key}: {need.vm_size} x {need.nodes} ({need.max_count} at maxCount + {need.surge} upgrade "
+                     f"surge) = {vcpus if vcpus is not None else '?'} vCPUs of {quota} in {settings.cluster.location}"
+                     f"{' zones ' + ','.join(need.zones) if need.zones else ''}")
+    lines.append(f"check them against the subscription's quota: python -m tools.preflight {settings.stack}")
+    return lines
+
+
+# --- Reading Azure's answers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quota:
+    current: int
+    limit: int
+
+    @property
+    def headroom(self) -> int:
+        return self.limit - self.current
+
+
+@dataclass(frozen=True)
+class SkuOffer:
+    name: str
+    family: str
+    vcpus: int | None
+    zones: tuple[str, ...]
+    #: Human-readable restrictions: "NotAvailableForSubscription in the region", "... in zones 2".
+    restrictions: tuple[str, ...]
+    location_restricted: bool
+    restricted_zones: tuple[str, ...]
+
+
+def _int(value: Any, where: str) -> int:
+    # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+        raise PreflightInputError(f"{where}: {printable(json.dumps(value, default=str))[:60]} is not a whole number")
+    return int(value)
+
+
+def parse_usage(document: Any) -> dict[str, Quota]:
+    """`az vm list-usage -o json` (a list of azure-mgmt-compute `Usage`) -> usage name -> quota."""
+    if not isinstance(document, list):
+        raise PreflightInputError("usage: expected the JSON list `az vm list-usage -o json` prints")
+    quotas: dict[str, Quota] = {}
+    for index, item in enumerate(document):
+        where = f"usage[{index}]"
+        name = item.get("name") if isinstance(item, dict) else None
+        value = name.get("value") if isinstance(name, dict) else None
+        if not isinstance(value, str):
+            raise PreflightInputError(f"{where}: expected {{name: {{value}}, currentValue, limit}}")
+        quotas[value.lower()] = Quota(_int(item.get("currentValue"), f"{where}.currentValue"),
+                                      _int(item.get("limit"), f"{where}.limit"))
+    return quotas
+
+
+def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
+    """`az vm list-skus --resource-type virtualMachines -o json` (azure-mgmt-compute `ResourceSku`)
+    -> lowercased size name -> its offer in `location`."""
+    if not isinstance(document, list):
+        raise PreflightInputError("skus: expected the JSON list `az vm list-skus -o json` prints")
+    offers: dict[str, SkuOffer] = {}
+    for index, item in enumerate(document):
+        where = f"skus[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise PreflightInputError(f"{where}: expected a ResourceSku with a name")
+        if item.get("resourceType", "virtualMachines") != "virtualMachines":
+            continue
+        infos = [info for info in item.get("locationInfo") or [] if isinstance(info, dict)
+                 and str(info.get("location", "")).lower() == location.lower()]
+        locations = [str(loc).lower() for loc in item.get("locations") or []]
+        if not infos and location.lower() not in locations:
+            continue
+        zones = tuple(sorted(str(z) for info in infos for z in info.get("zones") or []))
+        vcpus = next((cap.get("value") for cap in item.get("capabilities") or []
+                      if isinstance(cap, dict) and cap.get("name") == "vCPUs"), None)
+        restrictions, location_restricted, restricted_zones = [], False, []
+        for restriction in item.get("restrictions") or []:
+            if not isinstance(restriction, dict):
+                continue
+            reason = str(restriction.get("reasonCode") or "restricted")
+            info = restriction.get("restrictionInfo") or {}
+            if restriction.get("type") == "Zone":
+                bad = sorted(str(z) for z in info.get("zones") or [])
+                restricted_zones.extend(bad)
+                restrictions.append(f"{reason} in zones {','.join(bad)}")
+            else:
+                location_restricted = True
+                restrictions.append(f"{reason} in {location}")
+        offers[item["name"].lower()] = SkuOffer(
+            item["name"], str(item.get("family") or "?"),
+            int(vcpus) if isinstance(vcpus, str) and vcpus.isdigit() else None, zones, tuple(restrictions),
+            location_restricted, tuple(sorted(set(restricted_zones))))
+    return offers
+
+
+# --- The check ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolReport:
+    need: PoolNeed
+    family: str
+    vcpus: int | None
+    headroom: int | None
+    problems: tuple[str, ...]
+
+
+def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
+                   skus: Mapping[str, SkuOffer]) -> tuple[list[PoolReport], list[str]]:
+    """Per-pool reports and every problem (pool, family, vCPUs needed and available, where to ask)."""
+    location = settings.cluster.location
+    reports: list[PoolReport] = []
+    problems: list[str] = []
+    by_family: dict[str, int] = {}
+    regional = {False: 0, True: 0}
+    for need in capacity_needs(settings):
+        offer = skus.get(need.vm_size.lower())
+        pool_problems: list[str] = []
+        if offer is None:
+            pool_problems.append(f"{need.key}: {need.vm_size} is not offered in {location} (not in `az vm list-skus "
+                                 f"--location {location}`); pick another size or region")
+            reports.append(PoolReport(need, "?", None, None, tuple(pool_problems)))
+            problems += pool_problems
+            continue
+        if offer.location_restricted:
+            pool_problems.append(f"{need.key}: {need.vm_size} is restricted for this subscription in {location} "
+                                 f"({'; '.join(offer.restrictions)}); ask for access at {QUOTA_PAGE}")
+        missing = [zone for zone in need.zones if zone not in offer.zones or zone in offer.restricted_zones]
+        if missing:
+            usable = ",".join(z for z in offer.zones if z not in offer.restricted_zones) or "none"
+            pool_problems.append(f"{need.key}: {need.vm_size} is not available in zone(s) {','.join(missing)} of "
+                                 f"{location} (offered: {usable})")
+        vcpus = need.vcpus(offer.vcpus)
+        headroom = None
+        if vcpus is not None:
+            regional[need.spot] += vcpus
+            if not need.spot:
+                by_family[offer.family] = by_family.get(offer.family, 0) + vcpus
+                quota = usage.get(offer.family.lower())
+                headroom = quota.headroom if quota else None
+                if quota is None:
+                    pool_problems.append(f"{need.key}: no quota named {offer.family} in the usage list; the family "
+                                         f"has no vCPUs for this subscription in {location}; ask at {QUOTA_PAGE}")
+                elif by_family[offer.family] > quota.headroom:
+                    pool_problems.append(
+                        f"{need.key}: {offer.family} needs {by_family[offer.family]} vCPUs ({need.vm_size} x {need.nodes}"
+                        f"{' with the pools before it' if by_family[offer.family] != vcpus else ''}), {quota.headroom} "
+                        f"available (limit {quota.limit}, in use {quota.current}); ask for more at {QUOTA_PAGE}")
+        reports.append(PoolReport(need, offer.family, vcpus, headroom, tuple(pool_problems)))
+        problems += pool_problems
+    for spot, name, label in ((False, REGIONAL_CORES, "Total Regional vCPUs"),
+                              (True, LOW_PRIORITY_CORES, "Total Regional Low-priority vCPUs (Spot)")):
+        quota = usage.get(name.lower())
+        if regional[spot] and quota is not None and regional[spot] > quota.headroom:
+            problems.append(f"{'Spot pools' if spot else 'all on-demand pools'}: {label} needed {regional[spot]}, "
+                            f"{quota.headroom} available (limit {quota.limit}, in use {quota.current}); ask for more "
+                            f"at {QUOTA_PAGE}")
+        elif regional[spot] and quota is None and spot:
+            problems.append(f"Spot pools: no {name} quota in the usage list, so no Spot vCPUs in {location}; ask at "
+                            f"{QUOTA_PAGE}")
+    return reports, problems
+
+
+# --- Inputs ---------------------------------------------------------------------------------------------
+
+
+def read_json_file(path: str) -> Any:
+    """A recorded `az` answer: a regular file (never a FIFO or device: reading one would hang),
+    bounded, parsed as JSON."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise PreflightInputError(f"{printable(path)}: cannot read: {error.strerror or error}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise PreflightInputError(f"{printable(path)}: not a regular file")
+    try:
+        return load_json(read_file(path, INPUT_LIMITS), INPUT_LIMITS)
+    except DocumentError as error:
+        raise PreflightInputError(f"{printable(path)}:{error.line}: {printable(error.message)}") from None
+
+
+def run_az(arguments: Sequence[str]) -> Any:
+    az = shutil.which("az")
+    if az is None:
+        raise PreflightInputError("`az` is not installed; install the Azure CLI and `az login`, or pass --usage and "
+                                  "--skus files recorded elsewhere")
+    try:
+        result = subprocess.run([az, *arguments, "-o", "json"], capture_output=True, check=False,
+                                timeout=AZ_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise PreflightInputError(f"`az {' '.join(arguments)}` took over {AZ_TIMEOUT_SECONDS} s") from None
+    if result.returncode != 0:
+        message = printable(result.stderr.decode("utf-8", "replace").strip()[-400:])
+        raise PreflightInputError(f"`az {' '.join(arguments)}` failed: {message}")
+    if len(result.stdout) > INPUT_LIMITS.max_bytes:
+        raise PreflightInputError(f"`az {' '.join(arguments)}` printed over {INPUT_LIMITS.max_bytes} bytes")
+    try:
+        return load_json(result.stdout.decode("utf-8", "replace"), INPUT_LIMITS)
+    except DocumentError as error:
+        raise PreflightInputError(f"`az {' '.join(arguments)}` printed no JSON: {printable(error.message)}") from None
+
+
+def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.environ) -> PlatformSettings:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
+        raise PreflightInputError(f"{printable(stack)!r} is not a stack name")
+    path = root / f"Pulumi.{stack}.yaml"
+    try:
+        config, secret_keys = config_from_stack_file(path, PROJECT)
+    except StackFileError as error:
+        raise PreflightInputError(f"{path.name}: {printable(str(error))}") from None
+    raw: dict[str, Any] = {}
+    for key, value in config.items():
+        if key.startswith(PROJECT + ":"):
+            try:
+                raw[key.split(":", 1)[1]] = json.loads(value)
+            except ValueError:
+                raw[key.split(":", 1)[1]] = value
+    today = None
+    if environ.get(TODAY_VARIABLE):
+        from datetime import date
+        try:
+            today = date.fromisoformat(environ[TODAY_VARIABLE])
+        except ValueError:
+            raise PreflightInputError(f"{TODAY_VARIABLE} is not an ISO date") from None
+    try:
+        return parse_settings(raw, stack, config.get("azure-native:location"),
+                              {k.split(":", 1)[1] for k in secret_keys}, today, environ)
+    except SettingsError as error:
+        raise PreflightInputError(printable(str(error))) from None
+
+
+def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] = run_az,
+         root: Path = ROOT, out: Any = None) -> int:
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="python -m tools.preflight",
+                                     description="Check Azure vCPU quota and VM offers for a stack before `pulumi up`.")
+    parser.add_argument("stack")
+    parser.add_argument("--usage", help="`az vm list-usage --location L -o json` output")
+    parser.add_argument("--skus", help="`az vm list-skus --location L --resource-type virtualMachines -o json` output")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return 2 if exit_.code else 0
+    try:
+        settings = load_stack(args.stack, root)
+        location = settings.cluster.location
+        usage_doc = read_json_file(args.usage) if args.usage else az(["vm", "list-usage", "--location", location])
+        skus_doc = read_json_file(args.skus) if args.skus else az(
+            ["vm", "list-skus", "--location", location, "--resource-type", "virtualMachines"])
+        usage, skus = parse_usage(usage_doc), parse_skus(skus_doc, location)
+    except PreflightInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    reports, problems = check_capacity(settings, usage, skus)
+    print(f"capacity for stack {settings.stack} in {location}:", file=out)
+    for report in reports:
+        need = report.need
+        status = "PROBLEM" if report.problems else "ok"
+        print(f"  {status:7} {need.key}: {need.vm_size} x {need.nodes} = {report.vcpus if report.vcpus is not None else '?'} "
+              f"vCPUs of {'lowPriorityCores (Spot)' if need.spot else report.family}"
+              f"{'' if report.headroom is None else f', headroom {report.headroom}'}", file=out)
+    for problem in problems:
+        print(f"problem: {printable(problem)}", file=out)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
