@@ -26,7 +26,7 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
-from .documents import DocumentError, Limits, load_json, read_file
+from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
 from .quantities import format_amount, shown
@@ -41,6 +41,7 @@ from .scheduling import (
     toleration_for,
     untolerated_taints,
 )
+from .terminal import escape_line
 from .workloads import Context
 
 
@@ -65,15 +66,15 @@ def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
     NoSchedule ones other than the Spot taint AKS puts on Spot nodes (a pod chooses Spot on its
     own), each once. Text that is not a taint is skipped. The rules' `gpuTaints` and the admission
     policy are built from this."""
-    taints: list[Mapping[str, str]] = []
+    taints: dict[tuple[str, str, str], Mapping[str, str]] = {}  # a dict keeps the order and stays linear
     for text in texts:
         try:
             taint = parse_taint(text)
         except TaintSyntaxError:
             continue
-        if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
-            taints.append(taint)
-    return tuple(taints)
+        if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule":
+            taints.setdefault((taint["key"], taint["value"], taint["effect"]), taint)
+    return tuple(taints.values())
 
 
 def platform_from_outputs(raw: Any) -> Platform:
@@ -321,19 +322,24 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
               context: Context) -> list[Finding]:
-    """`gpu-pods-fit-a-pool`: a GPU pod no pool of the platform would take."""
+    """`gpu-pods-fit-a-pool`: a GPU pod no pool of the platform would take, even once the API
+    server accepts it. A pod the API server refuses (a request without a limit, say) is reported by
+    the limits rules; whether it would fit a pool is told here too, so every problem of the pod is
+    reported at once. The reasons read as the explainer's: per pool, one per line."""
     findings = []
     for pod in pods:
         if pod.own_nodes:
             continue
         explanation = explain_pod(kind, name, pod, platform, config, context)
-        if not explanation.asks_for_gpus or explanation.lands_on:
+        if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
             continue
-        if explanation.refusals:
-            continue  # the limits and toleration rules already say why the API server refuses it
-        reasons = "; ".join(f"{v.pool}: {', '.join(v.reasons)}" for v in explanation.verdicts) or "the platform has no GPU pools"
-        findings.append(Finding(FIT_A_POOL, pod.path, f"{pod.where} fits no GPU pool of the platform, so it stays "
-                                                      f"Pending forever. {reasons}"))
+        head = (f"{pod.where} fits no GPU pool of the platform, so it stays Pending forever"
+                + (", even once the API server accepts it" if explanation.refusals else ""))
+        lines = [f"{head}:"] if explanation.verdicts else [f"{head}: the platform has no GPU pools"]
+        for verdict in explanation.verdicts:
+            lines.append(f"not {verdict.pool}:")
+            lines.extend(f"  - {reason}" for reason in verdict.reasons)
+        findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
     return findings
 
 
@@ -342,7 +348,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
     for explanation in explanations:
         asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
         asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or "no GPU"
-        lines.append(f"{explanation.kind}/{explanation.name}: {explanation.pod.where} asks for {asks}")
+        lines.append(f"{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
+                     f"{escape_line(explanation.pod.where)} asks for {asks}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
@@ -352,8 +359,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             if verdict.fits and not explanation.refusals:
                 lines.extend(f"  {verdict.pool}: {note}" for note in verdict.notes)
             elif not verdict.fits:
-                lines.append(f"  not {verdict.pool}:")
+                lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)
         lines.extend(f"  warning: {warning}" for warning in explanation.warnings)
         lines.extend(f"  hint: {hint}" for hint in explanation.hints)
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
