@@ -204,42 +204,50 @@ class SourceIndex:
         return lines.get(key, 0)
 
     def locate(self, obj: Any, path: str) -> tuple[int, int] | None:
-        """(line, column) of the deepest part of `path` (`a.b[0].c`; keys may hold dots) written in
-        `obj`: the line of the last key found, or of the list item's mapping. Column 0: not known.
-        None when not even the first step is found. Bounded by the path's length."""
-        node, rest, found = obj, path, None
-        while rest:
+        """(line, column) of the deepest part of `path` (`a.b[0].c`) written in `obj`: the line of
+        the last key found, or of the list item's mapping. Column 0: not known. None when not even
+        the first step is found. A key may hold dots (`nvidia.com/gpu`): at each mapping the
+        shortest key the path goes on with is taken, so one pass over the path suffices."""
+        node, start, found = obj, 0, None
+        ends = [index for index, char in enumerate(path) if char in ".["]
+        ends.append(len(path))
+        end_at = 0
+        while start < len(path):
             if type(node) is dict:
                 entry = self.mappings.get(id(node))
                 if entry is None:
                     break
-                key = self._longest_key(node, rest)
-                if key is None:
+                while end_at < len(ends) and ends[end_at] <= start:
+                    end_at += 1
+                chosen = None
+                for candidate in range(end_at, len(ends)):
+                    key = path[start:ends[candidate]]
+                    if key in node:
+                        chosen = (key, candidate)
+                        # A shorter key whose value cannot hold the rest of the path is only a
+                        # fallback for a longer one (`nvidia` beside `nvidia.com/gpu`).
+                        if candidate == len(ends) - 1 or type(node[key]) in (dict, list):
+                            break
+                if chosen is None:
                     break
+                key, candidate = chosen
                 line = self._key_line(node, key)
                 found = (-line, 0) if line < 0 else (line or entry[0], entry[1])
-                node, rest = node[key], rest[len(key):].lstrip(".")
-            elif type(node) is list and rest.startswith("["):
-                end = rest.find("]")
-                index = rest[1:end]
-                if end < 0 or not index.isdigit() or int(index) >= len(node):
+                node, start = node[key], ends[candidate] + (1 if path[ends[candidate]:ends[candidate] + 1] == "." else 0)
+            elif type(node) is list and path.startswith("[", start):
+                close = path.find("]", start)
+                index = path[start + 1:close]
+                if close < 0 or not index.isdigit() or int(index) >= len(node):
                     break
-                node, rest = node[int(index)], rest[end + 1:].lstrip(".")
+                node, start = node[int(index)], close + 1
+                if path.startswith(".", start):
+                    start += 1
                 entry = self.mappings.get(id(node)) if type(node) is dict else None
                 if entry is not None:
                     found = (entry[0], entry[1])
             else:
                 break
         return found
-
-    @staticmethod
-    def _longest_key(mapping: Mapping[Any, Any], rest: str) -> str | None:
-        """The longest key of `mapping` that `rest` starts with, followed by `.`, `[` or the end."""
-        ends = [index for index, char in enumerate(rest) if char in ".["]
-        for end in [len(rest), *reversed(ends)]:
-            if rest[:end] in mapping:
-                return rest[:end]
-        return None
 
 
 class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]

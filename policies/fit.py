@@ -82,6 +82,8 @@ def platform_from_outputs(raw: Any) -> Platform:
     `gpuPools` map alone. Raises PlatformError saying what was expected."""
     if isinstance(raw, Mapping) and isinstance(raw.get("outputs"), Mapping):
         raw = raw["outputs"]
+    if isinstance(raw, Mapping) and "contractVersion" in raw:
+        _check_contract_version(raw["contractVersion"])
     pools = raw.get("gpuPools", raw) if isinstance(raw, Mapping) else None
     if not isinstance(pools, Mapping) or not all(isinstance(p, Mapping) for p in pools.values()):
         raise PlatformError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
@@ -96,6 +98,19 @@ def platform_from_outputs(raw: Any) -> Platform:
     namespace = raw.get("gpuNamespace") if isinstance(raw, Mapping) else None
     return Platform(checked, strategy if isinstance(strategy, str) else "none",
                     namespace if isinstance(namespace, str) else Platform.gpu_namespace)
+
+
+#: The outputs contract versions this release reads (components/contract.py writes CONTRACT_VERSION;
+#: the app helper, app_sdk/gpu_aks_app.py, reads the same ones). The config helper's typed contract
+#: (policies/contract.py, `from_json`) takes this check over when it lands.
+SUPPORTED_CONTRACT_VERSIONS = (1, 2)
+
+
+def _check_contract_version(version: Any) -> None:
+    if isinstance(version, bool) or not isinstance(version, (int, float)) or version not in SUPPORTED_CONTRACT_VERSIONS:
+        raise PlatformError(f"contractVersion {shown(version)} is not one this release reads "
+                            f"({', '.join(map(str, SUPPORTED_CONTRACT_VERSIONS))}): upgrade gpu-aks-policies, or give "
+                            "the outputs of a platform stack of this release")
 
 
 #: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
