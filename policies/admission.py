@@ -47,6 +47,8 @@ MEMORY_PRESSURE = {"key": "node.kubernetes.io/memory-pressure", "operator": "Exi
 WRITTEN = "written in the pod spec"
 #: Tolerations named one by one in a message; the rest are counted.
 MAX_LISTED = 10
+#: Up to this many tolerations, comparing every pair costs less than indexing them (`Covers`).
+SMALL = 16
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,17 @@ def merge_tolerations(first: Sequence[Toleration], second: Sequence[Toleration])
     API server compares every pair; `Covers` gives the same answer in linear time."""
     everything = [*first, *second]
     normals = [_normal(item.toleration) for item in everything]
+    if len(everything) <= SMALL:  # a few tolerations, as nearly every pod has: the pairwise loop is cheaper
+        kept_normals: list[Normal] = []
+        merged_small = []
+        for index, item in enumerate(everything):
+            normal = normals[index]
+            if any(_superset(kept, normal) for kept in kept_normals) or any(
+                    later != normal and _superset(later, normal) for later in normals[index + 1:]):
+                continue
+            merged_small.append(item)
+            kept_normals.append(normal)
+        return merged_small
     later, covered_later = Covers(), [False] * len(everything)
     for index in range(len(everything) - 1, -1, -1):
         covered_later[index] = later.covers(normals[index], not_equal=True)
@@ -315,8 +328,12 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted
                 tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
 
     if whitelist and tolerations:
-        allowed_set = Covers(_normal(w) for w in whitelist)
-        outside = [t for t in tolerations if not allowed_set.covers(_normal(t.toleration))]
+        allowed = [_normal(w) for w in whitelist]
+        if len(allowed) * len(tolerations) <= SMALL * SMALL:
+            outside = [t for t in tolerations if not any(_superset(w, _normal(t.toleration)) for w in allowed)]
+        else:
+            allowed_set = Covers(allowed)
+            outside = [t for t in tolerations if not allowed_set.covers(_normal(t.toleration))]
         if outside:
             shown = ", ".join(describe(t.toleration) for t in outside[:MAX_LISTED])
             more = f" and {len(outside) - MAX_LISTED} more" if len(outside) > MAX_LISTED else ""

@@ -11,10 +11,19 @@ objects are read by its workload adapter (`policies/workloads/`); the rules are 
 own functions; `--config` takes the JSON that `pulumi preview --policy-pack-config` takes.
 `--platform` adds `gpu-pods-fit-a-pool` and takes the GPU taints from the platform's pools.
 
+Each violation names the field it is about (`spec.containers[0].resources.limits`) and points at
+that field's line (and column, in SARIF, where known) in YAML files; JSON files give the line of the
+document. With `--platform`, a pod gets every verdict at once: the limits rules and whether it
+fits a pool, each pool's reasons one a line.
+
 Input is treated as hostile: files over `--max-file-size` bytes, nesting deeper than 256 levels,
-alias bombs, recursive aliases, text that is not UTF-8 and unreadable or dangling paths are input
-errors with file and line, and every other file is still checked and reported, in every format.
-Exit code: 0 clean, 1 a mandatory violation, 2 bad input.
+alias and merge-key bombs, recursive aliases, tags that do not fit, duplicate keys, text that is
+not UTF-8 or holds raw control characters, unreadable or dangling paths and anything that is not a
+regular file (a FIFO, a device: never opened in a way that waits) are input errors with file and
+line, and every other file is still checked and reported, in every format. Names from the input
+are printed with control characters escaped, and no printed line can be a GitHub Actions workflow
+command. Exit code: 0 clean, 1 a mandatory violation, 2 bad input; 141 when the reader of the
+output goes away early (`| head -1`), as for any tool SIGPIPE ends.
 """
 
 from __future__ import annotations

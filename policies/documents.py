@@ -12,10 +12,25 @@ Pull requests bring manifests from anyone, so every input is treated as hostile:
   file is a small graph. Documents that use anchors are walked once, iteratively, each node visited
   once: a recursive alias and a graph over `Limits.max_nodes` are input errors. Callers that expand
   aliases (stack config becomes JSON) pass `expanded=True`, which counts every path instead;
-- numbers: Python refuses to convert integers of over 4300 digits; such a scalar stays text, and
-  the rules report it as an unusable quantity instead of crashing;
-- text: bytes that are not UTF-8 are an input error naming the offset; error messages never quote
-  the offending line (it may belong to a Secret), only its line and column.
+- merge keys (`<<`): expanding one copies every merged entry, so a chain of them builds N**2/2
+  entries from N lines. They are flattened iteratively, and each copied entry counts against the
+  same `max_nodes` budget before it is copied (go-yaml refuses such documents: "excessive aliasing");
+- tags and scalars: explicit `!!float`/`!!bool`/`!!timestamp` whose text does not fit, and tags
+  this reader does not know, are YAML errors at their line that quote neither the text nor the
+  tag; plain scalars that look like YAML 1.1 timestamps stay strings, as Kubernetes keeps them;
+- numbers: Python refuses to convert decimal integers of over 4300 digits, and prints no longer
+  one in any base; such a scalar (hexadecimal, octal, binary or base 60 too) stays text, and the
+  rules report it as an unusable quantity instead of crashing;
+- duplicate keys are recorded with both lines (`SourceIndex.duplicates`; the API server's strict
+  field validation refuses them), or refused when the caller keeps no index (stack files: go-yaml
+  v3 refuses them);
+- where each mapping and key was written is recorded while loading (`SourceIndex`), so a finding
+  names the line and column of its field, not the first line of its document;
+- files: only regular files are read, and nothing blocks: a FIFO, a device or a directory is an
+  input error found by stat before any open, which never waits (O_NONBLOCK), then checked again;
+- text: bytes that are not UTF-8 are an input error naming the offset, raw control characters
+  name their line and code; error messages never quote the offending line (it may belong to a
+  Secret), only its line and column.
 
 Every problem is an `DocumentError` with a 1-based line (0 when no line applies). No Pulumi imports.
 """
@@ -179,6 +194,9 @@ def _shown_key(key: Any) -> str:
     return repr(text if len(text) <= 64 else text[:61] + "...")
 
 
+_PATH_SEPARATOR = re.compile(r"[.\[]")
+
+
 class SourceIndex:
     """Where each mapping of a YAML stream and each of its keys was written, recorded while the
     documents are built (one list of line numbers per mapping), so a finding's field path leads to
@@ -197,6 +215,12 @@ class SourceIndex:
         self._keys: dict[int, dict[Any, int]] = {}
 
     def _key_line(self, mapping: Mapping[Any, Any], key: Any) -> int:
+        if len(mapping) <= 16:  # most mappings: a scan costs less than a lookup table
+            entry = self.mappings.get(id(mapping), [])
+            for position, candidate in enumerate(mapping):
+                if candidate == key:
+                    return entry[position + 2] if position + 2 < len(entry) else 0
+            return 0
         lines = self._keys.get(id(mapping))
         if lines is None:
             entry = self.mappings.get(id(mapping), [])
@@ -209,7 +233,7 @@ class SourceIndex:
         the first step is found. A key may hold dots (`nvidia.com/gpu`): at each mapping the
         shortest key the path goes on with is taken, so one pass over the path suffices."""
         node, start, found = obj, 0, None
-        ends = [index for index, char in enumerate(path) if char in ".["]
+        ends = [match.start() for match in _PATH_SEPARATOR.finditer(path)]
         ends.append(len(path))
         end_at = 0
         while start < len(path):
@@ -255,7 +279,8 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
 
     - where each document starts, and each mapping and key (a SourceIndex), is recorded;
     - plain scalars that look like YAML 1.1 timestamps stay strings, as sigs.k8s.io/yaml keeps them
-      (go-yaml v2 decodes a timestamp into an interface{} as its text), so `2023-02-30` is text;
+      (gopkg.in/yaml.v2 `decode.go`, `d.scalar`: a timestamp decoded into an interface{} is set
+      "as a string" "for backward compatibility"), so `2023-02-30` is text;
     - explicit core tags whose text does not fit (`!!float TEXT`, `!!bool TEXT`, `!!timestamp TEXT`)
       and tags it does not know are YAML errors at their line, never quoting the text or the tag;
     - integers too long for Python to print, in any base, stay their text;

@@ -53,8 +53,11 @@ def escape_text(text: str) -> str:
 
 
 def escape_line(text: str) -> str:
-    """One field of input (a file or object name) kept on one line: its newlines escaped too."""
-    return escape_text(text.replace("\n", "\\n"))
+    """One field of input (a file or object name) kept on one line: its newlines escaped too. (The
+    output it goes into still passes `escape_text`, which neutralises workflow commands.)"""
+    if text.isprintable():  # False for every control, separator and format character: the common fast path
+        return text
+    return _UNSAFE.sub(_escaped, text.replace("\n", "\\n"))
 
 
 def escape_json(text: str) -> str:
