@@ -159,7 +159,7 @@ class Covers:
         own = _bucket(t)
         keys = {key, ""}
         effects = {effect, ""}
-        candidates = [("Exists", k, e) for k in keys for e in effects]
+        candidates: list[tuple[str, ...]] = [("Exists", k, e) for k in keys for e in effects]
         if op == "Equal":
             candidates += [("Equal", key, e, value) for e in effects]
         for bucket in candidates:
@@ -328,11 +328,11 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str]) -> Admitted
                 tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
 
     if whitelist and tolerations:
-        allowed = [_normal(w) for w in whitelist]
-        if len(allowed) * len(tolerations) <= SMALL * SMALL:
-            outside = [t for t in tolerations if not any(_superset(w, _normal(t.toleration)) for w in allowed)]
+        permitted = [_normal(w) for w in whitelist]
+        if len(permitted) * len(tolerations) <= SMALL * SMALL:
+            outside = [t for t in tolerations if not any(_superset(w, _normal(t.toleration)) for w in permitted)]
         else:
-            allowed_set = Covers(allowed)
+            allowed_set = Covers(permitted)
             outside = [t for t in tolerations if not allowed_set.covers(_normal(t.toleration))]
         if outside:
             shown = ", ".join(describe(t.toleration) for t in outside[:MAX_LISTED])

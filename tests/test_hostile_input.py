@@ -32,8 +32,9 @@ from policies.admission import (
 )
 from policies.catalog import POOL_LABEL
 from policies.documents import DocumentError, Limits, _nesting_bound, gc_paused, load_json, load_yaml, read_bounded
-from policies.fit import platform_from_outputs
+from policies.fit import Tolerating, platform_from_outputs
 from policies.podspecs import Toleration, find_pod_specs
+from policies.scheduling import tolerates
 from policies.terminal import BROKEN_PIPE_STATUS, escape_json, escape_text
 from tests.conftest import ROOT
 from tools import doctor
@@ -908,3 +909,27 @@ def test_a_reader_that_stops_early_ends_the_checker_quietly(tmp_path):
         _, errors = command.communicate(timeout=HANG_GUARD_S)
         assert b"Traceback" not in errors and b"BrokenPipe" not in errors, errors
         assert command.returncode == BROKEN_PIPE_STATUS
+
+
+_TAINT = st.fixed_dictionaries({"key": st.sampled_from(["a", "b"]), "value": st.sampled_from(["", "1", "2"]),
+                                "effect": st.sampled_from(["NoSchedule", "NoExecute", "PreferNoSchedule"])})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TOLERATION, max_size=7), _TAINT)
+def test_the_toleration_lookup_answers_as_tolerates_taint(tolerations, taint):
+    items = [Toleration(t, "written in the pod spec" if i % 2 else "added") for i, t in enumerate(tolerations)]
+    by = [index for index, item in enumerate(items) if tolerates(item.toleration, taint)]
+    first, written = Tolerating(items).first(taint)
+    assert first == (by[0] if by else None)
+    assert written == any(items[index].source == "written in the pod spec" for index in by)
+
+
+def test_a_pod_with_many_tolerations_against_many_pools_is_explained_in_linear_time():
+    def prepare(n: int) -> Callable[[], object]:
+        pools = {f"p{i}": {"taints": [f"k{i}.example.com/t=v:NoSchedule"], "labels": {}, "gpuResource": "nvidia.com/gpu",
+                           "gpusPerNode": 1} for i in range(n)}
+        platform = platform_from_outputs({"gpuPools": pools})
+        pod = _namespaced_pod(_tolerations("p", n), {})[1]
+        return lambda: explain.explain_all([pod], platform)
+    assert growth(prepare, 150) < GROWTH_LIMIT
