@@ -32,6 +32,7 @@ from typing import NoReturn
 #: paragraph separators, interlinear annotation marks, and lone surrogates.
 _UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e"
                      "\u2060-\u206f\u3164\ufeff\ufff9-\ufffb\ud800-\udfff]")
+_ASCII_UNSAFE = bytes([*range(0x0a), *range(0x0b, 0x20), 0x7f])
 #: A line whose first non-blank characters are `::` (the runner trims Unicode white space first).
 _COMMAND_LINE = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
 _LEGACY_COMMAND = "##["
@@ -46,7 +47,8 @@ def escape_text(text: str) -> str:
     """`text` as every terminal and CI log can show it, with nothing in it acting as a control or a
     workflow command. Newlines are kept: callers put input on one line by escaping it first with
     `escape_line`."""
-    text = _UNSAFE.sub(_escaped, text)
+    if not text.isascii() or len(text.encode("ascii").translate(None, _ASCII_UNSAFE)) != len(text):
+        text = _UNSAFE.sub(_escaped, text)  # (ASCII text, nearly all output, is checked at C speed first)
     if "::" in text:
         text = _COMMAND_LINE.sub(r"\1\\x3a", text)
     return text.replace(_LEGACY_COMMAND, "##\\x5b") if _LEGACY_COMMAND in text else text
