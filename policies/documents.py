@@ -27,7 +27,7 @@ Pull requests bring manifests from anyone, so every input is treated as hostile:
 - where each mapping and key was written is recorded while loading (`SourceIndex`), so a finding
   names the line and column of its field, not the first line of its document;
 - files: only regular files are read, and nothing blocks: a FIFO, a device or a directory is an
-  input error found by stat before any open, which never waits (O_NONBLOCK), then checked again;
+  input error found by fstat on a descriptor opened without waiting (O_NONBLOCK);
 - text: bytes that are not UTF-8 are an input error naming the offset, raw control characters
   name their line and code; error messages never quote the offending line (it may belong to a
   Secret), only its line and column.
@@ -136,18 +136,21 @@ def read_file(path: str, limits: Limits = DEFAULT_LIMITS, hint: str = "") -> str
     """A regular file's text within `limits.max_bytes`: the one way every tool reads a file it was
     handed. Missing, unreadable, not a regular file (a FIFO, a device, a directory: they would block
     or never end), too large or not UTF-8 is a DocumentError (line 0 unless a bad byte has one).
-    Nothing blocks: the path is checked with stat before it is opened, opened without waiting and
-    checked again on the open file (it may have been swapped); a file over the limit is refused by
-    its size before any read, and one that grows meanwhile is read on, bounded."""
+    Nothing blocks: the path is opened without waiting (O_NONBLOCK: a FIFO with no writer opens at
+    once) and the open file is checked with fstat before any read (a stat before the open would
+    cost a system call per file and could be raced anyway); a file over the limit is refused by its
+    size before any read, and one that grows meanwhile is read on, bounded."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise DocumentError(0, not_regular(file_kind(info.st_mode)))
         descriptor = os.open(path, _OPEN_FLAGS)
-        with open(descriptor, "rb") as stream:
+        try:
             info = os.fstat(descriptor)
-            if not stat.S_ISREG(info.st_mode):
-                raise DocumentError(0, not_regular(file_kind(info.st_mode)))
+        except OSError:
+            os.close(descriptor)
+            raise
+        if not stat.S_ISREG(info.st_mode):
+            os.close(descriptor)
+            raise DocumentError(0, not_regular(file_kind(info.st_mode)))
+        with open(descriptor, "rb") as stream:
             if info.st_size > limits.max_bytes:
                 raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit{hint}")
             data = stream.read(info.st_size + 1)
@@ -176,6 +179,8 @@ def gc_paused() -> Iterator[None]:
 # --- YAML -----------------------------------------------------------------------------------------
 
 _STR = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG  # the very object the resolver returns
+_SEQ = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
+_MAP = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 _MERGE = "tag:yaml.org,2002:merge"
 _VALUE = "tag:yaml.org,2002:value"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -232,32 +237,36 @@ class SourceIndex:
         the last key found, or of the list item's mapping. Column 0: not known. None when not even
         the first step is found. A key may hold dots (`nvidia.com/gpu`): at each mapping the
         shortest key the path goes on with is taken, so one pass over the path suffices."""
-        node, start, found = obj, 0, None
+        node, start = obj, 0
+        # The deepest place found: (mapping, its entry, key) for a key, (None, entry, None) for an item.
+        last: tuple[Any, list[int], Any] | None = None
         ends = [match.start() for match in _PATH_SEPARATOR.finditer(path)]
         ends.append(len(path))
+        final = len(ends) - 1
         end_at = 0
+        mappings = self.mappings
         while start < len(path):
             if type(node) is dict:
-                entry = self.mappings.get(id(node))
+                entry = mappings.get(id(node))
                 if entry is None:
                     break
-                while end_at < len(ends) and ends[end_at] <= start:
+                while ends[end_at] <= start and end_at < final:
                     end_at += 1
                 chosen = None
-                for candidate in range(end_at, len(ends)):
+                for candidate in range(end_at, final + 1):
                     key = path[start:ends[candidate]]
                     if key in node:
-                        chosen = (key, candidate)
+                        chosen = candidate
                         # A shorter key whose value cannot hold the rest of the path is only a
                         # fallback for a longer one (`nvidia` beside `nvidia.com/gpu`).
-                        if candidate == len(ends) - 1 or type(node[key]) in (dict, list):
+                        if candidate == final or type(node[key]) in (dict, list):
                             break
                 if chosen is None:
                     break
-                key, candidate = chosen
-                line = self._key_line(node, key)
-                found = (-line, 0) if line < 0 else (line or entry[0], entry[1])
-                node, start = node[key], ends[candidate] + (1 if path[ends[candidate]:ends[candidate] + 1] == "." else 0)
+                end = ends[chosen]
+                key = path[start:end]
+                last = (node, entry, key)
+                node, start = node[key], end + 1 if path.startswith(".", end) else end
             elif type(node) is list and path.startswith("[", start):
                 close = path.find("]", start)
                 index = path[start + 1:close]
@@ -266,12 +275,18 @@ class SourceIndex:
                 node, start = node[int(index)], close + 1
                 if path.startswith(".", start):
                     start += 1
-                entry = self.mappings.get(id(node)) if type(node) is dict else None
+                entry = mappings.get(id(node)) if type(node) is dict else None
                 if entry is not None:
-                    found = (entry[0], entry[1])
+                    last = (None, entry, None)
             else:
                 break
-        return found
+        if last is None:
+            return None
+        mapping, entry, key = last
+        if mapping is None:
+            return entry[0], entry[1]
+        line = self._key_line(mapping, key)
+        return (-line, 0) if line < 0 else (line or entry[0], entry[1])
 
 
 class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
@@ -317,7 +332,11 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
                 if len(value) <= 64 and len(_PLAIN_SCALAR_TAGS) < 100_000:
                     _PLAIN_SCALAR_TAGS[value] = tag
             return tag
-        return super().resolve(kind, value, implicit)
+        # Without path resolvers the answer for anything else is the default tag of its kind
+        # (BaseResolver.resolve), given here without the call.
+        if kind is _ScalarNode:
+            return _STR
+        return _SEQ if kind is _SequenceNode else _MAP
 
     # Scalars ----------------------------------------------------------------------------------
 
