@@ -24,7 +24,7 @@ Namespaces count when they are among the objects checked together. Pure; no Pulu
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,10 @@ NODE_SELECTOR_ANNOTATION = "scheduler.alpha.kubernetes.io/node-selector"
 MEMORY_PRESSURE = {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}
 
 WRITTEN = "written in the pod spec"
+#: Tolerations named one by one in a message; the rest are counted.
+MAX_LISTED = 10
+#: Up to this many tolerations, comparing every pair costs less than indexing them (`Covers`).
+SMALL = 16
 
 
 @dataclass(frozen=True)
@@ -58,39 +62,151 @@ class Admitted:
     incomplete: bool = False
 
 
-def _normal(toleration: Mapping[str, Any]) -> tuple[str, str, str, str, Any]:
+#: A toleration as the API server compares them: key, operator, value, effect (absent is ""), and
+#: tolerationSeconds (None when absent).
+Normal = tuple[str, str, str, str, Any]
+
+
+def _seconds(value: Any) -> Any:
+    """tolerationSeconds as a comparable, hashable value: a number, None, or a marker for anything
+    else (the API server refuses those; here they never cover another toleration)."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value):
+        return value
+    return ("not a number", type(value).__name__)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
+def _normal(toleration: Mapping[str, Any]) -> Normal:
     return (str(toleration.get("key") or ""), str(toleration.get("operator") or ""), str(toleration.get("value") or ""),
-            str(toleration.get("effect") or ""), toleration.get("tolerationSeconds"))
+            str(toleration.get("effect") or ""), _seconds(toleration.get("tolerationSeconds")))
 
 
-def is_superset(ss: Mapping[str, Any], t: Mapping[str, Any]) -> bool:
-    """`isSuperset(ss, t)` of `pkg/util/tolerations`: whether ss tolerates a superset of t."""
-    ss_key, ss_op, ss_value, ss_effect, ss_seconds = _normal(ss)
-    t_key, t_op, t_value, t_effect, t_seconds = _normal(t)
-    if _normal(ss) == _normal(t):
+def _superset(ss: Normal, t: Normal) -> bool:
+    ss_key, ss_op, ss_value, ss_effect, ss_seconds = ss
+    t_key, t_op, t_value, t_effect, t_seconds = t
+    if ss == t:
         return True
     if t_key != ss_key and (ss_key != "" or ss_op != "Exists"):
         return False
     if t_effect != ss_effect and ss_effect != "":
         return False
-    if ss_effect == "NoExecute" and ss_seconds is not None and (t_seconds is None or t_seconds > ss_seconds):
+    if ss_effect == "NoExecute" and ss_seconds is not None and not (
+            _is_number(ss_seconds) and _is_number(t_seconds) and t_seconds <= ss_seconds):
         return False
     if ss_op in ("Equal", ""):
         return t_op == "Equal" and t_value == ss_value
     return ss_op == "Exists"
 
 
+def is_superset(ss: Mapping[str, Any], t: Mapping[str, Any]) -> bool:
+    """`isSuperset(ss, t)` of `pkg/util/tolerations`: whether ss tolerates a superset of t."""
+    return _superset(_normal(ss), _normal(t))
+
+
+def _bucket(t: Normal) -> tuple[str, ...] | None:
+    """The group of tolerations `t` sits in for `Covers`: by operator class, key, effect (and value
+    for Equal). An unknown operator covers nothing but its equal."""
+    key, op, value, effect, _ = t
+    if op == "Exists":
+        return ("Exists", key, effect)
+    if op in ("Equal", ""):
+        return ("Equal", key, effect, value)
+    return None
+
+
+def _needs_seconds(t: Normal) -> bool:
+    """Whether `t` covers only tolerations with at most its tolerationSeconds (NoExecute with seconds)."""
+    return t[3] == "NoExecute" and t[4] is not None
+
+
+class Covers:
+    """A set of tolerations that answers "does one of them tolerate a superset of t" (`isSuperset`)
+    in constant time, so merging and whitelisting stay linear however many tolerations a pod or a
+    namespace writes. A superset of t has t's key (or the empty key with Exists), t's effect (or
+    the empty effect), covers t's value (Exists, or Equal with the same value when t is Equal), and,
+    for NoExecute with tolerationSeconds, at least t's seconds: so per group (`_bucket`) it keeps how
+    many cover regardless of seconds, the largest seconds, and how many have each number of seconds."""
+
+    def __init__(self, tolerations: Iterable[Normal] = ()) -> None:
+        self.normals: dict[Normal, int] = {}
+        #: bucket -> [members that cover whatever the seconds, largest seconds or None, {seconds: count}]
+        self.buckets: dict[tuple[str, ...], list[Any]] = {}
+        for toleration in tolerations:
+            self.add(toleration)
+
+    def add(self, t: Normal) -> None:
+        self.normals[t] = self.normals.get(t, 0) + 1
+        bucket = _bucket(t)
+        if bucket is None:
+            return
+        group = self.buckets.setdefault(bucket, [0, None, {}])
+        if not _needs_seconds(t):
+            group[0] += 1
+        elif _is_number(t[4]):
+            group[1] = t[4] if group[1] is None else max(group[1], t[4])
+            group[2][t[4]] = group[2].get(t[4], 0) + 1
+
+    def covers(self, t: Normal, not_equal: bool = False) -> bool:
+        """Whether a member tolerates a superset of `t`; with `not_equal`, a member other than those
+        equal to `t` (MergeTolerations' look ahead)."""
+        equal = self.normals.get(t, 0)
+        if equal and not not_equal:
+            return True
+        key, op, value, effect, seconds = t
+        own = _bucket(t)
+        keys = {key, ""}
+        effects = {effect, ""}
+        candidates: list[tuple[str, ...]] = [("Exists", k, e) for k in keys for e in effects]
+        if op == "Equal":
+            candidates += [("Equal", key, e, value) for e in effects]
+        for bucket in candidates:
+            group = self.buckets.get(bucket)
+            if group is None:
+                continue
+            free, most, by_seconds = group
+            same = by_seconds.get(seconds, 0) if _is_number(seconds) else 0
+            if not_equal and bucket == own:  # members equal to t sit in t's own bucket and class
+                if _needs_seconds(t):
+                    same -= equal
+                else:
+                    free -= equal
+            if free > 0:
+                return True
+            if _is_number(seconds) and most is not None and (most > seconds or same > 0):
+                return True
+        return False
+
+
 def merge_tolerations(first: Sequence[Toleration], second: Sequence[Toleration]) -> list[Toleration]:
-    """`MergeTolerations`: both lists, without those another one already covers."""
+    """`MergeTolerations`: both lists, without those another one already covers: a toleration is
+    dropped when one kept before it, or a different one after it, tolerates a superset of it. The
+    API server compares every pair; `Covers` gives the same answer in linear time."""
     everything = [*first, *second]
-    merged: list[Toleration] = []
+    normals = [_normal(item.toleration) for item in everything]
+    if len(everything) <= SMALL:  # a few tolerations, as nearly every pod has: the pairwise loop is cheaper
+        kept_normals: list[Normal] = []
+        merged_small = []
+        for index, item in enumerate(everything):
+            normal = normals[index]
+            if any(_superset(kept, normal) for kept in kept_normals) or any(
+                    later != normal and _superset(later, normal) for later in normals[index + 1:]):
+                continue
+            merged_small.append(item)
+            kept_normals.append(normal)
+        return merged_small
+    later, covered_later = Covers(), [False] * len(everything)
+    for index in range(len(everything) - 1, -1, -1):
+        covered_later[index] = later.covers(normals[index], not_equal=True)
+        later.add(normals[index])
+    kept, merged = Covers(), []
     for index, item in enumerate(everything):
-        if any(is_superset(kept.toleration, item.toleration) for kept in merged):
-            continue
-        if any(_normal(item.toleration) != _normal(later.toleration) and is_superset(later.toleration, item.toleration)
-               for later in everything[index + 1:]):
+        if covered_later[index] or kept.covers(normals[index]):
             continue
         merged.append(item)
+        kept.add(normals[index])
     return merged
 
 
@@ -219,16 +335,24 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Know
     incomplete = False
     if EXTENDED_RESOURCE_TOLERATION in plugins:
         resources, incomplete = requested_extended_resources(pod)
+        present = {_normal(t.toleration)[:4] for t in tolerations}
         for resource in resources:
             added = {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
-            if not any(_normal(t.toleration)[:4] == _normal(added)[:4] for t in tolerations):
+            if _normal(added)[:4] not in present:
                 tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
 
     if whitelist and tolerations:
-        outside = [t for t in tolerations if not any(is_superset(w, t.toleration) for w in whitelist)]
+        permitted = [_normal(w) for w in whitelist]
+        if len(permitted) * len(tolerations) <= SMALL * SMALL:
+            outside = [t for t in tolerations if not any(_superset(w, _normal(t.toleration)) for w in permitted)]
+        else:
+            allowed_set = Covers(permitted)
+            outside = [t for t in tolerations if not allowed_set.covers(_normal(t.toleration))]
         if outside:
-            refusals.append(f"namespace '{namespace}''s tolerationsWhitelist does not cover "
-                            f"{', '.join(describe(t.toleration) for t in outside)} (PodTolerationRestriction)")
+            shown = ", ".join(describe(t.toleration) for t in outside[:MAX_LISTED])
+            more = f" and {len(outside) - MAX_LISTED} more" if len(outside) > MAX_LISTED else ""
+            refusals.append(f"namespace '{namespace}''s tolerationsWhitelist does not cover {shown}{more} "
+                            "(PodTolerationRestriction)")
     return Admitted(tuple(tolerations), node_selector, tuple(refusals), incomplete)
 
 

@@ -11,10 +11,19 @@ objects are read by its workload adapter (`policies/workloads/`); the rules are 
 own functions; `--config` takes the JSON that `pulumi preview --policy-pack-config` takes.
 `--platform` adds `gpu-pods-fit-a-pool` and takes the GPU taints from the platform's pools.
 
+Each violation names the field it is about (`spec.containers[0].resources.limits`) and points at
+that field's line (and column, in SARIF, where known) in YAML files; JSON files give the line of the
+document. With `--platform`, a pod gets every verdict at once: the limits rules and whether it
+fits a pool, each pool's reasons one a line.
+
 Input is treated as hostile: files over `--max-file-size` bytes, nesting deeper than 256 levels,
-alias bombs, recursive aliases, text that is not UTF-8 and unreadable or dangling paths are input
-errors with file and line, and every other file is still checked and reported, in every format.
-Exit code: 0 clean, 1 a mandatory violation, 2 bad input.
+alias and merge-key bombs, recursive aliases, tags that do not fit, duplicate keys, text that is
+not UTF-8 or holds raw control characters, unreadable or dangling paths and anything that is not a
+regular file (a FIFO, a device: never opened in a way that waits) are input errors with file and
+line, and every other file is still checked and reported, in every format. Names from the input
+are printed with control characters escaped, and no printed line can be a GitHub Actions workflow
+command. Exit code: 0 clean, 1 a mandatory violation, 2 bad input; 141 when the reader of the
+output goes away early (`| head -1`), as for any tool SIGPIPE ends.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,9 +43,12 @@ from .documents import (
     DEFAULT_LIMITS,
     DocumentError,
     Limits,
+    SourceIndex,
+    file_kind,
     gc_paused,
     load_json,
     load_yaml,
+    not_regular,
     read_bounded,
     read_file,
     safe_text,
@@ -51,6 +64,7 @@ from .rule_config import (
 )
 from .rules import RULES, Rule
 from .scope import request_scope
+from .terminal import escape_json, escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -68,6 +82,10 @@ class Violation:
     level: str
     message: str
     line: int = field(default=1, compare=False)
+    #: The field the finding is about (`spec.containers[0].resources.limits`), and the column of
+    #: its key when known (0 otherwise); `line` is that field's line where the file tells it.
+    path: str = field(default="", compare=False)
+    column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -96,6 +114,14 @@ class LoadedObject:
     doc: int
     line: int
     obj: Mapping[str, Any]
+    #: Where the fields of a YAML document were written (None for JSON: findings keep the line of
+    #: the document).
+    index: SourceIndex | None = field(default=None, compare=False, repr=False)
+
+    def locate(self, path: str) -> tuple[int, int]:
+        """(line, column) of the field at `path`, as near as the file tells (column 0: not known)."""
+        found = self.index.locate(self.obj, path) if self.index is not None and path else None
+        return found if found is not None else (self.line, 0)
 
 
 # --- Finding and reading the inputs -----------------------------------------------------------
@@ -134,10 +160,20 @@ def _walk(directory: str, errors: list[InputError], seen: set[tuple[int, int]]) 
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 if is_file:
                     files.append(path)
-                elif entry.is_symlink() and not os.path.exists(path):
-                    errors.append(InputError(path, 0, "a dangling symbolic link"))
+                else:  # a FIFO, a device or a link to one is named like a manifest: say so, never open it
+                    errors.append(InputError(path, 0, _not_a_file(path)))
         pending.extend(reversed(subdirectories))
     return files
+
+
+def _not_a_file(path: str) -> str:
+    """Why a path that is neither a regular file nor a directory cannot be read."""
+    try:
+        return not_regular(file_kind(os.stat(path).st_mode))
+    except FileNotFoundError:
+        return "a dangling symbolic link" if os.path.islink(path) else "no such file or directory"
+    except OSError as error:
+        return f"cannot read: {error.strerror or error}"
 
 
 def input_files(paths: Sequence[str], errors: list[InputError]) -> list[str]:
@@ -146,14 +182,17 @@ def input_files(paths: Sequence[str], errors: list[InputError]) -> list[str]:
     for raw in paths:
         if raw == STDIN:
             files.append(STDIN)
-        elif os.path.isdir(raw):
+            continue
+        try:
+            mode = os.stat(raw).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISDIR(mode):
             files.extend(_walk(raw, errors, seen))
-        elif os.path.isfile(raw):
+        elif stat.S_ISREG(mode):
             files.append(raw)
-        elif os.path.islink(raw):
-            errors.append(InputError(raw, 0, "a dangling symbolic link"))
         else:
-            errors.append(InputError(raw, 0, "no such file or directory"))
+            errors.append(InputError(raw, 0, _not_a_file(raw)))
     return files
 
 
@@ -173,23 +212,26 @@ def load_objects(text: str, file: str, limits: Limits, errors: list[InputError])
     are input errors, and the rest of the file is kept (the documents before a YAML syntax error
     included)."""
     broken: DocumentError | None = None
+    index = None if file.endswith(".json") else SourceIndex()
     try:
-        documents = [(1, load_json(text, limits))] if file.endswith(".json") else load_yaml(text, limits)
+        documents = [(1, load_json(text, limits))] if index is None else load_yaml(text, limits, index=index)
     except DocumentError as problem:
         documents, broken = problem.complete, problem
+    if index is not None:
+        errors.extend(InputError(file, duplicate.line, duplicate.message) for duplicate in index.duplicates)
     objects: list[LoadedObject] = []
-    for index, (line, document) in enumerate(documents):
+    for number, (line, document) in enumerate(documents):
         if document is None:
             continue
         if not isinstance(document, Mapping):
-            errors.append(InputError(file, line, f"document {index} is a {type(document).__name__}, not a Kubernetes "
+            errors.append(InputError(file, line, f"document {number} is a {type(document).__name__}, not a Kubernetes "
                                                  "object (a mapping)"))
             continue
         items = document.get("items")
         if isinstance(document.get("kind"), str) and document["kind"].endswith("List") and isinstance(items, list):
-            objects.extend(LoadedObject(file, index, line, item) for item in items if isinstance(item, Mapping))
+            objects.extend(LoadedObject(file, number, line, item, index) for item in items if isinstance(item, Mapping))
         else:
-            objects.append(LoadedObject(file, index, line, document))
+            objects.append(LoadedObject(file, number, line, document, index))
     if broken is not None:
         errors.append(InputError(file, broken.line, broken.message))
     return objects
@@ -217,19 +259,19 @@ CHECKER_RULES: tuple[Rule, ...] = tuple(rule for rule in RULES.values() if rule.
 
 
 def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], context: Context,
-                 platform: Platform | None = None) -> list[tuple[str, str, str]]:
-    """(policy, level, message) for every finding of the pod rules on one object, in one request
-    scope (what the rules derive from a pod is computed once for all of them)."""
+                 platform: Platform | None = None) -> list[tuple[str, str, str, str]]:
+    """(policy, level, message, field path) for every finding of the pod rules on one object, in one
+    request scope (what the rules derive from a pod is computed once for all of them)."""
     with request_scope():
         pods = pod_specs_of(obj, context)
         if not pods:
             return []
         identity = object_identity(obj)
-        results: list[tuple[str, str, str]] = []
+        results: list[tuple[str, str, str, str]] = []
         for rule in CHECKER_RULES:
             config = configs[rule.name]
             if config.level != "disabled":
-                results.extend((rule.name, config.level, finding.message)
+                results.extend((rule.name, config.level, finding.message, finding.path)
                                for finding in rule.check_pods(pods, config, context, platform, identity))
         return results
 
@@ -248,8 +290,10 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
         except RecursionError:
             report.errors.append(InputError(loaded.file, loaded.line, "nested too deeply to check"))
             continue
-        report.violations.extend(Violation(loaded.file, loaded.doc, kind, name, policy, level, message, loaded.line)
-                                 for policy, level, message in findings)
+        for policy, level, message, path in findings:
+            line, column = loaded.locate(path)
+            report.violations.append(Violation(loaded.file, loaded.doc, kind, name, policy, level, message, line,
+                                               path, column))
     return report
 
 
@@ -264,12 +308,17 @@ def check_paths(paths: Sequence[str], configs: Mapping[str, RuleConfig], stdin: 
 
 
 def render_text(report: Report) -> str:
+    """One line per input error, a head line and the indented message per violation, and a
+    summary. Names from the input stay on their line, and the whole text passes `safe_text`: no
+    control character, and no line that GitHub Actions would run as a workflow command."""
     lines = []
     for error in report.errors:
-        lines.append(f"{error.file}:{error.line}: error: {error.message}")
+        lines.append(f"{escape_line(error.file)}:{error.line}: error: {error.message}")
     for v in report.violations:
         indented = v.message.replace("\n", "\n    ")
-        lines.append(f"{v.file}:{v.line} (document {v.doc}) {v.kind}/{v.name} [{v.level}] {v.policy}:\n    {indented}")
+        at = f" at {escape_line(v.path)}" if v.path else ""
+        lines.append(f"{escape_line(v.file)}:{v.line} (document {v.doc}) {escape_line(v.kind)}/{escape_line(v.name)} "
+                     f"[{v.level}] {v.policy}{at}:\n    {indented}")
     mandatory = sum(v.level == "mandatory" for v in report.violations)
     lines.append(f"{report.checked} object(s) checked: {mandatory} mandatory and "
                  f"{len(report.violations) - mandatory} advisory violation(s), {len(report.errors)} input error(s)")
@@ -278,8 +327,8 @@ def render_text(report: Report) -> str:
 
 def render_json(report: Report) -> str:
     violations = [asdict(violation) for violation in report.violations]
-    return json.dumps({"violations": violations, "errors": [asdict(e) for e in report.errors],
-                       "checked": report.checked}, indent=2)
+    return escape_json(json.dumps({"violations": violations, "errors": [asdict(e) for e in report.errors],
+                                   "checked": report.checked}, indent=2))
 
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -297,27 +346,34 @@ def sarif_rules() -> list[dict[str, Any]]:
 
 def render_sarif(report: Report) -> str:
     """SARIF 2.1.0, as GitHub code scanning reads it: mandatory violations and input errors are
-    errors, advisory ones warnings, each located at the first line of its document."""
+    errors, advisory ones warnings, each located at the line (and column, where known) of the field
+    it is about, with that field's path as its logical location."""
     rules = sarif_rules()
     rules.append({"id": "input-error", "name": "input-error", "shortDescription": {"text": "The input could not be read."},
                   "defaultConfiguration": {"level": "error"}})
 
-    def location(file: str, line: int) -> list[dict[str, Any]]:
+    def location(file: str, line: int, column: int = 0, path: str = "") -> list[dict[str, Any]]:
         uri = "stdin" if file == STDIN_NAME else Path(file).as_posix()
-        return [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": max(1, line)}}}]
+        region: dict[str, int] = {"startLine": max(1, line)}
+        if column > 0:
+            region["startColumn"] = column
+        found: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
+        if path:
+            found["logicalLocations"] = [{"fullyQualifiedName": path, "kind": "member"}]
+        return [found]
 
     results = [{
         "ruleId": v.policy, "level": "error" if v.level == "mandatory" else "warning",
         "message": {"text": f"{v.kind}/{v.name} (document {v.doc}): {v.message}"},
-        "locations": location(v.file, v.line),
+        "locations": location(v.file, v.line, v.column, v.path),
     } for v in report.violations]
     results += [{"ruleId": "input-error", "level": "error", "message": {"text": e.message},
                  "locations": location(e.file, e.line)} for e in report.errors]
-    return json.dumps({
+    return escape_json(json.dumps({
         "$schema": SARIF_SCHEMA, "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "gpu-aks-policies", "version": __version__, "rules": rules}},
                   "results": results}],
-    }, indent=2)
+    }, indent=2))
 
 
 RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif}
@@ -362,7 +418,7 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
 
 def run() -> None:
     """The `gpu-aks-check` command."""
-    sys.exit(main())
+    run_cli(main)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from .quantities import shown
 CONTRACT_VERSION = 2
 #: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
 READABLE_CONTRACT_VERSIONS = (1, 2)
+_ABSENT = object()
 #: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
 MAX_COUNT = 1_000_000
 
@@ -293,8 +294,9 @@ class PlatformContract(_Written):
             raise ContractError("expected the platform stack's outputs (with gpuPools), `python -m tools.preview STACK "
                                 "--json` output, or the gpuPools map alone")
         document = raw if pools is not raw else {}
-        version = document.get("contractVersion")
-        if version is not None and (isinstance(version, bool) or version not in READABLE_CONTRACT_VERSIONS):
+        # Absent means the gpuPools map alone; a null, like any other value, has to be a version we read.
+        version = document.get("contractVersion", _ABSENT)
+        if version is not _ABSENT and (isinstance(version, bool) or version not in READABLE_CONTRACT_VERSIONS):
             raise ContractError(f"contractVersion: {shown(version)} is not a version this release reads; it reads "
                                 f"{', '.join(map(str, READABLE_CONTRACT_VERSIONS))}: upgrade gpu-aks to read this "
                                 "platform's outputs")

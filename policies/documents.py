@@ -12,10 +12,25 @@ Pull requests bring manifests from anyone, so every input is treated as hostile:
   file is a small graph. Documents that use anchors are walked once, iteratively, each node visited
   once: a recursive alias and a graph over `Limits.max_nodes` are input errors. Callers that expand
   aliases (stack config becomes JSON) pass `expanded=True`, which counts every path instead;
-- numbers: Python refuses to convert integers of over 4300 digits; such a scalar stays text, and
-  the rules report it as an unusable quantity instead of crashing;
-- text: bytes that are not UTF-8 are an input error naming the offset; error messages never quote
-  the offending line (it may belong to a Secret), only its line and column.
+- merge keys (`<<`): expanding one copies every merged entry, so a chain of them builds N**2/2
+  entries from N lines. They are flattened iteratively, and each copied entry counts against the
+  same `max_nodes` budget before it is copied (go-yaml refuses such documents: "excessive aliasing");
+- tags and scalars: explicit `!!float`/`!!bool`/`!!timestamp` whose text does not fit, and tags
+  this reader does not know, are YAML errors at their line that quote neither the text nor the
+  tag; plain scalars that look like YAML 1.1 timestamps stay strings, as Kubernetes keeps them;
+- numbers: Python refuses to convert decimal integers of over 4300 digits, and prints no longer
+  one in any base; such a scalar (hexadecimal, octal, binary or base 60 too) stays text, and the
+  rules report it as an unusable quantity instead of crashing;
+- duplicate keys are recorded with both lines (`SourceIndex.duplicates`; the API server's strict
+  field validation refuses them), or refused when the caller keeps no index (stack files: go-yaml
+  v3 refuses them);
+- where each mapping and key was written is recorded while loading (`SourceIndex`), so a finding
+  names the line and column of its field, not the first line of its document;
+- files: only regular files are read, and nothing blocks: a FIFO, a device or a directory is an
+  input error found by fstat on a descriptor opened without waiting (O_NONBLOCK);
+- text: bytes that are not UTF-8 are an input error naming the offset, raw control characters
+  name their line and code; error messages never quote the offending line (it may belong to a
+  Secret), only its line and column.
 
 Every problem is an `DocumentError` with a 1-based line (0 when no line applies). No Pulumi imports.
 """
@@ -33,6 +48,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from .terminal import escape_text
 
 _CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -65,9 +82,11 @@ class DocumentError(Exception):
 
 
 def safe_text(text: str) -> str:
-    """Text that any UTF-8 terminal can print: lone surrogates (from JSON `\\ud800` escapes or
-    undecodable file names) become backslash escapes instead of crashing the write."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """Text that any UTF-8 terminal or CI log can show and that input cannot steer: controls, lone
+    surrogates (from JSON `\\ud800` escapes or undecodable file names) and invisible characters
+    become backslash escapes, and no line can be a GitHub Actions workflow command
+    (`terminal.escape_text`)."""
+    return escape_text(text)
 
 
 def decode(data: bytes) -> str:
@@ -95,16 +114,43 @@ def read_bounded(stream: Any, limits: Limits = DEFAULT_LIMITS, hint: str = "", s
     raise DocumentError(0, f"larger than the {limits.max_bytes}-byte limit{hint}")
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a message."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def not_regular(kind: str) -> str:
+    return f"not a regular file ({kind}): only regular files are read"
+
+
+#: Open flags that never wait: a FIFO opened for reading blocks until a writer comes, unless
+#: O_NONBLOCK; O_NOCTTY keeps a terminal device from becoming the controlling terminal.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_file(path: str, limits: Limits = DEFAULT_LIMITS, hint: str = "") -> str:
-    """A file's text within `limits.max_bytes`: the one way every tool reads a file it was handed.
-    Too large, unreadable (missing, a directory, no permission) or not UTF-8 is a DocumentError
-    (line 0 unless a bad byte has one). A regular file over the limit is refused by its size before
-    any read; otherwise it is read in one call, and a file that grew meanwhile is read on, bounded."""
+    """A regular file's text within `limits.max_bytes`: the one way every tool reads a file it was
+    handed. Missing, unreadable, not a regular file (a FIFO, a device, a directory: they would block
+    or never end), too large or not UTF-8 is a DocumentError (line 0 unless a bad byte has one).
+    Nothing blocks: the path is opened without waiting (O_NONBLOCK: a FIFO with no writer opens at
+    once) and the open file is checked with fstat before any read (a stat before the open would
+    cost a system call per file and could be raced anyway); a file over the limit is refused by its
+    size before any read, and one that grows meanwhile is read on, bounded."""
     try:
-        with open(path, "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return read_bounded(stream, limits, hint)
+        descriptor = os.open(path, _OPEN_FLAGS)
+        try:
+            info = os.fstat(descriptor)
+        except OSError:
+            os.close(descriptor)
+            raise
+        if not stat.S_ISREG(info.st_mode):
+            os.close(descriptor)
+            raise DocumentError(0, not_regular(file_kind(info.st_mode)))
+        with open(descriptor, "rb") as stream:
             if info.st_size > limits.max_bytes:
                 raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit{hint}")
             data = stream.read(info.st_size + 1)
@@ -132,40 +178,333 @@ def gc_paused() -> Iterator[None]:
 
 # --- YAML -----------------------------------------------------------------------------------------
 
+_STR = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG  # the very object the resolver returns
+_SEQ = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
+_MAP = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
+_MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_ScalarNode = yaml.ScalarNode
+_MappingNode = yaml.MappingNode
+_SequenceNode = yaml.SequenceNode
+#: Python prints integers of at most 4300 decimal digits (`sys.int_info.str_digits_check_threshold`
+#: aside); 2**14000 has 4215. Longer ones, in any base, stay text.
+_MAX_INT_BITS = 14_000
+#: Duplicate keys reported per file (each one is an input error; a file of thousands needs no more).
+MAX_DUPLICATES_REPORTED = 100
+
+
+def _shown_key(key: Any) -> str:
+    text = key if isinstance(key, str) else repr(key)
+    return repr(text if len(text) <= 64 else text[:61] + "...")
+
+
+_PATH_SEPARATOR = re.compile(r"[.\[]")
+
+
+class SourceIndex:
+    """Where each mapping of a YAML stream and each of its keys was written, recorded while the
+    documents are built (one list of line numbers per mapping), so a finding's field path leads to
+    its line: `locate(obj, "spec.containers[0].resources.limits")`. Also the duplicate keys found,
+    as DocumentErrors (the API server's strict field validation refuses them; the last value wins
+    here, as in non-strict decoding).
+
+    Entries are keyed by the identity of the built dicts, so they hold while the documents live."""
+
+    def __init__(self) -> None:
+        #: id(mapping) -> [line, column (0 for a flow mapping), line of key 0, line of key 1, ...],
+        #: keys in the dict's order; a key merged in (`<<`) from another mapping has its line negated
+        #: (its column is not the mapping's).
+        self.mappings: dict[int, list[int]] = {}
+        self.duplicates: list[DocumentError] = []
+        self._keys: dict[int, dict[Any, int]] = {}
+
+    def _key_line(self, mapping: Mapping[Any, Any], key: Any) -> int:
+        if len(mapping) <= 16:  # most mappings: a scan costs less than a lookup table
+            entry = self.mappings.get(id(mapping), [])
+            for position, candidate in enumerate(mapping):
+                if candidate == key:
+                    return entry[position + 2] if position + 2 < len(entry) else 0
+            return 0
+        lines = self._keys.get(id(mapping))
+        if lines is None:
+            entry = self.mappings.get(id(mapping), [])
+            lines = self._keys[id(mapping)] = dict(zip(mapping, entry[2:], strict=False))
+        return lines.get(key, 0)
+
+    def locate(self, obj: Any, path: str) -> tuple[int, int] | None:
+        """(line, column) of the deepest part of `path` (`a.b[0].c`) written in `obj`: the line of
+        the last key found, or of the list item's mapping. Column 0: not known. None when not even
+        the first step is found. A key may hold dots (`nvidia.com/gpu`): at each mapping the
+        shortest key the path goes on with is taken, so one pass over the path suffices."""
+        node, start = obj, 0
+        # The deepest place found: (mapping, its entry, key) for a key, (None, entry, None) for an item.
+        last: tuple[Any, list[int], Any] | None = None
+        ends = [match.start() for match in _PATH_SEPARATOR.finditer(path)]
+        ends.append(len(path))
+        final = len(ends) - 1
+        end_at = 0
+        mappings = self.mappings
+        while start < len(path):
+            if type(node) is dict:
+                entry = mappings.get(id(node))
+                if entry is None:
+                    break
+                while ends[end_at] <= start and end_at < final:
+                    end_at += 1
+                chosen = None
+                for candidate in range(end_at, final + 1):
+                    key = path[start:ends[candidate]]
+                    if key in node:
+                        chosen = candidate
+                        # A shorter key whose value cannot hold the rest of the path is only a
+                        # fallback for a longer one (`nvidia` beside `nvidia.com/gpu`).
+                        if candidate == final or type(node[key]) in (dict, list):
+                            break
+                if chosen is None:
+                    break
+                end = ends[chosen]
+                key = path[start:end]
+                last = (node, entry, key)
+                node, start = node[key], end + 1 if path.startswith(".", end) else end
+            elif type(node) is list and path.startswith("[", start):
+                close = path.find("]", start)
+                index = path[start + 1:close]
+                if close < 0 or not index.isdigit() or int(index) >= len(node):
+                    break
+                node, start = node[int(index)], close + 1
+                if path.startswith(".", start):
+                    start += 1
+                entry = mappings.get(id(node)) if type(node) is dict else None
+                if entry is not None:
+                    last = (None, entry, None)
+            else:
+                break
+        if last is None:
+            return None
+        mapping, entry, key = last
+        if mapping is None:
+            return entry[0], entry[1]
+        line = self._key_line(mapping, key)
+        return (-line, 0) if line < 0 else (line or entry[0], entry[1])
+
 
 class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
-    """libyaml's safe loader that records where each document starts and keeps integers too long
-    for Python as their text."""
+    """libyaml's safe loader, read as Kubernetes reads YAML and with bounded work:
 
-    def __init__(self, stream: str) -> None:
+    - where each document starts, and each mapping and key (a SourceIndex), is recorded;
+    - plain scalars that look like YAML 1.1 timestamps stay strings, as sigs.k8s.io/yaml keeps them
+      (gopkg.in/yaml.v2 `decode.go`, `d.scalar`: a timestamp decoded into an interface{} is set
+      "as a string" "for backward compatibility"), so `2023-02-30` is text;
+    - explicit core tags whose text does not fit (`!!float TEXT`, `!!bool TEXT`, `!!timestamp TEXT`)
+      and tags it does not know are YAML errors at their line, never quoting the text or the tag;
+    - integers too long for Python to print, in any base, stay their text;
+    - merge keys (`<<`) are expanded by copying, so their entries count against `max_nodes`, the
+      alias budget, before they are copied (go-yaml refuses such documents: "excessive aliasing");
+    - keys given twice in one mapping are recorded (SourceIndex.duplicates).
+    """
+
+    def __init__(self, stream: str, limits: Limits = DEFAULT_LIMITS) -> None:
         super().__init__(stream)
         self.document_lines: list[int] = []
+        self.index = SourceIndex()
+        self.merge_budget = limits.max_nodes
+        self.merged_entries = 0
+        self._flat: dict[int, list[Any]] = {}
 
     def construct_document(self, node: Any) -> Any:
         self.document_lines.append(node.start_mark.line + 1)
-        return super().construct_document(node)
+        try:
+            return super().construct_document(node)
+        finally:
+            self._flat = {}
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         # libyaml's composer asks for the tag of every scalar. For a plain scalar the safe resolver's
         # answer depends on its text alone (no path resolvers are registered), and manifests repeat
         # the same keys and values thousands of times: remember the answers.
-        if kind is yaml.ScalarNode and implicit[0]:
+        if kind is _ScalarNode and implicit[0]:
             tag = _PLAIN_SCALAR_TAGS.get(value)
             if tag is None:
                 tag = super().resolve(kind, value, implicit)
+                if tag == _TIMESTAMP:
+                    tag = _STR
                 if len(value) <= 64 and len(_PLAIN_SCALAR_TAGS) < 100_000:
                     _PLAIN_SCALAR_TAGS[value] = tag
             return tag
-        return super().resolve(kind, value, implicit)
+        # Without path resolvers the answer for anything else is the default tag of its kind
+        # (BaseResolver.resolve), given here without the call.
+        if kind is _ScalarNode:
+            return _STR
+        return _SEQ if kind is _SequenceNode else _MAP
+
+    # Scalars ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _refuse(node: Any, what: str) -> yaml.constructor.ConstructorError:
+        return yaml.constructor.ConstructorError(None, None, what, node.start_mark)
 
     def construct_yaml_int(self, node: Any) -> Any:
+        text = self.construct_scalar(node)
+        if len(text) > 4300:
+            return text
         try:
-            return super().construct_yaml_int(node)
-        except ValueError:
-            return self.construct_scalar(node)
+            value = super().construct_yaml_int(node)
+        except (ValueError, IndexError):
+            return text
+        return text if value.bit_length() > _MAX_INT_BITS else value
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_float(node)
+        except (ValueError, TypeError, OverflowError, IndexError):
+            raise self._refuse(node, "a value tagged !!float is not a number") from None
+
+    def construct_yaml_bool(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_bool(node)
+        except (KeyError, AttributeError):
+            raise self._refuse(node, "a value tagged !!bool is not true or false") from None
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        try:
+            super().construct_yaml_timestamp(node)
+        except (ValueError, TypeError, AttributeError, OverflowError, IndexError):
+            raise self._refuse(node, "a value tagged !!timestamp is not a date or time") from None
+        return self.construct_scalar(node)  # a valid one stays its text, as Kubernetes keeps it
+
+    def construct_yaml_binary(self, node: Any) -> Any:
+        super().construct_yaml_binary(node)  # a ConstructorError when it is not base64
+        return self.construct_scalar(node)  # the text: Kubernetes objects carry base64 as strings
+
+    def construct_undefined(self, node: Any) -> Any:
+        raise self._refuse(node, "a tag this reader does not know (only YAML's standard tags, such as !!str and "
+                                 "!!int, are read)")
+
+    # Collections ------------------------------------------------------------------------------
+
+    def construct_yaml_seq(self, node: Any) -> Any:
+        data: list[Any] = []
+        yield data
+        construct = self.construct_object
+        data.extend([child.value if child.tag == _STR and type(child) is _ScalarNode else construct(child)
+                     for child in node.value])
+
+    def construct_yaml_map(self, node: Any) -> Any:
+        data: dict[Any, Any] = {}
+        yield data
+        self._fill_mapping(data, node)
+
+    def _fill_mapping(self, data: dict[Any, Any], node: Any) -> None:
+        mark = node.start_mark
+        lines = [mark.line + 1, 0 if node.flow_style else mark.column + 1]
+        self.index.mappings[id(data)] = lines
+        construct = self.construct_object
+        merges = False
+        duplicates: list[tuple[Any, int]] = []
+        for key_node, value_node in node.value:
+            tag = key_node.tag
+            if type(key_node) is _ScalarNode and tag in (_STR, _VALUE):
+                key = key_node.value
+            elif tag == _MERGE:
+                merges = True
+                continue
+            else:
+                key = construct(key_node)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError("while constructing a mapping", mark, "found unhashable key",
+                                                            key_node.start_mark) from None
+            value = value_node.value if value_node.tag == _STR and type(value_node) is _ScalarNode \
+                else construct(value_node)
+            if key in data:
+                duplicates.append((key, key_node.start_mark.line + 1))
+            else:
+                lines.append(key_node.start_mark.line + 1)
+            data[key] = value
+        if duplicates:
+            self._duplicates(data, lines, duplicates)
+        if merges:
+            # Merged entries never override the mapping's own keys; the first source wins over later
+            # ones (the YAML merge-key spec, as PyYAML and go-yaml read it).
+            for key_node, value_node in reversed(self._flattened(node)):
+                key = key_node.value if type(key_node) is _ScalarNode and key_node.tag == _STR else construct(key_node)
+                if key not in data:
+                    lines.append(-key_node.start_mark.line - 1)  # negative: written in another mapping
+                    data[key] = construct(value_node)
+
+    def _duplicates(self, data: Mapping[Any, Any], lines: list[int], duplicates: list[tuple[Any, int]]) -> None:
+        first_lines = dict(zip(data, lines[2:], strict=False))
+        for key, line in duplicates:
+            if len(self.index.duplicates) >= MAX_DUPLICATES_REPORTED:
+                return
+            self.index.duplicates.append(DocumentError(line, f"duplicate key {_shown_key(key)} (first at line "
+                                                             f"{first_lines.get(key, '?')}): the API server's strict "
+                                                             "field validation refuses it; here the last value wins"))
+
+    def _sources(self, node: Any) -> list[Any]:
+        """The mappings a mapping's `<<` keys merge, later sources first (so earlier ones win)."""
+        sources = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE:
+                continue
+            if type(value_node) is _MappingNode:
+                sources.append(value_node)
+            elif type(value_node) is _SequenceNode and all(type(item) is _MappingNode for item in value_node.value):
+                sources.extend(reversed(value_node.value))
+            else:
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                        "a merge key (<<) takes a mapping or a list of mappings",
+                                                        value_node.start_mark)
+        return sources
+
+    def _flattened(self, node: Any) -> list[Any]:
+        """The (key, value) node pairs a mapping's merge keys bring, in assignment order (later wins),
+        sources' own merges included. Iterative and memoised per document; every copied pair counts
+        against the alias budget before it is copied."""
+        flat = self._flat
+        stack = [(node, iter(self._sources(node)))]
+        on_stack = {id(node)}
+        while stack:
+            current, sources = stack[-1]
+            for source in sources:
+                if id(source) in flat:
+                    continue
+                if not any(key.tag == _MERGE for key, _ in source.value):
+                    flat[id(source)] = source.value
+                    continue
+                if id(source) in on_stack:
+                    raise yaml.constructor.ConstructorError(None, None, "a merge key (<<) merges a mapping into "
+                                                                        "itself", source.start_mark)
+                stack.append((source, iter(self._sources(source))))
+                on_stack.add(id(source))
+                break
+            else:
+                merged: list[Any] = []
+                for source in self._sources(current):
+                    pairs = flat[id(source)]
+                    self.merged_entries += len(pairs)
+                    if self.merged_entries > self.merge_budget:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"more than {self.merge_budget} entries once merge keys (<<) are expanded (a "
+                                        "merge bomb?)", current.start_mark)
+                    merged.extend(pairs)
+                if current is not node:
+                    merged.extend((key, value) for key, value in current.value if key.tag != _MERGE)
+                flat[id(current)] = merged
+                stack.pop()
+                on_stack.discard(id(current))
+        return flat.pop(id(node))
 
 
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+for _tag, _constructor in (("int", _BoundedLoader.construct_yaml_int), ("float", _BoundedLoader.construct_yaml_float),
+                           ("bool", _BoundedLoader.construct_yaml_bool),
+                           ("timestamp", _BoundedLoader.construct_yaml_timestamp),
+                           ("binary", _BoundedLoader.construct_yaml_binary),
+                           ("seq", _BoundedLoader.construct_yaml_seq), ("map", _BoundedLoader.construct_yaml_map)):
+    _BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _constructor)
+_BoundedLoader.add_constructor(None, _BoundedLoader.construct_undefined)
 assert not _BoundedLoader.yaml_path_resolvers, "the scalar tag cache assumes no path resolvers"
 _PLAIN_SCALAR_TAGS: dict[str, str] = {}
 
@@ -214,40 +553,65 @@ def check_nesting(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
         return  # the loader reports the syntax error itself, with its line
 
 
-def yaml_problem(error: yaml.YAMLError) -> DocumentError:
-    """A YAML error as file line and problem, never with the snippet of the offending line."""
+def yaml_problem(error: yaml.YAMLError, text: str = "") -> DocumentError:
+    """A YAML error as file line and problem, never with the snippet of the offending line. A bad
+    character (a raw control byte) is named by its code and line; libyaml gives its byte offset."""
+    if isinstance(error, yaml.reader.ReaderError):
+        line = text.encode("utf-8", "surrogatepass")[:error.position].count(b"\n") + 1 if text else 0
+        character = error.character
+        code = f" (0x{character:02x})" if isinstance(character, int) else ""
+        return DocumentError(line, f"invalid YAML: {error.reason}{code}; YAML allows tab, line breaks and printable "
+                                   "characters")
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or "not valid YAML"
     column = f", column {mark.column + 1}" if mark is not None else ""
     return DocumentError(mark.line + 1 if mark is not None else 0, f"invalid YAML{column}: {problem}")
 
 
-def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False) -> list[tuple[int, Any]]:
-    """(line, document) for every document in a YAML stream (empty documents included, as None)."""
+def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False,
+              index: SourceIndex | None = None) -> list[tuple[int, Any]]:
+    """(line, document) for every document in a YAML stream (empty documents included, as None).
+
+    With `index`, where each mapping and key was written and the duplicate keys are recorded in it;
+    without, a duplicate key is a DocumentError, as go-yaml v3 (Pulumi's stack files) refuses it."""
     check_nesting(text, limits)
-    loader = _BoundedLoader(text)
+    loader = _BoundedLoader(text, limits)
     documents: list[Any] = []
     try:
         while loader.check_data():
             documents.append(loader.get_data())
-    except yaml.YAMLError as error:
-        problem = yaml_problem(error)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            OverflowError, MemoryError) as error:
+        if isinstance(error, yaml.YAMLError):
+            problem = yaml_problem(error, text)
+        elif isinstance(error, RecursionError):
+            problem = DocumentError(0, f"nested more than {limits.max_depth} levels deep")
+        else:  # a constructor's own error: its text may quote the value, so only its kind is told
+            line = loader.document_lines[-1] if len(loader.document_lines) > len(documents) else 0
+            problem = DocumentError(line, f"invalid YAML: a value in the document starting here cannot be read "
+                                          f"({type(error).__name__})")
         # libyaml may report a problem at the end of the stream, one line past the last.
         last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
-        complete = _checked(documents, loader.document_lines, text, limits, expanded)
-        raise DocumentError(min(problem.line, max(last_line, 1)), problem.message, complete) from None
-    except RecursionError:
-        raise DocumentError(0, f"nested more than {limits.max_depth} levels deep") from None
+        complete = _checked(documents, loader, text, limits, expanded, index)
+        line = min(problem.line, max(last_line, 1))
+        raise DocumentError(line, problem.message, complete) from None
     finally:
         loader.dispose()
-    return _checked(documents, loader.document_lines, text, limits, expanded)
+    return _checked(documents, loader, text, limits, expanded, index)
 
 
-def _checked(documents: list[Any], lines: list[int], text: str, limits: Limits, expanded: bool) -> list[tuple[int, Any]]:
-    pairs = [(lines[index] if index < len(lines) else 1, document) for index, document in enumerate(documents)]
+def _checked(documents: list[Any], loader: _BoundedLoader, text: str, limits: Limits, expanded: bool,
+             index: SourceIndex | None) -> list[tuple[int, Any]]:
+    lines = loader.document_lines
+    pairs = [(lines[number] if number < len(lines) else 1, document) for number, document in enumerate(documents)]
     if expanded or "&" in text:
         for line, document in pairs:
-            check_structure(document, line, limits, expanded)
+            check_structure(document, line, limits, expanded, start=loader.merged_entries)
+    if index is not None:
+        index.mappings.update(loader.index.mappings)
+        index.duplicates.extend(loader.index.duplicates)
+    elif loader.index.duplicates:
+        raise loader.index.duplicates[0]
     return pairs
 
 
@@ -305,12 +669,14 @@ def _children(node: Any) -> Iterator[Any]:
         yield from node
 
 
-def check_structure(document: Any, line: int, limits: Limits = DEFAULT_LIMITS, expanded: bool = False) -> None:
+def check_structure(document: Any, line: int, limits: Limits = DEFAULT_LIMITS, expanded: bool = False,
+                    start: int = 0) -> None:
     """Walk a loaded document iteratively: no recursive alias, at most `max_depth` levels, at most
-    `max_nodes` nodes (distinct ones, or every path when `expanded`)."""
+    `max_nodes` nodes (distinct ones, or every path when `expanded`), `start` of them already spent
+    (on entries copied by merge keys)."""
     visited: set[int] = set()
     on_path: set[int] = set()
-    count = 0
+    count = start
     # Each entry: (node, depth, leaving). Containers are marked on the path while their children
     # are walked, so a child that is one of them is a recursive alias.
     stack: list[tuple[Any, int, bool]] = [(document, 1, False)]

@@ -27,6 +27,7 @@ from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
 from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config, with_platform_taints
+from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 
 
@@ -61,7 +62,7 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
         return 2
     objects, errors = read_inputs(args.paths, stdin=stdin)
     for problem in errors:
-        print(safe_text(f"{problem.file}:{problem.line}: error: {problem.message}"), file=sys.stderr)
+        print(safe_text(f"{escape_line(problem.file)}:{problem.line}: error: {problem.message}"), file=sys.stderr)
     explanations = explain_all((o.obj for o in objects), platform)
     print(safe_text(render(explanations)), file=out)
     if errors:
@@ -71,7 +72,7 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
 
 def run() -> None:
     """The `gpu-aks-explain` command."""
-    sys.exit(main())
+    run_cli(main)
 
 
 if __name__ == "__main__":

@@ -27,21 +27,21 @@ from .catalog import (
     aks_node_labels,
 )
 from .contract import ContractError, PlatformContract
-from .documents import DocumentError, Limits, load_json, read_file
+from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
-from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container
+from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
+    HARD_TAINT_EFFECTS,
     TaintSyntaxError,
     format_taint,
     node_selector_term_matches,
     parse_taint,
     required_node_terms,
-    tolerates,
     toleration_for,
-    untolerated_taints,
 )
+from .terminal import escape_line
 from .workloads import Context
 
 
@@ -68,15 +68,15 @@ def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
     NoSchedule ones other than the Spot taint AKS puts on Spot nodes (a pod chooses Spot on its
     own), each once. Text that is not a taint is skipped. The rules' `gpuTaints` and the admission
     policy are built from this."""
-    taints: list[Mapping[str, str]] = []
+    taints: dict[tuple[str, str, str], Mapping[str, str]] = {}  # a dict keeps the order and stays linear
     for text in texts:
         try:
             taint = parse_taint(text)
         except TaintSyntaxError:
             continue
-        if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule" and taint not in taints:
-            taints.append(taint)
-    return tuple(taints)
+        if taint["key"] != SPOT_LABEL and taint["effect"] == "NoSchedule":
+            taints.setdefault((taint["key"], taint["value"], taint["effect"]), taint)
+    return tuple(taints.values())
 
 
 def platform_from_outputs(raw: Any) -> Platform:
@@ -191,8 +191,53 @@ def _pool_labels(name: str, pool: Mapping[str, Any]) -> dict[str, str]:
                            bool(pool.get("spot")))
 
 
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+class Tolerating:
+    """Which of a pod's tolerations tolerate a taint, by lookup instead of a scan, with the answers
+    of `scheduling.tolerates` (Kubernetes' `ToleratesTaint`): an empty key or effect matches every
+    one, Exists ignores the value, Equal (the default) needs it. Built once per pod, so a pod with
+    thousands of tolerations against thousands of pools and taints stays linear."""
+
+    def __init__(self, tolerations: Sequence[Toleration]) -> None:
+        #: (operator, key, effect[, value]) -> (index of the first such toleration, whether any is written)
+        self.groups: dict[tuple[Any, ...], tuple[int, bool]] = {}
+        for index, item in enumerate(tolerations):
+            toleration = item.toleration
+            if not isinstance(toleration, Mapping):
+                continue
+            key, effect = toleration.get("key") or "", toleration.get("effect") or ""
+            operator = toleration.get("operator") or "Equal"
+            value = toleration.get("value") or ""
+            # A key, effect or value that is a list or a map equals no taint's text: it tolerates nothing.
+            if not (_hashable(key) and _hashable(effect)) or operator not in ("Exists", "Equal"):
+                continue
+            if operator == "Equal" and not _hashable(value):
+                continue
+            group = (operator, key, effect) if operator == "Exists" else (operator, key, effect, value)
+            first, written = self.groups.get(group, (index, False))
+            self.groups[group] = (first, written or item.source == WRITTEN)
+
+    def first(self, taint: Mapping[str, str]) -> tuple[int | None, bool]:
+        """The index of the first toleration that tolerates `taint` (None if none does), and whether
+        one that does was written in the pod spec."""
+        first: int | None = None
+        written = False
+        value = taint.get("value") or ""
+        for key in {taint["key"], ""}:
+            for effect in {taint["effect"], ""}:
+                for group in (("Exists", key, effect), ("Equal", key, effect, value)):
+                    found = self.groups.get(group)
+                    if found is not None:
+                        first = found[0] if first is None else min(first, found[0])
+                        written = written or found[1]
+        return first, written
+
+
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
-                 name: str, pool: Mapping[str, Any]) -> PoolVerdict:
+                 name: str, pool: Mapping[str, Any], tolerating: Tolerating | None = None) -> PoolVerdict:
     labels = _pool_labels(name, pool)
     reasons, notes = [], []
     taints = []
@@ -201,18 +246,21 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
             taints.append(parse_taint(text))
         except TaintSyntaxError:
             continue
-    tolerations = [t.toleration for t in admitted.tolerations]
-    for taint in untolerated_taints(tolerations, taints):
+    tolerating = tolerating or Tolerating(admitted.tolerations)
+    matches = [tolerating.first(taint) for taint in taints]
+    untolerated = [taint for taint, (first, _) in zip(taints, matches, strict=True)
+                   if first is None and taint.get("effect") in HARD_TAINT_EFFECTS]
+    for taint in untolerated:
         fix = json.dumps(toleration_for(taint))
         if taint["key"] == SPOT_LABEL:
             reasons.append(f"it does not tolerate the Spot taint {format_taint(taint)} that AKS puts on every Spot "
                            f"node; add the toleration {fix} if the pod may be evicted")
         else:
             reasons.append(f"it does not tolerate the taint {format_taint(taint)}; add the toleration {fix}")
-    for taint in taints:
-        by = [t for t in admitted.tolerations if tolerates(t.toleration, taint)]
-        if by and all(t.source != WRITTEN for t in by):
-            notes.append(f"tolerates {format_taint(taint)} through {by[0].source} ({describe(by[0].toleration)})")
+    for taint, (first, written) in zip(taints, matches, strict=True):
+        if first is not None and not written:
+            by = admitted.tolerations[first]
+            notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
     reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
     offered, per_node = pool["gpuResource"], int(pool["gpusPerNode"])
     partition = pool.get("migPartition")
@@ -266,7 +314,8 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     except UndecidableError:
         admitted = Admitted((), {}, ())
     refusals += admitted.refusals
-    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool)
+    tolerating = Tolerating(admitted.tolerations)
+    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:
@@ -285,19 +334,24 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
               context: Context) -> list[Finding]:
-    """`gpu-pods-fit-a-pool`: a GPU pod no pool of the platform would take."""
+    """`gpu-pods-fit-a-pool`: a GPU pod no pool of the platform would take, even once the API
+    server accepts it. A pod the API server refuses (a request without a limit, say) is reported by
+    the limits rules; whether it would fit a pool is told here too, so every problem of the pod is
+    reported at once. The reasons read as the explainer's: per pool, one per line."""
     findings = []
     for pod in pods:
         if pod.own_nodes:
             continue
         explanation = explain_pod(kind, name, pod, platform, config, context)
-        if not explanation.asks_for_gpus or explanation.lands_on:
+        if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
             continue
-        if explanation.refusals:
-            continue  # the limits and toleration rules already say why the API server refuses it
-        reasons = "; ".join(f"{v.pool}: {', '.join(v.reasons)}" for v in explanation.verdicts) or "the platform has no GPU pools"
-        findings.append(Finding(FIT_A_POOL, pod.path, f"{pod.where} fits no GPU pool of the platform, so it stays "
-                                                      f"Pending forever. {reasons}"))
+        head = (f"{pod.where} fits no GPU pool of the platform, so it stays Pending forever"
+                + (", even once the API server accepts it" if explanation.refusals else ""))
+        lines = [f"{head}:"] if explanation.verdicts else [f"{head}: the platform has no GPU pools"]
+        for verdict in explanation.verdicts:
+            lines.append(f"not {verdict.pool}:")
+            lines.extend(f"  - {reason}" for reason in verdict.reasons)
+        findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
     return findings
 
 
@@ -306,7 +360,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
     for explanation in explanations:
         asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
         asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or "no GPU"
-        lines.append(f"{explanation.kind}/{explanation.name}: {explanation.pod.where} asks for {asks}")
+        lines.append(f"{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
+                     f"{escape_line(explanation.pod.where)} asks for {asks}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
@@ -316,8 +371,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             if verdict.fits and not explanation.refusals:
                 lines.extend(f"  {verdict.pool}: {note}" for note in verdict.notes)
             elif not verdict.fits:
-                lines.append(f"  not {verdict.pool}:")
+                lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)
         lines.extend(f"  warning: {warning}" for warning in explanation.warnings)
         lines.extend(f"  hint: {hint}" for hint in explanation.hints)
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))

@@ -99,7 +99,9 @@ def test_bad_config_exits_2(tmp_path, capsys):
 def test_text_format_names_file_line_object_and_fix():
     code, output = run(str(CORPUS / "bad" / "untolerated-statefulset.yaml"))
     assert code == 1
-    assert "untolerated-statefulset.yaml:2 (document 0) StatefulSet/llm [mandatory] gpu-pods-tolerate-gpu-taint:" in output
+    # The line of the pod spec that lacks the tolerations (13), not the document's first line (2).
+    assert ("untolerated-statefulset.yaml:13 (document 0) StatefulSet/llm [mandatory] gpu-pods-tolerate-gpu-taint "
+            "at spec.template.spec.tolerations:") in output
     assert "      - key: sku" in output
     assert output.strip().endswith("1 object(s) checked: 1 mandatory and 0 advisory violation(s), 0 input error(s)")
 
@@ -109,9 +111,14 @@ def test_sarif_is_valid_2_1_0_and_locates_documents():
     sarif = json.loads(output)
     assert code == 2 and sarif["version"] == "2.1.0"
     results = sarif["runs"][0]["results"]
-    lines = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results}
-    assert ("gpu-pods-tolerate-gpu-taint", 20) in lines, "the Deployment starts on line 20, after --- and a comment"
-    assert ("input-error", 4) in lines
+    regions = {(r["ruleId"], tuple(r["locations"][0]["physicalLocation"]["region"].values())) for r in results}
+    # The Deployment starts on line 20, after --- and a comment; its pod spec, which lacks the
+    # tolerations, is the key `spec:` on line 34, column 5.
+    assert ("gpu-pods-tolerate-gpu-taint", (34, 5)) in regions
+    assert ("input-error", (4,)) in regions
+    [toleration] = [r for r in results if r["ruleId"] == "gpu-pods-tolerate-gpu-taint"]
+    assert toleration["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "spec.template.spec.tolerations",
+                                                                "kind": "member"}]
     levels = {r["ruleId"]: r["level"] for r in results}
     assert levels == {"gpu-pods-tolerate-gpu-taint": "error", "gpu-pods-select-gpu-nodes": "warning",
                       "input-error": "error"}

@@ -411,7 +411,7 @@ def test_up_skip_preview_stops_every_mandatory_violation_before_its_object_exist
             type_ = _type_token(obj)
             urn = f"urn:pulumi:dev::corpus::{type_}::{name}"
             resources.append((urn, type_, name, obj))
-            expected = sorted((policy, message) for policy, level, message in check_object(obj, configs, context)
+            expected = sorted((policy, message) for policy, level, message, _path in check_object(obj, configs, context)
                               if level == "mandatory")
             # The engine calls Analyze here; a mandatory diagnostic stops the update before the create.
             raised = sorted((d.policy, _without_identity(d.message)) for d in pack_process.analyze(type_, name, obj, urn)

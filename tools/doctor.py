@@ -38,6 +38,7 @@ from policies.fit import Platform, PlatformError, read_platform
 from policies.podspecs import as_list, as_mapping, as_str, object_identity
 from policies.quantities import QuantityError, parse_quantity
 from policies.scheduling import TaintSyntaxError, format_taint, parse_taint
+from policies.terminal import escape_json, escape_line, run_cli
 
 #: `kubectl get pods -A -o json` of a large cluster runs to tens of megabytes.
 CLUSTER_FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024)
@@ -309,11 +310,15 @@ def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any
         except TaintSyntaxError:
             continue
     actual = _node_taints(node)
-    missing = [t for t in expected if t not in actual]
-    tolerated = [as_mapping(t) for t in as_list(pool.get("tolerations"))]
-    extra = [t for t in actual if t not in expected and t["effect"] != "PreferNoSchedule"
+    # Sets, not list scans: a node or a contract with thousands of taints stays linear.
+    actual_set = {_taint_id(t) for t in actual}
+    expected_set = {_taint_id(t) for t in expected}
+    missing = [t for t in expected if _taint_id(t) not in actual_set]
+    tolerated = {(tol.get("key"), tol.get("value", "")) for tol in map(as_mapping, as_list(pool.get("tolerations")))
+                 if _hashable(tol.get("key")) and _hashable(tol.get("value", ""))}
+    extra = [t for t in actual if _taint_id(t) not in expected_set and t["effect"] != "PreferNoSchedule"
              and not t["key"].startswith(SYSTEM_TAINT_PREFIXES) and t["key"] != SPOT_LABEL
-             and not any(tol.get("key") == t["key"] and tol.get("value", "") == t["value"] for tol in tolerated)]
+             and (t["key"], t["value"]) not in tolerated]
     if missing or extra:
         parts = []
         if missing:
@@ -325,15 +330,42 @@ def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any
                 "taints back, and nodes made before the change keep theirs until replaced")
 
 
+def _taint_id(taint: Mapping[str, str]) -> tuple[str, str, str]:
+    return (taint.get("key", ""), taint.get("value", ""), taint.get("effect", ""))
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+class _NodesByLabel:
+    """Nodes indexed by each of their labels, so finding a pool's nodes costs the nodes that carry
+    its rarest label, not every node: the doctor stays linear with thousands of pools and nodes."""
+
+    def __init__(self, nodes: Sequence[Mapping[str, Any]]) -> None:
+        self.by_label: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for node in nodes:
+            for key, value in _labels(node).items():
+                if isinstance(value, str):
+                    self.by_label.setdefault((str(key), value), []).append(node)
+
+    def matching(self, selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        if not selector or not all(isinstance(value, str) for value in selector.values()):
+            return []
+        candidates = min((self.by_label.get((str(key), value), []) for key, value in selector.items()), key=len)
+        return [node for node in candidates if all(_labels(node).get(k) == v for k, v in selector.items())]
+
+
 def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]) -> Diagnosis:
     plugin_pods = _plugin_pods(pods, platform.gpu_namespace)
     reports = []
     matched: set[str] = set()
+    nodes_by_label = _NodesByLabel(nodes)
     for pool_name, pool in platform.pools.items():
         typed = _contract_pool(platform, pool_name)
         # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
         pool_label = typed.pool_label or {POOL_LABEL: pool_name}
-        members = [n for n in nodes if all(_labels(n).get(k) == v for k, v in pool_label.items())]
+        members = nodes_by_label.matching(pool_label)
         report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
@@ -356,25 +388,26 @@ def render(diagnosis: Diagnosis) -> str:
     node_count = sum(len(pool.nodes) for pool in diagnosis.pools)
     lines = [f"gpu-aks doctor: {len(diagnosis.pools)} GPU pool(s), {node_count} GPU node(s)"]
     for pool in diagnosis.pools:
-        head = f"pool {pool.name} ({pool.gpus_per_node} {pool.gpu_resource} per node)"
+        head = f"pool {escape_line(pool.name)} ({pool.gpus_per_node} {escape_line(pool.gpu_resource)} per node)"
         if pool.scaled_to_zero:
             lines.append(f"{head}: scaled to zero (minCount 0); its nodes are checked once a GPU pod brings one up")
             continue
         lines.append(f"{head}: {len(pool.nodes)} node(s)")
         for node in pool.nodes:
             verdict = "ok" if not node.problems else f"{len(node.problems)} problem(s)"
-            lines.append(f"  {node.name}: {verdict}; {node.allocatable} allocatable, device plugin {node.device_plugin}")
+            lines.append(f"  {escape_line(node.name)}: {verdict}; {escape_line(node.allocatable)} allocatable, "
+                         f"device plugin {escape_line(node.device_plugin)}")
     for name in diagnosis.unmatched_gpu_nodes:
-        lines.append(f"note: GPU node {name} belongs to no pool of this platform ({POOL_LABEL} does not match)")
+        lines.append(f"note: GPU node {escape_line(name)} belongs to no pool of this platform ({POOL_LABEL} does not match)")
     problems = diagnosis.problems
     if problems:
         lines.append(f"{len(problems)} problem(s):")
         for item in problems:
             where = f"node {item.node} (pool {item.pool})" if item.node else f"pool {item.pool}"
-            lines.append(f"- {where} [{item.check}]: {item.message}\n  do: {item.fix}")
+            lines.append(f"- {escape_line(where)} [{item.check}]: {escape_line(item.message)}\n  do: {escape_line(item.fix)}")
     else:
         lines.append("healthy: every GPU node advertises its GPUs and runs a ready device plugin")
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 def as_json(diagnosis: Diagnosis) -> dict[str, Any]:
@@ -407,9 +440,9 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     diagnosis = diagnose(platform, nodes, pods)
-    print(safe_text(json.dumps(as_json(diagnosis), indent=2) if args.json else render(diagnosis)), file=out)
+    print(escape_json(json.dumps(as_json(diagnosis), indent=2)) if args.json else safe_text(render(diagnosis)), file=out)
     return 1 if diagnosis.problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
