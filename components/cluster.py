@@ -21,6 +21,8 @@ CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
 class AksClusterArgs:
     cluster: ClusterSettings
     system_pool: SystemPoolSettings
+    #: `azureMonitorProfile` (components.observability.azure_monitor_profile); None leaves it unset.
+    azure_monitor_profile: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class AksCluster(pulumi.ComponentResource):
             # The API's kebab-case keys; booleans stay booleans (API version 2025-09-01 types them so).
             auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
             network_profile={"network_plugin": "azure", "network_plugin_mode": "overlay"},
+            azure_monitor_profile=args.azure_monitor_profile,
             agent_pool_profiles=[_system_pool_profile(args.system_pool, cluster.kubernetes_version)],
             tags=tags,
             opts=pulumi.ResourceOptions(
