@@ -1,7 +1,7 @@
 """gpu-aks: a GPU-ready AKS cluster per stack.
 
 settings -> AksCluster -> ClusterAccess -> NodePool / GpuNodePool -> GpuDevicePlugin
-         -> GpuAdmissionPolicy -> (GpuSmokeTest) -> outputs
+         -> (GpuMetricsExporter, GpuObservability) -> GpuAdmissionPolicy -> (GpuSmokeTest) -> outputs
 """
 
 import pulumi
@@ -10,14 +10,19 @@ from components.access import ClusterAccess, ClusterAccessArgs
 from components.admission_policy import GpuAdmissionPolicy, GpuAdmissionPolicyArgs
 from components.cluster import AksCluster, AksClusterArgs
 from components.contract import platform_contract
+from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.observability import GpuObservability, GpuObservabilityArgs, azure_monitor_profile
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import load_settings
+from observability.dashboard import dashboard_json
+from observability.rules import agent_daemonsets
 
 settings = load_settings()
 
-cluster = AksCluster("aks", AksClusterArgs(settings.cluster, settings.system_pool))
+cluster = AksCluster("aks", AksClusterArgs(settings.cluster, settings.system_pool,
+                                           azure_monitor_profile(settings.observability)))
 access = ClusterAccess("access", ClusterAccessArgs(settings.access, cluster.managed_cluster.id,
                                                    settings.cluster.aad_enabled and settings.cluster.azure_rbac))
 cpu_pools = [NodePool(pool.name, NodePoolArgs(pool, cluster.target)) for pool in settings.cpu_pools]
@@ -31,6 +36,17 @@ if settings.device_plugin.enabled and served_pools:
         GpuSmokeTest("gpu-smoke-test", GpuSmokeTestArgs(
             settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
             after=[device_plugin, *gpu_pools, *access.ready]))
+observability = settings.observability
+if observability.enabled:
+    exporter_pools = served_pools if observability.exporter_enabled and settings.device_plugin.enabled else ()
+    if exporter_pools:
+        GpuMetricsExporter("dcgm-exporter", GpuMetricsExporterArgs(
+            observability, settings.device_plugin.namespace, exporter_pools, cluster.provider, after=[device_plugin]))
+    monitoring = GpuObservability("observability", GpuObservabilityArgs(
+        observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id, exporter_pools,
+        settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(exporter_pools, observability.alerts)))
+    pulumi.export("prometheusQueryEndpoint", monitoring.query_endpoint)
+    pulumi.export("grafanaDashboardUrl", monitoring.dashboard_url)
 if settings.admission_policy.enabled and settings.gpu_pools:
     GpuAdmissionPolicy("gpu-admission", GpuAdmissionPolicyArgs(
         settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready))

@@ -41,6 +41,7 @@ from components.aks_api import (
     sanitized_cluster_name,
     supported_minors,
 )
+from observability.settings import ObservabilitySettings, parse_observability
 from policies.catalog import (
     ACCELERATOR_LABEL,
     ACCELERATOR_LABEL_VALUE,
@@ -84,7 +85,7 @@ DEFAULT_AUTOSCALER_PROFILE: Mapping[str, Any] = {
 }
 
 TOP_LEVEL_KEYS = ("cluster", "access", "systemPool", "cpuPools", "gpuPools", "devicePlugin", "admissionPolicy",
-                  "smokeTest")
+                  "smokeTest", "observability")
 _POOL_KEYS = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones",
               "osSKU", "maxSurge", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
 _GPU_POOL_KEYS = (*_POOL_KEYS, "gpuInstanceProfile", "gpuProfile")
@@ -268,6 +269,7 @@ class PlatformSettings:
     smoke_test: SmokeTestSettings
     access: AccessSettings = field(default_factory=AccessSettings)
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -834,6 +836,7 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
     device_plugin = _device_plugin(problems, raw.get("devicePlugin"), gpu_pools)
     admission_policy = _admission_policy(problems, raw.get("admissionPolicy"), device_plugin)
     smoke_test = _smoke_test(problems, raw.get("smokeTest"), device_plugin)
+    observability = parse_observability(raw.get("observability"), problems)
     if problems.items:
         raise SettingsError(problems.items)
     served = set(device_plugin.pools)
@@ -842,4 +845,4 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
         for pool in gpu_pools
     ]
     return PlatformSettings(stack, cluster, system_pool, tuple(cpu_pools), tuple(gpu_pools), device_plugin, smoke_test,
-                            access, admission_policy, tuple(warnings))
+                            access, admission_policy, observability, tuple(warnings))
