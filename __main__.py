@@ -17,7 +17,7 @@ from components.observability import GpuObservability, GpuObservabilityArgs, azu
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import load_settings
 from observability.dashboard import dashboard_json
-from observability.rules import agent_daemonsets
+from observability.rules import agent_daemonsets, exporter_pools
 
 settings = load_settings()
 
@@ -38,13 +38,14 @@ if settings.device_plugin.enabled and served_pools:
             after=[device_plugin, *gpu_pools, *access.ready]))
 observability = settings.observability
 if observability.enabled:
-    exporter_pools = served_pools if observability.exporter_enabled and settings.device_plugin.enabled else ()
-    if exporter_pools:
+    watched_pools = exporter_pools(settings)
+    if watched_pools:
         GpuMetricsExporter("dcgm-exporter", GpuMetricsExporterArgs(
-            observability, settings.device_plugin.namespace, exporter_pools, cluster.provider, after=[device_plugin]))
+            observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
+            after=[device_plugin, *access.ready]))
     monitoring = GpuObservability("observability", GpuObservabilityArgs(
-        observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id, exporter_pools,
-        settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(exporter_pools, observability.alerts)))
+        observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id, watched_pools,
+        settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(watched_pools, observability.alerts)))
     pulumi.export("prometheusQueryEndpoint", monitoring.query_endpoint)
     pulumi.export("grafanaDashboardUrl", monitoring.dashboard_url)
 if settings.admission_policy.enabled and settings.gpu_pools:

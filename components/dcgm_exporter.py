@@ -32,11 +32,14 @@ import pulumi_kubernetes as k8s
 from components.manifests import PART_OF, pin_to_pools, pool_tolerations
 from components.settings import GpuNodePoolSettings
 from observability.metrics import metrics_csv
-from observability.settings import DCGM_EXPORTER_CHART_VERSION, EXPORTER_NAME_PREFIX, ObservabilitySettings
+from observability.settings import (
+    DCGM_EXPORTER_CHART_VERSION,
+    EXPORTER_APP_LABEL,
+    EXPORTER_NAME_PREFIX,
+    ObservabilitySettings,
+)
 from policies.catalog import POOL_LABEL
 
-#: Every exporter pod carries this label (the doctor and the PodMonitor find them by it).
-EXPORTER_APP_LABEL = ("app.kubernetes.io/name", "dcgm-exporter")
 METRICS_CONFIG_MAP = "dcgm-exporter-metrics"
 #: The chart's `service.port` and container port name.
 METRICS_PORT = 9400

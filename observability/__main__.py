@@ -22,7 +22,7 @@ import yaml
 
 from components.settings import PlatformSettings, SettingsError, parse_settings
 from observability.dashboard import dashboard_json
-from observability.rules import platform_alert_rules, prometheus_rule_file
+from observability.rules import exporter_pools, platform_alert_rules, prometheus_rule_file
 from policies.documents import safe_text
 from tools.mockrun import StackFileError, config_from_stack_file
 from tools.stacks import stacks
@@ -51,8 +51,8 @@ def rules_text(settings: PlatformSettings) -> str:
 
 
 def generated_files(settings: PlatformSettings) -> dict[str, str]:
-    pools = settings.served_gpu_pools() if settings.observability.exporter_enabled else ()
-    return {RULES_FILE: rules_text(settings), DASHBOARD_FILE: dashboard_json(pools, settings.observability.alerts)}
+    return {RULES_FILE: rules_text(settings),
+            DASHBOARD_FILE: dashboard_json(exporter_pools(settings), settings.observability.alerts)}
 
 
 def main(argv: Iterable[str] | None = None) -> int:

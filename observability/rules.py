@@ -175,20 +175,24 @@ def azure_rules(rules: Sequence[AlertRule], action_group_ids: Sequence[Any]) -> 
     } for rule in rules]
 
 
+def exporter_pools(settings: PlatformSettings) -> tuple[GpuNodePoolSettings, ...]:
+    """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
+    serves (a pool with an external driver has its GPU Operator's exporter)."""
+    return settings.served_gpu_pools() if settings.observability.exporter_enabled else ()
+
+
 def agent_daemonsets(settings: PlatformSettings) -> list[str]:
     """The DaemonSets every served GPU node must run: gpu-aks's device plugin and the exporter."""
     pools = settings.served_gpu_pools()
     plugin = settings.device_plugin
     names = [ds["metadata"]["name"] for ds in device_plugin_daemonsets(plugin.namespace, plugin.image,
                                                                        plugin.mig_strategy, pools)]
-    if settings.observability.exporter_enabled:
-        names += [f"{EXPORTER_NAME_PREFIX}-{pool.name}" for pool in pools]
+    names += [f"{EXPORTER_NAME_PREFIX}-{pool.name}" for pool in exporter_pools(settings)]
     return names
 
 
 def platform_alert_rules(settings: PlatformSettings) -> list[AlertRule]:
     """The alerts a stack's settings give: what the Azure rule group holds when observability is on, and
     what the rule file holds either way."""
-    pools = settings.served_gpu_pools() if settings.observability.exporter_enabled else ()
-    return alert_rules(settings.observability.alerts, pools, settings.device_plugin.namespace,
+    return alert_rules(settings.observability.alerts, exporter_pools(settings), settings.device_plugin.namespace,
                        agent_daemonsets(settings))

@@ -286,3 +286,47 @@ def test_rule_group_and_grafana_bodies_match_the_sdks_generated_types(prod_run):
     for rule in group["rules"]:
         assert {snake.get(k, k) for k in rule} <= allowed
         assert 0 <= rule["severity"] <= 4 and rule["for"].startswith("PT")
+
+
+# --- The doctor -------------------------------------------------------------------------------------
+
+
+def _node(name, pool):
+    return {"metadata": {"name": name, "labels": {"gpu-aks.io/pool": pool, "accelerator": "nvidia",
+                                                  "nvidia.com/gpu.accelerator": "nvidia-tesla-t4"}},
+            "spec": {"taints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"nvidia.com/gpu": "1"}}}
+
+
+def _pod(name, node, app, ready=True):
+    return {"metadata": {"name": name, "namespace": "gpu-resources", "labels": {"app.kubernetes.io/name": app}},
+            "spec": {"nodeName": node},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+                       "containerStatuses": [] if ready else [{"state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                                                               "restartCount": 4}]}}
+
+
+def test_the_doctor_wants_a_ready_exporter_on_every_watched_gpu_node():
+    from components.contract import platform_contract
+    from policies.fit import platform_from_outputs
+    from tools.doctor import diagnose
+
+    def exporter_problems(observability, pods):
+        contract = platform_contract(settings(observability))
+        if observability:  # what the contract gains with observability (see docs/observe.md)
+            contract["gpuPools"]["t4"]["dcgmExporter"] = "gpu-aks"
+        platform = platform_from_outputs(contract)
+        nodes = [_node("n1", "t4"), _node("n2", "t4")]
+        plugins = [_pod(f"plugin-{n}", n, "nvidia-device-plugin") for n in ("n1", "n2")]
+        found = diagnose(platform, nodes, plugins + pods).problems
+        return [(p.node, p.message.split(" (")[0]) for p in found if p.check == "dcgm-exporter"]
+
+    healthy = [_pod("dcgm-1", "n1", "dcgm-exporter"), _pod("dcgm-2", "n2", "dcgm-exporter")]
+    assert exporter_problems({"enabled": True}, healthy) == []
+    assert exporter_problems({"enabled": True}, healthy[:1]) == [("n2", "no DCGM exporter pod runs on the node")]
+    assert exporter_problems({"enabled": True}, [healthy[0], _pod("dcgm-2", "n2", "dcgm-exporter", ready=False)]) == [
+        ("n2", "DCGM exporter pod dcgm-2 is not Ready")]
+    assert exporter_problems(None, []) == [], "no exporter is expected where observability is off"
+    assert exporter_problems(None, [{**healthy[0], "metadata": {**healthy[0]["metadata"], "labels": {
+        "app.kubernetes.io/name": "dcgm-exporter", "gpu-aks.io/pool": "t4"}}}]) == [
+        ("n2", "no DCGM exporter pod runs on the node")], "a pool with exporter pods is watched even without the key"
