@@ -45,7 +45,8 @@ if observability.enabled:
             after=[device_plugin, *access.ready]))
     monitoring = GpuObservability("observability", GpuObservabilityArgs(
         observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id, watched_pools,
-        settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(watched_pools, observability.alerts)))
+        settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(watched_pools, observability.alerts),
+        settings.access.role_propagation_seconds))
     pulumi.export("prometheusQueryEndpoint", monitoring.query_endpoint)
     pulumi.export("grafanaDashboardUrl", monitoring.dashboard_url)
 if settings.admission_policy.enabled and settings.gpu_pools:

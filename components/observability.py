@@ -16,16 +16,20 @@ action group given by ID and/or one created for an email list (`Microsoft.Insigh
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi.dynamic
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
+from components.propagation import RolePropagationWait
 from components.settings import ClusterSettings, GpuNodePoolSettings
-from observability.dashboard import DASHBOARD_UID
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
 from observability.settings import ObservabilitySettings
 
@@ -34,6 +38,12 @@ MONITORING_ACCOUNT_DESTINATION = "MonitoringAccount1"
 #: Built-in role "Monitoring Data Reader": what Azure Managed Grafana's identity needs on the workspace
 #: to query it (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-grafana).
 MONITORING_DATA_READER_ROLE = "b0d8363b-8ddd-447d-831f-62ca05bff136"
+#: Built-in role "Grafana Editor": enough for the deployer to create and update dashboards
+#: (learn.microsoft.com/azure/role-based-access-control/built-in-roles, "Grafana Editor").
+GRAFANA_EDITOR_ROLE = "a79a5197-3a5c-4973-a920-486035ffd60f"
+#: The audience of Entra tokens Azure Managed Grafana's HTTP API takes (azure-cli's amg extension,
+#: `azext_amg/custom.py`: `amg_first_party_app`).
+GRAFANA_TOKEN_RESOURCE = "ce34e7e5-485f-4d76-964f-b3d2b16d1e4f"
 #: An action group's short name is at most 12 characters (ActionGroup.groupShortName).
 SHORT_NAME_LENGTH = 12
 MSPROM_NAME_LENGTH = 44
@@ -62,6 +72,58 @@ def action_group_short_name(cluster_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", cluster_name)[:SHORT_NAME_LENGTH] or "gpuaks"
 
 
+def dashboard_upload(endpoint: str, dashboard_text: str) -> tuple[str, bytes]:
+    """Grafana's HTTP API call that creates or replaces a dashboard (POST /api/dashboards/db with
+    `overwrite`, grafana.com/docs/grafana/latest/developers/http_api/dashboard): the URL and body."""
+    board = {**json.loads(dashboard_text), "id": None}
+    body = {"dashboard": board, "overwrite": True, "message": "gpu-aks: pulumi up"}
+    return f"{endpoint.rstrip('/')}/api/dashboards/db", json.dumps(body).encode()
+
+
+def _grafana_request(method: str, url: str, body: bytes | None = None) -> None:
+    """One call to Azure Managed Grafana's API with the deployer's Entra token (from the Azure CLI,
+    which `pulumi up` is already logged in with)."""
+    token = subprocess.run(["az", "account", "get-access-token", "--resource", GRAFANA_TOKEN_RESOURCE, "--query",
+                            "accessToken", "-o", "tsv"], capture_output=True, text=True, check=True,
+                           timeout=120).stdout.strip()
+    request = urllib.request.Request(url, data=body, method=method, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60):
+        pass
+
+
+class _DashboardProvider(pulumi.dynamic.ResourceProvider):
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        _grafana_request("POST", *dashboard_upload(props["endpoint"], props["dashboard"]))
+        uid = json.loads(props["dashboard"])["uid"]
+        return pulumi.dynamic.CreateResult(id_=uid, outs={**props, "url": f"{props['endpoint'].rstrip('/')}/d/{uid}"})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        changed = any(olds.get(key) != news.get(key) for key in ("endpoint", "dashboard"))
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=["endpoint"] if olds.get("endpoint") !=
+                                         news.get("endpoint") else [])
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        _grafana_request("POST", *dashboard_upload(news["endpoint"], news["dashboard"]))
+        return pulumi.dynamic.UpdateResult(outs={**news, "url": f"{news['endpoint'].rstrip('/')}/d/{_id}"})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        _grafana_request("DELETE", f"{props['endpoint'].rstrip('/')}/api/dashboards/uid/{_id}")
+
+
+class GrafanaDashboard(pulumi.dynamic.Resource):
+    """gpu-aks's dashboard inside an Azure Managed Grafana. ARM has no resource for a dashboard inside
+    a Grafana instance, so this is a dynamic resource (plain Python run by the engine) that calls
+    Grafana's HTTP API on create, update and delete."""
+
+    url: pulumi.Output[str]
+
+    def __init__(self, name: str, endpoint: pulumi.Input[str], dashboard_text: str,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(_DashboardProvider(), name, {"endpoint": endpoint, "dashboard": dashboard_text, "url": None},
+                         opts)
+
+
 @dataclass(frozen=True)
 class GpuObservabilityArgs:
     settings: ObservabilitySettings
@@ -75,6 +137,8 @@ class GpuObservabilityArgs:
     agent_daemonsets: Sequence[str]
     #: The dashboard JSON (observability.dashboard), provisioned when `grafana` is on.
     dashboard_json: str = ""
+    #: How long to wait after granting the deployer Grafana Editor, before uploading the dashboard.
+    role_propagation_seconds: int = 300
 
 
 class GpuObservability(pulumi.ComponentResource):
@@ -134,7 +198,11 @@ class GpuObservability(pulumi.ComponentResource):
             alertsmanagement.PrometheusRuleGroup(
                 f"{name}-gpu-alerts", rule_group_name=f"{GROUP_NAME}-{cluster.name}",
                 resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
-                scopes=[self.workspace_id], cluster_name=cluster.name, enabled=True, interval=EVALUATION_INTERVAL,
+                # "To limit your rule group to a cluster scope ... add the Azure Resource ID of your cluster
+                # to the rule group scopes[] list. The scopes list must still include the Azure Monitor
+                # workspace resource ID" (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-rule-groups).
+                scopes=[self.workspace_id, args.cluster_id], cluster_name=cluster.name, enabled=True,
+                interval=EVALUATION_INTERVAL,
                 description="gpu-aks GPU alerts (observability/generated/<stack>/gpu-alerts.rules.yaml)",
                 rules=azure_rules(rules, groups), opts=child)
 
@@ -156,9 +224,18 @@ class GpuObservability(pulumi.ComponentResource):
                     lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
                                 f"{MONITORING_DATA_READER_ROLE}"),
                 description="gpu-aks: Azure Managed Grafana queries the managed Prometheus workspace", opts=child)
+            editor = authorization.RoleAssignment(
+                f"{name}-deployer-edits-grafana", scope=grafana.id, principal_id=client.object_id,
+                role_definition_id=client.subscription_id.apply(
+                    lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+                                f"{GRAFANA_EDITOR_ROLE}"),
+                description="gpu-aks: the identity that runs pulumi up provisions the GPU dashboard", opts=child)
+            wait = RolePropagationWait(f"{name}-grafana-role-propagation", editor.id, args.role_propagation_seconds,
+                                       opts=child)
             self.grafana_endpoint = grafana.properties.apply(lambda p: p.endpoint if p else None)
-            self.dashboard_url = self.grafana_endpoint.apply(
-                lambda endpoint: f"{endpoint.rstrip('/')}/d/{DASHBOARD_UID}" if endpoint else None)
+            board = GrafanaDashboard(f"{name}-dashboard", self.grafana_endpoint, args.dashboard_json,
+                                     opts=pulumi.ResourceOptions(parent=self, depends_on=[wait]))
+            self.dashboard_url = board.url
 
         self.register_outputs({"workspaceId": self.workspace_id, "prometheusQueryEndpoint": self.query_endpoint,
                                "grafanaEndpoint": self.grafana_endpoint, "dashboardUrl": self.dashboard_url})

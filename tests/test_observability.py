@@ -184,7 +184,7 @@ def test_prod_creates_managed_prometheus_alerts_and_the_exporter(prod_run):
     assert rule["dataSources"]["prometheusForwarder"][0]["streams"] == ["Microsoft-PrometheusMetrics"]
     assert rule["dataFlows"] == [{"streams": ["Microsoft-PrometheusMetrics"], "destinations": ["MonitoringAccount1"]}]
     group = prod_run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
-    assert group["clusterName"] == "gpu-aks-prod" and group["scopes"] == ["observability-workspace-id"]
+    assert group["clusterName"] == "gpu-aks-prod" and group["scopes"] == ["observability-workspace-id", "aks-cluster-id"]
     assert {r["alert"] for r in group["rules"]} == {
         "GpuXidError", "GpuUncorrectableEccErrors", "GpuTemperatureHigh", "GpuNodeCondition", "GpuNodeAgentDown",
         "GpuPodPending", "GpuAllocatedButIdle"}
@@ -215,16 +215,28 @@ def test_grafana_and_a_given_workspace():
     types = sorted(r.type for r in run.resources if r.custom)
     assert "azure-native:monitor:AzureMonitorWorkspace" not in types and "azure-native:monitor:ActionGroup" not in types
     assert "azure-native:dashboard:Grafana" in types
+    assert [r.name for r in run.resources if r.type == "pulumi-python:dynamic:Resource"] == [
+        "obs-grafana-role-propagation", "obs-dashboard"]
     grafana = run.one("azure-native:dashboard:Grafana").inputs
     assert grafana["properties"]["grafanaIntegrations"]["azureMonitorWorkspaceIntegrations"] == [
         {"azureMonitorWorkspaceResourceId": workspace}]
-    reader = run.one("azure-native:authorization:RoleAssignment").inputs
+    reader = run.one("azure-native:authorization:RoleAssignment", "obs-grafana-reads-workspace").inputs
     assert reader["scope"] == workspace and reader["principalType"] == "ServicePrincipal"
+    editor = run.one("azure-native:authorization:RoleAssignment", "obs-deployer-edits-grafana").inputs
+    assert editor["roleDefinitionId"].endswith("/a79a5197-3a5c-4973-a920-486035ffd60f")
     assert reader["roleDefinitionId"].endswith("/b0d8363b-8ddd-447d-831f-62ca05bff136")
     group = run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
-    assert group["scopes"] == [workspace]
+    assert group["scopes"] == [workspace, "cluster-id"]
     assert group["rules"][0]["actions"][0]["actionGroupId"].endswith("/actionGroups/oncall")
     assert [c.token for c in run.calls if "Workspace" in c.token] == ["azure-native:monitor:getAzureMonitorWorkspace"]
+
+
+def test_dashboard_upload_is_grafanas_create_or_replace_call():
+    from components.observability import dashboard_upload
+    url, body = dashboard_upload("https://g-abc.eus2.grafana.azure.com/", '{"uid": "gpu-aks-gpus", "id": 7}')
+    assert url == "https://g-abc.eus2.grafana.azure.com/api/dashboards/db"
+    assert json.loads(body) == {"dashboard": {"uid": "gpu-aks-gpus", "id": None}, "overwrite": True,
+                                "message": "gpu-aks: pulumi up"}
 
 
 def test_names_fit_azures_limits():
