@@ -125,22 +125,21 @@ def alert_rules(alerts: AlertSettings, pools: Sequence[GpuNodePoolSettings], gpu
         "kubectl describe pod shows why: no toleration of the pool's taint or no node selector "
         "(python -m policies.explain), the pool at maxCount, or no GPU capacity in the region (the autoscaler's "
         "events)"))
-    for pool in pools:
-        if pool.gpu_instance_profile:
-            # DCGM reports no GPU_UTIL for MIG instances; the graphics-engine activity ratio is the MIG equivalent.
-            usage, what = f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool="{pool.name}",{gpu}}} * 100', "engine activity"
-        else:
-            usage, what = f'DCGM_FI_DEV_GPU_UTIL{{pool="{pool.name}",{gpu}}}', "utilisation"
+    # One rule for every pool (Azure and Prometheus both name an alert once per group): whole GPUs by
+    # utilisation; MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.
+    limit = alerts.idle_gpu_utilization_percent
+    whole = [pool.name for pool in pools if not pool.gpu_instance_profile]
+    mig = [pool.name for pool in pools if pool.gpu_instance_profile]
+    terms = ([f'(DCGM_FI_DEV_GPU_UTIL{{pool=~"{_regex(whole)}",{gpu}}} < {limit})'] if whole else []) + \
+        ([f'(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool=~"{_regex(mig)}",{gpu}}} * 100 < {limit})'] if mig else [])
+    if terms:
         rules.append(AlertRule(
-            "GpuAllocatedButIdle",
-            f"{usage} < {alerts.idle_gpu_utilization_percent}",
-            alerts.idle_gpu_minutes, "info",
+            "GpuAllocatedButIdle", " or ".join(terms), alerts.idle_gpu_minutes, "info",
             f"pod {{{{ $labels.exported_namespace }}}}/{{{{ $labels.exported_pod }}}} holds GPU {{{{ $labels.gpu }}}} "
-            f"on pool {pool.name} at under {alerts.idle_gpu_utilization_percent}% {what} for "
-            f"{alerts.idle_gpu_minutes} minutes",
+            f"on {{{{ $labels.node }}}} (pool {{{{ $labels.pool }}}}) at under {limit}% for {alerts.idle_gpu_minutes} "
+            "minutes",
             "a GPU held by an idle pod is billed for nothing: ask the pod's owner to scale it down or release it "
-            "(notebooks and stuck jobs are the usual cause)",
-            labels={"pool": pool.name}))
+            "(notebooks and stuck jobs are the usual cause)"))
     unknown = {m for rule in rules for m in rule.metrics()} - KNOWN_METRICS
     assert not unknown, f"alert rules name metrics nobody exports: {sorted(unknown)}"
     return rules

@@ -75,13 +75,15 @@ def test_all_problems_at_once_and_thresholds_flow_into_the_rules():
     assert len(problems({"enabled": 1, "alerts": {"idleGpuMinutes": 1, "agentDownMinutes": "x"}})) == 3
     tuned = settings({"enabled": True, "alerts": {"gpuTemperatureCelsius": 80, "pendingGpuPodMinutes": 7,
                                                   "idleGpuUtilizationPercent": 10, "idleGpuMinutes": 30}})
-    rules = {(rule.name, rule.labels.get("pool")): rule for rule in platform_alert_rules(tuned)}
-    assert rules["GpuTemperatureHigh", None].expr.endswith("> 80")
-    assert rules["GpuPodPending", None].for_minutes == 7
-    idle = rules["GpuAllocatedButIdle", "t4"]
-    assert idle.for_minutes == 30 and idle.expr.endswith("< 10") and "DCGM_FI_DEV_GPU_UTIL" in idle.expr
-    assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in rules["GpuAllocatedButIdle", "a100"].expr, "MIG reports no GPU_UTIL"
-    assert ("GpuAllocatedButIdle", "byo") not in rules, "the GPU Operator's pool is not ours to watch"
+    rules = {rule.name: rule for rule in platform_alert_rules(tuned)}
+    assert len(rules) == len(platform_alert_rules(tuned)), "each alert is one rule"
+    assert rules["GpuTemperatureHigh"].expr.endswith("> 80")
+    assert rules["GpuPodPending"].for_minutes == 7
+    idle = rules["GpuAllocatedButIdle"]
+    assert idle.for_minutes == 30 and idle.expr == (
+        '(DCGM_FI_DEV_GPU_UTIL{pool=~"t4",exported_pod!=""} < 10) or '
+        '(DCGM_FI_PROF_GR_ENGINE_ACTIVE{pool=~"a100",exported_pod!=""} * 100 < 10)'), \
+        "MIG reports no GPU_UTIL; the GPU Operator's pool (byo) is not ours to watch"
 
 
 # --- The exporter ---------------------------------------------------------------------------------

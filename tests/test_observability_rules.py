@@ -125,20 +125,25 @@ def _cases(rules: list[AlertRule], stack: str) -> list[dict[str, Any]]:
         wait + 2, [_expected(pending, stuck, "1")], quiet_at=wait - 2)
     idle_minutes = alerts.idle_gpu_minutes
     span = f"x{idle_minutes + 5}"
-    for rule in by_name.get("GpuAllocatedButIdle", []):
-        pool = rule.labels["pool"]
-        mig = "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in rule.expr
-        # Both read 1 (percent) when idle: 1% utilisation, or an engine-activity ratio of 0.01 times 100.
-        metric, low, high = (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.01", "0.5") if mig else
-                             ("DCGM_FI_DEV_GPU_UTIL", "1", "50"))
-        held = {"pool": pool, "node": "aks-1", "gpu": "0", "UUID": "GPU-1", "exported_namespace": "ml",
-                "exported_pod": "notebook"}
-        busy = {**held, "gpu": "1", "UUID": "GPU-2", "exported_pod": "trainer"}
-        free = {"pool": pool, "node": "aks-1", "gpu": "2", "UUID": "GPU-3"}
-        elsewhere = {**held, "pool": pool + "x"}
-        test(rule.name, [_series(metric, held, f"{low}{span}"), _series(metric, busy, f"{high}{span}"),
-                         _series(metric, free, f"{low}{span}"), _series(metric, elsewhere, f"{low}{span}")],
-             idle_minutes + 2, [_expected(rule, held, "1")], quiet_at=idle_minutes - 2)
+    idle = by_name.get("GpuAllocatedButIdle", [])
+    if idle:
+        rule = idle[0]
+        series, fired = [], []
+        for pool in (p for p in settings.served_gpu_pools()):
+            # Both read 1 (percent) when idle: 1% utilisation, or an engine-activity ratio of 0.01 times 100.
+            metric, low, high = (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.01", "0.5") if pool.gpu_instance_profile else
+                                 ("DCGM_FI_DEV_GPU_UTIL", "1", "50"))
+            held = {"pool": pool.name, "node": f"aks-{pool.name}-1", "gpu": "0", "UUID": f"GPU-{pool.name}-0",
+                    "exported_namespace": "ml", "exported_pod": f"notebook-{pool.name}"}
+            busy = {**held, "gpu": "1", "UUID": f"GPU-{pool.name}-1", "exported_pod": "trainer"}
+            free = {"pool": pool.name, "node": held["node"], "gpu": "2", "UUID": f"GPU-{pool.name}-2"}
+            series += [_series(metric, held, f"{low}{span}"), _series(metric, busy, f"{high}{span}"),
+                       _series(metric, free, f"{low}{span}")]
+            fired.append(_expected(rule, held, "1"))
+        # A pool the rules do not know (another cluster's, or an external driver's) never fires.
+        series.append(_series("DCGM_FI_DEV_GPU_UTIL", {"pool": "elsewhere", "node": "n", "gpu": "0", "UUID": "G",
+                                                       "exported_namespace": "ml", "exported_pod": "x"}, f"1{span}"))
+        test(rule.name, series, idle_minutes + 2, fired, quiet_at=idle_minutes - 2)
     return tests
 
 
