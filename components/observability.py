@@ -29,9 +29,8 @@ import pulumi.dynamic
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
 from components.propagation import RolePropagationWait
-from components.settings import ClusterSettings, GpuNodePoolSettings
+from components.settings import ClusterSettings, GpuNodePoolSettings, ObservabilitySettings
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
-from observability.settings import ObservabilitySettings
 
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 MONITORING_ACCOUNT_DESTINATION = "MonitoringAccount1"

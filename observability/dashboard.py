@@ -14,9 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from components.settings import GpuNodePoolSettings
+from components.settings import AlertSettings, GpuNodePoolSettings
 from observability.metrics import KSM_GPU_RESOURCE_RE
-from observability.settings import AlertSettings
 
 DASHBOARD_UID = "gpu-aks-gpus"
 DASHBOARD_TITLE = "gpu-aks: GPUs by pool and node"

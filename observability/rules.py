@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.manifests import device_plugin_daemonsets
-from components.settings import GpuNodePoolSettings, PlatformSettings
+from components.settings import AlertSettings, GpuNodePoolSettings, PlatformSettings
 from observability.metrics import KNOWN_METRICS, KSM_GPU_RESOURCE_RE
-from observability.settings import EXPORTER_NAME_PREFIX, AlertSettings
+from observability.settings import EXPORTER_NAME_PREFIX
 from tools.doctor import GPU_CONDITIONS
 
 GROUP_NAME = "gpu-aks-gpu-alerts"

@@ -18,12 +18,12 @@ from components.dcgm_exporter import (
 )
 from components.manifests import device_plugin_daemonset
 from components.observability import action_group_short_name, azure_monitor_profile, msprom_name
-from components.settings import SettingsError, parse_settings
+from components.settings import ObservabilitySettings, SettingsError, parse_settings
 from observability.__main__ import main as generate
 from observability.dashboard import dashboard_queries, grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
 from observability.rules import metric_names, platform_alert_rules
-from observability.settings import DCGM_EXPORTER_IMAGE, ObservabilitySettings
+from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION
 
 POOLS = {"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"]},

@@ -10,6 +10,7 @@ import pytest
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
 from components.settings import SettingsError, parse_settings
+from policies.catalog import supported_vm_sizes
 from tests.conftest import TODAY
 
 BASE: dict[str, Any] = {
@@ -135,11 +136,9 @@ CASES = [
     ("fractional count", with_gpu_pool(maxCount=2.5),
      [f"{P}.maxCount: 2.5 is not a whole number"]),
     ("unknown VM size", with_gpu_pool(vmSize="Standard_NC999_v9"),
+     # The catalogue is policies/catalog.py's; the message lists it whole.
      [f"{P}.vmSize: 'Standard_NC999_v9' is not an NVIDIA GPU size gpu-aks knows; supported: "
-      "Standard_NC4as_T4_v3, Standard_NC8as_T4_v3, Standard_NC16as_T4_v3, Standard_NC64as_T4_v3, "
-      "Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4, Standard_NC96ads_A100_v4, Standard_ND96asr_v4, "
-      "Standard_ND96amsr_A100_v4, Standard_NC40ads_H100_v5, Standard_NC80adis_H100_v5, "
-      "Standard_ND96isr_H100_v5, Standard_ND96isr_H200_v5"]),
+      f"{', '.join(supported_vm_sizes())}"]),
     ("the seeds' retired NC6", with_gpu_pool(vmSize="Standard_NC6"),
      [f"{P}.vmSize: 'Standard_NC6': NC-series (Tesla K80) was retired by Azure on 2023-09-06; use "
       "Standard_NC4as_T4_v3 (NCasT4_v3, T4) or Standard_NC24ads_A100_v4 (NC A100 v4)"]),
@@ -213,7 +212,7 @@ CASES = [
       "gpuInstanceProfile, gpuProfile"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
-      "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest"]),
+      "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest, observability"]),
     ("unquoted Kubernetes version", {**BASE, "cluster": {"kubernetesVersion": 1.3}},
      ["gpu-aks:cluster.kubernetesVersion: 1.3 is not a Kubernetes version like \"1.37\" or \"1.37.2\" (quote it "
       "in YAML)"]),
@@ -352,3 +351,74 @@ def test_secret_values_are_masked_but_keys_named():
 def test_no_python_reprs_in_messages():
     text = "\n".join(problems({**BASE, "cluster": {"tags": {"a": None}, "autoScalerProfile": {"expander": True}}}))
     assert "None" not in text and "True" not in text and "{'" not in text
+
+
+# --- Derived from the declarations --------------------------------------------------------------
+
+
+def test_the_configuration_reference_page_is_current():
+    from pathlib import Path
+
+    from components.settings import reference_markdown
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+    assert page.read_text() == reference_markdown(), (
+        "docs/configuration.md is stale: regenerate it with python -c 'from components.settings import "
+        "reference_markdown; print(reference_markdown(), end=\"\")' > docs/configuration.md")
+
+
+def test_every_key_is_on_the_reference_page():
+    from components.settings import DOCUMENT, reference_markdown
+    from policies.declarations import Key, ListOf, Section
+
+    page = reference_markdown()
+
+    def names(section: Section, prefix: str = ""):
+        for item in section.items:
+            if isinstance(item, Key):
+                yield prefix + item.name
+            elif isinstance(item, Section):
+                yield from names(item, prefix + item.name + ".")
+            elif isinstance(item, ListOf):
+                yield from names(item.item)
+
+    for section in DOCUMENT.root.items:
+        if isinstance(section, (Section, ListOf)):
+            assert f"`{DOCUMENT.namespace}:{section.name}`" in page
+            for name in names(section if isinstance(section, Section) else section.item):
+                assert f"| `{name}` |" in page, name
+
+
+CREATE_ONLY_CHANGES = {
+    "vmSize": "Standard_NC48ads_A100_v4", "osSKU": "AzureLinux", "availabilityZones": ["1"],
+    "scaleSetPriority": "Spot", "gpuInstanceProfile": "MIG2g", "gpuProfile": {"driver": "None"},
+}
+UPDATABLE_CHANGES = {"minCount": 1, "maxCount": 9, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+                     "nodeLabels": {"team": "ml"}, "maxSurge": "1"}
+
+
+def test_create_only_keys_are_declared_once_and_each_renames_the_pool():
+    from components.settings import create_only_properties
+
+    declared = create_only_properties()
+    assert set(declared) - {"spotMaxPrice", "scaleSetEvictionPolicy"} == set(CREATE_ONLY_CHANGES)
+    base = {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}
+
+    def azure_name(**changes: Any) -> str:
+        raw = {"gpuPools": [{**base, **changes}], "devicePlugin": {"pools": []}}
+        return settings(raw).gpu_pools[0].azure_name
+
+    for key, value in CREATE_ONLY_CHANGES.items():
+        assert azure_name(**{key: value}) != azure_name(), key
+    assert azure_name(scaleSetPriority="Spot", spotMaxPrice=0.5) != azure_name(scaleSetPriority="Spot")
+    for key, value in UPDATABLE_CHANGES.items():
+        assert azure_name(**{key: value}) == azure_name(), key
+
+
+def test_which_pools_the_device_plugin_serves_is_stored_once():
+    raw = copy.deepcopy(BASE)
+    raw["gpuPools"].append({"name": "other", "vmSize": "Standard_NC4as_T4_v3"})
+    raw["devicePlugin"] = {"pools": ["other"]}
+    result = settings(raw)
+    assert [pool.device_plugin for pool in result.gpu_pools] == [False, True]
+    assert all(pool.plugin is result.device_plugin for pool in result.gpu_pools)

@@ -1,0 +1,225 @@
+"""`gpu-aks:cluster`: the managed cluster itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from components.aks_api import (
+    API_VERSION,
+    AUTOSCALER_SETTINGS,
+    CLUSTER_NAME_RE,
+    DEFAULT_KUBERNETES_VERSION,
+    END_OF_SUPPORT_WARNING_DAYS,
+    KUBERNETES_VERSION_RE,
+    NODE_OS_UPGRADE_CHANNELS,
+    RESOURCE_GROUP_RE,
+    SKU_TIERS,
+    UPGRADE_CHANNELS,
+    kubernetes_minor,
+    sanitized_cluster_name,
+    supported_minors,
+)
+from components.settings.common import PROJECT, ParseContext
+from policies.declarations import (
+    MISSING,
+    Check,
+    Default,
+    Key,
+    Reader,
+    Section,
+    boolean,
+    choice,
+    describe,
+    string_map_problem,
+    text,
+)
+
+#: `kubelogin convert-kubeconfig -l` modes that work without a person at the keyboard.
+KubeloginMode = Literal["azurecli", "spn", "msi", "workloadidentity"]
+KUBELOGIN_MODES: tuple[str, ...] = get_args(KubeloginMode)
+_MODEL = f"ManagedCluster (API {API_VERSION})"
+
+#: Idle GPU nodes are the most expensive thing in the cluster: give them back after 5 idle minutes
+#: (AKS's default is 10) and prefer the pool that wastes the least when scaling up.
+DEFAULT_AUTOSCALER_PROFILE: Mapping[str, Any] = {
+    "expander": "least-waste",
+    "scale-down-unneeded-time": "5m",
+    "scale-down-delay-after-add": "5m",
+}
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    name: str
+    resource_group_name: str
+    location: str
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    sku_tier: str = "Free"
+    upgrade_channel: str = "patch"
+    node_os_upgrade_channel: str = "NodeImage"
+    aad_enabled: bool = True
+    azure_rbac: bool = True
+    admin_group_object_ids: tuple[str, ...] = ()
+    disable_local_accounts: bool = True
+    oidc_issuer: bool = True
+    workload_identity: bool = True
+    kubelogin_mode: KubeloginMode = "azurecli"
+    #: The API's keys and wire types (three booleans, the rest strings).
+    autoscaler_profile: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_AUTOSCALER_PROFILE))
+    tags: Mapping[str, str] = field(default_factory=dict)
+    #: `gpu-aks:cluster` is a secret config key (it holds a `secure:` value): its tags are passed as
+    #: secret inputs, so Pulumi encrypts them in state and never prints them.
+    secret: bool = False
+
+    @property
+    def aks_moves_version(self) -> bool:
+        """Whether AKS's auto-upgrade changes the version under the pinned value: `stable` and
+        `rapid` move the minor, `patch` moves a pinned patch version (a minor-only pin is an alias
+        AKS keeps; learn.microsoft.com/azure/aks/auto-upgrade-cluster)."""
+        if self.upgrade_channel in ("stable", "rapid"):
+            return True
+        return self.upgrade_channel == "patch" and self.kubernetes_version.count(".") == 2
+
+
+def _location(reader: Reader) -> None:
+    location = reader.context.location
+    if not isinstance(location, str) or not location.strip():
+        reader.problems.add("azure-native:location", "is not set; set the Azure region with "
+                                                     "`pulumi config set azure-native:location eastus2`")
+
+
+def _local_accounts_need_aad(reader: Reader) -> None:
+    if reader.get("disableLocalAccounts") and not reader.get("aadProfile.managed"):
+        reader.problem("disableLocalAccounts", "true needs aadProfile.managed: true; without Azure AD and local "
+                                               "accounts nobody could reach the API server")
+
+
+def _workload_identity_needs_oidc(reader: Reader) -> None:
+    if reader.get("workloadIdentity") and not reader.get("oidcIssuerProfile.enabled"):
+        reader.problem("workloadIdentity", "true needs oidcIssuerProfile.enabled: true")
+
+
+def _default_name(reader: Reader) -> str:
+    context: ParseContext = reader.context
+    return sanitized_cluster_name(f"{PROJECT}-{context.stack}")
+
+
+def _kubernetes_version(reader: Reader, value: Any) -> str:
+    if value is MISSING:
+        value = DEFAULT_KUBERNETES_VERSION
+    name = "kubernetesVersion"
+    if not isinstance(value, str) or not KUBERNETES_VERSION_RE.fullmatch(value):
+        reader.problem(name, f"{reader.shown(value)} is not a Kubernetes version like \"1.37\" or \"1.37.2\" "
+                             "(quote it in YAML)")
+        return DEFAULT_KUBERNETES_VERSION
+    today = reader.context.today
+    minor = kubernetes_minor(value)
+    supported = supported_minors(today)
+    if minor is None or minor.version not in supported:
+        if minor is not None and today >= minor.end_of_support:
+            reason = f"reached its AKS end of support on {minor.end_of_support}"
+        elif minor is not None:
+            reason = f"is not GA on AKS until {minor.aks_ga}"
+        else:
+            reason = "is not a version AKS supports"
+        reader.problem(name, f"{describe(value)} {reason}; supported on {today}: {', '.join(supported)} "
+                             f"(AKS release calendar)")
+        return DEFAULT_KUBERNETES_VERSION
+    days = (minor.end_of_support - today).days
+    if days <= END_OF_SUPPORT_WARNING_DAYS:
+        reader.warn(name, f"{describe(value)} reaches its AKS end of support on {minor.end_of_support} "
+                          f"({days} days); upgrade to {supported[-1]}")
+    return value
+
+
+def _autoscaler_profile(reader: Reader, value: Any) -> dict[str, Any]:
+    key = reader.path("autoScalerProfile")
+    profile = reader.problems.mapping(value, key)
+    reader.problems.unknown_keys(profile, key, tuple(sorted(AUTOSCALER_SETTINGS)))
+    checked: dict[str, Any] = {}
+    for name, setting_value in profile.items():
+        setting = AUTOSCALER_SETTINGS.get(name) if isinstance(name, str) else None
+        if setting is None:
+            continue
+        if setting.check(setting_value):
+            checked[name] = setting_value
+        else:
+            reader.problem(f"autoScalerProfile.{name}", f"{reader.shown(setting_value)} is not allowed; AKS API "
+                                                        f"{API_VERSION} takes {setting.describe}")
+    return {**DEFAULT_AUTOSCALER_PROFILE, **checked}
+
+
+def _cluster(reader: Reader) -> ClusterSettings:
+    context: ParseContext = reader.context
+    location = context.location if isinstance(context.location, str) and context.location.strip() else ""
+    return ClusterSettings(**reader.section.attrs(reader), location=location,
+                           secret="cluster" in context.secret_sections)
+
+
+AAD_PROFILE = Section(
+    "aadProfile", "Azure AD integration (AKS-managed).", (
+        boolean("managed", "Use AKS-managed Azure AD for sign-in.", True, attr="aad_enabled",
+                source=f"{_MODEL} aadProfile.managed"),
+        boolean("enableAzureRBAC", "Authorize Kubernetes requests with Azure RBAC.", True, attr="azure_rbac",
+                source=f"{_MODEL} aadProfile.enableAzureRBAC"),
+        Key("adminGroupObjectIDs", "Azure AD groups that get cluster admin.", "list of strings", [],
+            check=lambda v: None if isinstance(v, list) and all(isinstance(g, str) for g in v)
+            else "must be a list of group object IDs", convert=tuple, attr="admin_group_object_ids",
+            source=f"{_MODEL} aadProfile.adminGroupObjectIDs"),
+    ), flatten=True)
+
+OIDC_ISSUER_PROFILE = Section(
+    "oidcIssuerProfile", "The cluster's OIDC issuer (needed by workload identity).", (
+        boolean("enabled", "Expose an OIDC issuer URL.", True, attr="oidc_issuer",
+                source=f"{_MODEL} oidcIssuerProfile.enabled"),
+    ), flatten=True)
+
+CLUSTER = Section(
+    "cluster", "The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted.", (
+        Check(_location, doc="`azure-native:location` (the Azure region) must be set."),
+        AAD_PROFILE,
+        boolean("disableLocalAccounts", "Turn off the static admin kubeconfig (Azure AD only).", True,
+                attr="disable_local_accounts", source=f"{_MODEL} disableLocalAccounts"),
+        Check(_local_accounts_need_aad, reads=("disableLocalAccounts", "aadProfile.managed"),
+              doc="`disableLocalAccounts: true` needs `aadProfile.managed: true`."),
+        OIDC_ISSUER_PROFILE,
+        boolean("workloadIdentity", "Enable workload identity (pods use Azure AD federated credentials).", True,
+                attr="workload_identity", source=f"{_MODEL} securityProfile.workloadIdentity.enabled"),
+        Check(_workload_identity_needs_oidc, reads=("workloadIdentity", "oidcIssuerProfile.enabled"),
+              doc="`workloadIdentity: true` needs `oidcIssuerProfile.enabled: true`."),
+        text("name", "The cluster's name in Azure.", Default(_default_name, "gpu-aks-<stack>"),
+             check=lambda v: None if isinstance(v, str) and CLUSTER_NAME_RE.fullmatch(v) else
+             "is not a cluster name AKS accepts: 1-63 letters, digits, '-' and '_', starting and ending with a "
+             "letter or digit", attr="name", source=f"{_MODEL} name pattern"),
+        text("resourceGroupName", "The resource group created for the cluster.",
+             Default(lambda reader: f"rg-{_default_name(reader)}"[:90], "rg-gpu-aks-<stack>"),
+             check=lambda v: None if isinstance(v, str) and RESOURCE_GROUP_RE.fullmatch(v) else
+             "is not a resource group name Azure accepts: 1-90 letters, digits, '-', '_', '.', '(' and ')', not "
+             "ending with '.'", attr="resource_group_name", source="Microsoft.Resources resourceGroups name pattern"),
+        Key("kubernetesVersion", "Kubernetes version: a minor (\"1.37\") or a patch (\"1.37.2\"); quote it in YAML. "
+            "Refused once past AKS end of support; a warning 60 days before.", "string",
+            Default(lambda reader: DEFAULT_KUBERNETES_VERSION, DEFAULT_KUBERNETES_VERSION),
+            parse=_kubernetes_version, attr="kubernetes_version",
+            source="AKS release calendar (components/aks_api.py KUBERNETES_MINORS)"),
+        choice("skuTier", "The control plane's tier.", SKU_TIERS, "Free", attr="sku_tier",
+               source=f"{_MODEL} sku.tier"),
+        choice("upgradeChannel", "AKS auto-upgrade channel for Kubernetes.", UPGRADE_CHANNELS, "patch",
+               attr="upgrade_channel", source=f"{_MODEL} autoUpgradeProfile.upgradeChannel"),
+        choice("nodeOSUpgradeChannel", "AKS auto-upgrade channel for node images and OS.", NODE_OS_UPGRADE_CHANNELS,
+               "NodeImage", attr="node_os_upgrade_channel", source=f"{_MODEL} autoUpgradeProfile.nodeOSUpgradeChannel"),
+        choice("kubeloginMode", "How the exported kubeconfig signs in (kubelogin convert-kubeconfig -l).",
+               KUBELOGIN_MODES, "azurecli", attr="kubelogin_mode",
+               source="Azure/kubelogin pkg/internal/converter/convert.go"),
+        Key("autoScalerProfile", "Cluster autoscaler settings, with the API's keys and wire types; merged over "
+            "gpu-aks's defaults.", "object", Default(lambda reader: dict(DEFAULT_AUTOSCALER_PROFILE),
+                                                       describe(dict(DEFAULT_AUTOSCALER_PROFILE))),
+            parse=_autoscaler_profile, attr="autoscaler_profile",
+            source=f"{_MODEL} autoScalerProfile (components/aks_api.py AUTOSCALER_SETTINGS)"),
+        Key("tags", "Azure tags on the cluster.", "map of strings", {}, check=string_map_problem, attr="tags",
+            source=f"{_MODEL} tags"),
+    ), build=_cluster,
+    listed=("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel", "nodeOSUpgradeChannel",
+            "aadProfile", "disableLocalAccounts", "oidcIssuerProfile", "workloadIdentity", "kubeloginMode",
+            "autoScalerProfile", "tags"))

@@ -1,0 +1,83 @@
+"""What every settings section shares: the project name, the error, the context of one parse, and the
+checks several sections use (node counts, zones, surge, namespace names)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from policies.declarations import Key, is_whole_number
+
+#: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
+PROJECT = "gpu-aks"
+#: AKS allows at most 1000 nodes in one pool (and in one cluster with VM scale sets).
+AKS_MAX_NODES_PER_POOL = 1000
+ZONES = ("1", "2", "3")
+
+
+class SettingsError(ValueError):
+    """Every problem in the stack config, each on its own line."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(
+            f"the stack config has {len(self.problems)} problem(s); nothing was created:\n"
+            + "\n".join(f"  - {problem}" for problem in self.problems))
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What one parse knows besides the `gpu-aks:*` keys."""
+
+    stack: str
+    location: Any
+    today: date
+    secret_sections: Collection[str] = ()
+
+
+def count_problem(value: Any) -> str | None:
+    if not is_whole_number(value):
+        return "is not a whole number"
+    if value < 0:
+        return "is negative; node counts start at 0"
+    if value > AKS_MAX_NODES_PER_POOL:
+        return f"is above the AKS limit of {AKS_MAX_NODES_PER_POOL} nodes per pool"
+    return None
+
+
+def zones_problem(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(isinstance(zone, (str, int)) and str(zone) in ZONES for zone in value)
+    return None if ok else f"must be a list of zones out of {', '.join(ZONES)}"
+
+
+def surge_problem(value: Any) -> str | None:
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return None if re.fullmatch(r"[1-9][0-9]*%?", text) else "must be a node count (e.g. 1) or a percentage (e.g. 33%)"
+
+
+def dns_label_problem(value: Any) -> str | None:
+    ok = isinstance(value, str) and re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value) is not None
+    return None if ok else ("is not a namespace name: 1-63 lowercase letters, digits and '-', "
+                            "starting and ending with a letter or digit")
+
+
+def count_key(name: str, doc: str, default: int, source: str) -> Key:
+    return Key(name, doc, "integer", default, check=count_problem, convert=int, attr=_attr(name), source=source)
+
+
+def _attr(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def zones_key(source: str, create_only: bool = True) -> Key:
+    return Key("availabilityZones", "Availability zones of the pool's nodes.", "list of strings", [],
+               check=zones_problem, convert=lambda zones: tuple(str(zone) for zone in zones),
+               attr="availability_zones", source=source, create_only=create_only)
+
+
+def surge_key(source: str) -> Key:
+    return Key("maxSurge", "Extra nodes during an upgrade: a node count or a percentage.", "string", "33%",
+               check=surge_problem, convert=str, attr="max_surge", source=source)

@@ -1,0 +1,91 @@
+"""`gpu-aks:devicePlugin`: gpu-aks's own NVIDIA device-plugin DaemonSet, and which GPU pools it serves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from components.settings.common import dns_label_problem
+from policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
+from policies.declarations import Check, Default, Key, Reader, Section, boolean, choice, describe, string_list_problem, text
+
+_CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
+
+
+@dataclass(frozen=True)
+class DevicePluginSettings:
+    enabled: bool = True
+    image: str = DEVICE_PLUGIN_IMAGE
+    namespace: str = DEVICE_PLUGIN_NAMESPACE
+    mig_strategy: str = "none"
+    #: The GPU pools the DaemonSets serve (their names). The one place this is stored: a pool's
+    #: `device_plugin` reads it.
+    pools: tuple[str, ...] = ()
+
+
+def _gpu_pools(reader: Reader) -> dict[str, dict[str, Any]]:
+    """The GPU pools parsed so far, by name."""
+    return {pool["name"]: pool for pool in reader.root.values.get("gpuPools", [])}
+
+
+def served_pools(reader: Reader) -> list[str]:
+    """The GPU pools the DaemonSet serves: none when it is disabled, else the listed GPU pools."""
+    gpu_pools = _gpu_pools(reader)
+    return [name for name in reader.get("pools") if name in gpu_pools] if reader.get("enabled") else []
+
+
+def _driver_installed_pools(reader: Reader) -> list[str]:
+    return [name for name, pool in _gpu_pools(reader).items() if pool["gpuProfile"]["driver"] == "Install"]
+
+
+def _pools_are_gpu_pools(reader: Reader) -> None:
+    gpu_pools = _gpu_pools(reader)
+    for index, name in enumerate(reader.get("pools")):
+        pool = gpu_pools.get(name)
+        if pool is None:
+            reader.problem(f"pools[{index}]", f"{describe(name)} is not a GPU pool; GPU pools: "
+                                              f"{', '.join(gpu_pools) or 'none'}")
+        elif pool["gpuProfile"]["driver"] == "None":
+            # AKS's GPU docs: never run a second device plugin where another one is managed.
+            reader.problem(f"pools[{index}]", f"{describe(name)} has gpuProfile.driver: None, so its driver and device "
+                                              "plugin are managed elsewhere (e.g. the NVIDIA GPU Operator); running "
+                                              "this DaemonSet there too double-registers nvidia.com/gpu. Remove it "
+                                              "from devicePlugin.pools")
+
+
+def _served_mig_pools(reader: Reader) -> list[str]:
+    gpu_pools = _gpu_pools(reader)
+    return [name for name in served_pools(reader) if gpu_pools[name]["gpuInstanceProfile"]]
+
+
+def _strategy_serves_mig_pools(reader: Reader) -> None:
+    mig_pools = _served_mig_pools(reader)
+    if reader.get("migStrategy") == "none" and mig_pools:
+        reader.problem("migStrategy", f"'none' cannot serve MIG pools ({', '.join(mig_pools)}); use 'single' "
+                                      "(pods ask for nvidia.com/gpu) or 'mixed' (pods ask for nvidia.com/mig-<profile>)")
+
+
+def _device_plugin(reader: Reader) -> DevicePluginSettings:
+    return DevicePluginSettings(enabled=reader.get("enabled"), image=reader.get("image"),
+                                namespace=reader.get("namespace"), mig_strategy=reader.get("migStrategy"),
+                                pools=tuple(served_pools(reader)))
+
+
+DEVICE_PLUGIN = Section(
+    "devicePlugin", "gpu-aks's NVIDIA device-plugin DaemonSet (self-managed GPU pools: AKS installs the driver, "
+    "you install the plugin).", (
+        boolean("enabled", "Deploy the DaemonSet.", True),
+        Key("pools", "The GPU pools it serves.", "list of strings",
+            Default(_driver_installed_pools, "every GPU pool with gpuProfile.driver: Install"),
+            check=string_list_problem),
+        Check(_pools_are_gpu_pools, reads=("pools",),
+              doc="`devicePlugin.pools` names GPU pools whose driver AKS installs (never a `driver: None` pool)."),
+        choice("migStrategy", "How MIG instances are advertised: `single` (nvidia.com/gpu) or `mixed` "
+               "(nvidia.com/mig-<profile>).", MIG_STRATEGIES,
+               Default(lambda reader: "single" if _served_mig_pools(reader) else "none",
+                       "single when a served pool uses MIG, else none"), source=_CHART),
+        Check(_strategy_serves_mig_pools, reads=("migStrategy",), doc="`migStrategy: none` cannot serve MIG pools."),
+        text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, source="AKS docs use-nvidia-gpu manifest"),
+        text("namespace", "The namespace of the DaemonSet.", DEVICE_PLUGIN_NAMESPACE, check=dns_label_problem,
+             source="AKS docs use-nvidia-gpu manifest"),
+    ), build=_device_plugin, listed=("enabled", "image", "namespace", "migStrategy", "pools"))

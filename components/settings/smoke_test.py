@@ -1,0 +1,30 @@
+"""`gpu-aks:smokeTest`: an opt-in GPU check Job per served pool after `pulumi up`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.settings.device_plugin import served_pools
+from policies.declarations import Check, Reader, Section, boolean, text
+
+DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/pytorch:25.10-py3"
+
+
+@dataclass(frozen=True)
+class SmokeTestSettings:
+    enabled: bool = False
+    image: str = DEFAULT_SMOKE_TEST_IMAGE
+
+
+def _something_to_test(reader: Reader) -> None:
+    if reader.get("enabled") and not served_pools(reader.root.children["devicePlugin"]):
+        reader.problem("enabled", "true, but no GPU pool is served by gpu-aks's device plugin "
+                                  "(devicePlugin.enabled or devicePlugin.pools), so there is nothing to test")
+
+
+SMOKE_TEST = Section("smokeTest", "One GPU check Job per served GPU pool after `pulumi up`.", (
+    boolean("enabled", "Run the smoke test.", False, attr="enabled"),
+    Check(_something_to_test, reads=("enabled",), doc="`enabled: true` needs a GPU pool served by the device plugin."),
+    text("image", "The image of the check Job (has PyTorch with CUDA).", DEFAULT_SMOKE_TEST_IMAGE, attr="image",
+         source="NVIDIA NGC nvcr.io/nvidia/pytorch"),
+), cls=SmokeTestSettings)
