@@ -37,6 +37,9 @@ if settings.device_plugin.enabled and served_pools:
             settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
             after=[device_plugin, *gpu_pools, *access.ready]))
 observability = settings.observability
+#: Contract fields: the workspace's PromQL endpoint and the dashboard's URL, null where there is none.
+query_endpoint: pulumi.Input[str | None] = None
+dashboard_url: pulumi.Input[str | None] = None
 if observability.enabled:
     watched_pools = exporter_pools(settings)
     if watched_pools:
@@ -47,8 +50,7 @@ if observability.enabled:
         observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id, watched_pools,
         settings.device_plugin.namespace, agent_daemonsets(settings), dashboard_json(watched_pools, observability.alerts),
         settings.access.role_propagation_seconds))
-    pulumi.export("prometheusQueryEndpoint", monitoring.query_endpoint)
-    pulumi.export("grafanaDashboardUrl", monitoring.dashboard_url)
+    query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
 if settings.admission_policy.enabled and settings.gpu_pools:
     GpuAdmissionPolicy("gpu-admission", GpuAdmissionPolicyArgs(
         settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready))
@@ -57,5 +59,7 @@ pulumi.export("clusterName", cluster.managed_cluster.name)
 pulumi.export("resourceGroupName", cluster.resource_group.name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
+pulumi.export("prometheusQueryEndpoint", query_endpoint)
+pulumi.export("grafanaDashboardUrl", dashboard_url)
 for key, value in platform_contract(settings).items():
     pulumi.export(key, value)

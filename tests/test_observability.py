@@ -201,6 +201,7 @@ def test_prod_creates_managed_prometheus_alerts_and_the_exporter(prod_run):
 def test_dev_keeps_observability_off(dev_run):
     assert not [r for r in dev_run.resources if r.type.startswith(("azure-native:monitor", "azure-native:alerts"))]
     assert "azureMonitorProfile" not in dev_run.one("azure-native:containerservice:ManagedCluster").inputs
+    assert dev_run.stack_outputs["prometheusQueryEndpoint"] is None and dev_run.stack_outputs["grafanaDashboardUrl"] is None
 
 
 def test_grafana_and_a_given_workspace():
