@@ -203,7 +203,7 @@ class GpuObservability(pulumi.ComponentResource):
                 scopes=[self.workspace_id, args.cluster_id], cluster_name=cluster.name, enabled=True,
                 interval=EVALUATION_INTERVAL,
                 description="gpu-aks GPU alerts (observability/generated/<stack>/gpu-alerts.rules.yaml)",
-                rules=azure_rules(rules, groups), opts=child)
+                rules=azure_rules(rules, groups), opts=child)  # type: ignore[arg-type]  # plain dicts; tests check them
 
         self.grafana_endpoint: pulumi.Output[Any] = pulumi.Output.from_input(None)
         self.dashboard_url: pulumi.Output[Any] = pulumi.Output.from_input(None)
