@@ -125,8 +125,8 @@ def alert_rules(alerts: AlertSettings, pools: Sequence[GpuNodePoolSettings], gpu
         "kubectl describe pod shows why: no toleration of the pool's taint or no node selector "
         "(python -m policies.explain), the pool at maxCount, or no GPU capacity in the region (the autoscaler's "
         "events)"))
-    # One rule for every pool (Azure and Prometheus both name an alert once per group): whole GPUs by
-    # utilisation; MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.
+    # One rule covers every pool, so each alert is one rule of the group: whole GPUs by utilisation,
+    # MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.
     limit = alerts.idle_gpu_utilization_percent
     whole = [pool.name for pool in pools if not pool.gpu_instance_profile]
     mig = [pool.name for pool in pools if pool.gpu_instance_profile]
