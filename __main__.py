@@ -1,7 +1,8 @@
 """gpu-aks: a GPU-ready AKS cluster per stack.
 
 stack config -> GpuCluster (AksCluster -> ClusterAccess -> NodePool / GpuNodePool -> GpuDevicePlugin
-             -> GpuAdmissionPolicy -> (GpuSmokeTest)) -> the outputs contract
+             -> (GpuMetricsExporter, GpuObservability) -> GpuAdmissionPolicy -> (GpuSmokeTest))
+             -> the outputs contract
 
 The same GpuCluster other programs get from the component package (docs/component-package.md).
 `program_layout` keeps this program's resource names and URNs as they were before GpuCluster existed.

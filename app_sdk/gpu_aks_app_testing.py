@@ -52,7 +52,7 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
         "gpuInstanceProfile": f"MIG{mig_partition.split('g.')[0]}g" if mig_partition else None,
         "migPartition": mig_partition, "accelerator": accelerator, "spot": spot,
         "minCount": min_count, "maxCount": max_count, "taints": taints, "labels": labels,
-        "devicePlugin": "gpu-aks", "tolerations": [_toleration(t) for t in taints],
+        "devicePlugin": "gpu-aks", "dcgmExporter": "none", "tolerations": [_toleration(t) for t in taints],
         "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name},
     }
 

@@ -38,6 +38,8 @@ class AksClusterArgs:
     maintenance: MaintenanceSettings | None = None
     #: The network this stack recorded on its last update (`clusterNetwork`), or None to skip the check.
     previous_network: pulumi.Input[Mapping[str, Any] | None] | None = None
+    #: `azureMonitorProfile` (components.observability.azure_monitor_profile); None leaves it unset.
+    azure_monitor_profile: dict[str, Any] | None = None
 
 
 def network_profile(network: NetworkSettings) -> dict[str, Any]:
@@ -172,6 +174,7 @@ class AksCluster(pulumi.ComponentResource):
             auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
             network_profile=network_profile(cluster.network),
             api_server_access_profile=api_server_access_profile(cluster.api_server),
+            azure_monitor_profile=args.azure_monitor_profile,
             # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
             # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the
             # channel moves versions the inline pool gets none and starts at the control plane's.

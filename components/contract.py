@@ -13,6 +13,7 @@ from typing import Any
 
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
+from observability.rules import exporter_pools
 from policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
 from policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
 
@@ -26,7 +27,8 @@ def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
     return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
-def gpu_pool_contract(pool: GpuNodePoolSettings) -> GpuPoolContract:
+def gpu_pool_contract(pool: GpuNodePoolSettings, exported: bool = False) -> GpuPoolContract:
+    """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it."""
     return GpuPoolContract(
         name=pool.name,
         azure_name=pool.azure_name,
@@ -48,6 +50,7 @@ def gpu_pool_contract(pool: GpuNodePoolSettings) -> GpuPoolContract:
         device_plugin="gpu-aks" if pool.device_plugin else "external",
         tolerations=tuple(pool_tolerations([pool])),
         node_selector=gpu_node_selector(pool),
+        dcgm_exporter="gpu-aks" if exported else "none",
     )
 
 
@@ -62,13 +65,14 @@ def cpu_pool_contract(pool: NodePoolSettings) -> CpuPoolContract:
 def contract_of(settings: PlatformSettings) -> PlatformContract:
     """Everything in the contract that config alone decides (the cluster's own outputs are added by
     the Pulumi layer: cluster name, kubeconfig, OIDC issuer URL)."""
+    exported = {pool.name for pool in exporter_pools(settings)} if settings.observability.enabled else set()
     return PlatformContract(
         contract_version=CONTRACT_VERSION,
         location=settings.cluster.location,
         kubernetes_version=settings.cluster.kubernetes_version,
         gpu_namespace=settings.device_plugin.namespace,
         mig_strategy=settings.device_plugin.mig_strategy,  # type: ignore[arg-type]  # settings checked it
-        gpu_pools={pool.name: gpu_pool_contract(pool) for pool in settings.gpu_pools},
+        gpu_pools={pool.name: gpu_pool_contract(pool, exported=pool.name in exported) for pool in settings.gpu_pools},
         cpu_pools={pool.name: cpu_pool_contract(pool) for pool in settings.cpu_pools},
     )
 

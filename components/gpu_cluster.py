@@ -28,13 +28,17 @@ from components.access import DEPLOYER_OUTPUT, ClusterAccess, ClusterAccessArgs
 from components.admission_policy import GpuAdmissionPolicy, GpuAdmissionPolicyArgs
 from components.cluster import NETWORK_OUTPUT, AksCluster, AksClusterArgs
 from components.contract import platform_contract
+from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
+from components.observability import GpuObservability, GpuObservabilityArgs, azure_monitor_profile
 from components.previous_run import PreviousRun
 from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
+from observability.dashboard import dashboard_json
+from observability.rules import agent_daemonsets, exporter_pools
 
 TYPE_TOKEN = f"{PROJECT}:index:GpuCluster"
 #: The stack config key the `location` input stands for.
@@ -122,6 +126,8 @@ class GpuPoolContract(TypedDict):
     """The pool's node labels."""
     devicePlugin: str
     """gpu-aks when gpu-aks's device plugin serves the pool, external otherwise."""
+    dcgmExporter: str
+    """gpu-aks when gpu-aks's DCGM exporter runs on the pool (gpu-aks:observability), none otherwise."""
     tolerations: list[Toleration]
     """The tolerations a pod needs for this pool."""
     nodeSelector: dict[str, str]
@@ -269,6 +275,10 @@ class GpuCluster(pulumi.ComponentResource):
     """Secret: a kubelogin exec kubeconfig in cluster.kubeloginMode."""
     oidc_issuer_url: pulumi.Output[str | None]
     """The cluster's OIDC issuer URL, for workload-identity federated credentials."""
+    prometheus_query_endpoint: pulumi.Output[str | None]
+    """The Azure Monitor workspace's PromQL query endpoint, where GPU metrics land; null when observability is off."""
+    grafana_dashboard_url: pulumi.Output[str | None]
+    """The GPU dashboard in Azure Managed Grafana; null without observability.grafana."""
     contract_version: pulumi.Output[int]
     """The version of this outputs contract."""
     location: pulumi.Output[str]
@@ -318,7 +328,8 @@ class GpuCluster(pulumi.ComponentResource):
         previous = PreviousRun() if program_layout else None
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
-            previous.output(NETWORK_OUTPUT) if previous else None), top)
+            previous.output(NETWORK_OUTPUT) if previous else None,
+            azure_monitor_profile(settings.observability)), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
             previous.output(DEPLOYER_OUTPUT) if previous else None), top)
@@ -331,6 +342,7 @@ class GpuCluster(pulumi.ComponentResource):
                      for pool in settings.gpu_pools]
 
         served_pools = settings.served_gpu_pools()
+        device_plugin: GpuDevicePlugin | None = None
         if settings.device_plugin.enabled and served_pools:
             device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
                 settings.device_plugin, served_pools, cluster.provider, after=access.ready), top)
@@ -338,6 +350,21 @@ class GpuCluster(pulumi.ComponentResource):
                 GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
                     settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
                     after=[device_plugin, *gpu_pools, *access.ready]), top)
+        observability = settings.observability
+        #: Contract fields: the workspace's PromQL endpoint and the dashboard's URL, null where there is none.
+        query_endpoint: pulumi.Input[str | None] = None
+        dashboard_url: pulumi.Input[str | None] = None
+        if observability.enabled:
+            watched_pools = exporter_pools(settings)
+            if watched_pools:
+                GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
+                    observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
+                    after=[*([device_plugin] if device_plugin else []), *access.ready]), top)
+            monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
+                observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
+                watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings),
+                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds), top)
+            query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
         if settings.admission_policy.enabled and settings.gpu_pools:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
                 settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready), top)
@@ -347,6 +374,8 @@ class GpuCluster(pulumi.ComponentResource):
         self.resource_group_name = cluster.resource_group.name
         self.kubeconfig = cluster.kubeconfig
         self.oidc_issuer_url = cluster.oidc_issuer_url
+        self.prometheus_query_endpoint = pulumi.Output.from_input(query_endpoint)
+        self.grafana_dashboard_url = pulumi.Output.from_input(dashboard_url)
         self.contract_version = pulumi.Output.from_input(contract["contractVersion"])
         self.location = pulumi.Output.from_input(contract["location"])
         self.kubernetes_version = pulumi.Output.from_input(contract["kubernetesVersion"])
@@ -361,6 +390,7 @@ class GpuCluster(pulumi.ComponentResource):
         return {
             "clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
             "kubeconfig": self.kubeconfig, "oidcIssuerUrl": self.oidc_issuer_url,
+            "prometheusQueryEndpoint": self.prometheus_query_endpoint, "grafanaDashboardUrl": self.grafana_dashboard_url,
             "contractVersion": self.contract_version, "location": self.location,
             "kubernetesVersion": self.kubernetes_version, "gpuNamespace": self.gpu_namespace,
             "migStrategy": self.mig_strategy, "gpuPools": self.gpu_pools, "cpuPools": self.cpu_pools,

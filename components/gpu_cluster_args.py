@@ -536,6 +536,51 @@ class Maintenance(TypedDict, total=False):
     """Node image and OS upgrades (cluster.nodeOSUpgradeChannel)."""
 
 
+class DcgmExporter(TypedDict, total=False):
+    """NVIDIA's DCGM exporter, one DaemonSet per served GPU pool."""
+
+    enabled: NotRequired[bool]
+    """Run the exporter (turn off where something else exports DCGM metrics). Default: true."""
+    image: NotRequired[str]
+    """The exporter image. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
+
+
+class Alerts(TypedDict, total=False):
+    """GPU alerts: one Azure Prometheus rule group on the workspace, scoped to the cluster."""
+
+    enabled: NotRequired[bool]
+    """Create the alert rule group. Default: true."""
+    actionGroupResourceId: NotRequired[str]
+    """An existing action group every alert notifies."""
+    emails: NotRequired[list[str]]
+    """Addresses of an action group gpu-aks creates for the alerts. Default: []."""
+    gpuTemperatureCelsius: NotRequired[int]
+    """GpuTemperatureHigh fires above this for 5 minutes. Default: 85."""
+    pendingGpuPodMinutes: NotRequired[int]
+    """GpuPodPending fires when a GPU pod stays Pending this long. Default: 15."""
+    idleGpuUtilizationPercent: NotRequired[int]
+    """GpuAllocatedButIdle: a GPU held by a pod under this utilisation ... Default: 5."""
+    idleGpuMinutes: NotRequired[int]
+    """... for this many minutes. Default: 60."""
+    agentDownMinutes: NotRequired[int]
+    """GpuNodeAgentDown fires when a GPU node lacks a ready device plugin or exporter this long. Default: 10."""
+
+
+class Observability(TypedDict, total=False):
+    """Azure Monitor managed Prometheus, NVIDIA's DCGM exporter on the served GPU pools, GPU alerts and an optional Azure Managed Grafana (docs/observe.md)."""
+
+    enabled: NotRequired[bool]
+    """Turn on managed Prometheus, the exporter and the alerts (they cost money: docs/observe.md). Default: false."""
+    azureMonitorWorkspaceResourceId: NotRequired[str]
+    """An existing Azure Monitor workspace; default: one is created."""
+    grafana: NotRequired[bool]
+    """Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace. Default: false."""
+    dcgmExporter: NotRequired[DcgmExporter]
+    """NVIDIA's DCGM exporter, one DaemonSet per served GPU pool."""
+    alerts: NotRequired[Alerts]
+    """GPU alerts: one Azure Prometheus rule group on the workspace, scoped to the cluster."""
+
+
 class GpuClusterArgs(TypedDict, total=False):
     """The inputs of GpuCluster: the gpu-aks stack config keys, spelled and nested the same."""
 
@@ -559,6 +604,8 @@ class GpuClusterArgs(TypedDict, total=False):
     """One GPU check Job per served GPU pool after `pulumi up`. Stack config key: `gpu-aks:smokeTest`."""
     maintenance: NotRequired[Maintenance]
     """When AKS may upgrade: `aksManagedAutoUpgradeSchedule` (Kubernetes) and `aksManagedNodeOSUpgradeSchedule` (node images), each a weekly window of at least 4 hours. Created only for a channel that upgrades something. Stack config key: `gpu-aks:maintenance`."""
+    observability: NotRequired[Observability]
+    """Azure Monitor managed Prometheus, NVIDIA's DCGM exporter on the served GPU pools, GPU alerts and an optional Azure Managed Grafana (docs/observe.md). Stack config key: `gpu-aks:observability`."""
 
 
 #: Properties whose stack config key is spelled differently, by their object's path in the config.

@@ -36,6 +36,8 @@ MAX_COUNT = 1_000_000
 #: The catalog's MIG_STRATEGIES as a type (tests/test_contract.py holds the two equal).
 MigStrategy = Literal["none", "single", "mixed"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
+#: Who exports the pool's GPU metrics: gpu-aks's DCGM exporter (`gpu-aks:observability`), or nobody here.
+MetricsExporter = Literal["gpu-aks", "none"]
 
 
 class ContractError(ValueError):
@@ -249,6 +251,10 @@ class GpuPoolContract(_Written):
     device_plugin: DevicePluginOwner | None = _field(
         "devicePlugin", _choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner))),
         "Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None).", None)
+    dcgm_exporter: MetricsExporter | None = _field(
+        "dcgmExporter", _choice(get_args(MetricsExporter), " or ".join(get_args(MetricsExporter))),
+        "Whether gpu-aks's DCGM exporter runs on the pool's nodes (the doctor then expects a Ready exporter pod "
+        "on each); absent in contracts written before gpu-aks 0.3.", None)
     tolerations: tuple[dict[str, str], ...] = _field("tolerations", TOLERATIONS, "The tolerations a pod needs "
                                                      "for the pool's taints.", ())
     node_selector: dict[str, str] = _field("nodeSelector", LABELS, "The nodeSelector that pins a pod to the pool's "
@@ -279,6 +285,12 @@ class PlatformContract(_Written):
                                              None, program=True)
     oidc_issuer_url: str | None = _field("oidcIssuerUrl", OPTIONAL_TEXT, "The cluster's OIDC issuer URL (workload "
                                          "identity).", None, program=True)
+    prometheus_query_endpoint: str | None = _field(
+        "prometheusQueryEndpoint", OPTIONAL_TEXT, "The Azure Monitor workspace's PromQL query endpoint, where GPU "
+        "metrics land (`gpu-aks:observability`); null when observability is off.", None, program=True)
+    grafana_dashboard_url: str | None = _field(
+        "grafanaDashboardUrl", OPTIONAL_TEXT, "The GPU dashboard in Azure Managed Grafana; null without "
+        "`observability.grafana`.", None, program=True)
 
     # --- Reading -------------------------------------------------------------------------------
 

@@ -136,8 +136,9 @@ def test_not_ready_node_missing_plugin_and_relabelled_node():
     next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["status"] = "False"
     node["metadata"]["labels"]["nvidia.com/gpu.partition-size"] = "1g.10gb"
     pods["items"] = [p for p in pods["items"] if p["spec"]["nodeName"] != A100_1]
+    # Every pod of the node is gone, the DCGM exporter's too (prod's contract says gpu-aks exports its metrics).
     assert problems_of(nodes, pods) == [("a100mig", A100_1, "node-ready"), ("a100mig", A100_1, "device-plugin"),
-                                        ("a100mig", A100_1, "labels")]
+                                        ("a100mig", A100_1, "labels"), ("a100mig", A100_1, "dcgm-exporter")]
 
 
 def test_json_output():

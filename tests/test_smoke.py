@@ -37,15 +37,15 @@ def test_one_job_per_gpu_pool_with_the_contract_placement():
         assert pod["tolerations"] == pool["tolerations"] and pod["nodeSelector"] == pool["nodeSelector"]
         assert pod["containers"][0]["resources"]["limits"] == {pool["gpuResource"]: 1}
         assert job.inputs["spec"]["backoffLimit"] == 0
-    for resource in [*jobs.values(), run.one("kubernetes:core/v1:ConfigMap")]:
+    for resource in [*jobs.values(), run.one("kubernetes:core/v1:ConfigMap", "gpu-smoke-test-program")]:
         api_version = "batch/v1" if resource.type.endswith("Job") else "v1"
         manifest = {"apiVersion": api_version, "kind": resource.type.rsplit(":", 1)[1], **resource.inputs}
         kubernetes_validate.validate(manifest, KUBERNETES_SCHEMA_VERSION, strict=True)
-    config_map = run.one("kubernetes:core/v1:ConfigMap")
+    config_map = run.one("kubernetes:core/v1:ConfigMap", "gpu-smoke-test-program")
     assert config_map.inputs["data"]["gpu_check.py"] == (ROOT / "smoke" / "gpu_check.py").read_text()
     # prod serves a whole-GPU pool and a MIG pool, so NVIDIA's plugin runs as two DaemonSets; each
     # Job waits for the plugin before it asks for a GPU.
-    daemon_sets = {ds.urn for ds in run.by_type("kubernetes:apps/v1:DaemonSet")}
+    daemon_sets = {ds.urn for ds in run.by_type("kubernetes:apps/v1:DaemonSet") if ds.name.startswith("nvidia-device-plugin")}
     assert len(daemon_sets) == 2
     assert all(daemon_sets <= set(job.dependencies) for job in jobs.values()), "the Jobs wait for the device plugin"
     job_urns = {job.urn for job in jobs.values()} | {run.one("gpu-aks:index:GpuSmokeTest").urn}

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
+from observability.settings import EXPORTER_APP_LABEL
 from policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
 from policies.contract import GpuPoolContract, PlatformContract
 from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
@@ -376,9 +377,41 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
                                            "az aks nodepool show shows the pool's provisioning state; a pool made "
                                            "before gpu-aks 0.2 gets the label on pulumi up"))
         reports.append(report)
+    check_metrics_exporters(platform, reports, pods)
     unmatched = sorted(_name(n) for n in nodes if _name(n) not in matched and (
         _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"))
     return Diagnosis(reports, unmatched)
+
+
+def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], pods: Sequence[Mapping[str, Any]]) -> None:
+    """A Ready DCGM exporter pod on every node of each pool gpu-aks's exporter watches: the contract
+    says so (`gpuPools.<pool>.dcgmExporter: gpu-aks`), or an exporter pod of the pool runs somewhere.
+    Without one a node's GPUs send no metrics and raise no alerts."""
+    key, value = EXPORTER_APP_LABEL
+    by_node: dict[str, list[Mapping[str, Any]]] = {}
+    pools_with_pods: set[str] = set()
+    for pod in pods:
+        if as_mapping(pod.get("metadata")).get("namespace") == platform.gpu_namespace and _labels(pod).get(key) == value:
+            by_node.setdefault(as_str(as_mapping(pod.get("spec")).get("nodeName")), []).append(pod)
+            pools_with_pods.add(as_str(_labels(pod).get(POOL_LABEL)))
+    for report in reports:
+        if as_mapping(platform.pools.get(report.name)).get("dcgmExporter") != "gpu-aks" and \
+                report.name not in pools_with_pods:
+            continue
+        for node in report.nodes:
+            exporters = by_node.get(node.name, [])
+            if any(_condition(p, "Ready").get("status") == "True" for p in exporters):
+                continue
+            if exporters:
+                message = f"DCGM exporter pod {_name(exporters[0])} is not Ready ({_pod_state(exporters[0])})"
+                fix = (f"kubectl -n {platform.gpu_namespace} logs {_name(exporters[0])}; the exporter needs the GPU "
+                       "driver and /var/lib/kubelet/pod-resources on the node")
+            else:
+                message = f"no DCGM exporter pod runs on the node (namespace {platform.gpu_namespace}): its GPUs send no " \
+                          "metrics and raise no alerts"
+                fix = (f"kubectl -n {platform.gpu_namespace} describe daemonset {value}-{report.name}: it must tolerate "
+                       f"the pool's taints and select the pool ({POOL_LABEL}={report.name}); pulumi up restores it")
+            node.problems.append(Problem(report.name, node.name, "dcgm-exporter", message, fix))
 
 
 # --- Output ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Stack config -> validated, frozen settings. The only package that knows the config keys.
 
 Each key is declared once (`policies/declarations.py`), in the module of its section: `cluster`,
-`access`, `pools` (systemPool, cpuPools, gpuPools), `device_plugin`, `admission_policy`, `smoke_test`.
+`access`, `pools` (systemPool, cpuPools, gpuPools), `device_plugin`, `admission_policy`, `smoke_test`,
+`observability`.
 Parsing, the unknown-key check with its did-you-mean, defaults, secret masking and
 `docs/configuration.md` (`reference_markdown()`) all come from those declarations.
 
@@ -28,6 +29,7 @@ from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_AC
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
 from components.settings.common import AKS_MAX_NODES_PER_POOL, PROJECT, ZONES, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.observability import OBSERVABILITY, AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     CPU_POOLS,
     GPU_POOLS,
@@ -47,7 +49,8 @@ from policies.declarations import reference_markdown as _reference_markdown
 __all__ = [
     "AKS_MAX_NODES_PER_POOL", "DEFAULT_AUTOSCALER_PROFILE", "DEFAULT_ROLE_PROPAGATION_SECONDS", "DOCUMENT",
     "KUBELOGIN_MODES", "PROJECT", "SUFFIXED_NAME_LENGTH", "TOP_LEVEL_KEYS", "VALIDATION_ACTIONS", "ZONES",
-    "AccessSettings", "AdmissionPolicySettings", "ClusterSettings", "DevicePluginSettings", "GpuNodePoolSettings",
+    "AccessSettings", "AdmissionPolicySettings", "AlertSettings", "ObservabilitySettings",
+    "ClusterSettings", "DevicePluginSettings", "GpuNodePoolSettings",
     "NodePoolSettings", "PlatformSettings", "SettingsError", "SmokeTestSettings", "SystemPoolSettings",
     "azure_pool_name", "create_only_properties", "describe", "parse_settings", "pool_key", "reference_markdown",
 ]
@@ -65,6 +68,7 @@ class PlatformSettings:
     access: AccessSettings = field(default_factory=AccessSettings)
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -99,6 +103,7 @@ def _platform(reader: Reader) -> PlatformSettings:
         access=reader.children["access"].build(),
         admission_policy=reader.children["admissionPolicy"].build(),
         maintenance=reader.children["maintenance"].build(),
+        observability=reader.children["observability"].build(),
         warnings=tuple(reader.problems.warnings),
     )
 
@@ -111,7 +116,8 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS,
                      Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools and gpuPools."),
-                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE), build=_platform),
+                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
+                     OBSERVABILITY), build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "
                            "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},
 )

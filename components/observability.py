@@ -1,0 +1,240 @@
+"""`GpuObservability`: Azure Monitor managed service for Prometheus for the cluster, the GPU alert
+rules, and optionally Azure Managed Grafana.
+
+Managed Prometheus is four Azure resources plus a cluster setting (learn.microsoft.com/azure/aks/
+monitor-gpu-metrics; learn.microsoft.com/azure/azure-monitor/containers/kubernetes-monitoring-enable,
+its ARM template): an Azure Monitor workspace (`Microsoft.Monitor/accounts`, API 2023-04-03 as
+pulumi-azure-native 3.29.0 sends it; or one given by ID), a data collection endpoint and a data
+collection rule (`Microsoft.Insights`, 2022-06-01) whose Prometheus forwarder sends the stream
+`Microsoft-PrometheusMetrics` to the workspace, the rule's association with the cluster, and the
+cluster's `azureMonitorProfile.metrics.enabled` (`azure_monitor_profile` below, which the cluster
+component takes). The alerts are one `PrometheusRuleGroup` (`Microsoft.AlertsManagement`,
+2023-03-01) on the workspace, limited to this cluster's series by `clusterName`, notifying an
+action group given by ID and/or one created for an email list (`Microsoft.Insights/actionGroups`,
+2024-10-01-preview). Names follow the ARM template: `MSProm-<region>-<cluster>`, cut to 44 characters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
+
+from components.propagation import RolePropagationWait
+from components.settings import ClusterSettings, GpuNodePoolSettings, ObservabilitySettings
+from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
+
+PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+MONITORING_ACCOUNT_DESTINATION = "MonitoringAccount1"
+#: Built-in role "Monitoring Data Reader": what Azure Managed Grafana's identity needs on the workspace
+#: to query it (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-grafana).
+MONITORING_DATA_READER_ROLE = "b0d8363b-8ddd-447d-831f-62ca05bff136"
+#: Built-in role "Grafana Editor": enough for the deployer to create and update dashboards
+#: (learn.microsoft.com/azure/role-based-access-control/built-in-roles, "Grafana Editor").
+GRAFANA_EDITOR_ROLE = "a79a5197-3a5c-4973-a920-486035ffd60f"
+#: The audience of Entra tokens Azure Managed Grafana's HTTP API takes (azure-cli's amg extension,
+#: `azext_amg/custom.py`: `amg_first_party_app`).
+GRAFANA_TOKEN_RESOURCE = "ce34e7e5-485f-4d76-964f-b3d2b16d1e4f"
+#: An action group's short name is at most 12 characters (ActionGroup.groupShortName).
+SHORT_NAME_LENGTH = 12
+MSPROM_NAME_LENGTH = 44
+
+
+def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | None:
+    """The cluster's `azureMonitorProfile` (ManagedCluster API 2025-09-01,
+    `ManagedClusterAzureMonitorProfile.metrics.enabled`) in the SDK's Python names; None leaves the
+    cluster as it is when observability is off. kube-state-metrics keeps its default label and
+    annotation allowlists: the alerts need no extra labels."""
+    return {"metrics": {"enabled": True}} if settings.enabled else None
+
+
+def msprom_name(location: str, cluster_name: str) -> str:
+    return f"MSProm-{location}-{cluster_name}"[:MSPROM_NAME_LENGTH]
+
+
+def workspace_parts(resource_id: str) -> tuple[str, str]:
+    """(resource group, name) of an Azure Monitor workspace ID the settings already checked."""
+    match = re.search(r"/resourceGroups/([^/]+)/providers/Microsoft\.Monitor/accounts/([^/]+)$", resource_id, re.IGNORECASE)
+    assert match, resource_id
+    return match.group(1), match.group(2)
+
+
+def action_group_short_name(cluster_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", cluster_name)[:SHORT_NAME_LENGTH] or "gpuaks"
+
+
+def dashboard_upload(endpoint: str, dashboard_text: str) -> tuple[str, bytes]:
+    """Grafana's HTTP API call that creates or replaces a dashboard (POST /api/dashboards/db with
+    `overwrite`, grafana.com/docs/grafana/latest/developers/http_api/dashboard): the URL and body."""
+    board = {**json.loads(dashboard_text), "id": None}
+    body = {"dashboard": board, "overwrite": True, "message": "gpu-aks: pulumi up"}
+    return f"{endpoint.rstrip('/')}/api/dashboards/db", json.dumps(body).encode()
+
+
+def _grafana_request(method: str, url: str, body: bytes | None = None) -> None:
+    """One call to Azure Managed Grafana's API with the deployer's Entra token (from the Azure CLI,
+    which `pulumi up` is already logged in with)."""
+    token = subprocess.run(["az", "account", "get-access-token", "--resource", GRAFANA_TOKEN_RESOURCE, "--query",
+                            "accessToken", "-o", "tsv"], capture_output=True, text=True, check=True,
+                           timeout=120).stdout.strip()
+    request = urllib.request.Request(url, data=body, method=method, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60):
+        pass
+
+
+class _DashboardProvider(pulumi.dynamic.ResourceProvider):
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        _grafana_request("POST", *dashboard_upload(props["endpoint"], props["dashboard"]))
+        uid = json.loads(props["dashboard"])["uid"]
+        return pulumi.dynamic.CreateResult(id_=uid, outs={**props, "url": f"{props['endpoint'].rstrip('/')}/d/{uid}"})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        changed = any(olds.get(key) != news.get(key) for key in ("endpoint", "dashboard"))
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=["endpoint"] if olds.get("endpoint") !=
+                                         news.get("endpoint") else [])
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        _grafana_request("POST", *dashboard_upload(news["endpoint"], news["dashboard"]))
+        return pulumi.dynamic.UpdateResult(outs={**news, "url": f"{news['endpoint'].rstrip('/')}/d/{_id}"})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        _grafana_request("DELETE", f"{props['endpoint'].rstrip('/')}/api/dashboards/uid/{_id}")
+
+
+class GrafanaDashboard(pulumi.dynamic.Resource):
+    """gpu-aks's dashboard inside an Azure Managed Grafana. ARM has no resource for a dashboard inside
+    a Grafana instance, so this is a dynamic resource (plain Python run by the engine) that calls
+    Grafana's HTTP API on create, update and delete."""
+
+    url: pulumi.Output[str]
+
+    def __init__(self, name: str, endpoint: pulumi.Input[str], dashboard_text: str,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(_DashboardProvider(), name, {"endpoint": endpoint, "dashboard": dashboard_text, "url": None},
+                         opts)
+
+
+@dataclass(frozen=True)
+class GpuObservabilityArgs:
+    settings: ObservabilitySettings
+    cluster: ClusterSettings
+    resource_group_name: pulumi.Input[str]
+    cluster_id: pulumi.Input[str]
+    #: The pools the exporter serves.
+    pools: Sequence[GpuNodePoolSettings]
+    gpu_namespace: str
+    #: The DaemonSets that must be ready on every GPU node (device plugin and exporter).
+    agent_daemonsets: Sequence[str]
+    #: The dashboard JSON (observability.dashboard), provisioned when `grafana` is on.
+    dashboard_json: str = ""
+    #: How long to wait after granting the deployer Grafana Editor, before uploading the dashboard.
+    role_propagation_seconds: int = 300
+
+
+class GpuObservability(pulumi.ComponentResource):
+    def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-aks:index:GpuObservability", name, None, opts)
+        settings, cluster = args.settings, args.cluster
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(cluster.tags) if not cluster.secret else None
+        base = msprom_name(cluster.location, cluster.name)
+
+        if settings.workspace_id:
+            group, workspace_name = workspace_parts(settings.workspace_id)
+            existing = monitor.get_azure_monitor_workspace_output(
+                resource_group_name=group, azure_monitor_workspace_name=workspace_name,
+                opts=pulumi.InvokeOutputOptions(parent=self))
+            self.workspace_id: pulumi.Output[str] = pulumi.Output.from_input(settings.workspace_id)
+            self.query_endpoint: pulumi.Output[Any] = existing.metrics.apply(
+                lambda metrics: metrics.prometheus_query_endpoint if metrics else None)
+        else:
+            workspace = monitor.AzureMonitorWorkspace(
+                f"{name}-workspace", resource_group_name=args.resource_group_name, location=cluster.location,
+                tags=tags, opts=child)
+            self.workspace_id = workspace.id
+            self.query_endpoint = workspace.metrics.apply(lambda metrics: metrics.prometheus_query_endpoint if metrics else None)
+
+        endpoint = monitor.DataCollectionEndpoint(
+            f"{name}-dce", data_collection_endpoint_name=base, resource_group_name=args.resource_group_name,
+            location=cluster.location, kind="Linux", tags=tags, opts=child)
+        rule = monitor.DataCollectionRule(
+            f"{name}-dcr", data_collection_rule_name=base, resource_group_name=args.resource_group_name,
+            location=cluster.location, kind="Linux", tags=tags,
+            data_collection_endpoint_id=endpoint.id,
+            data_sources={"prometheus_forwarder": [{"name": "PrometheusDataSource", "streams": [PROMETHEUS_STREAM]}]},
+            destinations={"monitoring_accounts": [{"account_resource_id": self.workspace_id,
+                                                   "name": MONITORING_ACCOUNT_DESTINATION}]},
+            data_flows=[{"streams": [PROMETHEUS_STREAM], "destinations": [MONITORING_ACCOUNT_DESTINATION]}],
+            description="gpu-aks: the cluster's Prometheus metrics to its Azure Monitor workspace",
+            opts=child)
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-dcra", association_name=base, resource_uri=args.cluster_id, data_collection_rule_id=rule.id,
+            description="gpu-aks: managed Prometheus for this cluster", opts=child)
+
+        if settings.alerts_on:
+            groups: list[pulumi.Input[str]] = []
+            if settings.alerts.action_group_id:
+                groups.append(settings.alerts.action_group_id)
+            if settings.alerts.emails:
+                created = monitor.ActionGroup(
+                    f"{name}-action-group", resource_group_name=args.resource_group_name, location="Global",
+                    group_short_name=action_group_short_name(cluster.name), enabled=True, tags=tags,
+                    email_receivers=[{"name": f"email-{index}", "email_address": address,
+                                      "use_common_alert_schema": True}
+                                     for index, address in enumerate(settings.alerts.emails)],
+                    opts=child)
+                groups.append(created.id)
+            rules = alert_rules(settings.alerts, args.pools, args.gpu_namespace, args.agent_daemonsets)
+            alertsmanagement.PrometheusRuleGroup(
+                f"{name}-gpu-alerts", rule_group_name=f"{GROUP_NAME}-{cluster.name}",
+                resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
+                # "To limit your rule group to a cluster scope ... add the Azure Resource ID of your cluster
+                # to the rule group scopes[] list. The scopes list must still include the Azure Monitor
+                # workspace resource ID" (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-rule-groups).
+                scopes=[self.workspace_id, args.cluster_id], cluster_name=cluster.name, enabled=True,
+                interval=EVALUATION_INTERVAL,
+                description="gpu-aks GPU alerts (observability/generated/<stack>/gpu-alerts.rules.yaml)",
+                rules=azure_rules(rules, groups), opts=child)  # type: ignore[arg-type]  # plain dicts; tests check them
+
+        self.grafana_endpoint: pulumi.Output[Any] = pulumi.Output.from_input(None)
+        self.dashboard_url: pulumi.Output[Any] = pulumi.Output.from_input(None)
+        if settings.grafana:
+            grafana = dashboard.Grafana(
+                f"{name}-grafana", resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
+                sku={"name": "Standard"}, identity={"type": "SystemAssigned"},
+                properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
+                    {"azure_monitor_workspace_resource_id": self.workspace_id}]}},
+                opts=child)
+            client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+            authorization.RoleAssignment(
+                f"{name}-grafana-reads-workspace", scope=self.workspace_id,
+                principal_id=grafana.identity.apply(lambda identity: identity.principal_id if identity else ""),
+                principal_type="ServicePrincipal",
+                role_definition_id=client.subscription_id.apply(
+                    lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+                                f"{MONITORING_DATA_READER_ROLE}"),
+                description="gpu-aks: Azure Managed Grafana queries the managed Prometheus workspace", opts=child)
+            editor = authorization.RoleAssignment(
+                f"{name}-deployer-edits-grafana", scope=grafana.id, principal_id=client.object_id,
+                role_definition_id=client.subscription_id.apply(
+                    lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+                                f"{GRAFANA_EDITOR_ROLE}"),
+                description="gpu-aks: the identity that runs pulumi up provisions the GPU dashboard", opts=child)
+            wait = RolePropagationWait(f"{name}-grafana-role-propagation", editor.id, args.role_propagation_seconds,
+                                       opts=child)
+            self.grafana_endpoint = grafana.properties.apply(lambda p: p.endpoint if p else None)
+            board = GrafanaDashboard(f"{name}-dashboard", self.grafana_endpoint, args.dashboard_json,
+                                     opts=pulumi.ResourceOptions(parent=self, depends_on=[wait]))
+            self.dashboard_url = board.url
+
+        self.register_outputs({"workspaceId": self.workspace_id, "prometheusQueryEndpoint": self.query_endpoint,
+                               "grafanaEndpoint": self.grafana_endpoint, "dashboardUrl": self.dashboard_url})

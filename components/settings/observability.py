@@ -1,0 +1,138 @@
+"""`gpu-aks:observability`: Azure Monitor managed service for Prometheus, NVIDIA's DCGM exporter on
+the served GPU pools, GPU alerts and an optional Azure Managed Grafana (docs/observe.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from observability.settings import (
+    ACTION_GROUP_ID_RE,
+    DCGM_EXPORTER_IMAGE,
+    EMAIL_RE,
+    MAX_EMAILS,
+    WORKSPACE_ID_RE,
+)
+from policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
+
+_MONITOR = "learn.microsoft.com/azure/aks/monitor-gpu-metrics"
+_CHART = "NVIDIA/dcgm-exporter deployment/values.yaml (chart 4.8.2)"
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    enabled: bool = True
+    #: An existing action group every alert notifies.
+    action_group_id: str | None = None
+    #: Addresses of an action group gpu-aks creates (with `action_group_id`, both are notified).
+    emails: tuple[str, ...] = ()
+    #: `GpuTemperatureHigh` fires above this many degrees Celsius for 5 minutes.
+    gpu_temperature_celsius: int = 85
+    #: `GpuPodPending` fires when a pod asking for GPUs stays Pending this long.
+    pending_gpu_pod_minutes: int = 15
+    #: `GpuAllocatedButIdle` fires when a GPU given to a pod stays under this utilisation ...
+    idle_gpu_utilization_percent: int = 5
+    #: ... for this many minutes.
+    idle_gpu_minutes: int = 60
+    #: `GpuNodeAgentDown` fires when a GPU node lacks a ready device plugin or exporter this long.
+    agent_down_minutes: int = 10
+
+
+@dataclass(frozen=True)
+class ObservabilitySettings:
+    #: Off by default: an existing stack that upgrades gets no new billable resources unasked.
+    enabled: bool = False
+    #: An existing Azure Monitor workspace; None: gpu-aks creates one beside the cluster.
+    workspace_id: str | None = None
+    #: Azure Managed Grafana with the dashboard, reading the workspace. Off: it costs money.
+    grafana: bool = False
+    exporter_enabled: bool = True
+    exporter_image: str = DCGM_EXPORTER_IMAGE
+    alerts: AlertSettings = field(default_factory=AlertSettings)
+
+    @property
+    def exporter_on(self) -> bool:
+        return self.enabled and self.exporter_enabled
+
+    @property
+    def alerts_on(self) -> bool:
+        return self.enabled and self.alerts.enabled
+
+
+def _whole(low: int, high: int, unit: str) -> Callable[[Any], str | None]:
+    return lambda value: None if is_whole_number(value) and low <= value <= high else \
+        f"must be whole {unit} from {low} to {high}"
+
+
+def _matches(pattern: re.Pattern[str], what: str) -> Callable[[Any], str | None]:
+    return lambda value: None if isinstance(value, str) and pattern.fullmatch(value) else f"is not {what}"
+
+
+def _image(value: Any) -> str | None:
+    return None if isinstance(value, str) and value and not any(c.isspace() for c in value) else \
+        "is not a container image reference"
+
+
+def _emails(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and EMAIL_RE.fullmatch(v) for v in value):
+        return "must be a list of email addresses"
+    if len(value) > MAX_EMAILS:
+        return f"lists {len(value)} addresses; an action group takes at most {MAX_EMAILS}"
+    return None if len(set(value)) == len(value) else "lists an address twice"
+
+
+def _grafana_reads_the_workspace(reader: Reader) -> None:
+    if reader.get("grafana") and not reader.get("enabled"):
+        reader.problem("grafana", "true needs observability.enabled: true: the dashboard reads the managed Prometheus "
+                                  "workspace, which only exists when observability is enabled")
+
+
+def _minutes(name: str, doc: str, default: int, low: int, attr: str) -> Key:
+    return Key(name, doc, "integer", default, check=_whole(low, 1440, "minutes"), convert=int, attr=attr)
+
+
+ALERTS = Section("alerts", "GPU alerts: one Azure Prometheus rule group on the workspace, scoped to the cluster.", (
+    boolean("enabled", "Create the alert rule group.", True, attr="enabled"),
+    Key("actionGroupResourceId", "An existing action group every alert notifies.", "string", None,
+        check=_matches(ACTION_GROUP_ID_RE, "an action group resource ID like /subscriptions/<id>/resourceGroups/<rg>/"
+                                           "providers/microsoft.insights/actionGroups/<name>"),
+        attr="action_group_id", source="Microsoft.Insights/actionGroups"),
+    Key("emails", "Addresses of an action group gpu-aks creates for the alerts.", "list of strings", [],
+        check=_emails, convert=tuple, attr="emails",
+        source="Microsoft.Insights/actionGroups emailReceivers (API 2024-10-01-preview)"),
+    Key("gpuTemperatureCelsius", "GpuTemperatureHigh fires above this for 5 minutes.", "integer", 85,
+        check=_whole(40, 120, "degrees Celsius"), convert=int, attr="gpu_temperature_celsius",
+        source="DCGM_FI_DEV_GPU_TEMP"),
+    _minutes("pendingGpuPodMinutes", "GpuPodPending fires when a GPU pod stays Pending this long.", 15, 1,
+             "pending_gpu_pod_minutes"),
+    Key("idleGpuUtilizationPercent", "GpuAllocatedButIdle: a GPU held by a pod under this utilisation ...",
+        "integer", 5, check=_whole(1, 99, "percent"), convert=int, attr="idle_gpu_utilization_percent",
+        source="DCGM_FI_DEV_GPU_UTIL; DCGM_FI_PROF_GR_ENGINE_ACTIVE on MIG"),
+    _minutes("idleGpuMinutes", "... for this many minutes.", 60, 5, "idle_gpu_minutes"),
+    _minutes("agentDownMinutes", "GpuNodeAgentDown fires when a GPU node lacks a ready device plugin or exporter "
+             "this long.", 10, 1, "agent_down_minutes"),
+), cls=AlertSettings)
+
+OBSERVABILITY = Section(
+    "observability", "Azure Monitor managed Prometheus, NVIDIA's DCGM exporter on the served GPU pools, GPU alerts "
+    "and an optional Azure Managed Grafana (docs/observe.md).", (
+        boolean("enabled", "Turn on managed Prometheus, the exporter and the alerts (they cost money: "
+                "docs/observe.md).", False, attr="enabled", source=_MONITOR),
+        Key("azureMonitorWorkspaceResourceId", "An existing Azure Monitor workspace; default: one is created.",
+            "string", None, check=_matches(WORKSPACE_ID_RE, "an Azure Monitor workspace resource ID like /subscriptions/"
+                                                            "<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/"
+                                                            "accounts/<name>"),
+            attr="workspace_id", source="Microsoft.Monitor/accounts (API 2023-04-03)"),
+        boolean("grafana", "Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace.", False,
+                attr="grafana", source="Microsoft.Dashboard/grafana (API 2024-10-01)"),
+        Check(_grafana_reads_the_workspace, reads=("enabled", "grafana"), doc="`grafana: true` needs `enabled: true`."),
+        Section("dcgmExporter", "NVIDIA's DCGM exporter, one DaemonSet per served GPU pool.", (
+            boolean("enabled", "Run the exporter (turn off where something else exports DCGM metrics).", True,
+                    attr="exporter_enabled"),
+            text("image", "The exporter image.", DCGM_EXPORTER_IMAGE, check=_image, attr="exporter_image",
+                 source=_CHART),
+        ), flatten=True),
+        ALERTS,
+    ), cls=ObservabilitySettings)
