@@ -18,7 +18,7 @@ help: ## list the targets
 
 # pip prints each package as it collects and installs it; the first install is measured in
 # docs/getting-started.md.
-$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+$(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt pyproject.toml
 	@test -x $(BIN)/python || { echo "==> creating the virtualenv $(VENV)/"; $(PYTHON) -m venv $(VENV); }
 	@echo "==> installing the Pulumi SDKs, the policy package (this repository, editable) and the test tools"
 	$(PIP) install --progress-bar on -r requirements-dev.txt

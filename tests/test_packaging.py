@@ -161,7 +161,7 @@ def test_the_hook_manifest_and_the_example_config_are_what_pre_commit_accepts():
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "gpu-aks-check" and hook["entry"] == "gpu-aks-check" and hook["language"] == "python"
     config = yaml.safe_load((APP_REPO / ".pre-commit-config.yaml").read_text())
-    assert config["repos"][0]["rev"] == f"v{__version__}"
+    assert config["repos"][0]["rev"] == "main", "until a release tag exists (tests/test_release.py checks refs)"
 
 
 @pytest.mark.slow
@@ -197,7 +197,7 @@ def test_the_app_repo_workflow_template(tmp_path):
     path = APP_REPO / ".github" / "workflows" / "gpu-policy.yaml"
     _schema_check(path)
     workflow = yaml.safe_load(path.read_text())
-    assert workflow["env"]["GPU_AKS_REF"] == f"v{__version__}"
+    assert workflow["env"]["GPU_AKS_REF"] == "main", "until a release tag exists (tests/test_release.py checks refs)"
     check_steps = workflow["jobs"]["check-manifests"]["steps"]
     runs = " ".join(str(step.get("run", "")) for step in check_steps)
     assert 'pip install "gpu-aks-policies @ git+https://github.com/${GPU_AKS_REPOSITORY}@${GPU_AKS_REF}"' in runs
