@@ -58,8 +58,9 @@ class GeneratedPage:
 #: GENERATORS notes; the lead completes this list when merging their branches).
 GENERATED: tuple[GeneratedPage, ...] = (
     GeneratedPage("docs/configuration.md", "components.settings:reference_markdown"),
-    GeneratedPage("docs/policies.md", "policies.registry:policies_markdown"),
+    GeneratedPage("docs/policies.md", "policies.rules:policies_markdown"),
     GeneratedPage("docs/contract.schema.json", "policies.contract:json_schema"),
+    GeneratedPage("docs/workloads.md", "policies.workloads.registry:workloads_markdown"),
 )
 
 
@@ -83,8 +84,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     for line in unavailable:
         print(f"skipped (generator not available on this branch): {line}", file=sys.stderr)
     if args.check:
-        for page in stale:
-            print(f"stale: {page} (run `python -m tools.docs`)", file=sys.stderr)
+        for name in stale:
+            print(f"stale: {name} (run `python -m tools.docs`)", file=sys.stderr)
         return 1 if stale else 0
     for page in GENERATED:
         text = page.render()

@@ -252,20 +252,30 @@ def _maintenance_lines(run: ProgramRun) -> list[str]:
         "  Maintenance windows: none declared (AKS may upgrade at any time within its channel)"]
 
 
-#: HOOK for tools/preflight.py (the platform helper's preflight): when that module exports a pure
-#: `capacity_summary(outputs) -> list[str]` over the stack's outputs, the summary prints its lines;
-#: until then it prints the vCPUs each GPU pool needs at maxCount from the size names.
-PREFLIGHT_CAPACITY = ("tools.preflight", "capacity_summary")
+#: HOOK for tools/preflight.py (the platform helper's preflight): where that module exports
+#: `load_stack(stack)` and the pure `capacity_lines(settings)`, the summary prints those lines (pools at
+#: maxCount plus upgrade surge); until then, and for a `--config-file` stack, the vCPUs each GPU pool
+#: needs at maxCount, from the size names.
+PREFLIGHT_MODULE = "tools.preflight"
 
 
-def _capacity_lines(run: ProgramRun) -> list[str]:
-    module_name, function_name = PREFLIGHT_CAPACITY
+def _preflight_capacity(stack: str, stack_file: Path | None) -> list[str] | None:
     try:
-        summary = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError):
-        summary = None
-    if summary is not None:
-        return ["  Capacity (preflight):", *(f"    {line}" for line in summary(run.stack_outputs))]
+        preflight = importlib.import_module(PREFLIGHT_MODULE)
+    except ModuleNotFoundError as error:
+        if error.name == PREFLIGHT_MODULE:
+            return None
+        raise
+    capacity_lines, load_stack = getattr(preflight, "capacity_lines", None), getattr(preflight, "load_stack", None)
+    if capacity_lines is None or load_stack is None or stack_file is not None:
+        return None
+    return [str(line) for line in capacity_lines(load_stack(stack))]
+
+
+def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
+    preflight = _preflight_capacity(stack, stack_file)
+    if preflight is not None:
+        return ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in preflight)]
     lines = []
     for name, pool in sorted((run.stack_outputs.get("gpuPools") or {}).items()):
         vm_size, nodes = str(pool.get("vmSize")), _whole_numbers(pool.get("maxCount"))
@@ -276,9 +286,10 @@ def _capacity_lines(run: ProgramRun) -> list[str]:
     return ["  Capacity at maxCount (quota to check before `pulumi up`):", *lines] if lines else []
 
 
-def render_summary(stack: str, run: ProgramRun) -> list[str]:
+def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
+    """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`)."""
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(run),
-            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(run)]
+            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
@@ -320,7 +331,7 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
         print(to_json(args.stack, run, diagnostics), file=out)
     else:
         print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)
-                                   + render_summary(args.stack, run))), file=out)
+                                   + render_summary(args.stack, run, args.config_file))), file=out)
     return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
 
 
