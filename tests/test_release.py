@@ -153,7 +153,7 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
 REF_DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "policies" / "README.md",
             *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").glob("*/README.md")),
             *sorted((ROOT / "examples").glob("*/requirements.txt")),
-            ROOT / "examples" / "app-repo" / ".pre-commit-config.yaml",
+            ROOT / "examples" / "app-repo" / ".pre-commit-config.yaml", ROOT / "app_sdk" / "gpu_aks_app.py",
             *sorted((ROOT / "examples" / "app-repo" / ".github" / "workflows").glob("*.yaml"))]
 REF_PATTERNS = [
     re.compile(r"git\+https://github\.com/[^@\s\"'`]+@(?P<ref>[^#\s\"'`]+)"),  # pip install ... @ git+https://...@REF
