@@ -144,3 +144,31 @@ def test_the_staleness_check_reports_a_stale_page_and_skips_an_unmerged_generato
         ["docs/sample.md"], ["docs/later.md <- tools.not_merged_yet:reference_markdown"])
     (tmp_path / "docs" / "sample.md").write_text(page.render() or "")
     assert docs.stale_pages([page], root=tmp_path) == ([], [])
+
+
+# --- The habits the docs promise --------------------------------------------------------------------
+
+
+def test_ci_installs_from_the_repository_and_runs_lint_and_every_test():
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "apt-get install" in script and "prometheus" in script, "promtool for the alert-rule tests"
+    commands = [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
+    assert commands == ["make setup", "make lint", "make test"]
+
+
+def test_mypy_does_not_follow_into_the_generated_pulumi_sdks():
+    import tomllib
+
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    skipped = {module for override in mypy["overrides"] if override.get("follow_imports") == "skip"
+               for module in override["module"]}
+    assert {"pulumi_azure_native.*", "pulumi_kubernetes.*"} <= skipped
+
+
+def test_make_help_lists_every_target():
+    result = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    phony = re.search(r"^\.PHONY: (.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert phony
+    listed = {line.split()[0] for line in result.stdout.splitlines()[1:] if line.strip()}
+    assert listed == set(phony.group(1).split())
