@@ -68,7 +68,9 @@ def test_the_example_reports_what_the_platform_lacks(dev_run):
     assert not run.by_type("kubernetes:apps/v1:Deployment")
 
 
+@pytest.mark.slow
 def test_the_examples_own_tests_pass_with_only_the_app_helper():
+    """A fresh pytest process, as an app repository runs it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "app_sdk")}
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_gpu_inference.py"],
                             cwd=EXAMPLE, env=env, capture_output=True, text=True, check=False)
