@@ -52,9 +52,10 @@ check-bad: setup ## the checker over manifests that break the rules on purpose (
 	$(BIN)/python -m policies.check tests/manifests/corpus/bad; test $$? -eq 1
 
 # mypy's settings (it does not follow into the generated Pulumi SDKs) are in pyproject.toml.
+MYPY_PATHS := components policies tools app_sdk $(wildcard observability gpu_aks_plugin)
 lint: setup ## ruff and mypy (within 2 GB and 2 minutes)
 	$(BIN)/ruff check .
-	$(BIN)/mypy components policies tools app_sdk
+	$(BIN)/mypy $(MYPY_PATHS)
 
 docs: setup ## regenerate the generated pages and build the site into site/ (mkdocs build --strict)
 	$(BIN)/python -m tools.docs

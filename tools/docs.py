@@ -59,6 +59,7 @@ class GeneratedPage:
 GENERATED: tuple[GeneratedPage, ...] = (
     GeneratedPage("docs/configuration.md", "components.settings:reference_markdown"),
     GeneratedPage("docs/policies.md", "policies.rules:policies_markdown"),
+    GeneratedPage("docs/contract.md", "policies.contract:contract_markdown"),
     GeneratedPage("docs/contract.schema.json", "policies.contract:json_schema"),
     GeneratedPage("docs/workloads.md", "policies.workloads.registry:workloads_markdown"),
 )
