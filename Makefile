@@ -1,43 +1,69 @@
 # Two commands set everything up on a fresh machine:
 #   make preview   virtualenv if missing, install, offline preview of the dev stack with the policy pack
-#   make test      the whole test suite
+#   make test      the whole test suite (what CI runs, through .ci/run)
+# `make help` lists every target. Times measured on a 2-core, 24 GiB machine: see docs/getting-started.md.
 PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
 STACK ?= dev
 PIP := $(BIN)/python -m pip --disable-pip-version-check
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 
-.PHONY: setup preview test check check-bad bench lint
+.DEFAULT_GOAL := help
+.PHONY: help setup preview outputs test test-fast check check-bad lint docs docs-serve bench
 
-# pip prints each package as it collects and installs it: a first install takes about a minute.
-$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+help: ## list the targets
+	@echo "make TARGET [STACK=dev]   (STACK: a Pulumi.<stack>.yaml of this folder)"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/\1|\2/' | awk -F'|' '{printf "  %-12s %s\n", $$1, $$2}'
+
+# pip prints each package as it collects and installs it; the first install is measured in
+# docs/getting-started.md.
+$(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt pyproject.toml
 	@test -x $(BIN)/python || { echo "==> creating the virtualenv $(VENV)/"; $(PYTHON) -m venv $(VENV); }
 	@echo "==> installing the Pulumi SDKs, the policy package (this repository, editable) and the test tools"
 	$(PIP) install --progress-bar on -r requirements-dev.txt
 	@echo "==> setup done: $(VENV)/ is ready"
 	@touch $@
 
-setup: $(BIN)/.installed
+setup: $(BIN)/.installed ## create ./venv and install everything (requirements-dev.txt)
 
-preview: setup
+preview: setup ## offline preview of STACK with the policy pack, ending with a summary of the stack
 	$(BIN)/python -m tools.preview $(STACK)
 
-test: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --platform and the doctor read them
+	@mkdir -p build
+	$(BIN)/python -m tools.preview $(STACK) --json > build/outputs-$(STACK).json.tmp
+	@mv build/outputs-$(STACK).json.tmp build/outputs-$(STACK).json
+	@echo "==> wrote build/outputs-$(STACK).json"
+
+test: setup ## the whole test suite, slow and packaging tests included
+	$(PYTEST)
+
+test-fast: setup ## the edit loop: every test not marked slow (under 40 s)
+	$(PYTEST) -m "not slow"
 
 # Manifests that pass every rule: exits 0.
-check: setup
+check: setup ## the manifest checker over manifests that pass every rule (exit 0)
 	$(BIN)/python -m policies.check tests/manifests/corpus/good
 
 # Manifests that break the rules on purpose: prints each violation; fails only if the checker does
 # not find them (its exit code 1 is the expected result here).
-check-bad: setup
+check-bad: setup ## the checker over manifests that break the rules on purpose (prints each violation)
 	$(BIN)/python -m policies.check tests/manifests/corpus/bad; test $$? -eq 1
 
-lint: setup
+# mypy's settings (it does not follow into the generated Pulumi SDKs) are in pyproject.toml.
+MYPY_PATHS := components policies tools app_sdk $(wildcard observability gpu_aks_plugin)
+lint: setup ## ruff and mypy (within 2 GB and 2 minutes)
 	$(BIN)/ruff check .
-	$(BIN)/mypy components policies tools app_sdk --ignore-missing-imports --exclude '(^|/)build/'
+	$(BIN)/mypy $(MYPY_PATHS)
 
-bench: setup
+docs: setup ## regenerate the generated pages and build the site into site/ (mkdocs build --strict)
+	$(BIN)/python -m tools.docs
+	$(BIN)/mkdocs build --strict
+
+docs-serve: setup ## preview the documentation site at http://127.0.0.1:8000
+	$(BIN)/mkdocs serve
+
+bench: setup ## the benchmarks: figures and ratios against a floor measured in the same run
 	$(BIN)/python -m benchmarks.analyzer_throughput
 	$(BIN)/python -m benchmarks.checker_throughput

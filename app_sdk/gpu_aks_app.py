@@ -12,7 +12,8 @@ there, or raises `PlacementError` naming what the platform lacks. The fragment c
 platform's outputs contract, so it passes the gpu-aks policy pack by construction.
 
 One file, standard library only, so it can be vendored; or installed with
-`pip install "gpu-aks-app @ git+https://github.com/<org>/gpu-aks@v0.2.0#subdirectory=app_sdk"`.
+`pip install "gpu-aks-app @ git+https://github.com/<org>/gpu-aks@main#subdirectory=app_sdk"`
+(a release tag `@v<version>` once one exists).
 `gpu_aks_app_testing` (same package) mocks a platform for the app stack's own tests.
 """
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +88,7 @@ def test_components_depend_on_policies_never_the_reverse():
 # --- The pack, alone -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_pack_copied_alone_installs_starts_and_flags_an_untolerated_gpu_pod(tmp_path):
     pack_dir = tmp_path / "gpu-aks-pack"
     shutil.copytree(POLICIES, pack_dir, ignore=shutil.ignore_patterns("venv", "__pycache__"))
@@ -103,13 +103,8 @@ def test_the_pack_copied_alone_installs_starts_and_flags_an_untolerated_gpu_pod(
     assert [d.policy for d in diagnostics if d.level == "mandatory"] == ["gpu-pods-tolerate-gpu-taint"]
 
 
-def test_the_pack_has_a_version_and_a_changelog_that_agree():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pack = yaml.safe_load((POLICIES / "PulumiPolicy.yaml").read_text())
-    assert project["version"] == pack["version"] == __version__
-    assert re.search(rf"^## {re.escape(__version__)} \(\d{{4}}-\d{{2}}-\d{{2}}\)$",
-                     (POLICIES / "CHANGELOG.md").read_text(), re.MULTILINE)
-    assert re.search(rf"^## {re.escape(__version__)} ", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+def test_the_pack_folder_stands_alone():
+    """(Its version agrees with the packages' and the CHANGELOGs': tests/test_release.py.)"""
     assert "../" not in (POLICIES / "PulumiPolicy.yaml").read_text()
     assert "venv/" in (POLICIES / ".gitignore").read_text(), "kept out of `pulumi policy publish`"
 
@@ -117,6 +112,7 @@ def test_the_pack_has_a_version_and_a_changelog_that_agree():
 # --- The light package -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_light_package_installs_from_a_git_tag_with_pyyaml_only(tmp_path):
     """As the README installs it (`pip install "gpu-aks-policies @ git+<repo>@<tag>"`), from a clone
     of this repository's committed state tagged like a release."""
@@ -159,9 +155,10 @@ def test_the_hook_manifest_and_the_example_config_are_what_pre_commit_accepts():
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "gpu-aks-check" and hook["entry"] == "gpu-aks-check" and hook["language"] == "python"
     config = yaml.safe_load((APP_REPO / ".pre-commit-config.yaml").read_text())
-    assert config["repos"][0]["rev"] == f"v{__version__}"
+    assert config["repos"][0]["rev"] == "main", "until a release tag exists (tests/test_release.py checks refs)"
 
 
+@pytest.mark.slow
 def test_pre_commit_runs_the_hook_from_this_repository(tmp_path):
     app = tmp_path / "app"
     (app / "k8s").mkdir(parents=True)
@@ -194,7 +191,7 @@ def test_the_app_repo_workflow_template(tmp_path):
     path = APP_REPO / ".github" / "workflows" / "gpu-policy.yaml"
     _schema_check(path)
     workflow = yaml.safe_load(path.read_text())
-    assert workflow["env"]["GPU_AKS_REF"] == f"v{__version__}"
+    assert workflow["env"]["GPU_AKS_REF"] == "main", "until a release tag exists (tests/test_release.py checks refs)"
     check_steps = workflow["jobs"]["check-manifests"]["steps"]
     runs = " ".join(str(step.get("run", "")) for step in check_steps)
     assert 'pip install "gpu-aks-policies @ git+https://github.com/${GPU_AKS_REPOSITORY}@${GPU_AKS_REF}"' in runs
@@ -255,4 +252,4 @@ def test_installing_the_packages_leaves_the_repository_clean():
     result = subprocess.run(["git", "-C", str(ROOT), "check-ignore", *left_behind], capture_output=True, text=True,
                             check=False)
     assert result.stdout.split() == left_behind
-    assert "--exclude '(^|/)build/'" in (ROOT / "Makefile").read_text()
+    assert "build" in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["exclude"]

@@ -1,6 +1,8 @@
-"""The README works as written: its configuration block is a stack file that previews cleanly, its
-app-stack snippet runs against the dev and prod contracts, its example commands exit 0, and what it
-names exists."""
+"""The README and the documentation pages work as written: the configuration block is a stack file
+that previews cleanly, the app-stack snippet runs against the dev and prod contracts, every
+`<!-- tested-commands -->` block's commands exit 0, and every make target, module and path they name
+exists. A marker (`<!-- stack-file -->`, `<!-- app-stack -->`, `<!-- tested-commands -->`) may sit on
+any page; the code block right after it is what the tests run."""
 
 from __future__ import annotations
 
@@ -19,15 +21,28 @@ from gpu_aks_app_testing import PlatformMocks
 from tests.conftest import ROOT
 from tools.preview import main as preview
 
-README = (ROOT / "README.md").read_text()
-USER_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "policies" / "README.md", ROOT / "policies" / "CHANGELOG.md",
-             *sorted((ROOT / "examples").glob("*/README.md"))]
+#: Every page a user reads: the front page, the documentation site's pages, the contributor notes,
+#: the changelogs and the examples' READMEs.
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md")),
+         *sorted((ROOT / "examples").glob("*/README.md"))]
+USER_DOCS = [*PAGES, ROOT / "CHANGELOG.md", ROOT / "policies" / "README.md", ROOT / "policies" / "CHANGELOG.md"]
+
+
+def blocks_after(marker: str) -> list[tuple[str, str]]:
+    """(page, code block) for every `<!-- marker -->` on every page."""
+    found = []
+    for page in PAGES:
+        if page.is_file():
+            for match in re.finditer(rf"<!-- {re.escape(marker)} -->\n```[a-z]*\n(.*?)\n```", page.read_text(), re.DOTALL):
+                found.append((str(page.relative_to(ROOT)), match.group(1)))
+    return found
 
 
 def block_after(marker: str) -> str:
-    match = re.search(rf"<!-- {re.escape(marker)} -->\n```[a-z]*\n(.*?)\n```", README, re.DOTALL)
-    assert match, f"no code block after <!-- {marker} -->"
-    return match.group(1)
+    """The one block a marker that appears once marks."""
+    found = blocks_after(marker)
+    assert len(found) == 1, f"<!-- {marker} --> should mark exactly one code block, found {[page for page, _ in found]}"
+    return found[0][1]
 
 
 def test_the_configuration_block_is_a_stack_file_that_previews_cleanly(tmp_path):
@@ -64,9 +79,12 @@ def test_the_app_stack_snippet_runs_against_the_example_stacks(stack, tmp_path, 
 
 
 def test_the_example_commands_exit_0():
-    for line in block_after("tested-commands").splitlines():
-        result = subprocess.run(shlex.split(line), cwd=ROOT, capture_output=True, text=True, check=False)
-        assert result.returncode == 0, f"{line}\n{result.stdout}{result.stderr}"
+    blocks = blocks_after("tested-commands")
+    assert {"docs/getting-started.md", "docs/operations.md"} <= {page for page, _ in blocks}
+    for page, block in blocks:
+        for line in block.splitlines():
+            result = subprocess.run(shlex.split(line), cwd=ROOT, capture_output=True, text=True, check=False)
+            assert result.returncode == 0, f"{page}: {line}\n{result.stdout}{result.stderr}"
 
 
 def test_user_docs_cite_public_sources_not_internal_document_numbers():
@@ -75,22 +93,26 @@ def test_user_docs_cite_public_sources_not_internal_document_numbers():
         assert not re.search(r"\bseeds?\b", text, re.IGNORECASE), f"{path.relative_to(ROOT)} mentions the seeds"
 
 
-def test_every_make_target_module_and_path_the_readme_names_exists():
+@pytest.mark.parametrize("page", [page for page in PAGES if page.is_file()], ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_make_target_module_and_path_a_page_names_exists(page):
+    text = page.read_text()
     makefile = (ROOT / "Makefile").read_text()
-    for target in set(re.findall(r"\bmake ([a-z-]+)", README)):
+    # A command, not prose ("claims make a pod"): `make x` in backticks, or a line that starts with it.
+    for target in set(re.findall(r"(?:`|^[ \t]*)make ([a-z-]+)", text, re.MULTILINE)):
         assert re.search(rf"^{re.escape(target)}:", makefile, re.MULTILINE), f"make {target}"
-    for module in set(re.findall(r"python -m ((?:policies|tools|benchmarks)\.[a-z_]+)", README)):
+    for module in set(re.findall(r"python -m ((?:policies|tools|benchmarks)\.[a-z_]+)", text)):
         assert (ROOT / (module.replace(".", "/") + ".py")).is_file(), module
-    for path in set(re.findall(r"`((?:components|policies|tools|tests|examples|app_sdk|smoke|benchmarks|\.github)/[^`\s]*)`",
-                               README)):
-        if "<" not in path and "*" not in path:
-            assert (ROOT / path).exists(), path
+    for path in set(re.findall(
+            r"`((?:components|policies|tools|tests|examples|app_sdk|smoke|benchmarks|docs|\.github)/[^`\s]*)`", text)):
+        path = path.split("::", 1)[0]  # a pytest node id names its file
+        if "<" not in path and "*" not in path and "STACK" not in path:
+            assert (ROOT / path).exists() or (page.parent / path).exists(), path
 
 
 def test_the_readme_and_the_workflows_agree_on_kubelogin():
     from components.kubeconfig import KUBELOGIN_VERSION
 
-    assert f"kubelogin-version: {KUBELOGIN_VERSION}" in README
+    assert f"kubelogin-version: {KUBELOGIN_VERSION}" in (ROOT / "docs" / "operations.md").read_text()
     for workflow in (ROOT / ".github" / "workflows" / "pr.yaml",
                      ROOT / "examples" / "app-repo" / ".github" / "workflows" / "gpu-policy.yaml"):
         assert f"kubelogin-version: {KUBELOGIN_VERSION}" in workflow.read_text()

@@ -5,7 +5,10 @@
 Runs `__main__.py` for the stack (config from `Pulumi.STACK.yaml`; encrypted `secure:` values become
 placeholders that stay secret) under the Pulumi SDK's mock runtime, prints the resources it would
 create as a tree, then sends every resource to the policy pack over its real gRPC interface
-(`Analyze` per resource, `AnalyzeStack` once) and prints the violations grouped by policy. `--json`
+(`Analyze` per resource, `AnalyzeStack` once), prints the violations grouped by policy, and ends with
+a summary of what differs between stacks: pools (size, GPU model, counts, Spot) and their taints, the
+admission policy's actions and exempt namespaces, the Kubernetes version with its end of AKS support,
+the maintenance windows, and the capacity the GPU pools need at their maximum. `--json`
 prints one document with the resources, the violations and the stack's outputs (the contract app
 stacks read; secret outputs masked), which `policies.check --platform` takes as it is.
 Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
@@ -15,7 +18,9 @@ or invalid config, each with its file and line and every config problem listed).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
@@ -24,6 +29,7 @@ from typing import Any, TextIO
 
 import pulumi
 
+from components.aks_api import kubernetes_minor
 from components.settings import PROJECT
 from policies.documents import safe_text
 from policies.rule_config import RuleConfigError, read_rule_config_file
@@ -159,6 +165,133 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
     return lines
 
 
+# --- The summary: what differs between stacks, read from what the program registered ---------------
+
+#: Resource types the summary reads (pulumi-azure-native 3.29 and pulumi-kubernetes 4 type tokens).
+MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
+ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+#: Azure's VM size names carry the vCPU count after the family letters (`Standard_NC24ads_A100_v4`: 24;
+#: learn.microsoft.com/azure/virtual-machines/vm-naming-conventions). Quota is granted in vCPUs per family.
+VCPUS_IN_SIZE = re.compile(r"^Standard_[A-Z]+?(\d+)")
+
+
+def _vcpus(vm_size: str) -> int | None:
+    match = VCPUS_IN_SIZE.match(vm_size)
+    return int(match.group(1)) if match else None
+
+
+def _count_range(pool: dict[str, Any]) -> str:
+    low, high = _whole_numbers(pool.get("minCount")), _whole_numbers(pool.get("maxCount"))
+    return f"{low}-{high} nodes" if low != high else f"{low} nodes"
+
+
+def _pool_lines(run: ProgramRun) -> list[str]:
+    lines = []
+    for cluster in run.by_type(MANAGED_CLUSTER):
+        for pool in cluster.masked_inputs.get("agentPoolProfiles") or []:
+            taints = ", ".join(pool.get("nodeTaints") or []) or "none"
+            lines.append(f"    {pool.get('name')}: {pool.get('vmSize')}, system (CPU), {_count_range(pool)}; taints: {taints}")
+    outputs = run.stack_outputs
+    for name, pool in sorted((outputs.get("cpuPools") or {}).items()):
+        taints = ", ".join(pool.get("taints") or []) or "none"
+        spot = ", Spot" if pool.get("spot") else ""
+        lines.append(f"    {name}: {pool.get('vmSize')}, CPU, {_count_range(pool)}{spot}; taints: {taints}")
+    for name, pool in sorted((outputs.get("gpuPools") or {}).items()):
+        taints = ", ".join(pool.get("taints") or []) or "none"
+        gpu = f"{pool.get('gpuModel')}, {_whole_numbers(pool.get('gpusPerNode'))} {pool.get('gpuResource')} per node"
+        if pool.get("migPartition"):
+            gpu += f" (MIG {pool['migPartition']})"
+        spot = ", Spot" if pool.get("spot") else ""
+        lines.append(f"    {name}: {pool.get('vmSize')}, {gpu}, {_count_range(pool)}{spot}; taints: {taints}")
+    return lines
+
+
+def _admission_lines(run: ProgramRun) -> list[str]:
+    bindings = run.by_type(ADMISSION_BINDING)
+    if not bindings:
+        return ["  Admission policy: off (no ValidatingAdmissionPolicyBinding)"]
+    lines = []
+    for binding in bindings:
+        spec = binding.masked_inputs.get("spec") or {}
+        actions = ", ".join(spec.get("validationActions") or [])
+        selector = (spec.get("matchResources") or {}).get("namespaceSelector") or {}
+        exempt = [value for expression in selector.get("matchExpressions") or [] if expression.get("operator") == "NotIn"
+                  for value in expression.get("values") or []]
+        lines.append(f"  Admission policy {spec.get('policyName')}: {actions}; exempt namespaces: {', '.join(exempt) or 'none'}")
+    return lines
+
+
+def _kubernetes_lines(run: ProgramRun) -> list[str]:
+    version = str(run.stack_outputs.get("kubernetesVersion") or "")
+    lines = []
+    for cluster in run.by_type(MANAGED_CLUSTER):
+        version = str(cluster.masked_inputs.get("kubernetesVersion") or version)
+        upgrade = cluster.masked_inputs.get("autoUpgradeProfile") or {}
+        minor = kubernetes_minor(version)
+        support = (f"end of AKS support {minor.end_of_support:%Y-%m} (the AKS release calendar)" if minor
+                   else "not in the AKS calendar this version knows")
+        lines.append(f"  Kubernetes {version}: {support}; upgrade channel {upgrade.get('upgradeChannel', 'none')}, "
+                     f"node OS channel {upgrade.get('nodeOSUpgradeChannel', 'unset')}")
+    return lines
+
+
+def _maintenance_lines(run: ProgramRun) -> list[str]:
+    """The planned-maintenance windows the stack declares (AKS's `aksManagedAutoUpgradeSchedule` and
+    `aksManagedNodeOSUpgradeSchedule` MaintenanceConfigurations), read from the registered resources so
+    the summary needs no knowledge of the settings that produce them."""
+    lines = []
+    for resource in run.by_type(MAINTENANCE_CONFIGURATION):
+        inputs = resource.masked_inputs
+        window = inputs.get("maintenanceWindow") or {}
+        schedule = window.get("schedule") or {}
+        when = "; ".join(f"{kind} {_compact(value)}" for kind, value in schedule.items()) or "no schedule"
+        lines.append(f"    {inputs.get('configName') or resource.name}: {when}, from {window.get('startTime', '?')} "
+                     f"{window.get('utcOffset', '+00:00')} for {_whole_numbers(window.get('durationHours', '?'))} h")
+    return ["  Maintenance windows:", *lines] if lines else [
+        "  Maintenance windows: none declared (AKS may upgrade at any time within its channel)"]
+
+
+#: HOOK for tools/preflight.py (the platform helper's preflight): where that module exports
+#: `load_stack(stack)` and the pure `capacity_lines(settings)`, the summary prints those lines (pools at
+#: maxCount plus upgrade surge); until then, and for a `--config-file` stack, the vCPUs each GPU pool
+#: needs at maxCount, from the size names.
+PREFLIGHT_MODULE = "tools.preflight"
+
+
+def _preflight_capacity(stack: str, stack_file: Path | None) -> list[str] | None:
+    try:
+        preflight = importlib.import_module(PREFLIGHT_MODULE)
+    except ModuleNotFoundError as error:
+        if error.name == PREFLIGHT_MODULE:
+            return None
+        raise
+    capacity_lines, load_stack = getattr(preflight, "capacity_lines", None), getattr(preflight, "load_stack", None)
+    if capacity_lines is None or load_stack is None or stack_file is not None:
+        return None
+    return [str(line) for line in capacity_lines(load_stack(stack))]
+
+
+def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
+    preflight = _preflight_capacity(stack, stack_file)
+    if preflight is not None:
+        return ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in preflight)]
+    lines = []
+    for name, pool in sorted((run.stack_outputs.get("gpuPools") or {}).items()):
+        vm_size, nodes = str(pool.get("vmSize")), _whole_numbers(pool.get("maxCount"))
+        vcpus = _vcpus(vm_size)
+        quota = "the regional Spot (low-priority) quota" if pool.get("spot") else "the size family's quota"
+        need = f"{nodes * vcpus} vCPUs" if vcpus is not None and isinstance(nodes, int) else "unknown vCPUs"
+        lines.append(f"    {name}: {nodes} x {vm_size} = {need} of {quota}")
+    return ["  Capacity at maxCount (quota to check before `pulumi up`):", *lines] if lines else []
+
+
+def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
+    """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`)."""
+    return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(run),
+            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
+
+
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
     return json.dumps({
         "stack": stack,
@@ -197,7 +330,8 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
     if args.json:
         print(to_json(args.stack, run, diagnostics), file=out)
     else:
-        print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics))), file=out)
+        print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)
+                                   + render_summary(args.stack, run, args.config_file))), file=out)
     return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
 
 
