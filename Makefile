@@ -44,12 +44,12 @@ test-fast: setup ## the edit loop: every test not marked slow (under 40 s)
 
 # Manifests that pass every rule: exits 0.
 check: setup ## the manifest checker over manifests that pass every rule (exit 0)
-	$(BIN)/python -m policies.check tests/manifests/corpus/good
+	$(BIN)/python -m gpu_aks_policies.check tests/manifests/corpus/good
 
 # Manifests that break the rules on purpose: prints each violation; fails only if the checker does
 # not find them (its exit code 1 is the expected result here).
 check-bad: setup ## the checker over manifests that break the rules on purpose (prints each violation)
-	$(BIN)/python -m policies.check tests/manifests/corpus/bad; test $$? -eq 1
+	$(BIN)/python -m gpu_aks_policies.check tests/manifests/corpus/bad; test $$? -eq 1
 
 # mypy's settings (it does not follow into the generated Pulumi SDKs) are in pyproject.toml.
 MYPY_PATHS := components policies tools app_sdk $(wildcard observability gpu_aks_plugin)

@@ -28,7 +28,7 @@ NOOP_PACK_MAIN = f'''
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
-from policies.pack import PACK_NAME, build_policies
+from gpu_aks_policies.pack import PACK_NAME, build_policies
 
 def nothing(args, report):
     return None

@@ -7,7 +7,7 @@ pulumi_azure_native.containerservice and pulumi_kubernetes.
 
     python -m benchmarks.checker_throughput [--manifests 10000] [--runs 3] [--no-preview]
 
-The checker is timed as its command runs it (`policies.check.main`: read, check, render the report),
+The checker is timed as its command runs it (`gpu_aks_policies.check.main`: read, check, render the report),
 in process so that interpreter start-up does not blur the ratio, in CPU seconds. Targets: within 1.5x of parsing
 alone, in both corpora; time per document flat from 10,000 to 100,000 documents in one file (linear).
 """
@@ -25,10 +25,9 @@ import time
 from pathlib import Path
 
 import yaml
-
-from policies.check import check_paths
-from policies.check import main as check_main
-from policies.rule_config import default_rule_config
+from gpu_aks_policies.check import check_paths
+from gpu_aks_policies.check import main as check_main
+from gpu_aks_policies.rule_config import default_rule_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")

@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
+from gpu_aks_policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
+from gpu_aks_policies.fit import gpu_pool_taints
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config
 
 from components.settings import AdmissionPolicySettings, GpuNodePoolSettings
-from policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
-from policies.fit import gpu_pool_taints
-from policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config
 
 
 def platform_rule_config(pools: Sequence[GpuNodePoolSettings]) -> RuleConfig:

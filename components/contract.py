@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
+from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
+
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
 from observability.rules import exporter_pools
-from policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
            "platform_contract"]

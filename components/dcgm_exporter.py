@@ -28,12 +28,12 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from gpu_aks_policies.catalog import POOL_LABEL
 
 from components.manifests import PART_OF, pin_to_pools, pool_tolerations
 from components.settings import GpuNodePoolSettings, ObservabilitySettings
 from observability.metrics import metrics_csv
 from observability.settings import DCGM_EXPORTER_CHART_VERSION, EXPORTER_APP_LABEL, EXPORTER_NAME_PREFIX
-from policies.catalog import POOL_LABEL
 
 METRICS_CONFIG_MAP = "dcgm-exporter-metrics"
 #: The chart's `service.port` and container port name.

@@ -27,10 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpu_aks_policies.declarations import Document, Key, ListOf, Section
+
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
 from components.platform_settings import ADMIN_PRINCIPAL_TYPES
 from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
-from policies.declarations import Document, Key, ListOf, Section
 
 ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gpu_aks_policies.catalog import POOL_LABEL
+from gpu_aks_policies.scheduling import parse_taint, toleration_for
+
 from components.settings import GpuNodePoolSettings
-from policies.catalog import POOL_LABEL
-from policies.scheduling import parse_taint, toleration_for
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
 #: Every device-plugin pod gpu-aks runs carries this label (the doctor finds them by it).

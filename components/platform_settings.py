@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
+from gpu_aks_policies.declarations import MISSING, Check, Default, Key, Reader, Section, boolean, describe, is_whole_number, text
+
 from components.aks_api import (
     API_VERSION,
     CIDR_PATTERN,
@@ -38,7 +40,6 @@ from components.aks_api import (
     os_sku_problem,
 )
 from components.azure_catalog import cpu_vm_size_problem, region_check
-from policies.declarations import MISSING, Check, Default, Key, Reader, Section, boolean, describe, is_whole_number, text
 
 PrincipalType = Literal["User", "Group", "ServicePrincipal"]
 #: Who can run `pulumi up`: a person (`User`), or a service principal or managed identity, which

@@ -15,11 +15,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from gpu_aks_policies.catalog import POOL_LABEL
 
 from components.contract import gpu_pool_contract
 from components.manifests import PART_OF, RESTRICTED_SECURITY_CONTEXT
 from components.settings import GpuNodePoolSettings, SmokeTestSettings
-from policies.catalog import POOL_LABEL
 
 CHECK_PROGRAM = Path(__file__).resolve().parent.parent / "smoke" / "gpu_check.py"
 #: Long enough for the autoscaler to bring a GPU node up from zero and pull a large image.

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
+from gpu_aks_policies.documents import safe_text
 
 from components.settings import PlatformSettings, SettingsError, parse_settings
 from observability.dashboard import dashboard_json
 from observability.rules import exporter_pools, platform_alert_rules, prometheus_rule_file
-from policies.documents import safe_text
 from tools.mockrun import StackFileError, config_from_stack_file
 from tools.stacks import stacks
 

@@ -123,7 +123,7 @@ def alert_rules(alerts: AlertSettings, pools: Sequence[GpuNodePoolSettings], gpu
         f"GPU pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been Pending for "
         f"{alerts.pending_gpu_pod_minutes} minutes",
         "kubectl describe pod shows why: no toleration of the pool's taint or no node selector "
-        "(python -m policies.explain), the pool at maxCount, or no GPU capacity in the region (the autoscaler's "
+        "(python -m gpu_aks_policies.explain), the pool at maxCount, or no GPU capacity in the region (the autoscaler's "
         "events)"))
     # One rule covers every pool, so each alert is one rule of the group: whole GPUs by utilisation,
     # MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.

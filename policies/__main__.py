@@ -16,6 +16,9 @@ PACKAGE = "gpu_aks_policies"
 
 def _load_this_folder_as_package() -> None:
     here = Path(__file__).resolve().parent
+    loaded = sys.modules.get(PACKAGE)
+    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve().parent == here:
+        return  # already this folder under its one name: a second copy would mean two rule registries
     spec = importlib.util.spec_from_file_location(PACKAGE, here / "__init__.py", submodule_search_locations=[str(here)])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

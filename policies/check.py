@@ -1,7 +1,7 @@
 """Check Kubernetes manifests against the GPU rules, with no Pulumi CLI and no cloud credentials.
 
     gpu-aks-check [--config FILE] [--platform OUTPUTS.json] [--format text|json|sarif] PATH...
-    python -m policies.check ...                    (the same, from this repository)
+    python -m gpu_aks_policies.check ...                    (the same, from this repository)
     helm template charts/trainer | gpu-aks-check -
 
 PATH is a YAML/JSON file, a directory (searched for *.yaml, *.yml, *.json; symlinked directories are
@@ -335,7 +335,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def sarif_rules() -> list[dict[str, Any]]:
-    """The SARIF `rules` metadata, one per rule declaration (`policies.rules`)."""
+    """The SARIF `rules` metadata, one per rule declaration (`gpu_aks_policies.rules`)."""
     return [{
         "id": rule.name, "name": rule.name, "shortDescription": {"text": rule.description},
         "fullDescription": {"text": rule.description},

@@ -405,7 +405,7 @@ def contract_markdown() -> str:
         "<!-- Generated from policies/contract.py; do not edit. Regenerate with tools/docs.py. -->", "",
         f"A gpu-aks platform stack exports this contract (version {CONTRACT_VERSION}); app stacks read it through a "
         "`StackReference`, and `gpu-aks-check --platform`, `gpu-aks-explain` and the doctor read it from `pulumi "
-        "stack output --json`. `policies.contract.PlatformContract.from_json` reads it, checking every type and "
+        "stack output --json`. `gpu_aks_policies.contract.PlatformContract.from_json` reads it, checking every type and "
         f"naming the key of each problem; it reads versions {', '.join(map(str, READABLE_CONTRACT_VERSIONS))} and "
         "refuses others. The JSON Schema is [contract.schema.json](contract.schema.json).", "",
         "Numbers may arrive as floats (a StackReference turns `1` into `1.0`); counts must still be whole. The "

@@ -1,7 +1,7 @@
 """Which GPU pools of the platform a pod could land on, and for every other pool, why not.
 
     gpu-aks-explain --platform OUTPUTS.json PATH... | -
-    python -m policies.explain ...                 (the same, from this repository)
+    python -m gpu_aks_policies.explain ...                 (the same, from this repository)
 
 OUTPUTS.json is the platform stack's outputs (`pulumi stack output --json` in the platform project,
 the `outputs` of `python -m tools.preview STACK --json`, or the `gpuPools` map alone). PATH is a

@@ -1,7 +1,7 @@
 """The GPU rules, as pure functions over pod specs and plain dicts in the Kubernetes (or
 azure-native) JSON shape.
 
-Each rule returns Findings; the policy pack, `policies.check`, the offline preview and the
+Each rule returns Findings; the policy pack, `gpu_aks_policies.check`, the offline preview and the
 explainer are thin layers over these functions. The pod rules take the pod specs a workload adapter
 found (`policies/workloads/`) and the objects checked together (a `Context`). No Pulumi imports.
 """
@@ -658,7 +658,7 @@ def _plugin_gap(plugin: StackResource, pods: Sequence[PodSpec], labels: Mapping[
 
 def __getattr__(name: str) -> Any:
     """`POD_RULES`, policy name -> check function of each pod rule that needs nothing but the objects,
-    derived from the rule declarations (`policies.rules`) on first use."""
+    derived from the rule declarations (`gpu_aks_policies.rules`) on first use."""
     if name == "POD_RULES":
         from .rules import RULES
 

@@ -1,8 +1,8 @@
-"""The Pulumi layer of the policy pack: the rule declarations (`policies.rules`) as pulumi-policy's
+"""The Pulumi layer of the policy pack: the rule declarations (`gpu_aks_policies.rules`) as pulumi-policy's
 Policy objects.
 
 Importing this module builds nothing that serves; `policies/__main__.py` installs the guarded SDK
-patches (`policies.sdk_patches`) and hands `build_policies()` to `PolicyPack`, which starts the gRPC
+patches (`gpu_aks_policies.sdk_patches`) and hands `build_policies()` to `PolicyPack`, which starts the gRPC
 Analyzer. Validators receive the SDK's read-only proxies, in which reading a value unknown during
 preview raises `UnknownValueError`; `to_plain` turns them into plain dicts with `UNKNOWN` markers so
 the rules stay pure, and a rule that could not decide is reported the way the SDK reports it (an
@@ -29,7 +29,7 @@ toleration); and at `AnalyzeStack`, a pod whose Namespace or claim was registere
 again with the complete stack, and any difference is reported as an advisory naming the object to
 register first. A `Configure` starts a new operation (the CLI sends one per process).
 
-Secrets: `policies.sdk_patches.track_secrets` gives the rules marked secret values that print as
+Secrets: `gpu_aks_policies.sdk_patches.track_secrets` gives the rules marked secret values that print as
 `[secret]` and records each request's secret texts; every message is redacted against them. If that
 patch cannot be installed, messages carry only the rule and the path.
 """

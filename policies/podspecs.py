@@ -188,7 +188,7 @@ class PodSpec:
 
 def derived(pod: PodSpec, key: tuple[Any, ...], context: Any, compute: Callable[[], T]) -> T:
     """What a rule derives from `pod` among the objects of `context` (its admitted form, its GPU
-    demand), computed once per request scope (`policies.scope`): the rules run one after another on
+    demand), computed once per request scope (`gpu_aks_policies.scope`): the rules run one after another on
     the same pods."""
     scope = current_scope()
     if scope is None:

@@ -1,5 +1,5 @@
 """The policies' configuration: names, defaults, the schema the Pulumi CLI validates against, and
-one parser shared by the pack, `policies.check`, `policies.explain`, the offline preview and the
+one parser shared by the pack, `gpu_aks_policies.check`, `gpu_aks_policies.explain`, the offline preview and the
 admission policy the platform generates.
 
 The CLI sends `Configure` with the schema defaults filled in, but other callers may send nothing at
@@ -250,7 +250,7 @@ class Parameter:
 
     @property
     def key(self) -> Key:
-        """The parameter as a declaration of the config engine (`policies.declarations`)."""
+        """The parameter as a declaration of the config engine (`gpu_aks_policies.declarations`)."""
         def read(reader: Reader, raw: Any) -> Any:
             if raw is MISSING:
                 return getattr(_DEFAULTS, self.field)
@@ -299,7 +299,7 @@ _SECTIONS: dict[str, Section] = {}
 
 def rule_section(rule: Any) -> Section:
     """A rule's config section, declared with the config engine: its enforcement level and the
-    parameters it takes (from its declaration in `policies.rules`)."""
+    parameters it takes (from its declaration in `gpu_aks_policies.rules`)."""
     section = _SECTIONS.get(rule.name)
     if section is None:
         level = Key("enforcementLevel", "advisory, mandatory or disabled.", "string", default=rule.level,
@@ -312,7 +312,7 @@ def rule_section(rule: Any) -> Section:
 
 def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
     """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}) with the
-    config engine (`policies.declarations`): each rule's section comes from its declaration.
+    config engine (`gpu_aks_policies.declarations`): each rule's section comes from its declaration.
 
     Raises RuleConfigError with every problem found.
     """

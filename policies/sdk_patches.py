@@ -4,14 +4,14 @@ The pack is written against pulumi-policy 1.21 (pinned in `requirements.txt`). T
 are not in the SDK's public API:
 
 - `scope_requests`: each gRPC call (`Analyze`, `AnalyzeStack`) runs inside one request scope
-  (`policies.scope`), and `Configure` starts a new operation (`on_configure`). Patches the servicer
+  (`gpu_aks_policies.scope`), and `Configure` starts a new operation (`on_configure`). Patches the servicer
   class `_PolicyAnalyzerServicer`.
 - `reuse_request_conversions`: within one call the SDK converts the same request once per policy
   (protobuf to dict, deserialized, wrapped in proxies); the conversions are shared inside the call's
   scope. Patches `json_format` and `unknown_checking_proxy` as `pulumi_policy.policy` names them. Its
   deserialization does not modify its input and validators only read, so sharing is safe.
 - `track_secrets`: the SDK unwraps secret values before validators run. The patch records each
-  request's secret texts in its scope and hands the rules `policies.secrets` markers in place of the
+  request's secret texts in its scope and hands the rules `gpu_aks_policies.secrets` markers in place of the
   secret scalars, so no message prints one. Patches `deserialize_properties` as `policy` names it.
 
 Each patch first checks the SDK's shape (the names it replaces exist and are callable, the servicer
@@ -159,7 +159,7 @@ def secret_texts_of(props: Any) -> tuple[set[str], bool]:
 
 
 def mark_secrets(props: Any) -> Any:
-    """A copy of `props` in which every scalar inside a secret wrapper is a `policies.secrets`
+    """A copy of `props` in which every scalar inside a secret wrapper is a `gpu_aks_policies.secrets`
     marker (the wrapper itself stays, for the SDK to unwrap). Iterative."""
     root: list[Any] = [None]
     pending: list[tuple[Any, Any, Any, bool]] = [(props, root, 0, False)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from policies.gpu_rules import POD_RULES, Finding
-from policies.rule_config import RuleConfig, default_rule_config, parse_rule_config
-from policies.workloads import Context, context_of, pod_specs_of
+from gpu_aks_policies.gpu_rules import POD_RULES, Finding
+from gpu_aks_policies.rule_config import RuleConfig, default_rule_config, parse_rule_config
+from gpu_aks_policies.workloads import Context, context_of, pod_specs_of
 
 DEFAULTS = default_rule_config()
 

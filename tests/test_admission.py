@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from gpu_aks_policies.admission import is_superset, merge_tolerations
+from gpu_aks_policies.podspecs import Toleration
+from gpu_aks_policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT, parse_rule_config
 
-from policies.admission import is_superset, merge_tolerations
-from policies.podspecs import Toleration
-from policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT, parse_rule_config
 from tests.helpers import findings
 
 NVIDIA_TAINT = {TOLERATE_GPU_TAINT: {"gpuTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}

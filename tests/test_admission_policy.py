@@ -19,14 +19,13 @@ import celpy
 import pytest
 import yaml
 from celpy import celtypes
-
-from policies.admission import admit
-from policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
-from policies.gpu_rules import check_gpu_limits, check_gpu_tolerations
-from policies.podspecs import ABSENT, PodSpec, asks_by_container
-from policies.quantities import format_amount, parse_quantity
-from policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig, default_rule_config, parse_rule_config
-from policies.workloads import Context, context_of, pod_specs_of
+from gpu_aks_policies.admission import admit
+from gpu_aks_policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
+from gpu_aks_policies.gpu_rules import check_gpu_limits, check_gpu_tolerations
+from gpu_aks_policies.podspecs import ABSENT, PodSpec, asks_by_container
+from gpu_aks_policies.quantities import format_amount, parse_quantity
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig, default_rule_config, parse_rule_config
+from gpu_aks_policies.workloads import Context, context_of, pod_specs_of
 
 MANIFESTS = Path(__file__).parent / "manifests"
 CORPUS_DIRS = ("corpus", "seeds", "workloads")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from gpu_aks_app import GpuRequest, PlacementError, place
+from gpu_aks_policies.gpu_rules import POD_RULES
 
 from components.contract import platform_contract
 from components.settings import parse_settings
-from policies.gpu_rules import POD_RULES
 from tests.helpers import findings
 
 PLATFORM = platform_contract(parse_settings({"gpuPools": [

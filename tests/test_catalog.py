@@ -1,8 +1,7 @@
 """The GPU VM catalog: the facts other modules rely on."""
 
 import pytest
-
-from policies.catalog import (
+from gpu_aks_policies.catalog import (
     GPU_SKUS,
     UNSUPPORTED_GPU_SKUS,
     gpu_sku,

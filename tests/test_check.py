@@ -1,4 +1,4 @@
-"""`python -m policies.check`: the manifest checker for PR pipelines."""
+"""`python -m gpu_aks_policies.check`: the manifest checker for PR pipelines."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from policies.check import main
+from gpu_aks_policies.check import main
 
 MANIFESTS = Path(__file__).parent / "manifests"
 CORPUS = MANIFESTS / "corpus"
@@ -148,6 +148,6 @@ def test_sarif_has_the_fields_github_code_scanning_requires():
 
 def test_runs_as_a_module_from_the_repo_root():
     text = (MANIFESTS / "seeds" / "generic-gpu-pod.yaml").read_text()
-    result = subprocess.run([sys.executable, "-m", "policies.check", "-"], input=text, text=True,
+    result = subprocess.run([sys.executable, "-m", "gpu_aks_policies.check", "-"], input=text, text=True,
                             capture_output=True, cwd=ROOT, check=False)
     assert result.returncode == 1 and "gpu-pods-tolerate-gpu-taint" in result.stdout

@@ -25,6 +25,7 @@ import pulumi
 import pytest
 import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from gpu_aks_policies.declarations import Key, ListOf, Section
 from pulumi.runtime.proto import (
     engine_pb2,
     engine_pb2_grpc,
@@ -52,7 +53,6 @@ from components.gpu_cluster import (
 from components.gpu_cluster_args import GpuClusterArgs, GpuInstanceProfile, GpuPool, OsSKU
 from components.settings import DOCUMENT, SettingsError, parse_settings
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
-from policies.declarations import Key, ListOf, Section
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
 from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file

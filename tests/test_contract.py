@@ -9,12 +9,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from components.contract import contract_of, platform_contract
-from components.settings import parse_settings
-from components.smoke_test import smoke_job_spec
-from policies.catalog import POOL_LABEL, SPOT_TAINT
-from policies.contract import (
+from gpu_aks_policies.catalog import POOL_LABEL, SPOT_TAINT
+from gpu_aks_policies.contract import (
     CONTRACT_VERSION,
     READABLE_CONTRACT_VERSIONS,
     ContractError,
@@ -23,6 +19,10 @@ from policies.contract import (
     contract_markdown,
     json_schema,
 )
+
+from components.contract import contract_of, platform_contract
+from components.settings import parse_settings
+from components.smoke_test import smoke_job_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The contract as gpu-aks exported it before it had a type (commit 1203a3a): the typed contract
@@ -142,8 +142,8 @@ def test_the_published_schema_and_page_are_current():
 def test_the_mig_strategy_type_is_the_catalogs_set():
     from typing import get_args
 
-    from policies.catalog import MIG_STRATEGIES
-    from policies.contract import MigStrategy
+    from gpu_aks_policies.catalog import MIG_STRATEGIES
+    from gpu_aks_policies.contract import MigStrategy
 
     assert get_args(MigStrategy) == MIG_STRATEGIES
 

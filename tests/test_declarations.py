@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
-from policies.declarations import (
+from gpu_aks_policies.declarations import (
     Check,
     Default,
     Document,

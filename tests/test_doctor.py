@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpu_aks_policies.fit import platform_from_outputs
 
-from policies.fit import platform_from_outputs
 from tests.conftest import ROOT
 from tools.doctor import GPU_CONDITIONS, diagnose, main
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpu_aks_policies.explain import explain, main
 
 from components.contract import platform_contract
 from components.settings import parse_settings
-from policies.explain import explain, main
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 

@@ -19,23 +19,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from policies import check, explain
-from policies.admission import (
+from gpu_aks_policies import check, explain
+from gpu_aks_policies.admission import (
     DEFAULT_TOLERATIONS_ANNOTATION,
     TOLERATIONS_WHITELIST_ANNOTATION,
     Covers,
     _normal,
     merge_tolerations,
 )
-from policies.catalog import POOL_LABEL
-from policies.documents import DocumentError, Limits, _nesting_bound, gc_paused, load_json, load_yaml, read_bounded
-from policies.fit import Tolerating, platform_from_outputs
-from policies.podspecs import Toleration, find_pod_specs
-from policies.scheduling import tolerates
-from policies.terminal import BROKEN_PIPE_STATUS, escape_json, escape_text
+from gpu_aks_policies.catalog import POOL_LABEL
+from gpu_aks_policies.documents import DocumentError, Limits, _nesting_bound, gc_paused, load_json, load_yaml, read_bounded
+from gpu_aks_policies.fit import Tolerating, platform_from_outputs
+from gpu_aks_policies.podspecs import Toleration, find_pod_specs
+from gpu_aks_policies.scheduling import tolerates
+from gpu_aks_policies.terminal import BROKEN_PIPE_STATUS, escape_json, escape_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.conftest import ROOT
 from tools import doctor
 
@@ -76,7 +76,7 @@ def run(module: str, *args: str, stdin: bytes | None = None) -> subprocess.Compl
 
 
 def check_files(*paths: Path | str, fmt: str = "text", extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return run("policies.check", "--format", fmt, *extra, *map(str, paths))
+    return run("gpu_aks_policies.check", "--format", fmt, *extra, *map(str, paths))
 
 
 @pytest.fixture
@@ -230,7 +230,7 @@ def test_the_file_size_cap_is_configurable(tmp_path, bad_pod):
 
 
 def test_the_size_cap_holds_for_standard_input(bad_pod):
-    result = run("policies.check", "--max-file-size", "1000", "-", str(bad_pod), stdin=b"# x\n" * 1000)
+    result = run("gpu_aks_policies.check", "--max-file-size", "1000", "-", str(bad_pod), stdin=b"# x\n" * 1000)
     assert result.returncode == 2 and "<stdin>:0: error: larger than the 1000-byte limit" in result.stdout
 
 
@@ -384,7 +384,7 @@ def test_the_explainer_never_echoes_a_secrets_lines(tmp_path):
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps({"gpuPools": {"t4": {"taints": ["sku=gpu:NoSchedule"], "labels": {},
                                                          "gpuResource": "nvidia.com/gpu", "gpusPerNode": 1}}}))
-    for module, args in (("policies.explain", ["--platform", str(platform)]), ("policies.check", [])):
+    for module, args in (("gpu_aks_policies.explain", ["--platform", str(platform)]), ("gpu_aks_policies.check", [])):
         result = run(module, *args, str(secret))
         assert result.returncode == 2
         assert "SUPERSECRET" not in result.stdout + result.stderr and "hunter2" not in result.stdout + result.stderr
@@ -636,7 +636,7 @@ def test_the_explainer_reports_a_bad_tag_and_keeps_going(tmp_path, bad_pod):
     secret.write_text(f"apiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\nstringData:\n  password: !!float {SECRET}\n")
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps(PLATFORM_T4))
-    result = run("policies.explain", "--platform", str(platform), str(secret), str(bad_pod))
+    result = run("gpu_aks_policies.explain", "--platform", str(platform), str(secret), str(bad_pod))
     assert result.returncode == 2 and SECRET not in result.stdout + result.stderr
     assert f"{secret}:5: error: invalid YAML" in result.stderr and "Pod/half" in result.stdout
 
@@ -704,7 +704,7 @@ def run_guarded(module: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("module", "option"), [
-    ("policies.check", "--platform"), ("policies.check", "--config"), ("policies.explain", "--platform"),
+    ("gpu_aks_policies.check", "--platform"), ("gpu_aks_policies.check", "--config"), ("gpu_aks_policies.explain", "--platform"),
     ("tools.doctor", "--platform"), ("tools.doctor", "--nodes"), ("tools.doctor", "--pods"),
     ("tools.preview", "--policy-pack-config"),
 ])
@@ -713,8 +713,8 @@ def test_a_fifo_given_as_an_option_is_refused_without_blocking(tmp_path, fifo, b
     platform.write_text(json.dumps(PLATFORM_T4))
     nodes = tmp_path / "nodes.json"
     nodes.write_text('{"items": []}')
-    args = {"policies.check": [option, str(fifo), str(bad_pod)],
-            "policies.explain": [option, str(fifo), str(bad_pod)],
+    args = {"gpu_aks_policies.check": [option, str(fifo), str(bad_pod)],
+            "gpu_aks_policies.explain": [option, str(fifo), str(bad_pod)],
             "tools.doctor": ["--platform", str(platform), "--nodes", str(nodes), "--pods", str(nodes), option, str(fifo)],
             "tools.preview": ["dev", option, str(fifo)]}[module]
     result = run_guarded(module, *args)
@@ -732,7 +732,7 @@ def test_special_files_in_a_directory_and_as_paths_are_reported(tmp_path, bad_po
     shutil.copy(bad_pod, folder / "bad.yaml")
     fifo = tmp_path / "given.yaml"
     os.mkfifo(fifo)
-    result = run_guarded("policies.check", str(folder), "/dev/zero", str(fifo))
+    result = run_guarded("gpu_aks_policies.check", str(folder), "/dev/zero", str(fifo))
     assert result.returncode == 2
     for path, why in ((folder / "pipe.yaml", "not a regular file (a FIFO)"),
                       (folder / "zero.yaml", "not a regular file (a character device)"),
@@ -783,7 +783,7 @@ def test_names_from_the_input_cannot_steer_the_explainer_or_the_doctor(tmp_path)
                                                         "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}))
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps(PLATFORM_T4))
-    explained = run("policies.explain", "--platform", str(platform), str(pod))
+    explained = run("gpu_aks_policies.explain", "--platform", str(platform), str(pod))
     assert HOSTILE_NAME[:1] in explained.stdout
     assert_inert(explained.stdout + explained.stderr)
     nodes = tmp_path / "nodes.json"
@@ -836,8 +836,8 @@ def test_an_unknown_contract_version_is_refused_everywhere(tmp_path, bad_pod, ve
     platform.write_text(json.dumps(PLATFORM_T4).replace('"contractVersion": 2', f'"contractVersion": {version}'))
     empty = tmp_path / "empty.json"
     empty.write_text('{"items": []}')
-    for module, args in (("policies.check", ["--platform", str(platform), str(bad_pod)]),
-                         ("policies.explain", ["--platform", str(platform), str(bad_pod)]),
+    for module, args in (("gpu_aks_policies.check", ["--platform", str(platform), str(bad_pod)]),
+                         ("gpu_aks_policies.explain", ["--platform", str(platform), str(bad_pod)]),
                          ("tools.doctor", ["--platform", str(platform), "--nodes", str(empty), "--pods", str(empty)])):
         result = run(module, *args)
         assert result.returncode == 2, (module, result.stdout)
@@ -902,7 +902,7 @@ def test_a_reader_that_stops_early_ends_the_checker_quietly(tmp_path):
         (folder / f"p{index}.yaml").write_text(pod_yaml(f"p{index}", '"0.5"'))
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps(PLATFORM_T4))
-    for module, extra in (("policies.check", []), ("policies.explain", ["--platform", str(platform)])):
+    for module, extra in (("gpu_aks_policies.check", []), ("gpu_aks_policies.explain", ["--platform", str(platform)])):
         command = subprocess.Popen([sys.executable, "-m", module, *extra, str(folder)], cwd=ROOT,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert command.stdout is not None and command.stdout.readline()

@@ -322,8 +322,9 @@ def _pod(name, node, app, ready=True):
 
 
 def test_the_doctor_wants_a_ready_exporter_on_every_watched_gpu_node():
+    from gpu_aks_policies.fit import platform_from_outputs
+
     from components.contract import platform_contract
-    from policies.fit import platform_from_outputs
     from tools.doctor import diagnose
 
     def exporter_problems(observability, pods):

@@ -10,8 +10,8 @@ import grpc
 import pytest
 import yaml
 from google.protobuf import json_format
+from gpu_aks_policies.rule_config import CONFIG_SCHEMAS, PACK_POLICY_NAMES
 
-from policies.rule_config import CONFIG_SCHEMAS, PACK_POLICY_NAMES
 from tools.analyzer import PolicyPackProcess, struct, wire_struct
 from tools.mockrun import SECRET_SIG, SECRET_VALUE_SIG
 
@@ -360,8 +360,8 @@ CONTEXT_KINDS = ("Namespace", "ResourceClaim", "ResourceClaimTemplate", "Trainin
 
 def _corpus_programs() -> list[tuple[str, list[dict]]]:
     """Each manifest file of the corpus as one program: its Kubernetes objects in registration order."""
-    from policies.check import load_objects
-    from policies.documents import DEFAULT_LIMITS
+    from gpu_aks_policies.check import load_objects
+    from gpu_aks_policies.documents import DEFAULT_LIMITS
 
     programs = []
     for directory in CORPUS_DIRS:
@@ -396,9 +396,9 @@ def test_up_skip_preview_stops_every_mandatory_violation_before_its_object_exist
     `Analyze` for each resource in registration order, each before its step would create it, then one
     `AnalyzeStack`. Every mandatory verdict the checker gives (all objects known, namespace-aware) comes
     from `Analyze`, for the object it concerns, and `Analyze` gives none the checker does not."""
-    from policies.check import check_object
-    from policies.rule_config import default_rule_config
-    from policies.workloads import context_of
+    from gpu_aks_policies.check import check_object
+    from gpu_aks_policies.rule_config import default_rule_config
+    from gpu_aks_policies.workloads import context_of
 
     configs = default_rule_config()
     expected_total = raised_in_analyze = 0

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gpu_aks_policies import __version__
 
 from components.kubeconfig import KUBELOGIN_VERSION
-from policies import __version__
 from tests.conftest import ROOT
 from tools.analyzer import PolicyPackProcess
 
@@ -89,7 +89,7 @@ def test_policies_import_nothing_from_outside_their_folder():
 
 def test_components_depend_on_policies_never_the_reverse():
     uses_policies = [p for p in (ROOT / "components").glob("*.py")
-                     if any(module.startswith("policies") for level, module in _imports(p) if not level)]
+                     if any(module.startswith("gpu_aks_policies") for level, module in _imports(p) if not level)]
     assert uses_policies, "the GPU facts come from policies/"
     assert not (ROOT / "components" / "catalog.py").exists()
 
@@ -262,3 +262,32 @@ def test_installing_the_packages_leaves_the_repository_clean():
                             check=False)
     assert result.stdout.split() == left_behind
     assert "build" in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["exclude"]
+
+
+def test_one_import_name_one_registry_for_the_cli_and_the_pack():
+    """The checker's entry point and the pack's, in one process, share one package and one adapter
+    registry; the folder cannot be imported under a second name."""
+    script = """
+import runpy, sys
+import pulumi_policy
+pulumi_policy.PolicyPack = lambda **kwargs: None  # constructing the real one serves gRPC forever
+import gpu_aks_policies.check as cli
+from gpu_aks_policies.workloads.registry import ADAPTERS
+package = sys.modules["gpu_aks_policies"]
+runpy.run_path(sys.argv[1], run_name="__main__")
+assert sys.modules["gpu_aks_policies"] is package, "the pack loaded its folder a second time"
+import gpu_aks_policies.workloads.registry as registry
+assert sys.modules["gpu_aks_policies.check"] is cli, "the pack loaded a second copy of the checker"
+assert registry.ADAPTERS is ADAPTERS and ADAPTERS, "two adapter registries"
+sys.path.insert(0, sys.argv[2])
+try:
+    import policies
+except ImportError as error:
+    assert "gpu_aks_policies" in str(error)
+else:
+    raise AssertionError("the folder imported under a second name")
+print("one registry")
+"""
+    result = subprocess.run([str(BIN / "python"), "-c", script, str(POLICIES / "__main__.py"), str(ROOT)],
+                            capture_output=True, text=True, check=False, cwd=ROOT)
+    assert result.returncode == 0 and "one registry" in result.stdout, result.stderr

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_aks_policies.check import main
+from gpu_aks_policies.explain import main as explain_main
+from gpu_aks_policies.podspecs import gpu_asks
+from gpu_aks_policies.workloads import context_of, pod_specs_of
 
-from policies.check import main
-from policies.explain import main as explain_main
-from policies.podspecs import gpu_asks
-from policies.workloads import context_of, pod_specs_of
 from tools.doctor import main as doctor_main
 
 PROD_OUTPUTS = Path(__file__).parent / "fixtures" / "doctor" / "platform-prod.json"  # kept in sync by test_doctor

@@ -75,7 +75,7 @@ def test_make_outputs_writes_the_document_platform_and_the_doctor_read():
     document = json.loads((ROOT / "build" / "outputs-dev.json").read_text())
     assert document["outputs"]["gpuPools"]["gput4"]["vmSize"] == "Standard_NC4as_T4_v3"
     assert document["outputs"]["kubeconfig"] == "[secret]"
-    checked = subprocess.run([sys.executable, "-m", "policies.check", "--platform", "build/outputs-dev.json",
+    checked = subprocess.run([sys.executable, "-m", "gpu_aks_policies.check", "--platform", "build/outputs-dev.json",
                               "tests/manifests/corpus/good"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert checked.returncode in (0, 1), checked.stderr
     assert "error" not in checked.stderr.lower(), checked.stderr

@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from policies.gpu_rules import POD_RULES, StackResource, check_device_plugin_coverage, check_gpu_node_pool
-from policies.podspecs import UNKNOWN
-from policies.quantities import QuantityError, parse_quantity
-from policies.rule_config import (
+from gpu_aks_policies.gpu_rules import POD_RULES, StackResource, check_device_plugin_coverage, check_gpu_node_pool
+from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.quantities import QuantityError, parse_quantity
+from gpu_aks_policies.rule_config import (
     DEVICE_PLUGIN_TOLERATES_POOLS,
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
     default_rule_config,
 )
-from policies.scheduling import TAINT_EFFECTS, tolerates, toleration_for
+from gpu_aks_policies.scheduling import TAINT_EFFECTS, tolerates, toleration_for
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.helpers import findings
 
 DEFAULTS = default_rule_config()
@@ -175,7 +175,7 @@ namespace_objects = st.builds(
 
 
 def _verdicts(objects: list) -> list[tuple]:
-    from policies.check import LoadedObject, check_objects
+    from gpu_aks_policies.check import LoadedObject, check_objects
 
     loaded = [LoadedObject("f.yaml", index, 1, obj) for index, obj in enumerate(objects)]
     report = check_objects(loaded, default_rule_config())

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 import yaml
-
-from policies.fit import read_platform
-from policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
-from policies.podspecs import UNKNOWN, find_pod_specs
-from policies.rule_config import (
+from gpu_aks_policies.fit import read_platform
+from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
+from gpu_aks_policies.podspecs import UNKNOWN, find_pod_specs
+from gpu_aks_policies.rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
     SELECT_GPU_NODES,
@@ -22,8 +21,9 @@ from policies.rule_config import (
     RuleConfigError,
     parse_rule_config,
 )
-from policies.rules import RULES, Rule, policies_markdown
-from policies.workloads import context_of, pod_specs_of
+from gpu_aks_policies.rules import RULES, Rule, policies_markdown
+from gpu_aks_policies.workloads import context_of, pod_specs_of
+
 from tests.helpers import DEFAULTS, findings, verdicts
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
@@ -376,7 +376,7 @@ def test_rule_config_reports_every_problem():
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
         "ExtendedResourceToleration, PodTolerationRestriction, PodNodeSelector",
-        # The config engine's wording (policies.declarations), as for the platform's settings.
+        # The config engine's wording (gpu_aks_policies.declarations), as for the platform's settings.
         "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; allowed: enforcementLevel, gpuResources",
         "gpu-pods-select-gpu-nodes.nodeLabels: unknown setting; did you mean 'nodeLabel'? allowed: enforcementLevel, "
         "gpuResources, nodeLabel, gpuDeviceClasses, namespaces, gpuMarkers",
@@ -437,13 +437,13 @@ def test_every_rule_has_samples_that_pass_and_fail_it_and_no_sample_is_unused(ru
 
 def test_docs_policies_md_is_generated_from_the_declarations():
     page = Path(__file__).parent.parent / "docs" / "policies.md"
-    assert page.read_text() == policies_markdown(), "stale: regenerate it from policies.rules.policies_markdown()"
+    assert page.read_text() == policies_markdown(), "stale: regenerate it from gpu_aks_policies.rules.policies_markdown()"
 
 
 def test_every_consumer_derives_from_the_registry():
-    from policies.check import sarif_rules
-    from policies.gpu_rules import POD_RULES
-    from policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
+    from gpu_aks_policies.check import sarif_rules
+    from gpu_aks_policies.gpu_rules import POD_RULES
+    from gpu_aks_policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
 
     assert [r["id"] for r in sarif_rules()] == list(RULES)
     assert {name: rule.level for name, rule in RULES.items()} == DEFAULT_LEVELS
@@ -494,7 +494,7 @@ def test_gpu_markers_config_is_validated():
 def test_the_fractional_advice_offers_only_what_the_platform_has():
     from dataclasses import replace
 
-    from policies.rule_config import GpuSharing
+    from gpu_aks_policies.rule_config import GpuSharing
 
     half = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "half"}, "spec": {
         "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 0.5}}}]}}

@@ -1,4 +1,4 @@
-"""Each guarded patch of pulumi-policy's internals (`policies.sdk_patches`): it takes on the pinned
+"""Each guarded patch of pulumi-policy's internals (`gpu_aks_policies.sdk_patches`): it takes on the pinned
 SDK's shape, does what it says inside a request scope, and leaves an SDK of another shape alone."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ from typing import Any
 
 import pulumi_policy.policy as sdk
 import pytest
+from gpu_aks_policies import pack, sdk_patches
+from gpu_aks_policies.gpu_rules import Finding
+from gpu_aks_policies.scope import current_scope, remembered, request_scope, secret_texts
+from gpu_aks_policies.secrets import SecretNumber, SecretText, is_secret
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY, deserialize_properties
-
-from policies import pack, sdk_patches
-from policies.gpu_rules import Finding
-from policies.scope import current_scope, remembered, request_scope, secret_texts
-from policies.secrets import SecretNumber, SecretText, is_secret
 
 
 class FakeServicer:
@@ -147,7 +146,7 @@ def test_a_request_scope_remembers_by_identity_and_nothing_outside():
 
 @pytest.mark.parametrize("value", ["1500m", 1.5, "x" * 100])
 def test_secret_markers_format_as_secret_everywhere_a_message_is_built(value):
-    from policies.secrets import as_secret
+    from gpu_aks_policies.secrets import as_secret
 
     secret = as_secret(value)
     assert f"{secret}" == f"{secret!r}" == f"{secret:>20}" == "[secret]"

@@ -7,11 +7,11 @@ from datetime import date
 from typing import Any
 
 import pytest
+from gpu_aks_policies.catalog import supported_vm_sizes
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
 from components.platform_settings import ApiServerAccessSettings, api_server_warning
 from components.settings import SettingsError, parse_settings
-from policies.catalog import supported_vm_sizes
 from tests.conftest import TODAY
 
 #: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).
@@ -375,8 +375,9 @@ def test_the_configuration_reference_page_is_current():
 
 
 def test_every_key_is_on_the_reference_page():
+    from gpu_aks_policies.declarations import Key, ListOf, Section
+
     from components.settings import DOCUMENT, reference_markdown
-    from policies.declarations import Key, ListOf, Section
 
     page = reference_markdown()
 

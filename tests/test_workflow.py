@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import yaml
+from gpu_aks_policies.rule_config import parse_rule_config
 
-from policies.rule_config import parse_rule_config
 from tests.conftest import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pr.yaml"
@@ -37,7 +37,7 @@ def test_workflow_runs_tests_checker_with_sarif_preview_and_gated_pulumi_preview
     steps = {name: " ".join(str(step.get("run", "")) + str(step.get("uses", "")) for step in job["steps"])
              for name, job in jobs.items()}
     assert "make test" in steps["test"]
-    assert "policies.check --platform dev-preview.json --format sarif" in steps["manifests"]
+    assert "gpu_aks_policies.check --platform dev-preview.json --format sarif" in steps["manifests"]
     assert "github/codeql-action/upload-sarif" in steps["manifests"]
     assert "make preview" in steps["offline-preview"]
     assert "--policy-pack policies" in steps["pulumi-preview"]

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.rule_config import ANALYZABLE, SELECT_GPU_NODES, TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS
+from gpu_aks_policies.workloads import ADAPTERS, context_of, pod_specs_of
+from gpu_aks_policies.workloads.kserve import ray_gpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.podspecs import UNKNOWN
-from policies.rule_config import ANALYZABLE, SELECT_GPU_NODES, TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS
-from policies.workloads import ADAPTERS, context_of, pod_specs_of
-from policies.workloads.kserve import ray_gpus
 from tests.helpers import DEFAULTS, findings
 
 WORKLOADS = Path(__file__).parent / "manifests" / "workloads"
@@ -82,7 +82,7 @@ def test_adapters_on_each_projects_samples(name, index, policy, paths):
 def test_the_generic_search_alone_misses_what_adapters_see():
     """Before the adapters, the KServe `model`, Spark `gpu`, TrainJob `resourcesPerNode` and Dynamo
     `limits.gpu` asks were invisible: no containers list holds them."""
-    from policies.podspecs import find_pod_specs, gpu_asks
+    from gpu_aks_policies.podspecs import find_pod_specs, gpu_asks
     for name, index in (("kserve-tensorflow-gpu.yaml", 0), ("spark-pi-gpu.yaml", 0), ("dynamo-agg.yaml", 0)):
         obj = documents(name)[index]
         assert not any(gpu_asks(p, DEFAULTS[T].gpu_resources) for p in find_pod_specs(obj))
@@ -230,7 +230,7 @@ def test_argo_dra_claims_come_from_the_template_or_else_the_workflow(where):
 
 def test_context_module_names_no_controller():
     """Issue 16 item 7: `context.py` names no controller; each adapter registers what it collects."""
-    from policies.workloads import context, registry
+    from gpu_aks_policies.workloads import context, registry
     source = Path(context.__file__).read_text()
     for group, _ in registry.ADAPTERS:
         if group:
@@ -243,8 +243,8 @@ def test_context_module_names_no_controller():
 
 def test_a_new_controller_registers_its_adapter_and_its_context_in_one_place():
     """What a new adapter module does: register its kind and a collector for the objects it reads."""
-    from policies.podspecs import PodSpec, pod_spec
-    from policies.workloads import context, registry
+    from gpu_aks_policies.podspecs import PodSpec, pod_spec
+    from gpu_aks_policies.workloads import context, registry
 
     @context.collects("example.profiles", "example.dev", "GpuProfile")
     def _profile(obj, name):
@@ -270,7 +270,7 @@ def test_a_new_controller_registers_its_adapter_and_its_context_in_one_place():
 
 def test_context_tables_can_be_seeded():
     """The pack can give Namespaces it knows from its config: `Context(namespaces=...)`."""
-    from policies.workloads import Context
+    from gpu_aks_policies.workloads import Context
     seeded = Context(complete=True, namespaces={"gpu": {"scheduler.alpha.kubernetes.io/defaultTolerations":
                                                         '[{"key": "sku", "operator": "Exists"}]'}})
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "gpu"},
@@ -301,7 +301,7 @@ def test_secrets_and_configmaps_are_never_looked_inside(fmt, tmp_path, capsys):
     nothing of it appears in any output format; the GPU Job beside it still is."""
     import io
 
-    from policies.check import main
+    from gpu_aks_policies.check import main
     path = tmp_path / "secret.yaml"
     path.write_text((WORKLOADS / "secret-with-pod.yaml").read_text())
     out = io.StringIO()
@@ -415,7 +415,7 @@ def test_notebooks_workspace_kind(index, policy, paths):
 
 def test_notebooks_sample_passes_where_the_gpu_taint_is_nvidia_com_gpu():
     """The published sample's big_gpu tolerates nvidia.com/gpu: right on a platform with that taint."""
-    from policies.rule_config import parse_rule_config
+    from gpu_aks_policies.rule_config import parse_rule_config
     config = parse_rule_config({T: {"gpuTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}})[T]
     sample = documents("notebooks-workspacekind.yaml")[0]
     assert findings(sample, T, config=config) == []
@@ -491,17 +491,17 @@ def test_kfp_toleration_json_constant_counts_and_a_parameter_is_an_advisory():
 
 
 def test_every_registration_documents_where_it_reads_and_its_source():
-    from policies.workloads import REGISTRATIONS
+    from gpu_aks_policies.workloads import REGISTRATIONS
     for registration in REGISTRATIONS:
         assert registration.gpus and registration.tolerations and registration.source, registration
 
 
 def test_docs_workloads_page_is_not_stale():
-    """docs/workloads.md <- policies.workloads.registry:workloads_markdown (see /work/coord/GENERATORS.md)."""
-    from policies.workloads.registry import workloads_markdown
+    """docs/workloads.md <- gpu_aks_policies.workloads.registry:workloads_markdown (see /work/coord/GENERATORS.md)."""
+    from gpu_aks_policies.workloads.registry import workloads_markdown
     page = Path(__file__).parent.parent / "docs" / "workloads.md"
     assert page.read_text() == workloads_markdown(), (
-        "docs/workloads.md is stale: python -c 'from policies.workloads.registry import workloads_markdown; "
+        "docs/workloads.md is stale: python -c 'from gpu_aks_policies.workloads.registry import workloads_markdown; "
         "open(\"docs/workloads.md\", \"w\").write(workloads_markdown())'")
     for kind in ("Task", "PipelineRun", "BentoDeployment", "WorkspaceKind", "PipelineVersion", "Secret"):
         assert kind in page.read_text()

@@ -58,10 +58,10 @@ class GeneratedPage:
 #: GENERATORS notes; the lead completes this list when merging their branches).
 GENERATED: tuple[GeneratedPage, ...] = (
     GeneratedPage("docs/configuration.md", "components.settings:reference_markdown"),
-    GeneratedPage("docs/policies.md", "policies.rules:policies_markdown"),
-    GeneratedPage("docs/contract.md", "policies.contract:contract_markdown"),
-    GeneratedPage("docs/contract.schema.json", "policies.contract:json_schema"),
-    GeneratedPage("docs/workloads.md", "policies.workloads.registry:workloads_markdown"),
+    GeneratedPage("docs/policies.md", "gpu_aks_policies.rules:policies_markdown"),
+    GeneratedPage("docs/contract.md", "gpu_aks_policies.contract:contract_markdown"),
+    GeneratedPage("docs/contract.schema.json", "gpu_aks_policies.contract:json_schema"),
+    GeneratedPage("docs/workloads.md", "gpu_aks_policies.workloads.registry:workloads_markdown"),
 )
 
 

@@ -30,16 +30,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
+from gpu_aks_policies.contract import GpuPoolContract, PlatformContract
+from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
+from gpu_aks_policies.fit import Platform, PlatformError, read_platform
+from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
+from gpu_aks_policies.quantities import QuantityError, parse_quantity
+from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
+from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
+
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
 from observability.settings import EXPORTER_APP_LABEL
-from policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
-from policies.contract import GpuPoolContract, PlatformContract
-from policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
-from policies.fit import Platform, PlatformError, read_platform
-from policies.podspecs import as_list, as_mapping, as_str, object_identity
-from policies.quantities import QuantityError, parse_quantity
-from policies.scheduling import TaintSyntaxError, format_taint, parse_taint
-from policies.terminal import escape_json, escape_line, run_cli
 
 #: `kubectl get pods -A -o json` of a large cluster runs to tens of megabytes.
 CLUSTER_FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024)

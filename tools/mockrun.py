@@ -24,14 +24,13 @@ from typing import Any
 import pulumi
 import yaml
 from google.protobuf import json_format
+from gpu_aks_policies.documents import DocumentError, Limits, load_yaml, read_file
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
-
-from policies.documents import DocumentError, Limits, load_yaml, read_file
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
 #: a secret is `{SECRET_SIG: SECRET_VALUE_SIG, "value": ...}`; an unknown string is UNKNOWN_SENTINEL.

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+
 from components.settings import PROJECT, NodePoolSettings, PlatformSettings, SettingsError, parse_settings
 from components.stack_config import TODAY_VARIABLE
-from policies.documents import DocumentError, Limits, load_json, read_file
 from tools.mockrun import StackFileError, config_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ a summary of what differs between stacks: pools (size, GPU model, counts, Spot) 
 admission policy's actions and exempt namespaces, the Kubernetes version with its end of AKS support,
 the maintenance windows, and the capacity the GPU pools need at their maximum. `--json`
 prints one document with the resources, the violations and the stack's outputs (the contract app
-stacks read; secret outputs masked), which `policies.check --platform` takes as it is.
+stacks read; secret outputs masked), which `gpu_aks_policies.check --platform` takes as it is.
 Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
 or invalid config, each with its file and line and every config problem listed).
 """
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
+from gpu_aks_policies.documents import safe_text
+from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
 
 from components.aks_api import kubernetes_minor
 from components.settings import PROJECT
-from policies.documents import safe_text
-from policies.rule_config import RuleConfigError, read_rule_config_file
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
 from tools.stacks import stacks

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
+from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
+
 from components.platform_settings import MAINTENANCE, MaintenanceSettings
 from components.settings.access import ACCESS, DEFAULT_ROLE_PROPAGATION_SECONDS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_ACTIONS, AdmissionPolicySettings
@@ -43,8 +46,6 @@ from components.settings.pools import (
     pool_key,
 )
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
-from policies.declarations import Check, Document, Reader, Section, describe
-from policies.declarations import reference_markdown as _reference_markdown
 
 __all__ = [
     "AKS_MAX_NODES_PER_POOL", "DEFAULT_AUTOSCALER_PROFILE", "DEFAULT_ROLE_PROPAGATION_SECONDS", "DOCUMENT",

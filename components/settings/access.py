@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number
+
 from components.platform_settings import (
     ADMINS_NEED_AZURE_RBAC,
     CLUSTER_ADMINS,
@@ -11,7 +13,6 @@ from components.platform_settings import (
     ClusterAdmin,
     PrincipalType,
 )
-from policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number
 
 #: Azure RBAC for Kubernetes: "New role assignments can take up to five minutes to propagate"
 #: (learn.microsoft.com/azure/aks/manage-azure-rbac).

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from gpu_aks_policies.catalog import DEVICE_PLUGIN_NAMESPACE
+from gpu_aks_policies.declarations import Default, Key, Reader, Section, boolean, string_list_problem
+
 from components.settings.common import dns_label_problem
-from policies.catalog import DEVICE_PLUGIN_NAMESPACE
-from policies.declarations import Default, Key, Reader, Section, boolean, string_list_problem
 
 ValidationAction = Literal["Deny", "Warn", "Audit"]
 VALIDATION_ACTIONS: tuple[str, ...] = get_args(ValidationAction)

@@ -6,6 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Default,
+    Key,
+    Reader,
+    Section,
+    boolean,
+    choice,
+    describe,
+    string_map_problem,
+    text,
+)
+
 from components.aks_api import (
     API_VERSION,
     AUTOSCALER_SETTINGS,
@@ -31,19 +45,6 @@ from components.platform_settings import (
     warn_open_api_server,
 )
 from components.settings.common import PROJECT, ParseContext
-from policies.declarations import (
-    MISSING,
-    Check,
-    Default,
-    Key,
-    Reader,
-    Section,
-    boolean,
-    choice,
-    describe,
-    string_map_problem,
-    text,
-)
 
 #: `kubelogin convert-kubeconfig -l` modes that work without a person at the keyboard.
 KubeloginMode = Literal["azurecli", "spn", "msi", "workloadidentity"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from policies.declarations import Key, is_whole_number
+from gpu_aks_policies.declarations import Key, is_whole_number
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"

@@ -5,10 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_aks_policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
+from gpu_aks_policies.declarations import (
+    Check,
+    Default,
+    Key,
+    Reader,
+    Section,
+    boolean,
+    choice,
+    describe,
+    string_list_problem,
+    text,
+)
+
 from components.platform_settings import MIG_SCALE_FROM_ZERO_CHECK
 from components.settings.common import dns_label_problem
-from policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
-from policies.declarations import Check, Default, Key, Reader, Section, boolean, choice, describe, string_list_problem, text
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
+
 from observability.settings import (
     ACTION_GROUP_ID_RE,
     DCGM_EXPORTER_IMAGE,
@@ -15,7 +17,6 @@ from observability.settings import (
     MAX_EMAILS,
     WORKSPACE_ID_RE,
 )
-from policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
 
 _MONITOR = "learn.microsoft.com/azure/aks/monitor-gpu-metrics"
 _CHART = "NVIDIA/dcgm-exporter deployment/values.yaml (chart 4.8.2)"

@@ -8,20 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
-from components.azure_catalog import did_you_mean
-from components.platform_settings import (
-    CPU_POOL_UPGRADE,
-    CPU_SIZE_CHECK,
-    GPU_POOL_UPGRADE,
-    OS_SKU_CHECK,
-    SPOT_UPGRADE_CHECK,
-    PoolUpgradeSettings,
-    upgrade_keys,
-)
-from components.settings.common import count_key, surge_key, zones_key
-from components.settings.device_plugin import DevicePluginSettings
-from policies.catalog import (
+from gpu_aks_policies.catalog import (
     ACCELERATOR_LABEL,
     ACCELERATOR_LABEL_VALUE,
     DEFAULT_GPU_TAINT,
@@ -38,8 +25,22 @@ from policies.catalog import (
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
-from policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, boolean, choice, describe, text
-from policies.scheduling import TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
+from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, boolean, choice, describe, text
+from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
+
+from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
+from components.azure_catalog import did_you_mean
+from components.platform_settings import (
+    CPU_POOL_UPGRADE,
+    CPU_SIZE_CHECK,
+    GPU_POOL_UPGRADE,
+    OS_SKU_CHECK,
+    SPOT_UPGRADE_CHECK,
+    PoolUpgradeSettings,
+    upgrade_keys,
+)
+from components.settings.common import count_key, surge_key, zones_key
+from components.settings.device_plugin import DevicePluginSettings
 
 #: A pool's Azure name is its config name plus 4 hex characters of a hash of its create-only
 #: properties (the Azure Verified Module's pattern): a config name of at most 8 then fits AKS's 12.

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_aks_policies.declarations import Check, Reader, Section, boolean, text
+
 from components.settings.device_plugin import served_pools
-from policies.declarations import Check, Reader, Section, boolean, text
 
 DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/pytorch:25.10-py3"
 
