@@ -60,6 +60,7 @@ from .rule_config import (
     RuleConfigError,
     parse_rule_config,
     read_rule_config_file,
+    with_platform_sharing,
     with_platform_taints,
 )
 from .rules import RULES, Rule
@@ -281,7 +282,7 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
     report = report or Report()
     context = context_of(o.obj for o in objects)
     if platform is not None:
-        configs = with_platform_taints(configs, platform.gpu_taints())
+        configs = with_platform_sharing(with_platform_taints(configs, platform.gpu_taints()), platform.gpu_sharing())
     for loaded in objects:
         report.checked += 1
         kind, name = object_identity(loaded.obj)

@@ -31,7 +31,7 @@ from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
 from .quantities import format_amount
-from .rule_config import FIT_A_POOL, RuleConfig
+from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
@@ -57,6 +57,19 @@ class Platform:
     gpu_namespace: str = DEVICE_PLUGIN_NAMESPACE
     #: The typed contract the pools were read from.
     contract: PlatformContract | None = None
+
+    def gpu_sharing(self) -> GpuSharing:
+        """What the platform offers to share a GPU: the resources its MIG pools advertise
+        (`nvidia.com/mig-<partition>` under the mixed strategy, `nvidia.com/gpu` under single). gpu-aks
+        sets up no time-slicing, so no pool is time-sliced."""
+        offers = set()
+        for name, pool in self.pools.items():
+            partition, resource = pool.get("migPartition"), str(pool.get("gpuResource"))
+            if partition:
+                # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
+                offers.add(resource if resource.startswith(MIG_RESOURCE_PREFIX) else
+                           f"{resource} on pool {name}, where each is a {partition} slice")
+        return GpuSharing(mig_resources=tuple(sorted(offers)))
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""

@@ -177,3 +177,27 @@ def test_counts_a_contract_cannot_have_exit_2_in_every_tool(tmp_path, capsys, ke
     empty.write_text('{"items": []}')
     assert doctor_main(["--platform", str(platform), "--nodes", str(empty), "--pods", str(empty)]) == 2
     assert explain_main(["--platform", str(platform), str(tmp_path / "manifest.yaml")]) == 2
+
+
+FRACTIONAL_POD = T4_CRONJOB.replace("limits: {nvidia.com/gpu: 1}", "limits: {nvidia.com/gpu: 500m}")
+
+
+@pytest.mark.parametrize(("platform", "offered", "absent"), [
+    # prod: the A100 pool is cut into MIG 2g slices under the single strategy (each slice is a nvidia.com/gpu).
+    ("platform-prod.json", "ask for a MIG partition (nvidia.com/gpu on pool a100mig, where each is a 2g.20gb slice)",
+     "nvidia.com/mig-"),
+    ("platform-prod-mixed.json", "ask for a MIG partition (nvidia.com/mig-2g.20gb)", "on pool"),
+])
+def test_fractional_gpu_advice_offers_what_the_platform_has(tmp_path, platform, offered, absent):
+    code, out = check(tmp_path, FRACTIONAL_POD, platform=PROD_OUTPUTS.parent / platform)
+    assert code == 1 and offered in out and absent not in out
+    assert "time-slic" not in out, "nothing in gpu-aks sets up time-slicing"
+
+
+def test_a_platform_without_mig_pools_offers_no_gpu_sharing(tmp_path):
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    outputs["gpuPools"] = {"t4spot": outputs["gpuPools"]["t4spot"]}
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(outputs))
+    code, out = check(tmp_path, FRACTIONAL_POD, platform=platform)
+    assert code == 1 and "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in out
