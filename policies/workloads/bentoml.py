@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..catalog import GPU_RESOURCE
 from ..podspecs import Container, PodSpec, as_mapping, as_str, containers_of_spec, iter_mappings, join, object_namespace
 from .context import Context
 from .registry import register
 
 MAIN = "main"
-#: commonconsts.KubeResourceGPUNvidia (bentoml/yatai-common consts/consts.go).
-GPU_RESOURCE = "nvidia.com/gpu"
+#: commonconsts.KubeResourceGPUNvidia (bentoml/yatai-common consts/consts.go) is the catalog's GPU_RESOURCE.
 _POD_FIELDS = ("tolerations", "nodeSelector", "affinity")
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from ..catalog import GPU_RESOURCE
 from ..podspecs import (
     UNKNOWN,
     Container,
@@ -45,7 +46,7 @@ WORKER_CONTAINER = "worker-container"
 _FRAMEWORKS = ("xgboost", "pytorch", "triton", "sklearn", "tensorflow", "onnx", "pmml", "lightgbm", "paddle",
                "huggingface", "model")
 #: constants.DefaultGPUResourceTypeList: the resources the multi-node logic counts as GPUs.
-_GPU_TYPES = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu", "habana.ai/gaudi")
+_GPU_TYPES = (GPU_RESOURCE, "amd.com/gpu", "intel.com/gpu", "habana.ai/gaudi")
 
 
 def _component(spec: Mapping[str, Any], path: str, namespace: str, workload: str,
@@ -89,7 +90,7 @@ def _gpu_type(container_spec: Any) -> str:
                     return gpu_type
             except QuantityError:
                 continue
-    return "nvidia.com/gpu"
+    return GPU_RESOURCE
 
 
 def ray_gpus(total: int, head: int, worker: int) -> tuple[int, int]:
