@@ -57,6 +57,9 @@ from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
 from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file
 
+# The tests start the plugin over gRPC and run the program under mocks: `make test` and CI run them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 TOKEN = "gpu-aks:index:GpuCluster"
 PLUGIN = ROOT / "gpu_aks_plugin"
 EXAMPLE = ROOT / "examples" / "yaml-platform" / "Pulumi.yaml"

@@ -39,6 +39,10 @@ from hypothesis import strategies as st
 from tests.conftest import ROOT
 from tools import doctor
 
+# Most tests run the checker, explainer, doctor or preview as a process, at sizes that prove linearity:
+# `make test` and CI run them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 HANG_GUARD_S = 120
 
 POD = """apiVersion: v1

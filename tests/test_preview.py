@@ -7,10 +7,14 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT
 from tools.preview import main, stacks
+
+# Each test runs the offline preview with the real policy pack: `make test` and CI run them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
 
 
 def preview(*argv: str) -> tuple[int, str]:
