@@ -9,16 +9,14 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from components.cluster import ClusterTarget
-from components.settings import GpuNodePoolSettings, NodePoolSettings
+from components.settings import GpuNodePoolSettings, NodePoolSettings, create_only_properties
 
 #: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
 #: and `nodePublicIPTags` already force replacement in the provider; the rest would fail the update
 #: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool. With suffixed Azure
-#: names a change to them also changes the name, so the replacement is a new pool.
-CREATE_ONLY_PROPERTIES = [
-    "vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "spotMaxPrice",
-    "scaleSetEvictionPolicy", "osSKU", "availabilityZones",
-]
+#: names a change to them also changes the name, so the replacement is a new pool. Declared once, on
+#: the pool keys (`create_only`), in the settings layer.
+CREATE_ONLY_PROPERTIES = create_only_properties()
 
 
 @dataclass(frozen=True)
