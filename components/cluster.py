@@ -14,14 +14,14 @@ from pulumi_azure_native import containerservice, resources
 from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
 from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
-from components.platform_settings import (
+from components.settings import ClusterSettings, SystemPoolSettings
+from components.settings.production import (
     ApiServerAccessSettings,
     MaintenanceSettings,
     NetworkSettings,
     network_change_problems,
     network_record,
 )
-from components.settings import ClusterSettings, SystemPoolSettings
 
 CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
 

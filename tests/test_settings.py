@@ -10,8 +10,8 @@ import pytest
 from gpu_aks_policies.catalog import supported_vm_sizes
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
-from components.platform_settings import ApiServerAccessSettings, api_server_warning
 from components.settings import SettingsError, parse_settings
+from components.settings.production import ApiServerAccessSettings, api_server_warning
 from tests.conftest import TODAY
 
 #: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).

@@ -26,7 +26,6 @@ from typing import Any
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
 
-from components.platform_settings import MAINTENANCE, MaintenanceSettings
 from components.settings.access import ACCESS, DEFAULT_ROLE_PROPAGATION_SECONDS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_ACTIONS, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
@@ -45,6 +44,7 @@ from components.settings.pools import (
     create_only_properties,
     pool_key,
 )
+from components.settings.production import MAINTENANCE, MaintenanceSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = [

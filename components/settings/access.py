@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number
 
-from components.platform_settings import (
+from components.settings.production import (
     ADMINS_NEED_AZURE_RBAC,
     CLUSTER_ADMINS,
     DEPLOYER_PRINCIPAL_TYPE,

@@ -35,7 +35,8 @@ from components.aks_api import (
     sanitized_cluster_name,
     supported_minors,
 )
-from components.platform_settings import (
+from components.settings.common import PROJECT, ParseContext
+from components.settings.production import (
     API_SERVER_ACCESS_PROFILE,
     NETWORK_PROFILE,
     PROTECT,
@@ -44,7 +45,6 @@ from components.platform_settings import (
     check_region,
     warn_open_api_server,
 )
-from components.settings.common import PROJECT, ParseContext
 
 #: `kubelogin convert-kubeconfig -l` modes that work without a person at the keyboard.
 KubeloginMode = Literal["azurecli", "spn", "msi", "workloadidentity"]

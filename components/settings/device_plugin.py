@@ -19,8 +19,8 @@ from gpu_aks_policies.declarations import (
     text,
 )
 
-from components.platform_settings import MIG_SCALE_FROM_ZERO_CHECK
 from components.settings.common import dns_label_problem
+from components.settings.production import MIG_SCALE_FROM_ZERO_CHECK
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 

@@ -30,7 +30,9 @@ from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, lab
 
 from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
 from components.azure_catalog import did_you_mean
-from components.platform_settings import (
+from components.settings.common import count_key, surge_key, zones_key
+from components.settings.device_plugin import DevicePluginSettings
+from components.settings.production import (
     CPU_POOL_UPGRADE,
     CPU_SIZE_CHECK,
     GPU_POOL_UPGRADE,
@@ -39,8 +41,6 @@ from components.platform_settings import (
     PoolUpgradeSettings,
     upgrade_keys,
 )
-from components.settings.common import count_key, surge_key, zones_key
-from components.settings.device_plugin import DevicePluginSettings
 
 #: A pool's Azure name is its config name plus 4 hex characters of a hash of its create-only
 #: properties (the Azure Verified Module's pattern): a config name of at most 8 then fits AKS's 12.

@@ -1,7 +1,7 @@
-"""The platform's settings for access, network, API server, maintenance and pool upgrades (issue 17):
+"""The production platform's settings: access, network, API server, maintenance and pool upgrades:
 frozen dataclasses, and their config keys declared on the settings engine (`policies/declarations.py`),
 one declaration per key, each checked against the AKS API version this program sends
-(`components/aks_api.py`). The sections in `components/settings/` place these declarations among their
+(`components/aks_api.py`). The other sections of this package place these declarations among their
 own items; `docs/configuration.md` is generated from them. No Pulumi imports.
 """
 
