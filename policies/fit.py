@@ -362,7 +362,7 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
                 + (", even once the API server accepts it" if explanation.refusals else ""))
         lines = [f"{head}:"] if explanation.verdicts else [f"{head}: the platform has no GPU pools"]
         for verdict in explanation.verdicts:
-            lines.append(f"not {verdict.pool}:")
+            lines.append(f"not {escape_line(verdict.pool)}:")
             lines.extend(f"  - {reason}" for reason in verdict.reasons)
         findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
     return findings
@@ -379,10 +379,10 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
         else:
-            lines.append(f"  lands on: {', '.join(explanation.lands_on) or 'no GPU pool'}")
+            lines.append(f"  lands on: {', '.join(map(escape_line, explanation.lands_on)) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
-                lines.extend(f"  {verdict.pool}: {note}" for note in verdict.notes)
+                lines.extend(f"  {escape_line(verdict.pool)}: {note}" for note in verdict.notes)
             elif not verdict.fits:
                 lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)

@@ -201,3 +201,20 @@ def test_a_platform_without_mig_pools_offers_no_gpu_sharing(tmp_path):
     platform.write_text(json.dumps(outputs))
     code, out = check(tmp_path, FRACTIONAL_POD, platform=platform)
     assert code == 1 and "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in out
+
+
+def test_pool_names_from_the_platform_cannot_steer_the_explainer(tmp_path, capsys):
+    # Pool names are keys of the platform file: input. Every place the explainer prints one escapes it.
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    pools = outputs["gpuPools"]
+    outputs["gpuPools"] = {"t4spot\n::error::fits": pools["t4spot"], "a100\n::error::not": pools["a100mig"]}
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(outputs))
+    manifest = tmp_path / "manifest.yaml"
+    spot = yaml.safe_load(T4_CRONJOB)
+    spot["spec"]["jobTemplate"]["spec"]["template"]["spec"]["tolerations"].append(SPOT_TOLERATION)
+    manifest.write_text(yaml.safe_dump(spot))
+    explain_main(["--platform", str(platform), str(manifest)])
+    out = capsys.readouterr().out
+    assert "lands on: t4spot\\n::error::fits" in out, out
+    assert not any(line.lstrip().startswith("::") for line in out.splitlines()), out

@@ -155,3 +155,15 @@ def test_the_offline_summary_needs_no_azure():
 @pytest.mark.parametrize("surge, count, nodes", [("33%", 8, 3), ("1", 8, 1), ("100%", 3, 3), (None, 5, 0), ("10%", 1, 1)])
 def test_surge_rounds_up_as_aks_does(surge, count, nodes):
     assert preflight.surge_nodes(surge, count) == nodes
+
+
+def test_names_from_azures_answers_cannot_steer_the_report(tmp_path):
+    # A family name from `az vm list-skus` (or a recorded file) is input: a newline, an ESC sequence or a
+    # GitHub Actions workflow command in it is printed escaped, never acted on.
+    hostile = "standardNCADSA100v4Family\n::error::ALL CLEAN\x1b[2J##[warning]x"
+    skus = [*SKUS[:4], sku("Standard_NC24ads_A100_v4", hostile, 24, ["1", "2", "3"])]
+    code, out = run(tmp_path, "prod", [*ROOMY, usage(hostile, 0, 400)], skus)
+    assert code == 0, out
+    assert "\x1b" not in out and "##[" not in out
+    assert not any(line.lstrip().startswith("::") for line in out.splitlines())
+    assert "standardNCADSA100v4Family\\n" in out

@@ -24,7 +24,6 @@ import math
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
 from components.settings import PROJECT, NodePoolSettings, PlatformSettings, SettingsError, parse_settings
 from components.stack_config import TODAY_VARIABLE
@@ -52,16 +52,10 @@ INPUT_LIMITS = Limits(max_bytes=64 * 1024 * 1024, max_depth=32, max_nodes=5_000_
 AZ_TIMEOUT_SECONDS = 180
 #: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
 SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class PreflightInputError(ValueError):
     """Input preflight cannot use (exit 2)."""
-
-
-def printable(text: str) -> str:
-    """Control characters from input shown escaped, never sent to the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # --- What the stack needs (no Azure) -----------------------------------------------------------------
@@ -159,7 +153,7 @@ class SkuOffer:
 def _int(value: Any, where: str) -> int:
     # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-        raise PreflightInputError(f"{where}: {printable(json.dumps(value, default=str))[:60]} is not a whole number")
+        raise PreflightInputError(f"{where}: {escape_line(json.dumps(value, default=str))[:60]} is not a whole number")
     return int(value)
 
 
@@ -291,18 +285,13 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
 
 
 def read_json_file(path: str) -> Any:
-    """A recorded `az` answer: a regular file (never a FIFO or device: reading one would hang),
-    bounded, parsed as JSON."""
-    try:
-        info = os.stat(path)
-    except OSError as error:
-        raise PreflightInputError(f"{printable(path)}: cannot read: {error.strerror or error}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise PreflightInputError(f"{printable(path)}: not a regular file")
+    """A recorded `az` answer: a regular file (`read_file` refuses a FIFO or device without blocking on
+    it), bounded, parsed as JSON."""
     try:
         return load_json(read_file(path, INPUT_LIMITS), INPUT_LIMITS)
     except DocumentError as error:
-        raise PreflightInputError(f"{printable(path)}:{error.line}: {printable(error.message)}") from None
+        where = f"{escape_line(path)}:{error.line}" if error.line else escape_line(path)
+        raise PreflightInputError(f"{where}: {escape_line(error.message)}") from None
 
 
 def run_az(arguments: Sequence[str]) -> Any:
@@ -316,24 +305,24 @@ def run_az(arguments: Sequence[str]) -> Any:
     except subprocess.TimeoutExpired:
         raise PreflightInputError(f"`az {' '.join(arguments)}` took over {AZ_TIMEOUT_SECONDS} s") from None
     if result.returncode != 0:
-        message = printable(result.stderr.decode("utf-8", "replace").strip()[-400:])
+        message = escape_line(result.stderr.decode("utf-8", "replace").strip()[-400:])
         raise PreflightInputError(f"`az {' '.join(arguments)}` failed: {message}")
     if len(result.stdout) > INPUT_LIMITS.max_bytes:
         raise PreflightInputError(f"`az {' '.join(arguments)}` printed over {INPUT_LIMITS.max_bytes} bytes")
     try:
         return load_json(result.stdout.decode("utf-8", "replace"), INPUT_LIMITS)
     except DocumentError as error:
-        raise PreflightInputError(f"`az {' '.join(arguments)}` printed no JSON: {printable(error.message)}") from None
+        raise PreflightInputError(f"`az {' '.join(arguments)}` printed no JSON: {escape_line(error.message)}") from None
 
 
 def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.environ) -> PlatformSettings:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
-        raise PreflightInputError(f"{printable(stack)!r} is not a stack name")
+        raise PreflightInputError(f"{escape_line(stack)!r} is not a stack name")
     path = root / f"Pulumi.{stack}.yaml"
     try:
         config, secret_keys = config_from_stack_file(path, PROJECT)
     except StackFileError as error:
-        raise PreflightInputError(f"{path.name}: {printable(str(error))}") from None
+        raise PreflightInputError(f"{path.name}: {escape_line(str(error))}") from None
     raw: dict[str, Any] = {}
     for key, value in config.items():
         if key.startswith(PROJECT + ":"):
@@ -352,7 +341,7 @@ def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.en
         return parse_settings(raw, stack, config.get("azure-native:location"),
                               {k.split(":", 1)[1] for k in secret_keys}, today, environ)
     except SettingsError as error:
-        raise PreflightInputError(printable(str(error))) from None
+        raise PreflightInputError(escape_line(str(error))) from None
 
 
 def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] = run_az,
@@ -375,20 +364,23 @@ def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] =
             ["vm", "list-skus", "--location", location, "--resource-type", "virtualMachines"])
         usage, skus = parse_usage(usage_doc), parse_skus(skus_doc, location)
     except PreflightInputError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(escape_text(f"error: {error}"), file=sys.stderr)
         return 2
     reports, problems = check_capacity(settings, usage, skus)
-    print(f"capacity for stack {settings.stack} in {location}:", file=out)
+    # Names come from the stack file and from `az`'s answers: escaped, one per line, and the whole
+    # report neutralised for terminals and CI logs (policies/terminal.py).
+    lines = [f"capacity for stack {escape_line(settings.stack)} in {escape_line(location)}:"]
     for report in reports:
         need = report.need
         status = "PROBLEM" if report.problems else "ok"
-        print(f"  {status:7} {need.key}: {need.vm_size} x {need.nodes} = {report.vcpus if report.vcpus is not None else '?'} "
-              f"vCPUs of {'lowPriorityCores (Spot)' if need.spot else report.family}"
-              f"{'' if report.headroom is None else f', headroom {report.headroom}'}", file=out)
-    for problem in problems:
-        print(f"problem: {printable(problem)}", file=out)
+        family = "lowPriorityCores (Spot)" if need.spot else escape_line(str(report.family))
+        lines.append(f"  {status:7} {escape_line(need.key)}: {escape_line(need.vm_size)} x {need.nodes} = "
+                     f"{report.vcpus if report.vcpus is not None else '?'} vCPUs of {family}"
+                     f"{'' if report.headroom is None else f', headroom {report.headroom}'}")
+    lines.extend(f"problem: {escape_line(problem)}" for problem in problems)
+    print(escape_text("\n".join(lines)), file=out)
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
