@@ -56,14 +56,32 @@ class ClusterAccessArgs:
     previous_deployer: pulumi.Input[str | None] | None = None
 
 
-def role_definition_id(subscription_id: str) -> str:
-    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{AKS_RBAC_CLUSTER_ADMIN_ROLE}"
+def role_definition_id(subscription_id: str, role: str = AKS_RBAC_CLUSTER_ADMIN_ROLE) -> str:
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
 def role_assignment_name(scope: str, principal_id: str, role_definition: str) -> str:
     """A GUID of scope, principal and role (case-insensitive, as Azure compares IDs)."""
     return str(uuid.uuid5(ROLE_ASSIGNMENT_NAMESPACE, "|".join(part.lower() for part in (scope, principal_id,
                                                                                           role_definition))))
+
+
+def assign_role(resource_name: str, scope: pulumi.Input[str], principal: pulumi.Input[str], principal_type: str,
+                role: pulumi.Input[str], description: str, opts: pulumi.ResourceOptions) -> authorization.RoleAssignment:
+    """A role assignment as every gpu-aks grant makes one: an explicit principal type (the provider's
+    default, User, is refused for a service principal or managed identity) and a deterministic name."""
+    return authorization.RoleAssignment(
+        resource_name,
+        role_assignment_name=pulumi.Output.all(scope, principal, role).apply(
+            lambda parts: role_assignment_name(*parts)),
+        principal_id=principal,
+        principal_type=principal_type,
+        role_definition_id=role,
+        scope=scope,
+        description=description,
+        # Azure keeps one assignment per scope, principal and role: a replacement (a new name,
+        # e.g. the first run after names became deterministic) must delete the old one first.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)))
 
 
 def deployer_change_warning(previous: str | None, current: str | None) -> str | None:
@@ -90,7 +108,7 @@ class ClusterAccess(pulumi.ComponentResource):
         assignments: list[authorization.RoleAssignment] = []
         if args.settings.grant_deployer_cluster_admin:
             self.deployer_object_id = client.object_id
-            self.role_assignment = self._assign(
+            self.role_assignment = assign_role(
                 f"{name}-deployer-cluster-admin", args.cluster_id, client.object_id,
                 args.settings.deployer_principal_type, role,
                 "gpu-aks: the identity that runs pulumi up administers the cluster's Kubernetes objects", child)
@@ -100,7 +118,7 @@ class ClusterAccess(pulumi.ComponentResource):
                 self.deployer_object_id = pulumi.Output.all(args.previous_deployer, client.object_id).apply(
                     self._warn_on_change)
         self.admin_assignments = [
-            self._assign(f"{name}-admin-{admin.object_id}", args.cluster_id, admin.object_id,
+            assign_role(f"{name}-admin-{admin.object_id}", args.cluster_id, admin.object_id,
                          admin.principal_type, role, "gpu-aks: listed in access.clusterAdmins", child)
             for admin in args.settings.cluster_admins
         ]
@@ -111,22 +129,6 @@ class ClusterAccess(pulumi.ComponentResource):
         self.ready = [self.propagation]
         self.register_outputs({"roleAssignmentIds": [a.id for a in assignments],
                                DEPLOYER_OUTPUT: self.deployer_object_id})
-
-    @staticmethod
-    def _assign(resource_name: str, scope: pulumi.Input[str], principal: pulumi.Input[str], principal_type: str,
-                role: pulumi.Input[str], description: str, opts: pulumi.ResourceOptions) -> authorization.RoleAssignment:
-        return authorization.RoleAssignment(
-            resource_name,
-            role_assignment_name=pulumi.Output.all(scope, principal, role).apply(
-                lambda parts: role_assignment_name(*parts)),
-            principal_id=principal,
-            principal_type=principal_type,
-            role_definition_id=role,
-            scope=scope,
-            description=description,
-            # Azure keeps one assignment per scope, principal and role: a replacement (a new name,
-            # e.g. the first run after names became deterministic) must delete the old one first.
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)))
 
     @staticmethod
     def _warn_on_change(ids: Sequence[str | None]) -> str:

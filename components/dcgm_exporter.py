@@ -33,7 +33,12 @@ from gpu_aks_policies.catalog import POOL_LABEL
 from components.manifests import PART_OF, pin_to_pools, pool_tolerations
 from components.settings import GpuNodePoolSettings, ObservabilitySettings
 from observability.metrics import metrics_csv
-from observability.settings import DCGM_EXPORTER_CHART_VERSION, EXPORTER_APP_LABEL, EXPORTER_NAME_PREFIX
+from observability.settings import (
+    DCGM_EXPORTER_CHART_VERSION,
+    EXPORTER_APP_LABEL,
+    EXPORTER_NAME_PREFIX,
+    exporter_name,
+)
 
 METRICS_CONFIG_MAP = "dcgm-exporter-metrics"
 #: The chart's `service.port` and container port name.
@@ -54,10 +59,6 @@ AZURE_LABEL_LIMITS = {"labelLimit": 63, "labelNameLengthLimit": 511, "labelValue
 SCRAPE_INTERVAL = "30s"
 
 
-def exporter_name(pool: GpuNodePoolSettings) -> str:
-    return f"{EXPORTER_NAME_PREFIX}-{pool.name}"
-
-
 def metrics_config_map(namespace_name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": METRICS_CONFIG_MAP, "namespace": namespace_name, "labels": dict(PART_OF)},
@@ -71,7 +72,7 @@ def exporter_daemonset(namespace_name: str, image: str, pool: GpuNodePoolSetting
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": exporter_name(pool), "namespace": namespace_name,
+        "metadata": {"name": exporter_name(pool.name), "namespace": namespace_name,
                      "labels": {**labels, **PART_OF, "app.kubernetes.io/version": DCGM_EXPORTER_CHART_VERSION}},
         "spec": {
             "selector": {"matchLabels": dict(labels)},
@@ -167,13 +168,16 @@ class GpuMetricsExporter(pulumi.ComponentResource):
         config_map: list[pulumi.Resource] = []
         for manifest in exporter_manifests(args.namespace, args.settings.exporter_image, args.pools):
             kind, metadata = manifest["kind"], manifest["metadata"]
-            resource_name = f"{name}-{metadata['name']}" if kind != "DaemonSet" else metadata["name"]
             if kind == "ConfigMap":
                 resource: pulumi.CustomResource = k8s.core.v1.ConfigMap(
                     f"{name}-metrics", metadata=metadata, data=manifest["data"], opts=in_cluster)
                 config_map = [resource]
             elif kind == "DaemonSet":
-                resource = k8s.apps.v1.DaemonSet(resource_name, metadata=metadata, spec=manifest["spec"], opts=(
+                # Named after this component (`dcgm-exporter-<pool>` in the program), so two GpuClusters in
+                # one program do not register the same URN.
+                resource = k8s.apps.v1.DaemonSet(
+                    name + metadata["name"].removeprefix(EXPORTER_NAME_PREFIX), metadata=metadata,
+                    spec=manifest["spec"], opts=(
                     pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=config_map))))
             else:
                 # The CRD comes with the metrics add-on (azureMonitorProfile.metrics), not from Pulumi.
@@ -181,4 +185,4 @@ class GpuMetricsExporter(pulumi.ComponentResource):
                     f"{name}-pod-monitor", api_version=manifest["apiVersion"], kind=kind, metadata=metadata,
                     spec=manifest["spec"], opts=in_cluster)
             self.resources.append(resource)
-        self.register_outputs({"daemonSets": [exporter_name(p) for p in args.pools]})
+        self.register_outputs({"daemonSets": [exporter_name(p.name) for p in args.pools]})

@@ -363,7 +363,8 @@ class GpuCluster(pulumi.ComponentResource):
             monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
                 observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
                 watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings),
-                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds), top)
+                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
+                settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
         if settings.admission_policy.enabled and settings.gpu_pools:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(

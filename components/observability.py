@@ -28,6 +28,7 @@ import pulumi
 import pulumi.dynamic
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
+from components.access import assign_role, role_definition_id
 from components.propagation import RolePropagationWait
 from components.settings import ClusterSettings, GpuNodePoolSettings, ObservabilitySettings
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
@@ -138,6 +139,8 @@ class GpuObservabilityArgs:
     dashboard_json: str = ""
     #: How long to wait after granting the deployer Grafana Editor, before uploading the dashboard.
     role_propagation_seconds: int = 300
+    #: The deployer's principal type (access.deployerPrincipalType), for its Grafana Editor grant.
+    deployer_principal_type: str = "User"
 
 
 class GpuObservability(pulumi.ComponentResource):
@@ -215,20 +218,16 @@ class GpuObservability(pulumi.ComponentResource):
                     {"azure_monitor_workspace_resource_id": self.workspace_id}]}},
                 opts=child)
             client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
-            authorization.RoleAssignment(
-                f"{name}-grafana-reads-workspace", scope=self.workspace_id,
-                principal_id=grafana.identity.apply(lambda identity: identity.principal_id if identity else ""),
-                principal_type="ServicePrincipal",
-                role_definition_id=client.subscription_id.apply(
-                    lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
-                                f"{MONITORING_DATA_READER_ROLE}"),
-                description="gpu-aks: Azure Managed Grafana queries the managed Prometheus workspace", opts=child)
-            editor = authorization.RoleAssignment(
-                f"{name}-deployer-edits-grafana", scope=grafana.id, principal_id=client.object_id,
-                role_definition_id=client.subscription_id.apply(
-                    lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
-                                f"{GRAFANA_EDITOR_ROLE}"),
-                description="gpu-aks: the identity that runs pulumi up provisions the GPU dashboard", opts=child)
+            assign_role(
+                f"{name}-grafana-reads-workspace", self.workspace_id,
+                grafana.identity.apply(lambda identity: (identity.principal_id if identity else None) or ""),
+                "ServicePrincipal",  # Grafana's system-assigned managed identity
+                client.subscription_id.apply(lambda sub: role_definition_id(sub, MONITORING_DATA_READER_ROLE)),
+                "gpu-aks: Azure Managed Grafana queries the managed Prometheus workspace", child)
+            editor = assign_role(
+                f"{name}-deployer-edits-grafana", grafana.id, client.object_id, args.deployer_principal_type,
+                client.subscription_id.apply(lambda sub: role_definition_id(sub, GRAFANA_EDITOR_ROLE)),
+                "gpu-aks: the identity that runs pulumi up provisions the GPU dashboard", child)
             wait = RolePropagationWait(f"{name}-grafana-role-propagation", editor.id, args.role_propagation_seconds,
                                        opts=child)
             self.grafana_endpoint = grafana.properties.apply(lambda p: p.endpoint if p else None)

@@ -18,7 +18,7 @@ from typing import Any
 from components.manifests import device_plugin_daemonsets
 from components.settings import AlertSettings, GpuNodePoolSettings, PlatformSettings
 from observability.metrics import KNOWN_METRICS, KSM_GPU_RESOURCE_RE
-from observability.settings import EXPORTER_NAME_PREFIX
+from observability.settings import exporter_name
 from tools.doctor import GPU_CONDITIONS
 
 GROUP_NAME = "gpu-aks-gpu-alerts"
@@ -186,7 +186,7 @@ def agent_daemonsets(settings: PlatformSettings) -> list[str]:
     plugin = settings.device_plugin
     names = [ds["metadata"]["name"] for ds in device_plugin_daemonsets(plugin.namespace, plugin.image,
                                                                        plugin.mig_strategy, pools)]
-    names += [f"{EXPORTER_NAME_PREFIX}-{pool.name}" for pool in exporter_pools(settings)]
+    names += [exporter_name(pool.name) for pool in exporter_pools(settings)]
     return names
 
 

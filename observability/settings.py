@@ -12,6 +12,12 @@ DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
 DCGM_EXPORTER_CHART_VERSION = "4.8.2"
 #: The exporter's DaemonSets are `dcgm-exporter-<pool>` (components/dcgm_exporter.py).
 EXPORTER_NAME_PREFIX = "dcgm-exporter"
+
+
+def exporter_name(pool_name: str) -> str:
+    """The exporter DaemonSet of a GPU pool."""
+    return f"{EXPORTER_NAME_PREFIX}-{pool_name}"
+
 #: Every exporter pod carries this label (the PodMonitor and the doctor find them by it).
 EXPORTER_APP_LABEL = ("app.kubernetes.io/name", "dcgm-exporter")
 

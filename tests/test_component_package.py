@@ -153,6 +153,7 @@ def test_two_gpu_clusters_fit_in_one_program():
         for name in ("east", "west"):
             GpuCluster(name, {"location": f"{name}us2", "cluster": {"name": f"gpu-{name}"},
                               "cpuPools": [{"name": "cpu"}], "smokeTest": {"enabled": True},
+                              "observability": {"enabled": True},
                               "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"},
                                            {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4",
                                             "gpuInstanceProfile": GpuInstanceProfile.MIG2G}]})

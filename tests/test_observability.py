@@ -213,7 +213,7 @@ def test_grafana_and_a_given_workspace():
                                                              "microsoft.insights/actionGroups/oncall"}})
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
-        ["nvidia-device-plugin-daemonset"])), "unit")
+        ["nvidia-device-plugin-daemonset"], deployer_principal_type="ServicePrincipal")), "unit")
     assert run.error is None, run.error
     types = sorted(r.type for r in run.resources if r.custom)
     assert "azure-native:monitor:AzureMonitorWorkspace" not in types and "azure-native:monitor:ActionGroup" not in types
@@ -227,6 +227,9 @@ def test_grafana_and_a_given_workspace():
     assert reader["scope"] == workspace and reader["principalType"] == "ServicePrincipal"
     editor = run.one("azure-native:authorization:RoleAssignment", "obs-deployer-edits-grafana").inputs
     assert editor["roleDefinitionId"].endswith("/a79a5197-3a5c-4973-a920-486035ffd60f")
+    # CI deploys as a service principal: the provider's default principalType (User) would be refused.
+    assert editor["principalType"] == "ServicePrincipal"
+    assert len(editor["roleAssignmentName"]) == 36 and len(reader["roleAssignmentName"]) == 36
     assert reader["roleDefinitionId"].endswith("/b0d8363b-8ddd-447d-831f-62ca05bff136")
     group = run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
     assert group["scopes"] == [workspace, "cluster-id"]
