@@ -133,10 +133,12 @@ def plain_props(props: Any) -> Any:
 @dataclass(frozen=True)
 class EarlyVerdict:
     """What `Analyze` decided for a pod-bearing resource without all of its context: the namespace
-    and claims it named that were not registered yet, and the toleration messages it reported."""
+    and claims it named that were not registered yet, the toleration messages it reported, and the
+    toleration rule's config it judged with (the stack policy that looks again has a config of its own)."""
 
     missing: frozenset[tuple[str, str, str]]
     messages: frozenset[str]
+    config: RuleConfig
 
 
 class Operation:
@@ -291,7 +293,7 @@ def _with_namespace_caveats(findings: list[Finding], obj: Mapping[str, Any], pod
         return [undecided(f.policy, UndecidableError("metadata.namespace")) if f.decided else f for f in findings]
     missing = _missing_context(pods, context, config)
     if missing:
-        OPERATION.judged_early(urn, EarlyVerdict(missing, frozenset(f.message for f in findings if f.decided)))
+        OPERATION.judged_early(urn, EarlyVerdict(missing, frozenset(f.message for f in findings if f.decided), config))
     return findings
 
 
@@ -321,8 +323,7 @@ def _stack_pods(args: StackValidationArgs) -> StackPods:
     return remembered_for("stack_pods", tuple(_unproxied(r.props) for r in args.resources), compute)
 
 
-def _registered_late(resource: Any, obj: Mapping[str, Any], pods: Sequence[PodSpec], context: Context,
-                     config: RuleConfig) -> list[Finding]:
+def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -> list[Finding]:
     """Advisories for a pod `Analyze` judged before its Namespace or claims were registered, where the
     complete stack gives another toleration verdict."""
     early = OPERATION.early.get(resource.urn)
@@ -334,7 +335,7 @@ def _registered_late(resource: Any, obj: Mapping[str, Any], pods: Sequence[PodSp
                   or (kind == "ResourceClaimTemplate" and (namespace, name) in context.table(CLAIM_TEMPLATES)))
     if not late:
         return []
-    now = {f.message for f in check_gpu_tolerations(pods, config, context) if f.decided}
+    now = {f.message for f in check_gpu_tolerations(pods, early.config, context) if f.decided}
     why = (f"was judged when the engine registered it, before {', '.join(late)}, which the program registers later; "
            f"make it depend on {'them' if len(late) > 1 else 'it'} (for example metadata.namespace: "
            f"ns.metadata.name) so that its verdict counts them.")
@@ -354,7 +355,7 @@ def _stack_pod_policy(rule: Rule) -> StackValidationPolicy:
             prefix = _identity(obj, resource.resource_type, resource.name)
             found = rule.check(pods, config, context)
             if rule.name == ANALYZABLE:
-                found = [*found, *_registered_late(resource, obj, pods, context, config)]
+                found = [*found, *_registered_late(resource, pods, context)]
             findings.extend(Finding(f.policy, f.path, prefix + f.message, f.decided, resource.urn) for f in found)
         _report(findings, report)
 

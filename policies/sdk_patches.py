@@ -210,5 +210,7 @@ def install(on_configure: Callable[[], None] | None = None) -> dict[str, bool]:
     applied = {"scope_requests": scope_requests(on_configure=on_configure),
                "reuse_request_conversions": reuse_request_conversions(),
                "track_secrets": track_secrets()}
-    SECRETS_FALLBACK = not applied["track_secrets"]
+    # Secret texts are kept in the request scope: without it they would be recorded nowhere, so the
+    # fallback (messages without input text) applies when either patch is missing.
+    SECRETS_FALLBACK = not (applied["track_secrets"] and applied["scope_requests"])
     return applied

@@ -151,3 +151,34 @@ def test_secret_markers_format_as_secret_everywhere_a_message_is_built(value):
     secret = as_secret(value)
     assert f"{secret}" == f"{secret!r}" == f"{secret:>20}" == "[secret]"
     assert secret == value
+
+
+def test_without_request_scopes_secret_tracking_falls_back_too(monkeypatch):
+    # The secret texts live in the request scope: if scoping cannot be installed they are recorded
+    # nowhere, so messages must carry no input text even though track_secrets itself took.
+    monkeypatch.setattr(sdk_patches, "scope_requests", lambda **_: False)
+    monkeypatch.setattr(sdk_patches, "reuse_request_conversions", lambda: True)
+    monkeypatch.setattr(sdk_patches, "track_secrets", lambda: True)
+    monkeypatch.setattr(sdk_patches, "SECRETS_FALLBACK", False)
+    assert sdk_patches.install()["scope_requests"] is False
+    assert sdk_patches.SECRETS_FALLBACK is True
+
+
+def test_a_late_look_judges_with_the_config_the_early_verdict_used(monkeypatch):
+    # The toleration rule tolerated a custom taint; the analyzable rule that looks again at AnalyzeStack
+    # is configured separately (defaults here). Its second look must use the toleration rule's config,
+    # or it reports a verdict change that did not happen.
+    from gpu_aks_policies.rule_config import parse_rule_config
+    from gpu_aks_policies.workloads import context_of, pod_specs_of
+    taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
+    config = parse_rule_config({"gpu-pods-tolerate-gpu-taint": {"gpuTaints": [taint]}})["gpu-pods-tolerate-gpu-taint"]
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+           "spec": {"tolerations": [{"key": "gpu", "operator": "Equal", "value": "yes", "effect": "NoSchedule"}],
+                    "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    context = context_of([namespace, pod])
+    pods = pod_specs_of(pod, context)
+    operation = pack.Operation()
+    operation.judged_early("urn:pod", pack.EarlyVerdict(frozenset({("Namespace", "", "ml")}), frozenset(), config))
+    monkeypatch.setattr(pack, "OPERATION", operation)
+    assert pack._registered_late(types.SimpleNamespace(urn="urn:pod"), pods, context) == []
