@@ -517,3 +517,19 @@ def test_tekton_parameters_in_pod_template_tolerations_are_an_advisory():
     assert findings(run, T, together=docs) == []
     [advisory] = findings(run, A, together=docs)
     assert "spec.taskRunTemplate.podTemplate.tolerations[0]" in advisory.message
+
+
+def test_kfp_platform_specs_sharing_a_first_label_are_all_candidates():
+    """Two platform specs whose executors start with the same label (two pipelines that both configure
+    `exec-verify-gpu-scheduled`): the pipeline still pairs with the one whose executors are all its own."""
+    import copy
+    pipeline, own = documents("kfp-gpu-ir.yaml")
+    executors = own["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+    executors["exec-verify-gpu-scheduled"]["tolerations"] = [
+        {"effect": "NoSchedule", "key": "sku", "operator": "Equal", "value": "gpu"}]
+    other = copy.deepcopy(own)
+    other_executors = other["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+    other_executors["exec-verify-gpu-scheduled"]["tolerations"] = []
+    other_executors["exec-z-another-pipeline"] = {}
+    for together in ([own, other], [other, own]):
+        assert findings(pipeline, T, together=together) == [], together

@@ -58,8 +58,9 @@ def _platform_executors(platform_spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return _executors(as_mapping(as_mapping(platform_spec.get("platforms")).get("kubernetes")))
 
 
-#: executor label -> the platform specs (their sorted label tuples) that configure it.
-PLATFORM_SPECS_BY_LABEL = "kfp.platform_specs_by_label"
+#: The first-label index of PLATFORM_SPECS (label -> every spec's sorted label tuple starting with it),
+#: derived from that table and rebuilt when it grows.
+_SPECS_BY_FIRST_LABEL = "kfp.platform_specs_by_first_label"
 #: How many platform specs one pipeline is compared with at most: a file holds one; thousands of
 #: documents sharing a label must not make pairing quadratic.
 _CANDIDATES = 64
@@ -73,11 +74,17 @@ def _platform_spec(document: Mapping[str, Any], _: str) -> Iterator[tuple[Hashab
         yield labels, executors
 
 
-@collects_documents(PLATFORM_SPECS_BY_LABEL, is_platform_spec)
-def _platform_spec_labels(document: Mapping[str, Any], _: str) -> Iterator[tuple[Hashable, Any]]:
-    labels = tuple(sorted(label for label in _platform_executors(document) if isinstance(label, str)))
-    if labels:
-        yield labels[0], labels
+def _specs_by_first_label(context: Context) -> Mapping[str, list[tuple[str, ...]]]:
+    """Every platform spec's labels, by their first label: several specs may share one (two pipelines
+    that both configure `exec-a`), and each must stay a candidate."""
+    specs, cache = context.table(PLATFORM_SPECS), context.table(_SPECS_BY_FIRST_LABEL)
+    if cache.get("size") != len(specs):
+        index: dict[str, list[tuple[str, ...]]] = {}
+        for labels in specs:
+            index.setdefault(labels[0], []).append(labels)
+        cache.clear()
+        cache.update(size=len(specs), index=index)
+    return cache["index"]
 
 
 def _is_placeholder(value: Any) -> bool:
@@ -157,9 +164,9 @@ def _platform_for(pipeline_spec: Mapping[str, Any], context: Context) -> Mapping
     """The platform spec among the documents checked whose executors are all this pipeline's (found
     through the first label of each, so pairing stays linear in the documents)."""
     labels = set(_executors(pipeline_spec))
-    by_label, specs = context.table(PLATFORM_SPECS_BY_LABEL), context.table(PLATFORM_SPECS)
-    candidates = [by_label[label] for label in sorted(labels, key=str) if label in by_label][:_CANDIDATES]
-    matches = [specs[key] for key in candidates if key in specs and set(key) <= labels]
+    by_label, specs = _specs_by_first_label(context), context.table(PLATFORM_SPECS)
+    candidates = [key for label in sorted(labels, key=str) for key in by_label.get(label, ())][:_CANDIDATES]
+    matches = [specs[key] for key in candidates if set(key) <= labels]
     if not matches:
         return None
     best = max(matches, key=len)
