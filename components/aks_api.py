@@ -238,13 +238,6 @@ DEFAULT_DNS_SERVICE_IP = "10.0.0.10"
 #: azure-cni-overlay, "IP address planning": 169.254.0.0/16, 172.30.0.0/16, 172.31.0.0/16 and
 #: 192.0.2.0/24 must not be used).
 RESERVED_CIDRS = ("169.254.0.0/16", "172.30.0.0/16", "172.31.0.0/16", "192.0.2.0/24")
-#: Network properties an existing cluster cannot change in place (the REST model: `outboundType`
-#: "can only be set at cluster creation time"; learn.microsoft.com/azure/aks/azure-cni-overlay,
-#: "Upgrade an existing cluster to CNI Overlay": only kubenet or Azure CNI (node subnet) -> Overlay,
-#: and `networkDataplane` azure -> cilium, are updates; the service CIDR and DNS service IP are fixed).
-#: A change to any of them replaces the cluster, which `protect` then stops.
-NETWORK_CREATE_ONLY = ("networkProfile.networkPlugin", "networkProfile.serviceCidr",
-                       "networkProfile.dnsServiceIP", "networkProfile.outboundType")
 
 # --- Agent pool upgrade settings (AgentPoolUpgradeSettings at 2025-09-01) ------------------------
 

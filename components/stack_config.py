@@ -13,7 +13,7 @@ from typing import Any
 
 import pulumi
 
-from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings
+from components.settings import PROJECT, SettingsError
 
 #: Set to an ISO date to judge Kubernetes versions as of that day (reproducible previews and tests).
 TODAY_VARIABLE = "GPU_AKS_TODAY"
@@ -48,15 +48,3 @@ def read_raw_config() -> tuple[dict[str, Any], set[str]]:
     if problems:
         raise SettingsError(problems)
     return raw, secret_keys
-
-
-def load_settings() -> PlatformSettings:
-    try:
-        raw, secret_keys = read_raw_config()
-        location = pulumi.Config("azure-native").get("location")
-        settings = parse_settings(raw, pulumi.get_stack(), location, secret_keys, today(), os.environ)
-    except SettingsError as error:
-        raise pulumi.RunError(str(error)) from None
-    for warning in settings.warnings:
-        pulumi.log.warn(warning)
-    return settings

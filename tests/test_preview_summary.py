@@ -8,6 +8,7 @@ import io
 import pytest
 
 from tools import preview
+from tools.preflight import vcpus_in_size_name
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_the_summary_shows_the_capacity_the_gpu_pools_need(summaries):
 @pytest.mark.parametrize(("size", "vcpus"), [("Standard_NC4as_T4_v3", 4), ("Standard_NC24ads_A100_v4", 24),
                                              ("Standard_ND96isr_H100_v5", 96), ("Standard_D8ds_v5", 8), ("weird", None)])
 def test_vcpus_come_from_azures_size_names(size, vcpus):
-    assert preview._vcpus(size) == vcpus
+    assert vcpus_in_size_name(size) == vcpus
 
 
 def test_the_preview_prints_the_summary_last():

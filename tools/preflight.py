@@ -91,7 +91,8 @@ def surge_nodes(max_surge: str | None, max_count: int) -> int:
     return int(max_surge)
 
 
-def _vcpus_from_name(vm_size: str) -> int | None:
+def vcpus_in_size_name(vm_size: str) -> int | None:
+    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
     match = SIZE_VCPUS.match(vm_size)
     return int(match.group(1)) if match else None
 
@@ -99,14 +100,14 @@ def _vcpus_from_name(vm_size: str) -> int | None:
 def _need(key: str, pool: NodePoolSettings) -> PoolNeed:
     upgrade = pool.upgrade_settings()
     return PoolNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
-                    surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count), _vcpus_from_name(pool.vm_size))
+                    surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count), vcpus_in_size_name(pool.vm_size))
 
 
 def capacity_needs(settings: PlatformSettings) -> list[PoolNeed]:
     """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name."""
     system = settings.system_pool
     needs = [PoolNeed("systemPool", system.vm_size, False, system.availability_zones, system.max_count,
-                      surge_nodes(system.max_surge, system.max_count), _vcpus_from_name(system.vm_size))]
+                      surge_nodes(system.max_surge, system.max_count), vcpus_in_size_name(system.vm_size))]
     needs += [_need(f"cpuPools[{pool.name}]", pool) for pool in settings.cpu_pools]
     needs += [_need(f"gpuPools[{pool.name}]", pool) for pool in settings.gpu_pools]
     return needs

@@ -18,9 +18,7 @@ or invalid config, each with its file and line and every config problem listed).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
@@ -35,6 +33,7 @@ from components.aks_api import kubernetes_minor
 from components.settings import PROJECT
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
+from tools.preflight import PreflightInputError, capacity_lines, load_stack, vcpus_in_size_name
 from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,16 +170,6 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-#: Azure's VM size names carry the vCPU count after the family letters (`Standard_NC24ads_A100_v4`: 24;
-#: learn.microsoft.com/azure/virtual-machines/vm-naming-conventions). Quota is granted in vCPUs per family.
-VCPUS_IN_SIZE = re.compile(r"^Standard_[A-Z]+?(\d+)")
-
-
-def _vcpus(vm_size: str) -> int | None:
-    match = VCPUS_IN_SIZE.match(vm_size)
-    return int(match.group(1)) if match else None
-
-
 def _count_range(pool: dict[str, Any]) -> str:
     low, high = _whole_numbers(pool.get("minCount")), _whole_numbers(pool.get("maxCount"))
     return f"{low}-{high} nodes" if low != high else f"{low} nodes"
@@ -252,24 +241,15 @@ def _maintenance_lines(run: ProgramRun) -> list[str]:
         "  Maintenance windows: none declared (AKS may upgrade at any time within its channel)"]
 
 
-#: HOOK for tools/preflight.py (the platform helper's preflight): where that module exports
-#: `load_stack(stack)` and the pure `capacity_lines(settings)`, the summary prints those lines (pools at
-#: maxCount plus upgrade surge); until then, and for a `--config-file` stack, the vCPUs each GPU pool
-#: needs at maxCount, from the size names.
-PREFLIGHT_MODULE = "tools.preflight"
-
-
 def _preflight_capacity(stack: str, stack_file: Path | None) -> list[str] | None:
-    try:
-        preflight = importlib.import_module(PREFLIGHT_MODULE)
-    except ModuleNotFoundError as error:
-        if error.name == PREFLIGHT_MODULE:
-            return None
-        raise
-    capacity_lines, load_stack = getattr(preflight, "capacity_lines", None), getattr(preflight, "load_stack", None)
-    if capacity_lines is None or load_stack is None or stack_file is not None:
+    """The preflight's per-pool summary (pools at maxCount plus upgrade surge), for a stack file of this
+    project; None for a `--config-file` stack, which the summary then sizes from the outputs alone."""
+    if stack_file is not None:
         return None
-    return [str(line) for line in capacity_lines(load_stack(stack))]
+    try:
+        return capacity_lines(load_stack(stack))
+    except PreflightInputError:
+        return None
 
 
 def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
@@ -279,7 +259,7 @@ def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None)
     lines = []
     for name, pool in sorted((run.stack_outputs.get("gpuPools") or {}).items()):
         vm_size, nodes = str(pool.get("vmSize")), _whole_numbers(pool.get("maxCount"))
-        vcpus = _vcpus(vm_size)
+        vcpus = vcpus_in_size_name(vm_size)
         quota = "the regional Spot (low-priority) quota" if pool.get("spot") else "the size family's quota"
         need = f"{nodes * vcpus} vCPUs" if vcpus is not None and isinstance(nodes, int) else "unknown vCPUs"
         lines.append(f"    {name}: {nodes} x {vm_size} = {need} of {quota}")

@@ -27,7 +27,7 @@ adapter: its GPU arrives through `podSpecPatch`, which that adapter reports as a
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..podspecs import Container, PodSpec, as_list, as_mapping, as_str, join, object_namespace
 from .context import Context, collects_documents
@@ -80,7 +80,8 @@ def _specs_by_first_label(context: Context) -> Mapping[str, list[tuple[str, ...]
     specs, cache = context.table(PLATFORM_SPECS), context.table(_SPECS_BY_FIRST_LABEL)
     if cache.get("size") != len(specs):
         index: dict[str, list[tuple[str, ...]]] = {}
-        for labels in specs:
+        for key in specs:
+            labels = cast(tuple[str, ...], key)  # the collector keys each spec by its sorted labels
             index.setdefault(labels[0], []).append(labels)
         cache.clear()
         cache.update(size=len(specs), index=index)
