@@ -286,7 +286,10 @@ def admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Known
     """The pod after the admission plugins in `plugins` (raises UndecidableError when its own
     tolerations or nodeSelector are unknown during preview). Its Namespace is the one among the
     objects checked, else the one in `given`, else a Namespace without the plugins' annotations."""
-    key = ("admit", frozenset(plugins), tuple(name for name, _ in given))
+    # The given Namespaces' annotations are part of the answer: two rules configured with the same
+    # namespace names but other annotations must not share one admitted pod.
+    key = ("admit", frozenset(plugins),
+           tuple((name, tuple(sorted((str(k), str(v)) for k, v in annotations.items()))) for name, annotations in given))
     return derived(pod, key, context, lambda: _admit(pod, context, plugins, given))
 
 

@@ -110,3 +110,21 @@ def test_merge_keeps_only_what_no_other_toleration_covers():
     merged = merge_tolerations([Toleration({"key": "foo", "operator": "Equal", "value": "bar"}, "pod")],
                                [Toleration({"key": "foo", "operator": "Exists"}, "namespace")])
     assert [t.toleration for t in merged] == [{"key": "foo", "operator": "Exists"}]
+
+
+def test_admitted_pods_are_remembered_per_given_namespace_annotations():
+    # Within one request the admitted pod is remembered; two rule configs naming the same namespace with
+    # other default tolerations must each get their own answer.
+    from gpu_aks_policies.admission import AKS_ADMISSION_PLUGINS, admit
+    from gpu_aks_policies.scope import request_scope
+    from gpu_aks_policies.workloads import Context, pod_specs_of
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    context = Context()
+    [spec] = pod_specs_of(pod, context)
+    tolerating = json.dumps([{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
+    with request_scope():
+        plain = admit(spec, context, AKS_ADMISSION_PLUGINS, (("ml", {}),))
+        defaulted = admit(spec, context, AKS_ADMISSION_PLUGINS, (("ml", {DEFAULTS_KEY: tolerating}),))
+    keys = {t.toleration.get("key") for t in defaulted.tolerations}
+    assert "sku" in keys and "sku" not in {t.toleration.get("key") for t in plain.tolerations}
