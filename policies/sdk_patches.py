@@ -193,11 +193,17 @@ def track_secrets(sdk: Any = None) -> bool:
         return True
 
     def deserialize(props: Any, *args: Any, **kwargs: Any) -> Any:
-        texts, found = secret_texts_of(props)
-        secret_texts().update(texts)
         if args or kwargs:  # remediation asks for the SDK's own secret-preserving proxies: not shared
+            secret_texts().update(secret_texts_of(props)[0])
             return original(props, *args, **kwargs)
-        return remembered("deserialized", props, lambda: original(mark_secrets(props) if found else props))
+
+        def scan_and_deserialize() -> Any:
+            # Once per request: the SDK deserializes the same props for every policy it runs.
+            texts, found = secret_texts_of(props)
+            secret_texts().update(texts)
+            return original(mark_secrets(props) if found else props)
+
+        return remembered("deserialized", props, scan_and_deserialize)
 
     sdk.deserialize_properties = _mark(deserialize)
     return True
