@@ -48,7 +48,9 @@ def workload() -> list[tuple[str, str, object]]:
     items = []
     for path in sorted(p for directory in MANIFEST_DIRS for p in directory.glob("*.yaml")):
         for index, manifest in enumerate(yaml.safe_load_all(path.read_text())):
-            if not isinstance(manifest, dict):
+            # Only Kubernetes objects are Pulumi resources (a compiled Kubeflow pipeline is not one).
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("apiVersion"), str) \
+                    or not isinstance(manifest.get("kind"), str):
                 continue
             api = manifest["apiVersion"]
             group_version = api if "/" in api else "core/" + api
