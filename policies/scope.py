@@ -17,8 +17,7 @@ Pure: no Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -38,19 +37,29 @@ class RequestScope:
 _CURRENT: ContextVar[RequestScope | None] = ContextVar("gpu_aks_request_scope", default=None)
 
 
-@contextmanager
-def request_scope() -> Iterator[RequestScope]:
+class _OpenScope:
+    """`with request_scope():` as a plain context manager: the checker opens one per object, where a
+    generator-based one costs a measurable share of the run."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> RequestScope:
+        current = _CURRENT.get()
+        if current is not None:
+            self._token = None  # nested: reuse the open scope, and leave it open
+            return current
+        scope = RequestScope()
+        self._token = _CURRENT.set(scope)
+        return scope
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+
+
+def request_scope() -> _OpenScope:
     """Open a scope for one request (nested calls reuse the open one)."""
-    current = _CURRENT.get()
-    if current is not None:
-        yield current
-        return
-    scope = RequestScope()
-    token = _CURRENT.set(scope)
-    try:
-        yield scope
-    finally:
-        _CURRENT.reset(token)
+    return _OpenScope()
 
 
 def current_scope() -> RequestScope | None:
