@@ -223,16 +223,9 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _contract_pool(platform: Platform, pool_name: str) -> GpuPoolContract:
-    """The pool as the typed contract read it (checked types; counts are ints)."""
-    contract = platform.contract or PlatformContract.from_json({"gpuPools": platform.pools})
-    return contract.gpu_pools[pool_name]
-
-
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], platform: Platform,
-                plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolContract,
+                platform: Platform, plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
-    typed = _contract_pool(platform, pool_name)
     resource, expected = typed.gpu_resource, typed.gpus_per_node
     problems: list[Problem] = []
 
@@ -363,15 +356,17 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
     reports = []
     matched: set[str] = set()
     nodes_by_label = _NodesByLabel(nodes)
+    # The pools as the typed contract read them (checked types; counts are ints), read once.
+    contract = platform.contract or PlatformContract.from_json({"gpuPools": platform.pools})
     for pool_name, pool in platform.pools.items():
-        typed = _contract_pool(platform, pool_name)
+        typed = contract.gpu_pools[pool_name]
         # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
         pool_label = typed.pool_label or {POOL_LABEL: pool_name}
         members = nodes_by_label.matching(pool_label)
         report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
-            report.nodes.append(_check_node(node, pool_name, pool, platform, plugin_pods))
+            report.nodes.append(_check_node(node, pool_name, pool, typed, platform, plugin_pods))
         if not members and report.min_count > 0:
             report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_name} although "
                                            f"minCount is {report.min_count}",
