@@ -37,6 +37,7 @@ Every problem is an `DocumentError` with a 1-based line (0 when no line applies)
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -202,6 +203,13 @@ def _shown_key(key: Any) -> str:
 _PATH_SEPARATOR = re.compile(r"[.\[]")
 
 
+@functools.lru_cache(maxsize=4096)
+def _path_ends(path: str) -> tuple[int, ...]:
+    """Where each part of a field path may end (before a `.` or `[`, and at the end). The same few
+    paths come back for thousands of findings (`spec.template.spec.containers[0].resources.limits`)."""
+    return (*(match.start() for match in _PATH_SEPARATOR.finditer(path)), len(path))
+
+
 class SourceIndex:
     """Where each mapping of a YAML stream and each of its keys was written, recorded while the
     documents are built (one list of line numbers per mapping), so a finding's field path leads to
@@ -240,8 +248,7 @@ class SourceIndex:
         node, start = obj, 0
         # The deepest place found: (mapping, its entry, key) for a key, (None, entry, None) for an item.
         last: tuple[Any, list[int], Any] | None = None
-        ends = [match.start() for match in _PATH_SEPARATOR.finditer(path)]
-        ends.append(len(path))
+        ends = _path_ends(path)
         final = len(ends) - 1
         end_at = 0
         mappings = self.mappings
