@@ -145,17 +145,19 @@ def read_file(path: str, limits: Limits = DEFAULT_LIMITS, hint: str = "") -> str
         descriptor = os.open(path, _OPEN_FLAGS)
         try:
             info = os.fstat(descriptor)
-        except OSError:
-            os.close(descriptor)
-            raise
-        if not stat.S_ISREG(info.st_mode):
-            os.close(descriptor)
-            raise DocumentError(0, not_regular(file_kind(info.st_mode)))
-        with open(descriptor, "rb") as stream:
+            if not stat.S_ISREG(info.st_mode):
+                raise DocumentError(0, not_regular(file_kind(info.st_mode)))
             if info.st_size > limits.max_bytes:
                 raise DocumentError(0, f"{info.st_size} bytes, over the {limits.max_bytes}-byte limit{hint}")
-            data = stream.read(info.st_size + 1)
-            return decode(data) if len(data) <= info.st_size else read_bounded(stream, limits, hint, data)
+            # One read of the descriptor itself: a buffered file object per manifest cost more than
+            # the read when a directory holds thousands of them.
+            data = os.read(descriptor, info.st_size + 1)
+            if len(data) <= info.st_size:
+                return decode(data)
+            with open(descriptor, "rb", closefd=False) as stream:
+                return read_bounded(stream, limits, hint, data)
+        finally:
+            os.close(descriptor)
     except OSError as error:
         raise DocumentError(0, f"cannot read: {error.strerror or error}") from None
 
@@ -202,12 +204,40 @@ def _shown_key(key: Any) -> str:
 
 _PATH_SEPARATOR = re.compile(r"[.\[]")
 
+#: One step of a planned path from a position in it: the keys a mapping there may hold, shortest
+#: first, each as (key, position after it, whether it ends the path); and the list index there, as
+#: (index, position after it), when the path has `[N]` at that position.
+_Step = tuple[tuple[tuple[str, int, bool], ...], "tuple[int, int] | None"]
+
 
 @functools.lru_cache(maxsize=4096)
-def _path_ends(path: str) -> tuple[int, ...]:
-    """Where each part of a field path may end (before a `.` or `[`, and at the end). The same few
-    paths come back for thousands of findings (`spec.template.spec.containers[0].resources.limits`)."""
-    return (*(match.start() for match in _PATH_SEPARATOR.finditer(path)), len(path))
+def _path_plan(path: str) -> dict[int, _Step]:
+    """Every step `SourceIndex.locate` may take along `path` (`a.b[0].nvidia.com/gpu`), by the
+    position it starts at. A key may hold dots, so at a mapping each run of parts up to every later
+    `.` or `[` is a candidate key. The same few paths come back for thousands of findings
+    (`spec.template.spec.containers[0].resources.limits`), so each is split once."""
+    ends = (*(match.start() for match in _PATH_SEPARATOR.finditer(path)), len(path))
+    plan: dict[int, _Step] = {}
+    pending = [0]
+    while pending:
+        start = pending.pop()
+        if start in plan or start >= len(path):
+            continue
+        keys = []
+        for end in ends:
+            if end > start:
+                after = end + 1 if path.startswith(".", end) else end
+                keys.append((path[start:end], after, end == len(path)))
+                pending.append(after)
+        item = None
+        close = path.find("]", start)
+        digits = path[start + 1:close]
+        if path.startswith("[", start) and close > 0 and digits.isascii() and digits.isdigit():
+            after = close + 2 if path.startswith(".", close + 1) else close + 1
+            item = (int(digits), after)
+            pending.append(after)
+        plan[start] = (tuple(keys), item)
+    return plan
 
 
 class SourceIndex:
@@ -248,40 +278,29 @@ class SourceIndex:
         node, start = obj, 0
         # The deepest place found: (mapping, its entry, key) for a key, (None, entry, None) for an item.
         last: tuple[Any, list[int], Any] | None = None
-        ends = _path_ends(path)
-        final = len(ends) - 1
-        end_at = 0
+        plan = _path_plan(path)
         mappings = self.mappings
-        while start < len(path):
+        while start in plan:
+            keys, item = plan[start]
             if type(node) is dict:
                 entry = mappings.get(id(node))
                 if entry is None:
                     break
-                while ends[end_at] <= start and end_at < final:
-                    end_at += 1
                 chosen = None
-                for candidate in range(end_at, final + 1):
-                    key = path[start:ends[candidate]]
+                for key, after, final in keys:
                     if key in node:
-                        chosen = candidate
+                        chosen = key, after
                         # A shorter key whose value cannot hold the rest of the path is only a
                         # fallback for a longer one (`nvidia` beside `nvidia.com/gpu`).
-                        if candidate == final or type(node[key]) in (dict, list):
+                        if final or type(node[key]) in (dict, list):
                             break
                 if chosen is None:
                     break
-                end = ends[chosen]
-                key = path[start:end]
+                key, start = chosen
                 last = (node, entry, key)
-                node, start = node[key], end + 1 if path.startswith(".", end) else end
-            elif type(node) is list and path.startswith("[", start):
-                close = path.find("]", start)
-                index = path[start + 1:close]
-                if close < 0 or not index.isdigit() or int(index) >= len(node):
-                    break
-                node, start = node[int(index)], close + 1
-                if path.startswith(".", start):
-                    start += 1
+                node = node[key]
+            elif type(node) is list and item is not None and item[0] < len(node):
+                node, start = node[item[0]], item[1]
                 entry = mappings.get(id(node)) if type(node) is dict else None
                 if entry is not None:
                     last = (None, entry, None)

@@ -21,6 +21,7 @@ capped, and an amount too large for the API server's 64-bit milli-value is repor
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -74,6 +75,15 @@ def parse_quantity(value: Any) -> Fraction:
         return Fraction(value)
     if not isinstance(value, str):
         raise QuantityError(f"{shown(value)} is not a number or a quantity string")
+    # Manifests repeat a handful of amounts ("1", "500m", "16Gi") thousands of times. Secret text (a
+    # str subclass) is never kept past the request, so it is never remembered.
+    if type(value) is str and len(value) <= MAX_QUANTITY_CHARS:
+        return _parse_text(value)
+    return _parse_text.__wrapped__(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(value: str) -> Fraction:
     text = value.strip()
     if len(text) > MAX_QUANTITY_CHARS:
         raise QuantityError(f"{shown(value)} is too long to be a quantity")

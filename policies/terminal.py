@@ -15,17 +15,20 @@ trimming leading white space, it starts with `::`, or when it contains `##[` any
   `##[` inside a string becomes `##\\u005b`, which decodes to the same text, so the document stays
   valid and equal while a log that shows it runs nothing.
 
+`json_output` writes a report as JSON with `escape_json` applied, its findings one to a line.
+
 `run_cli` runs a command so that a reader that stops early (`| head -1`) ends it quietly.
 No imports outside the standard library.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
-from collections.abc import Callable
-from typing import NoReturn
+from collections.abc import Callable, Collection
+from typing import Any, NoReturn
 
 #: Characters a terminal or a log viewer acts on instead of showing: C0 (newline excepted), DEL, C1,
 #: the soft hyphen and other invisible format characters, zero-width and bidi controls, line and
@@ -66,6 +69,51 @@ def escape_json(text: str) -> str:
     """A `json.dumps` document (ASCII, the default) that shows no workflow command in a log and
     decodes to the same data."""
     return text.replace(_LEGACY_COMMAND, "##\\u005b") if _LEGACY_COMMAND in text else text
+
+
+class EncodedJson(str):
+    """Text that is already one JSON value, ASCII as `json.dumps` writes it: `json_output` writes it
+    as it is. (For reports that write each finding directly, with `json_string` for their text.)"""
+
+
+#: A string as a JSON string literal, ASCII: json's own (C) escaper, which `json.dumps` runs too.
+json_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def json_output(document: Any, one_line: Collection[str] = ()) -> str:
+    """`document` as JSON in `json.dumps(indent=2)`'s layout, except that each item of a list under
+    a key named in `one_line` (a report's findings) is written on one line, and passed through
+    `escape_json`. `json.dumps` with `indent` runs the pure-Python encoder, which took longer than
+    checking when thousands of manifests broke a rule; each one-line item goes through the C
+    encoder instead, and a finding per line is what `grep` and a diff want anyway."""
+    parts: list[str] = []
+
+    def write(value: Any, pad: str, items_on_one_line: bool) -> None:
+        if type(value) is dict and value:
+            inner = pad + "  "
+            separator = "{\n"
+            for key, item in value.items():
+                parts.append(f"{separator}{inner}{json.dumps(str(key))}: ")
+                write(item, inner, key in one_line)
+                separator = ",\n"
+            parts.append(f"\n{pad}}}")
+        elif type(value) is list and value:
+            inner = pad + "  "
+            if items_on_one_line:
+                parts.append(f"[\n{inner}" + f",\n{inner}".join(
+                    item if type(item) is EncodedJson else json.dumps(item) for item in value) + f"\n{pad}]")
+                return
+            separator = "[\n"
+            for item in value:
+                parts.append(separator + inner)
+                write(item, inner, False)
+                separator = ",\n"
+            parts.append(f"\n{pad}]")
+        else:
+            parts.append(value if type(value) is EncodedJson else json.dumps(value))
+
+    write(document, "", False)
+    return escape_json("".join(parts))
 
 
 #: The status a shell reports for a command that SIGPIPE ended (128 + 13): what `cat`, `grep` or

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpu_aks_policies.check import main
+from gpu_aks_policies.check import Report, Violation, main, render_json, render_sarif, sarif_uri
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 MANIFESTS = Path(__file__).parent / "manifests"
 CORPUS = MANIFESTS / "corpus"
@@ -151,3 +153,67 @@ def test_runs_as_a_module_from_the_repo_root():
     result = subprocess.run([sys.executable, "-m", "gpu_aks_policies.check", "-"], input=text, text=True,
                             capture_output=True, cwd=ROOT, check=False)
     assert result.returncode == 1 and "gpu-pods-tolerate-gpu-taint" in result.stdout
+
+
+def test_a_field_path_leads_to_the_line_and_column_of_its_deepest_written_part():
+    from gpu_aks_policies.documents import SourceIndex, load_yaml
+
+    text = ("spec:\n"                      # 1
+            "  containers:\n"              # 2
+            "  - name: a\n"                # 3
+            "    resources:\n"             # 4
+            "      limits:\n"              # 5
+            "        nvidia: 1\n"          # 6
+            "        nvidia.com/gpu: 1\n"  # 7
+            "  - {name: b}\n"              # 8
+            "  tolerations: []\n")         # 9
+    index = SourceIndex()
+    [(_, pod)] = load_yaml(text, index=index)
+    limits = "spec.containers[0].resources.limits"
+    # A key holding dots is found although a shorter key (`nvidia`) is there too.
+    assert index.locate(pod, f"{limits}.nvidia.com/gpu") == (7, 9)
+    assert index.locate(pod, f"{limits}.nvidia") == (6, 9)
+    # The deepest part written: a missing key, an index past the end, or a digit that is not ASCII
+    # (`²` once crashed `int`) stops there.
+    assert index.locate(pod, f"{limits}.amd.com/gpu") == (5, 7)
+    assert index.locate(pod, "spec.containers[1].resources") == (8, 0)  # the item's flow mapping
+    assert index.locate(pod, "spec.containers[2].name") == (2, 3)
+    assert index.locate(pod, "spec.containers[\u00b2].name") == (2, 3)
+    assert index.locate(pod, "spec.nodeSelector") == (1, 1)
+    assert index.locate(pod, "metadata.name") is None
+
+
+# Anything input may put into a finding: quotes, backslashes, controls, non-ASCII, lone surrogates,
+# and the workflow-command forms.
+_ANY_TEXT = st.one_of(st.text(), st.sampled_from(['"', "\\", "\n", "##[error]x", "::error::x", "\u2028", "\ud800"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ANY_TEXT, _ANY_TEXT, _ANY_TEXT, st.sampled_from(["mandatory", "advisory"]), _ANY_TEXT,
+                          st.integers(-1, 10**6), st.integers(-1, 500), _ANY_TEXT), max_size=4))
+def test_json_and_sarif_reports_hold_every_finding_exactly(findings):
+    """The reports are written a finding per line, SARIF's results directly as JSON: each still
+    decodes to exactly the finding's data, whatever its text holds."""
+    violations = [Violation(f"k8s/{file}.yaml", 0, kind, name, "gpu-limits-are-whole-numbers", level, message, line, path,
+                            column) for kind, name, file, level, message, line, column, path in findings]
+    report = Report(violations=violations, checked=len(violations))
+    assert json.loads(render_json(report))["violations"] == [vars(v) for v in violations]
+    expected = []
+    for v in violations:
+        region = {"startLine": max(1, v.line), **({"startColumn": v.column} if v.column > 0 else {})}
+        location = {"physicalLocation": {"artifactLocation": {"uri": Path(v.file).as_posix()}, "region": region},
+                    **({"logicalLocations": [{"fullyQualifiedName": v.path, "kind": "member"}]} if v.path else {})}
+        expected.append({"ruleId": v.policy, "level": "error" if v.level == "mandatory" else "warning",
+                         "message": {"text": f"{v.kind}/{v.name} (document {v.doc}): {v.message}"},
+                         "locations": [location]})
+    sarif = render_sarif(report)
+    assert json.loads(sarif)["runs"][0]["results"] == expected
+    assert "##[" not in sarif and sarif.isascii()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab/.\\", min_size=1, max_size=12))
+def test_a_sarif_uri_is_the_files_posix_path(file):
+    directories: dict[str, str] = {}
+    assert sarif_uri(file, directories) == Path(file).as_posix()
+    assert sarif_uri(file, directories) == Path(file).as_posix()  # from the remembered directory
