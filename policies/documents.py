@@ -37,6 +37,7 @@ Every problem is an `DocumentError` with a 1-based line (0 when no line applies)
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import json
@@ -204,40 +205,67 @@ def _shown_key(key: Any) -> str:
 
 _PATH_SEPARATOR = re.compile(r"[.\[]")
 
+#: The longest key a field path is looked up with. Field names are short, and the longest Kubernetes
+#: qualified name (a resource, label or annotation key) is a 253-character DNS prefix, "/" and a
+#: 63-character name. Longer candidates are never cut from the path, so a hostile key of thousands of
+#: dots costs no more than a short one; a finding under such a key is located at its mapping.
+_MAX_KEY_CHARS = 320
+#: Longer paths (only a hostile key makes one) are planned afresh for each finding, not remembered.
+_MAX_REMEMBERED_PATH = 4096
+
 #: One step of a planned path from a position in it: the keys a mapping there may hold, shortest
 #: first, each as (key, position after it, whether it ends the path); and the list index there, as
 #: (index, position after it), when the path has `[N]` at that position.
 _Step = tuple[tuple[tuple[str, int, bool], ...], "tuple[int, int] | None"]
 
 
-@functools.lru_cache(maxsize=4096)
-def _path_plan(path: str) -> dict[int, _Step]:
-    """Every step `SourceIndex.locate` may take along `path` (`a.b[0].nvidia.com/gpu`), by the
-    position it starts at. A key may hold dots, so at a mapping each run of parts up to every later
-    `.` or `[` is a candidate key. The same few paths come back for thousands of findings
-    (`spec.template.spec.containers[0].resources.limits`), so each is split once."""
-    ends = (*(match.start() for match in _PATH_SEPARATOR.finditer(path)), len(path))
-    plan: dict[int, _Step] = {}
-    pending = [0]
-    while pending:
-        start = pending.pop()
-        if start in plan or start >= len(path):
-            continue
+class _PathPlan:
+    """The steps `SourceIndex.locate` may take along `path` (`a.b[0].nvidia.com/gpu`), each worked
+    out the first time a walk reaches its position. A key may hold dots, so at a mapping each run of
+    parts up to a later `.` or `[` (within `_MAX_KEY_CHARS`) is a candidate key. A walk reaches at
+    most one position per level of the object, so the work is bounded by the path's length times a
+    constant, whatever the path holds."""
+
+    __slots__ = ("path", "ends", "steps")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        #: Where each part may end: before each `.` or `[`, and at the end.
+        self.ends = [*(match.start() for match in _PATH_SEPARATOR.finditer(path)), len(path)]
+        self.steps: dict[int, _Step] = {}
+
+    def step(self, start: int) -> _Step:
+        step = self.steps.get(start)
+        if step is None:
+            step = self.steps[start] = self._plan(start)
+        return step
+
+    def _plan(self, start: int) -> _Step:
+        path, ends = self.path, self.ends
         keys = []
-        for end in ends:
-            if end > start:
-                after = end + 1 if path.startswith(".", end) else end
-                keys.append((path[start:end], after, end == len(path)))
-                pending.append(after)
+        position = bisect.bisect_right(ends, start)
+        while position < len(ends) and ends[position] - start <= _MAX_KEY_CHARS:
+            end = ends[position]
+            keys.append((path[start:end], end + 1 if path.startswith(".", end) else end, end == len(path)))
+            position += 1
         item = None
-        close = path.find("]", start)
-        digits = path[start + 1:close]
-        if path.startswith("[", start) and close > 0 and digits.isascii() and digits.isdigit():
-            after = close + 2 if path.startswith(".", close + 1) else close + 1
-            item = (int(digits), after)
-            pending.append(after)
-        plan[start] = (tuple(keys), item)
-    return plan
+        if path.startswith("[", start):
+            close = path.find("]", start, start + 24)  # an index of up to 22 digits
+            digits = path[start + 1:close] if close > 0 else ""
+            if digits.isascii() and digits.isdigit():
+                item = (int(digits), close + 2 if path.startswith(".", close + 1) else close + 1)
+        return tuple(keys), item
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_plan(path: str) -> _PathPlan:
+    return _PathPlan(path)
+
+
+def _path_plan(path: str) -> _PathPlan:
+    """The same few paths come back for thousands of findings
+    (`spec.template.spec.containers[0].resources.limits`): each is split once."""
+    return _remembered_plan(path) if len(path) <= _MAX_REMEMBERED_PATH else _PathPlan(path)
 
 
 class SourceIndex:
@@ -280,8 +308,8 @@ class SourceIndex:
         last: tuple[Any, list[int], Any] | None = None
         plan = _path_plan(path)
         mappings = self.mappings
-        while start in plan:
-            keys, item = plan[start]
+        while start < len(path):
+            keys, item = plan.step(start)
             if type(node) is dict:
                 entry = mappings.get(id(node))
                 if entry is None:

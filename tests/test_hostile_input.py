@@ -511,6 +511,27 @@ def test_the_doctor_finds_each_pools_nodes_in_linear_time():
     assert growth(prepare, 200) < GROWTH_LIMIT
 
 
+def test_a_finding_under_a_key_of_thousands_of_dots_is_located_in_linear_time(tmp_path):
+    # A key may hold dots (`nvidia.com/gpu`), so every run of parts of a finding's path is a
+    # candidate key: cut from a path of thousands of dots, they once made the lookup quadratic.
+    def pod_file(n: int) -> Path:
+        pod = tmp_path / f"dots-{n}.yaml"
+        pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                       "    image: i\n    resources:\n      limits:\n"
+                       f"        ? nvidia.com/mig-{'a.' * n}x\n        : 500m\n")
+        return pod
+
+    def prepare(n: int) -> Callable[[], object]:
+        pod, configs = pod_file(n), check.load_config(None)
+        return lambda: check.check_paths([str(pod)], configs)
+    assert growth(prepare, 2000) < GROWTH_LIMIT
+    # No key that long is a Kubernetes name: the finding is located at the mapping that holds it.
+    report = check.check_paths([str(pod_file(10))], check.load_config(None))
+    assert {(v.policy, v.line) for v in report.violations} >= {("gpu-limits-are-whole-numbers", 10)}
+    report = check.check_paths([str(pod_file(5000))], check.load_config(None))
+    assert {(v.policy, v.line) for v in report.violations} >= {("gpu-limits-are-whole-numbers", 9)}
+
+
 def test_duplicate_platform_taints_are_removed_in_linear_time():
     def prepare(n: int) -> Callable[[], object]:
         pools = {f"p{i}": {"taints": [f"k{i}=v:NoSchedule", "sku=gpu:NoSchedule"], "labels": {},
