@@ -153,8 +153,10 @@ def read_file(path: str, limits: Limits = DEFAULT_LIMITS, hint: str = "") -> str
             # One read of the descriptor itself: a buffered file object per manifest cost more than
             # the read when a directory holds thousands of them.
             data = os.read(descriptor, info.st_size + 1)
-            if len(data) <= info.st_size:
+            if len(data) == info.st_size:
                 return decode(data)
+            # Grown since fstat, shrunk, or a short read (Linux returns at most 2 GiB from one read):
+            # read on to the end, bounded.
             with open(descriptor, "rb", closefd=False) as stream:
                 return read_bounded(stream, limits, hint, data)
         finally:

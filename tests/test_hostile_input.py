@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_aks_policies import check, explain
+from gpu_aks_policies import check, documents, explain
 from gpu_aks_policies.admission import (
     DEFAULT_TOLERATIONS_ANNOTATION,
     TOLERATIONS_WHITELIST_ANNOTATION,
@@ -530,6 +530,26 @@ def test_a_finding_under_a_key_of_thousands_of_dots_is_located_in_linear_time(tm
     assert {(v.policy, v.line) for v in report.violations} >= {("gpu-limits-are-whole-numbers", 10)}
     report = check.check_paths([str(pod_file(5000))], check.load_config(None))
     assert {(v.policy, v.line) for v in report.violations} >= {("gpu-limits-are-whole-numbers", 9)}
+
+
+def test_a_key_that_looks_like_a_huge_list_index_is_checked(tmp_path):
+    # `[` followed by more digits than Python converts: never read as an index, never a traceback.
+    pod = tmp_path / "index.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                   f"    image: i\n    resources:\n      limits:\n        ? 'nvidia.com/mig-x[{'1' * 4301}]'\n"
+                   "        : '500m'\n")
+    result = check_files(pod, fmt="json")
+    assert result.returncode == 1, result.stderr
+    assert "gpu-limits-are-whole-numbers" in {v["policy"] for v in json.loads(result.stdout)["violations"]}
+
+
+def test_a_short_read_is_read_on_to_the_end(tmp_path, monkeypatch):
+    # Linux returns at most 2 GiB from one read(2); any read may return less than asked.
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("a: 1\n" * 1000)
+    real_read = documents.os.read
+    monkeypatch.setattr(documents.os, "read", lambda descriptor, size: real_read(descriptor, min(size, 100)))
+    assert documents.read_file(str(manifest)) == "a: 1\n" * 1000
 
 
 def test_duplicate_platform_taints_are_removed_in_linear_time():
