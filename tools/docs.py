@@ -67,9 +67,12 @@ GENERATED: tuple[GeneratedPage, ...] = (
 
 def stale_pages(pages: Iterable[GeneratedPage] = GENERATED, root: Path = ROOT) -> tuple[list[str], list[str]]:
     """(stale pages, pages whose generator is not available)."""
+    return _staleness([(page, page.render()) for page in pages], root)
+
+
+def _staleness(rendered: Iterable[tuple[GeneratedPage, str | None]], root: Path) -> tuple[list[str], list[str]]:
     stale, unavailable = [], []
-    for page in pages:
-        text = page.render()
+    for page, text in rendered:
         if text is None:
             unavailable.append(f"{page.page} <- {page.generator}")
         elif not (root / page.page).is_file() or (root / page.page).read_text() != text:
@@ -81,15 +84,15 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.docs", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated page is stale")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    stale, unavailable = stale_pages()
+    rendered = [(page, page.render()) for page in GENERATED]  # each generator runs once
+    stale, unavailable = _staleness(rendered, ROOT)
     for line in unavailable:
         print(f"skipped (generator not available on this branch): {line}", file=sys.stderr)
     if args.check:
         for name in stale:
             print(f"stale: {name} (run `python -m tools.docs`)", file=sys.stderr)
         return 1 if stale else 0
-    for page in GENERATED:
-        text = page.render()
+    for page, text in rendered:
         if text is not None and page.page in stale:
             (ROOT / page.page).write_text(text)
             print(f"wrote {page.page}")
