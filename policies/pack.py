@@ -70,7 +70,7 @@ from .gpu_rules import Finding, StackResource, check_gpu_tolerations, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig, parse_rule_config
 from .rules import RULES, Rule
-from .scope import remembered, remembered_for, secret_texts
+from .scope import remembered, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.context import namespace_of
@@ -312,15 +312,12 @@ StackPods = tuple[list[tuple[Any, dict[str, Any], list[PodSpec]]], Context]
 
 
 def _stack_pods(args: StackValidationArgs) -> StackPods:
-    """The stack's Kubernetes objects with their pod specs, and the complete context they share:
-    computed once per `AnalyzeStack` for the stack pod policies (each gets the same resources)."""
-    def compute() -> StackPods:
-        objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
-        present = [(r, obj) for r, obj in objects if obj is not None]
-        context = context_of((obj for _, obj in present), complete=True)
-        return [(r, obj, pod_specs_of(obj, context)) for r, obj in present], context
-
-    return remembered_for("stack_pods", tuple(_unproxied(r.props) for r in args.resources), compute)
+    """The stack's Kubernetes objects with their pod specs, and the complete context they share,
+    for a stack pod policy (one is declared: `gpu-workloads-are-analyzable`)."""
+    objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
+    present = [(r, obj) for r, obj in objects if obj is not None]
+    context = context_of((obj for _, obj in present), complete=True)
+    return [(r, obj, pod_specs_of(obj, context)) for r, obj in present], context
 
 
 def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -> list[Finding]:

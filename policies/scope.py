@@ -84,18 +84,3 @@ def secret_texts() -> set[str]:
     """The open scope's secret texts (an empty, throwaway set outside a scope)."""
     scope = _CURRENT.get()
     return scope.secrets if scope is not None else set()
-
-
-def remembered_for(name: Any, sources: tuple[Any, ...], compute: Callable[[], T]) -> T:
-    """`compute()` for a tuple of sources (the resources of one `AnalyzeStack`), once per open scope:
-    reused while every source is the same object as before."""
-    scope = _CURRENT.get()
-    if scope is None:
-        return compute()
-    key = (name, len(sources))
-    entry = scope.entries.get(key)
-    if entry is not None and len(entry[0]) == len(sources) and all(a is b for a, b in zip(entry[0], sources, strict=True)):
-        return entry[1]  # type: ignore[no-any-return]
-    value = compute()
-    scope.entries[key] = (sources, value)
-    return value
