@@ -114,6 +114,16 @@ def as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
+#: The fields of a pod spec, besides its containers, that say where the pod may run.
+SCHEDULING_FIELDS = ("tolerations", "nodeSelector", "affinity")
+
+
+def scheduling_fields(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The scheduling fields `spec` sets (a null one counts as unset): the pod spec an adapter hands
+    the rules when its controller builds the pod from parts (a pod template, `extraPodSpec`)."""
+    return {key: spec[key] for key in SCHEDULING_FIELDS if spec.get(key) is not None}
+
+
 def as_str(value: Any, default: str = "") -> str:
     return value if isinstance(value, str) else default
 

@@ -18,11 +18,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..podspecs import UNKNOWN, Container, PodSpec, as_list, as_mapping, as_str, iter_mappings, join, object_namespace
+from ..podspecs import (
+    SCHEDULING_FIELDS,
+    UNKNOWN,
+    Container,
+    PodSpec,
+    as_list,
+    as_mapping,
+    as_str,
+    iter_mappings,
+    join,
+    object_namespace,
+)
 from .context import Context
 from .registry import register
-
-_SCHEDULING = ("nodeSelector", "affinity", "tolerations")
 
 
 def _template_containers(template: Mapping[str, Any], path: str) -> tuple[Container, ...]:
@@ -79,12 +88,12 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> l
             f"Argo applies the podSpecPatch of {where} when it builds the pod; the rules cannot evaluate it, so "
             "they judge the template as written" for where, present in
             (("the workflow", workflow_patch), (f"template '{name}'", bool(template.get("podSpecPatch")))) if present)
-        boundaries = [caller for caller in callers.get(name, []) if any(caller.get(key) for key in _SCHEDULING)]
+        boundaries = [caller for caller in callers.get(name, []) if any(caller.get(key) for key in SCHEDULING_FIELDS)]
         plain_call = not callers.get(name) or len(boundaries) < len(callers.get(name, []))
         variants: list[tuple[str, Mapping[str, Any]]] = [(f"Argo template '{name}'", {})] if plain_call else []
         variants += [(f"Argo template '{name}' called from '{as_str(b.get('name'))}'", b) for b in boundaries]
         for workload, boundary in variants:
-            fields = {key: _first_set(key, template, boundary, spec) for key in _SCHEDULING}
+            fields = {key: _first_set(key, template, boundary, spec) for key in SCHEDULING_FIELDS}
             pod = {k: v for k, v in fields.items() if v is not None}
             # DRA claims: the template's, else the workflow's (workflow/controller/workflowpod.go,
             # `pod.Spec.ResourceClaims`); a boundary template does not pass them on.

@@ -19,13 +19,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import GPU_RESOURCE
-from ..podspecs import Container, PodSpec, as_mapping, as_str, containers_of_spec, iter_mappings, join, object_namespace
+from ..podspecs import (
+    Container,
+    PodSpec,
+    as_mapping,
+    as_str,
+    containers_of_spec,
+    iter_mappings,
+    join,
+    object_namespace,
+    scheduling_fields,
+)
 from .context import Context
 from .registry import register
 
 MAIN = "main"
 #: commonconsts.KubeResourceGPUNvidia (bentoml/yatai-common consts/consts.go) is the catalog's GPU_RESOURCE.
-_POD_FIELDS = ("tolerations", "nodeSelector", "affinity")
 
 
 def _extra_pod_spec(owner: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str]:
@@ -60,7 +69,7 @@ def _main_container(owner: Mapping[str, Any], path: str) -> Container:
 def _pod(owner: Mapping[str, Any], path: str, extra_owner: Mapping[str, Any], extra_owner_path: str,
          namespace: str, workload: str) -> PodSpec:
     extra, extra_path = _extra_pod_spec(extra_owner, extra_owner_path)
-    fields = {key: extra[key] for key in _POD_FIELDS if extra.get(key) is not None}
+    fields = scheduling_fields(extra)
     containers = (_main_container(owner, path), *containers_of_spec({"containers": extra.get("containers")}, extra_path))
     return PodSpec(extra_path, fields, containers, namespace, workload)
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..podspecs import Container, PodSpec, as_mapping, as_str, iter_mappings, join, object_namespace
+from ..podspecs import Container, PodSpec, as_mapping, as_str, iter_mappings, join, object_namespace, scheduling_fields
 from .context import Context
 from .registry import register
 
 MAIN = "main"
-_POD_FIELDS = ("tolerations", "nodeSelector", "affinity")
 _OPTIONS = "spec.podTemplate.options.podConfig.values"
 
 
@@ -38,7 +37,7 @@ def workspace_kind(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     for index, option in iter_mappings(options):
         path = join(join(_OPTIONS, index), "spec")
         config = as_mapping(option.get("spec"))
-        fields = {key: config[key] for key in _POD_FIELDS if config.get(key) is not None}
+        fields = scheduling_fields(config)
         main = Container(path, MAIN, {"resources": config.get("resources")})
         pods.append(PodSpec(path, fields, (main,), object_namespace(obj),
                             f"WorkspaceKind '{name}' podConfig '{as_str(option.get('id'), f'#{index}')}'"))

@@ -33,7 +33,17 @@ from collections.abc import Hashable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..podspecs import Container, PodSpec, as_list, as_mapping, as_str, iter_mappings, join, object_namespace
+from ..podspecs import (
+    Container,
+    PodSpec,
+    as_list,
+    as_mapping,
+    as_str,
+    iter_mappings,
+    join,
+    object_namespace,
+    scheduling_fields,
+)
 from ..quantities import QuantityError, parse_quantity
 from .context import Context, collects, scoped_name
 from .registry import register
@@ -43,7 +53,6 @@ TASKS = "tekton.tasks"
 PIPELINES = "tekton.pipelines"
 #: v1 writes a container's resources under `computeResources`, v1beta1 under `resources`.
 _RESOURCE_KEYS = ("computeResources", "resources")
-_POD_FIELDS = ("tolerations", "nodeSelector", "affinity")
 _RUNS = "the TaskRun or PipelineRun that runs it (its podTemplate)"
 
 
@@ -199,10 +208,6 @@ def _pipeline_tasks(spec: Mapping[str, Any], path: str) -> list[tuple[str, Mappi
 # --- TaskRun and PipelineRun: the pods themselves -----------------------------------------------
 
 
-def _pod_fields(template: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: template[key] for key in _POD_FIELDS if template.get(key) is not None}
-
-
 def _run_pod(path: str, fields: Mapping[str, Any], containers: tuple[Container, ...], namespace: str, workload: str,
              notes: tuple[str, ...] = ()) -> PodSpec:
     """A run's pod. Tekton substitutes `$(params.x)` in pod template fields when it creates the
@@ -227,7 +232,7 @@ def task_run(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     namespace = object_namespace(obj)
     name = as_str(as_mapping(obj.get("metadata")).get("name"))
     pod_path = "spec.podTemplate"
-    pod = _pod_fields(as_mapping(spec.get("podTemplate")))
+    pod = scheduling_fields(as_mapping(spec.get("podTemplate")))
     inline = spec.get("taskSpec")
     if isinstance(inline, Mapping):
         containers = task_containers(inline, "spec.taskSpec", spec, "spec")
@@ -257,7 +262,7 @@ def _run_spec_for(spec: Mapping[str, Any], entries: Mapping[str, tuple[int, Mapp
     default_path = "spec.podTemplate" if v1beta1 else "spec.taskRunTemplate.podTemplate"
     default = as_mapping(spec.get("podTemplate")) if v1beta1 else \
         as_mapping(as_mapping(spec.get("taskRunTemplate")).get("podTemplate"))
-    fields, fix_path = _pod_fields(default), default_path
+    fields, fix_path = scheduling_fields(default), default_path
     if task_name not in entries:
         return {}, "", fields, fix_path
     index, entry = entries[task_name]
@@ -265,7 +270,7 @@ def _run_spec_for(spec: Mapping[str, Any], entries: Mapping[str, tuple[int, Mapp
     for key in ("podTemplate", "taskPodTemplate"):
         own = entry.get(key)
         if isinstance(own, Mapping):
-            fields = {**fields, **_pod_fields(own)}  # MergePodTemplateWithDefault: the task's fields win
+            fields = {**fields, **scheduling_fields(own)}  # MergePodTemplateWithDefault: the task's fields win
             if own.get("tolerations") is not None or not default.get("tolerations"):
                 fix_path = join(entry_path, key)
     return entry, entry_path, fields, fix_path
