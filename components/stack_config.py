@@ -8,6 +8,7 @@ resource is registered. Warnings (a Kubernetes version near its end of support) 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
@@ -19,8 +20,8 @@ from components.settings import PROJECT, SettingsError
 TODAY_VARIABLE = "GPU_AKS_TODAY"
 
 
-def today() -> date:
-    value = os.environ.get(TODAY_VARIABLE)
+def today(environ: Mapping[str, str] = os.environ) -> date:
+    value = environ.get(TODAY_VARIABLE)
     if not value:
         return date.today()
     try:

@@ -13,7 +13,6 @@ exits 1 when a file is stale. Exit code 2: a stack's config is invalid.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,25 +20,20 @@ from pathlib import Path
 import yaml
 from gpu_aks_policies.documents import safe_text
 
-from components.settings import PlatformSettings, SettingsError, parse_settings
+from components.settings import PlatformSettings, SettingsError
 from observability.dashboard import dashboard_json
 from observability.rules import exporter_pools, platform_alert_rules, prometheus_rule_file
-from tools.mockrun import StackFileError, config_from_stack_file
+from tools.mockrun import StackFileError, settings_from_stack_file
 from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "observability" / "generated"
-PROJECT = "gpu-aks"
 RULES_FILE = "gpu-alerts.rules.yaml"
 DASHBOARD_FILE = "gpu-dashboard.json"
 
 
 def stack_settings(stack: str, root: Path = ROOT) -> PlatformSettings:
-    config, secret_keys = config_from_stack_file(root / f"Pulumi.{stack}.yaml", PROJECT)
-    raw = {key.split(":", 1)[1]: json.loads(value) if value[:1] in "[{" else value
-           for key, value in config.items() if key.startswith(PROJECT + ":")}
-    secret = [key.split(":", 1)[1] for key in secret_keys if key.startswith(PROJECT + ":")]
-    return parse_settings(raw, stack, config.get("azure-native:location"), secret)
+    return settings_from_stack_file(root / f"Pulumi.{stack}.yaml", stack)
 
 
 def rules_text(settings: PlatformSettings) -> str:

@@ -130,6 +130,15 @@ def test_hostile_files_exit_2_without_hanging_or_a_traceback(tmp_path, capsys):
     assert preflight.main(["nosuchstack", "--usage", str(bad), "--skus", str(bad)]) == 2
 
 
+def test_an_invalid_stack_config_lists_each_problem_on_its_own_line(tmp_path, capsys, monkeypatch):
+    # The preflight reads the stack as the program does (tools.mockrun.settings_from_stack_file).
+    monkeypatch.setenv("GPU_AKS_TODAY", "the 5th\x1b[2J")
+    assert preflight.main(["prod", "--usage", "/dev/null", "--skus", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "\n  - GPU_AKS_TODAY='the 5th\\x1b[2J' is not an ISO date like 2026-11-22" in err
+    assert "\x1b" not in err
+
+
 def test_without_files_it_asks_az(tmp_path):
     asked = []
 

@@ -32,6 +32,9 @@ from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
+from components.settings import PROJECT, PlatformSettings, parse_settings
+from components.stack_config import today
+
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
 #: a secret is `{SECRET_SIG: SECRET_VALUE_SIG, "value": ...}`; an unknown string is UNKNOWN_SENTINEL.
 SECRET_SIG = SPECIAL_SIG_KEY
@@ -262,6 +265,23 @@ def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], li
             secret_keys.append(full_key)
         config[full_key] = value if isinstance(value, str) else json.dumps(value, default=str)
     return config, secret_keys
+
+
+def settings_from_stack_file(path: Path, stack: str, environ: Mapping[str, str] = os.environ) -> PlatformSettings:
+    """A stack file's settings as the program parses them, without running it: every `gpu-aks:` value
+    decoded as JSON where it is JSON (`Config.get_object`), `GPU_AKS_TODAY` and the deployer's
+    environment honoured. The offline tools that need a stack's settings (the preflight, the preview
+    summary, the observability files) all read it here. Raises StackFileError or SettingsError."""
+    config, secret_keys = config_from_stack_file(path, PROJECT)
+    raw: dict[str, Any] = {}
+    for key, value in config.items():
+        if key.startswith(PROJECT + ":"):
+            try:
+                raw[key.split(":", 1)[1]] = json.loads(value)
+            except ValueError:
+                raw[key.split(":", 1)[1]] = value
+    secret = {key.split(":", 1)[1] for key in secret_keys if key.startswith(PROJECT + ":")}
+    return parse_settings(raw, stack, config.get("azure-native:location"), secret, today(environ), environ)
 
 
 @contextmanager

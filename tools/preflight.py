@@ -34,9 +34,8 @@ from typing import Any
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
-from components.settings import PROJECT, NodePoolSettings, PlatformSettings, SettingsError, parse_settings
-from components.stack_config import TODAY_VARIABLE
-from tools.mockrun import StackFileError, config_from_stack_file
+from components.settings import NodePoolSettings, PlatformSettings, SettingsError
+from tools.mockrun import StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/
@@ -321,28 +320,11 @@ def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.en
         raise PreflightInputError(f"{escape_line(stack)!r} is not a stack name")
     path = root / f"Pulumi.{stack}.yaml"
     try:
-        config, secret_keys = config_from_stack_file(path, PROJECT)
+        return settings_from_stack_file(path, stack, environ)
     except StackFileError as error:
         raise PreflightInputError(f"{path.name}: {escape_line(str(error))}") from None
-    raw: dict[str, Any] = {}
-    for key, value in config.items():
-        if key.startswith(PROJECT + ":"):
-            try:
-                raw[key.split(":", 1)[1]] = json.loads(value)
-            except ValueError:
-                raw[key.split(":", 1)[1]] = value
-    today = None
-    if environ.get(TODAY_VARIABLE):
-        from datetime import date
-        try:
-            today = date.fromisoformat(environ[TODAY_VARIABLE])
-        except ValueError:
-            raise PreflightInputError(f"{TODAY_VARIABLE} is not an ISO date") from None
-    try:
-        return parse_settings(raw, stack, config.get("azure-native:location"),
-                              {k.split(":", 1)[1] for k in secret_keys}, today, environ)
     except SettingsError as error:
-        raise PreflightInputError(escape_line(str(error))) from None
+        raise PreflightInputError(str(error)) from None  # one problem a line; `main` prints it escaped
 
 
 def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] = run_az,
