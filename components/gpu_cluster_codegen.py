@@ -211,6 +211,17 @@ def _date_span_fields(builder: _Builder, parent: str) -> tuple[FieldSpec, ...]:
 
 _NOT_ALLOWED_DATES = _object_list("DateSpan", "A span of dates on which no maintenance may start.", _date_span_fields)
 
+
+def _node_pool_limits(builder: _Builder, parent: str) -> str:
+    """`gpuNodePools[].limits`: the NodePool's ceilings (components/settings/nap.py LIMIT_RESOURCES)."""
+    name = builder._name("NodePoolLimits", parent)
+    if name not in builder.type_names:
+        builder.type_names.add(name)
+        builder.types.append(TypeSpec(name, "A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one.", (
+            FieldSpec("gpu", "int", "Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together."),
+            FieldSpec("cpu", "int", "Most vCPUs the NodePool's nodes may have together."))))
+    return name
+
 #: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
 STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
     "cluster.autoScalerProfile": _autoscaler_profile,
@@ -218,6 +229,8 @@ STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
                                          _cluster_admin_fields),
     "maintenance.autoUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
     "maintenance.nodeOSUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
+    "gpuNodePools[].gpuCount": lambda builder, parent: "list[int]",
+    "gpuNodePools[].limits": _node_pool_limits,
 }
 
 

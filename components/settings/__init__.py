@@ -31,6 +31,13 @@ from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_AC
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
 from components.settings.common import AKS_MAX_NODES_PER_POOL, PROJECT, ZONES, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.nap import (
+    GPU_NODE_POOLS,
+    NapGpuPoolSettings,
+    NodeProvisioningSettings,
+    arm64_pools_run_arm64_images,
+    nap_prerequisites,
+)
 from components.settings.observability import OBSERVABILITY, AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     CPU_POOLS,
@@ -51,8 +58,9 @@ __all__ = [
     "AKS_MAX_NODES_PER_POOL", "DEFAULT_AUTOSCALER_PROFILE", "DEFAULT_ROLE_PROPAGATION_SECONDS", "DOCUMENT",
     "KUBELOGIN_MODES", "PROJECT", "SUFFIXED_NAME_LENGTH", "TOP_LEVEL_KEYS", "VALIDATION_ACTIONS", "ZONES",
     "AccessSettings", "AdmissionPolicySettings", "AlertSettings", "ObservabilitySettings",
-    "ClusterSettings", "DevicePluginSettings", "GpuNodePoolSettings",
-    "NodePoolSettings", "PlatformSettings", "SettingsError", "SmokeTestSettings", "SystemPoolSettings",
+    "ClusterSettings", "DevicePluginSettings", "GpuNodePoolSettings", "NapGpuPoolSettings",
+    "NodePoolSettings", "NodeProvisioningSettings", "PlatformSettings", "SettingsError", "SmokeTestSettings",
+    "SystemPoolSettings",
     "azure_pool_name", "create_only_properties", "describe", "parse_settings", "pool_key", "reference_markdown",
 ]
 
@@ -66,6 +74,8 @@ class PlatformSettings:
     gpu_pools: tuple[GpuNodePoolSettings, ...]
     device_plugin: DevicePluginSettings
     smoke_test: SmokeTestSettings
+    #: GPU NodePools under node auto-provisioning (`cluster.nodeProvisioningProfile.mode: Auto`).
+    nap_gpu_pools: tuple[NapGpuPoolSettings, ...] = ()
     access: AccessSettings = field(default_factory=AccessSettings)
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
@@ -79,7 +89,7 @@ class PlatformSettings:
 
 def _pool_names_are_unique(reader: Reader) -> None:
     seen: dict[str, str] = {reader.get("systemPool.name"): "systemPool"}
-    for list_key in ("cpuPools", "gpuPools"):
+    for list_key in ("cpuPools", "gpuPools", "gpuNodePools"):
         for index, pool in enumerate(reader.get(list_key)):
             # Two pools of one name: positions are the only unambiguous way to name them.
             key = f"{list_key}[{index}]"
@@ -99,6 +109,7 @@ def _platform(reader: Reader) -> PlatformSettings:
         system_pool=reader.children["systemPool"].build(),
         cpu_pools=tuple(pool.build() for pool in reader.lists["cpuPools"]),
         gpu_pools=tuple(pool.build(plugin=device_plugin) for pool in reader.lists["gpuPools"]),
+        nap_gpu_pools=tuple(pool.build() for pool in reader.lists["gpuNodePools"]),
         device_plugin=device_plugin,
         smoke_test=reader.children["smokeTest"].build(),
         access=reader.children["access"].build(),
@@ -115,10 +126,16 @@ DOCUMENT = Document(
     "Every key of the `gpu-aks` Pulumi project, as written in `Pulumi.<stack>.yaml` (structured values under "
     "`config:`). All problems are reported at once before anything is created; values of secret keys are shown "
     "as `[secret]`. The Azure region is `azure-native:location`.",
-    Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS,
-                     Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools and gpuPools."),
+    Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS, GPU_NODE_POOLS,
+                     Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools, gpuPools "
+                                                       "and gpuNodePools."),
+                     Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool "
+                                                  "is fixed-size and the network is Azure CNI without Calico; "
+                                                  "`gpuNodePools` needs `mode: Auto`."),
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
-                     OBSERVABILITY), build=_platform),
+                     OBSERVABILITY,
+                     Check(arm64_pools_run_arm64_images, doc="A GPU pool of Arm64 (Grace) sizes needs an arm64 build of "
+                                                            "every image gpu-aks runs on GPU nodes.")), build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "
                            "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},
 )

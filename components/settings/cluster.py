@@ -36,6 +36,7 @@ from components.aks_api import (
     supported_minors,
 )
 from components.settings.common import PROJECT, ParseContext
+from components.settings.nap import NODE_PROVISIONING_PROFILE, NodeProvisioningSettings
 from components.settings.production import (
     API_SERVER_ACCESS_PROFILE,
     NETWORK_PROFILE,
@@ -86,6 +87,8 @@ class ClusterSettings:
     api_server_access_profile: ApiServerAccessSettings = field(default_factory=ApiServerAccessSettings)
     #: Pulumi's `protect` on the cluster and its resource group.
     protect: bool = False
+    #: Node auto-provisioning (NAP): `mode: Auto` lets `gpuNodePools` declare GPU capacity by requirement.
+    node_provisioning_profile: NodeProvisioningSettings = field(default_factory=NodeProvisioningSettings)
 
     @property
     def network(self) -> NetworkSettings:
@@ -248,7 +251,9 @@ CLUSTER = Section(
         Check(warn_open_api_server, reads=("apiServerAccessProfile",),
               doc="A warning when the API server has neither authorized ranges nor a private endpoint."),
         PROTECT,
+        NODE_PROVISIONING_PROFILE,
     ), build=_cluster,
     listed=("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel", "nodeOSUpgradeChannel",
             "aadProfile", "disableLocalAccounts", "oidcIssuerProfile", "workloadIdentity", "kubeloginMode",
-            "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "protect"))
+            "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "protect",
+            "nodeProvisioningProfile"))
