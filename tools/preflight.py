@@ -34,6 +34,7 @@ from typing import Any
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
+from components.azure_catalog import vcpus_in_size_name
 from components.settings import NodePoolSettings, PlatformSettings, SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
 
@@ -49,8 +50,6 @@ LOW_PRIORITY_CORES = "lowPriorityCores"
 #: `az` prints a few MB for list-skus in a large region: bound it all the same.
 INPUT_LIMITS = Limits(max_bytes=64 * 1024 * 1024, max_depth=32, max_nodes=5_000_000)
 AZ_TIMEOUT_SECONDS = 180
-#: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
-SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 
 
 class PreflightInputError(ValueError):
@@ -88,12 +87,6 @@ def surge_nodes(max_surge: str | None, max_count: int) -> int:
         # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
         return math.ceil(max_count * int(max_surge[:-1]) / 100)
     return int(max_surge)
-
-
-def vcpus_in_size_name(vm_size: str) -> int | None:
-    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
-    match = SIZE_VCPUS.match(vm_size)
-    return int(match.group(1)) if match else None
 
 
 def _need(key: str, pool: NodePoolSettings) -> PoolNeed:
