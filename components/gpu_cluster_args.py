@@ -422,6 +422,17 @@ class CpuPool(TypedDict, total=False):
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
 
 
+class DeclaredGpu(TypedDict, total=False):
+    """The GPU of a VM size gpu-aks's catalog does not know yet."""
+
+    model: Required[str]
+    """The GPU model, e.g. B200. Required."""
+    count: Required[int]
+    """GPUs per node. Required."""
+    memoryGiB: Required[int]
+    """Memory per GPU in GiB. Required."""
+
+
 class GpuProfile(TypedDict, total=False):
     """How AKS sets up the GPU."""
 
@@ -464,6 +475,8 @@ class GpuPool(TypedDict, total=False):
     """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    gpu: NotRequired[DeclaredGpu]
+    """The GPU of a size the catalog does not know yet: `{model, count, memoryGiB}` (a warning; the preflight checks it against Azure's SKU list)."""
     gpuInstanceProfile: NotRequired[GpuInstanceProfile]
     """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
     gpuProfile: NotRequired[GpuProfile]

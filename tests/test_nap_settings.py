@@ -163,3 +163,38 @@ def test_windows_and_service_principals_cannot_be_asked_for():
     beyond a Windows osSKU, which every pool already refuses."""
     problems = _problems(_with(cpuPools=[{"name": "cpu", "minCount": 1, "maxCount": 1, "osSKU": "Windows2022"}]))
     assert any(p.startswith("gpu-aks:cpuPools[cpu].osSKU:") for p in problems), problems
+
+
+# --- Fixed pools on sizes the catalog does not know yet, and the new catalog sizes -------------------
+
+DECLARED = {"name": "b200", "vmSize": "Standard_ND128isr_B200_v7", "gpu": {"model": "B200", "count": 8, "memoryGiB": 180}}
+
+
+def test_a_fixed_pool_may_declare_the_gpu_of_an_unknown_size_with_a_warning():
+    settings = parse_settings({"gpuPools": [DECLARED]}, "next", "eastus2", today=TODAY)
+    (pool,) = settings.gpu_pools
+    assert (pool.gpu.model, pool.gpu.gpus, pool.gpu.gpu_memory_gib, pool.gpus_per_node) == ("B200", 8, 180, 8)
+    assert pool.labels["nvidia.com/gpu.accelerator"] == "nvidia-b200"
+    assert any(w.startswith("gpu-aks:gpuPools[b200].vmSize:") and "taken from this pool's gpu declaration" in w
+               and "tools.preflight" in w for w in settings.warnings)
+
+
+@pytest.mark.parametrize("pool, key, message", [
+    ({"name": "x", "vmSize": "Standard_NC99_Z_v9"}, "gpu-aks:gpuPools[x].vmSize",
+     "declare its GPU: gpu: {model: B200, count: 8, memoryGiB: 180}"),
+    ({**DECLARED, "gpu": {"model": "B200", "count": 0, "memoryGiB": 180}}, "gpu-aks:gpuPools[b200].gpu.count",
+     "from 1 to 16"),
+    ({**DECLARED, "gpu": {"model": "B200", "count": 8}}, "gpu-aks:gpuPools[b200].gpu.memoryGiB", "null is not a GPU "
+                                                                                                 "memory"),
+    ({**DECLARED, "gpu": {"model": "B200", "count": 8, "memoryGiB": 180, "mig": True}},
+     "gpu-aks:gpuPools[b200].gpu.mig", "unknown setting"),
+    ({**DECLARED, "vmSize": "Standard_NC4as_T4_v3"}, "gpu-aks:gpuPools[b200].gpu", "is in the catalog (1 x T4, 16 GiB)"),
+    ({**DECLARED, "gpuInstanceProfile": "MIG1g"}, "gpu-aks:gpuPools[b200].gpuInstanceProfile",
+     "needs a MIG-capable GPU"),
+    ({"name": "gb", "vmSize": "Standard_ND128isr_GB300_v6", "osSKU": "AzureLinux"}, "gpu-aks:gpuPools[gb].osSKU",
+     "only on Ubuntu"),
+])
+def test_fixed_pool_refusals_for_new_and_declared_sizes(pool, key, message):
+    with pytest.raises(SettingsError) as error:
+        parse_settings({"gpuPools": [pool]}, "next", "eastus2", today=TODAY)
+    assert any(p.startswith(f"{key}:") and message in p for p in error.value.problems), error.value.problems

@@ -141,6 +141,8 @@ class SkuOffer:
     restrictions: tuple[str, ...]
     location_restricted: bool
     restricted_zones: tuple[str, ...]
+    #: The size's `GPUs` capability (None when the SKU list gives none: not a GPU size).
+    gpus: int | None = None
 
 
 def _int(value: Any, where: str) -> int:
@@ -199,10 +201,13 @@ def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
             else:
                 location_restricted = True
                 restrictions.append(f"{reason} in {location}")
+        gpus = next((cap.get("value") for cap in item.get("capabilities") or []
+                     if isinstance(cap, dict) and cap.get("name") == "GPUs"), None)
         offers[item["name"].lower()] = SkuOffer(
             item["name"], str(item.get("family") or "?"),
             int(vcpus) if isinstance(vcpus, str) and vcpus.isdigit() else None, zones, tuple(restrictions),
-            location_restricted, tuple(sorted(set(restricted_zones))))
+            location_restricted, tuple(sorted(set(restricted_zones))),
+            int(gpus) if isinstance(gpus, str) and gpus.isdigit() else None)
     return offers
 
 
@@ -274,6 +279,25 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
     return reports, problems
 
 
+def declared_gpu_problems(settings: PlatformSettings, skus: Mapping[str, SkuOffer]) -> list[str]:
+    """A GPU pool on a size the catalog does not know declares its GPU (`gpuPools[].gpu`): Azure's SKU
+    list (the `GPUs` capability of `az vm list-skus`) must agree with the declared count."""
+    problems = []
+    for pool in settings.gpu_pools:
+        if pool.sku is None or pool.sku.family != "declared":
+            continue
+        offer = skus.get(pool.vm_size.lower())
+        if offer is None:
+            continue  # check_capacity already says the size is not offered
+        if offer.gpus is None:
+            problems.append(f"gpuPools[{pool.name}].gpu: Azure's SKU list gives {pool.vm_size} no GPUs capability, "
+                            "so it is not a GPU size; pick an N-series size")
+        elif offer.gpus != pool.sku.gpus:
+            problems.append(f"gpuPools[{pool.name}].gpu.count: {pool.sku.gpus} declared, but Azure's SKU list gives "
+                            f"{pool.vm_size} {offer.gpus} GPUs; declare count: {offer.gpus}")
+    return problems
+
+
 # --- Inputs ---------------------------------------------------------------------------------------------
 
 
@@ -343,6 +367,7 @@ def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] =
         print(escape_text(f"error: {error}"), file=sys.stderr)
         return 2
     reports, problems = check_capacity(settings, usage, skus)
+    problems += declared_gpu_problems(settings, skus)
     # Names come from the stack file and from `az`'s answers: escaped, one per line, and the whole
     # report neutralised for terminals and CI logs (policies/terminal.py).
     lines = [f"capacity for stack {escape_line(settings.stack)} in {escape_line(location)}:"]
