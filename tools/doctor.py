@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
-from gpu_aks_policies.contract import GpuPoolContract, PlatformContract
+from gpu_aks_policies.contract import GpuPoolEntry, PlatformContract
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -223,7 +223,7 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolContract,
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolEntry,
                 platform: Platform, plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
     resource, expected = typed.gpu_resource, typed.gpus_per_node
