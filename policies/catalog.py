@@ -49,6 +49,13 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/", "k8s.io/")
 #: under `migStrategy: mixed` (`nvidia.com/mig-1g.5gb`, ...).
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+#: Whole GPUs passed through to a virtual machine: NVIDIA's sandbox device plugin (GPU Operator,
+#: `sandboxWorkloads`) and KubeVirt's `permittedHostDevices` advertise each GPU model as its own
+#: resource, named after the PCI device in capitals (`nvidia.com/GA102GL_A10`,
+#: `nvidia.com/TU104GL_Tesla_T4`, vGPU types `nvidia.com/GRID_T4-1Q`; kubevirt/kubevirt
+#: `examples/vmi-gpu.yaml`, `docs/devel/host-devices-and-device-plugins.md`). The device plugin's
+#: own resources (`gpu`, `mig-*`, `gpu.shared`) and HAMi's (`gpumem`, `gpucores`) are lower case.
+PASSTHROUGH_GPU_RESOURCES = "nvidia.com/[A-Z]*"
 
 # --- The NVIDIA device plugin ------------------------------------------------------------------
 
