@@ -66,7 +66,17 @@ GPU_CONDITIONS = {
 #: kubernetes.io/docs/reference/labels-annotations-taints; cluster-autoscaler's scale-down taints,
 #: kubernetes/autoscaler `cluster-autoscaler/utils/taints/taints.go`).
 SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
-                         "DeletionCandidateOfClusterAutoscaler")
+                         "DeletionCandidateOfClusterAutoscaler",
+                         # Karpenter's own taints while it starts or disrupts a node (`karpenter.sh/unregistered`,
+                         # `karpenter.sh/disrupted`; kubernetes-sigs/karpenter pkg/apis/v1/taints.go).
+                         "karpenter.sh/")
+#: Labels Karpenter (AKS node auto-provisioning) puts on the nodes it creates: its NodePool, and the
+#: instance type (kubernetes-sigs/karpenter pkg/apis/v1/labels.go; Kubernetes well-known labels).
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+#: Azure's GPU label on NAP nodes (karpenter-provider-azure pkg/apis/v1beta1/labels.go); NAP nodes lack
+#: `kubernetes.azure.com/accelerator`.
+NAP_GPU_MANUFACTURER_LABEL = "karpenter.azure.com/sku-gpu-manufacturer"
 
 
 class DoctorInputError(Exception):
@@ -223,10 +233,29 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
+def _replace_node(node: Mapping[str, Any]) -> str:
+    """How a broken node is replaced: Karpenter's NodeClaim for a NAP node, the AgentPool's VM otherwise."""
+    labels = _labels(node)
+    if NODEPOOL_LABEL in labels:
+        return (f"kubectl delete node {_name(node)} (Karpenter's NodePool {as_str(labels.get(NODEPOOL_LABEL))} "
+                "replaces it)")
+    return "az aks nodepool delete-machines"
+
+
+def _node_offer(node: Mapping[str, Any], typed: GpuPoolEntry) -> tuple[str, int]:
+    """The GPU resource and count this node should advertise: its own VM size's offer when the pool may
+    bring several (a NAP NodePool), else the pool's."""
+    size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
+    for offer in typed.offers:
+        if offer.vm_size and offer.vm_size.lower() == size:
+            return offer.resource, offer.per_node
+    return typed.gpu_resource, typed.gpus_per_node
+
+
 def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolEntry,
                 platform: Platform, plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
-    resource, expected = typed.gpu_resource, typed.gpus_per_node
+    resource, expected = _node_offer(node, typed)
     problems: list[Problem] = []
 
     def problem(check: str, message: str, fix: str) -> None:
@@ -237,7 +266,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
     if not is_ready:
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
                 f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
-                f"(az aks nodepool delete-machines)")
+                f"({_replace_node(node)})")
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
@@ -374,7 +403,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         reports.append(report)
     check_metrics_exporters(platform, reports, pods)
     unmatched = sorted(_name(n) for n in nodes if _name(n) not in matched and (
-        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"))
+        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"
+        or _labels(n).get(NAP_GPU_MANUFACTURER_LABEL) == "nvidia"))
     return Diagnosis(reports, unmatched)
 
 
