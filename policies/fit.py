@@ -26,8 +26,9 @@ from .catalog import (
     aks_node_labels,
 )
 from .contract import ContractError, GpuOffer, GpuPoolEntry, PlatformContract
+from .demand import amount_of, gpu_demand, limit_problem
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
-from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
+from .gpu_rules import Finding
 from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig

@@ -66,10 +66,10 @@ from pulumi_policy.proxy import (
 )
 
 from . import __version__, sdk_patches
-from .gpu_rules import Finding, StackResource, check_gpu_tolerations, undecided
+from .gpu_rules import Finding, StackResource, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
-from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig, parse_rule_config
-from .rules import RULES, Rule
+from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
+from .rules import RULES, Rule, parse_rule_config
 from .scope import remembered, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
@@ -332,7 +332,7 @@ def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -
                   or (kind == "ResourceClaimTemplate" and (namespace, name) in context.table(CLAIM_TEMPLATES)))
     if not late:
         return []
-    now = {f.message for f in check_gpu_tolerations(pods, early.config, context) if f.decided}
+    now = {f.message for f in RULES[TOLERATE_GPU_TAINT].check(pods, early.config, context) if f.decided}
     why = (f"was judged when the engine registered it, before {', '.join(late)}, which the program registers later; "
            f"make it depend on {'them' if len(late) > 1 else 'it'} (for example metadata.namespace: "
            f"ns.metadata.name) so that its verdict counts them.")

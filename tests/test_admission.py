@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from gpu_aks_policies.admission import is_superset, merge_tolerations
 from gpu_aks_policies.podspecs import Toleration
-from gpu_aks_policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT, parse_rule_config
+from gpu_aks_policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT
+from gpu_aks_policies.rules import parse_rule_config
 
 from tests.helpers import findings
 

@@ -15,7 +15,7 @@ from gpu_aks_policies.check import main
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.podspecs import gpu_asks
-from gpu_aks_policies.rule_config import default_rule_config
+from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
 from tools.doctor import main as doctor_main
