@@ -8,14 +8,13 @@ found (`policies/workloads/`) and the objects checked together (a `Context`). No
 
 from __future__ import annotations
 
-import re
 from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
-from .catalog import GPU_MODEL_LABEL, POOL_LABEL, SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size
+from .catalog import GPU_MODEL_LABEL, POOL_LABEL, is_gpu_vm_size
 from .demand import GpuDemand, gpu_demand, limit_problem
 from .podspecs import (
     ABSENT,
@@ -27,11 +26,10 @@ from .podspecs import (
     find_pod_specs,
     is_gpu_resource,
     join,
-    known,
     list_at,
     mapping_at,
 )
-from .quantities import shown
+from .pools import PoolView, pools_of, shown_count
 from .rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
@@ -42,17 +40,14 @@ from .rule_config import (
     RuleConfig,
 )
 from .scheduling import (
-    TaintSyntaxError,
     format_taint,
     is_extended_resource_name,
-    parse_taint,
     required_node_terms,
     selects_node,
     tolerates,
     toleration_for,
     untolerated_taints,
 )
-from .secrets import is_secret
 from .workloads import Context, pod_claims
 
 
@@ -273,66 +268,16 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
     return _dedupe(findings)
 
 
-# --- Azure side: pools and the device plugin ----------------------------------------------------
+# --- Pools and the device plugin -----------------------------------------------------------------
+# The pools come from the pool kinds (`gpu_aks_policies.pools`): these rules never read a kind's
+# properties, so a new kind of pool is judged by the same rules.
 
-_AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
-_MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster")
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
-
-
-@dataclass(frozen=True)
-class PoolView:
-    """An AKS node pool as the rules see it, from an AgentPool or one `agentPoolProfiles` entry."""
-
-    path: str
-    name: str
-    props: Mapping[str, Any]
-
-
-def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
-    if _AGENT_POOL_TYPE.fullmatch(resource_type):
-        name = props.get("agentPoolName") or props.get("name") or ""
-        return [PoolView("", name if isinstance(name, str) else "", props)]
-    if _MANAGED_CLUSTER_TYPE.fullmatch(resource_type):
-        profiles = list_at(props.get("agentPoolProfiles"), "agentPoolProfiles")
-        return [
-            PoolView(join("agentPoolProfiles", index), str(profile.get("name") or f"#{index}"), profile)
-            for index, profile in enumerate(profiles) if isinstance(profile, abc.Mapping)
-        ]
-    return []
-
-
-def _pool_taints(pool: PoolView) -> tuple[list[dict[str, str]], list[str]]:
-    """The taints a pool's nodes carry (Spot's is added by AKS even if undeclared) and syntax problems."""
-    taints, problems = [], []
-    path = join(pool.path, "nodeTaints")
-    for index, text in enumerate(list_at(pool.props.get("nodeTaints"), path)):
-        known(text, join(path, index))
-        try:
-            taints.append(parse_taint(text))
-        except TaintSyntaxError as error:
-            problems.append(str(error))
-    if known(pool.props.get("scaleSetPriority"), join(pool.path, "scaleSetPriority")) == "Spot":
-        spot = parse_taint(SPOT_TAINT)
-        if spot not in taints:
-            taints.append(spot)
-    return taints, problems
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> str:
-    """A count as people write it: the wire's 3.0 is 3 (a secret one is named only as secret)."""
-    if is_secret(value):
-        return shown(value)
-    return str(int(value)) if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else shown(value)
 
 
 def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
     problems = []
-    taints, syntax_problems = _pool_taints(pool)
+    taints, syntax_problems = pool.taints()
     problems.extend(syntax_problems)
     if not any(taint == dict(gpu_taint) and taint["effect"] == "NoSchedule"
                for taint in taints for gpu_taint in config.gpu_taints):
@@ -340,35 +285,32 @@ def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
         problems.append(
             f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
             f"GPU pods cannot rely on it. Fix: nodeTaints: [\"{format_taint(config.gpu_taints[0])}\"]")
-    autoscaling = known(pool.props.get("enableAutoScaling"), join(pool.path, "enableAutoScaling"))
-    min_count = known(pool.props.get("minCount"), join(pool.path, "minCount"))
-    max_count = known(pool.props.get("maxCount"), join(pool.path, "maxCount"))
-    if autoscaling is not True or not (_is_count(min_count) and _is_count(max_count)):
+    scaling = pool.scaling()
+    if not scaling.bounded:
         problems.append(
-            f"is not autoscaled within bounds (enableAutoScaling: {shown(autoscaling)}, minCount: {_number(min_count)}, "
-            f"maxCount: {_number(max_count)}); GPU pools should scale, to zero when idle. Fix: enableAutoScaling: "
-            f"true, minCount: 0, maxCount: <the most GPUs nodes you will pay for>")
-    elif min_count > max_count:
-        problems.append(f"has minCount {_number(min_count)} above maxCount {_number(max_count)}. Fix: minCount <= maxCount")
+            f"is not autoscaled within bounds ({scaling.written}); GPU pools should scale, to zero when idle. "
+            f"Fix: {scaling.fix}")
+    elif scaling.min_count > scaling.max_count:
+        problems.append(f"has {scaling.min_field} {shown_count(scaling.min_count)} above {scaling.max_field} "
+                        f"{shown_count(scaling.max_count)}. Fix: {scaling.min_field} <= {scaling.max_field}")
     return problems
 
 
 def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: RuleConfig) -> list[Finding]:
-    """An AKS pool with a GPU VM size must be tainted for GPUs and autoscale within bounds."""
+    """A pool with a GPU VM size must be tainted for GPUs and autoscale within bounds."""
     findings = []
     try:
-        pools = node_pools(resource_type, props)
+        pools = pools_of(resource_type, props)
     except UndecidableError as error:
         return [undecided(TAINTED_GPU_POOLS, error)]
     for pool in pools:
         try:
-            vm_size = known(pool.props.get("vmSize"), join(pool.path, "vmSize"))
-            if not isinstance(vm_size, str) or not is_gpu_vm_size(vm_size):
+            gpu_sizes = [size for size in pool.vm_sizes() if is_gpu_vm_size(size)]
+            if not gpu_sizes:
                 continue
             for problem in _pool_problems(pool, config):
                 findings.append(Finding(
-                    TAINTED_GPU_POOLS, pool.path or "nodeTaints",
-                    f"GPU node pool '{pool.name}' ({vm_size}) {problem}"))
+                    TAINTED_GPU_POOLS, pool.where, f"GPU node pool '{pool.name}' ({', '.join(gpu_sizes)}) {problem}"))
         except UndecidableError as error:
             findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings
@@ -388,29 +330,6 @@ def is_device_plugin_daemonset(resource_type: str, props: Mapping[str, Any]) -> 
     return False
 
 
-def served_by_nvidia_plugin(pool: PoolView) -> bool:
-    """NVIDIA pools whose driver AKS installs and whose plugin nothing else manages: the ones a
-    self-installed device plugin must reach (`gpuProfile.driver: None` means the GPU Operator or
-    another owner runs driver and plugin; AKS-managed GPU pools run their own plugin)."""
-    vm_size = pool.props.get("vmSize")
-    if not isinstance(vm_size, str) or gpu_sku(vm_size) is None:
-        return False
-    gpu_profile = pool.props.get("gpuProfile")
-    if isinstance(gpu_profile, abc.Mapping):
-        if gpu_profile.get("driver") == "None":
-            return False
-        nvidia = gpu_profile.get("nvidia")
-        if isinstance(nvidia, abc.Mapping) and nvidia.get("managementMode") == "Managed":
-            return False
-    return True
-
-
-def pool_node_labels(pool: PoolView) -> dict[str, str]:
-    """The labels a pool's nodes carry: its nodeLabels plus those AKS always adds."""
-    labels = {k: str(v) for k, v in mapping_at(pool.props.get("nodeLabels"), join(pool.path, "nodeLabels")).items()}
-    return aks_node_labels(pool.name, labels, pool.props.get("scaleSetPriority") == "Spot")
-
-
 @dataclass(frozen=True)
 class StackResource:
     urn: str
@@ -427,15 +346,15 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
     findings = []
     for resource in resources:
         try:
-            pools = [p for p in node_pools(resource.type, resource.props) if served_by_nvidia_plugin(p)]
+            pools = [p for p in pools_of(resource.type, resource.props) if p.served_by_nvidia_plugin()]
         except UndecidableError as error:
             findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
             continue
         for pool in pools:
             try:
-                taints, _ = _pool_taints(pool)
-                labels = pool_node_labels(pool)
-                mig = bool(known(pool.props.get("gpuInstanceProfile"), join(pool.path, "gpuInstanceProfile")))
+                taints, _ = pool.taints()
+                labels = pool.node_labels()
+                mig = pool.mig()
                 gaps: list[str] = []
                 for plugin, plugin_pods in plugins:
                     gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
@@ -447,8 +366,8 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
                 continue
             if len(gaps) == len(plugins):
                 findings.append(Finding(
-                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.path or "nodeTaints",
-                    f"GPU node pool '{pool.name}' ({pool.props.get('vmSize')}) is not served by any NVIDIA "
+                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.where,
+                    f"GPU node pool '{pool.name}' ({', '.join(pool.vm_sizes())}) is not served by any NVIDIA "
                     f"device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods never "
                     f"schedule there: " + "; ".join(str(gap) for gap in gaps),
                     subject=resource.urn))

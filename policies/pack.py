@@ -66,8 +66,9 @@ from pulumi_policy.proxy import (
 )
 
 from . import __version__, sdk_patches
-from .gpu_rules import Finding, StackResource, undecided
+from .gpu_rules import DAEMONSET_TYPES, Finding, StackResource, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
+from .pools import is_pool_resource
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
 from .scope import remembered, secret_texts
@@ -299,7 +300,7 @@ def _with_namespace_caveats(findings: list[Finding], obj: Mapping[str, Any], pod
 
 def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        if not args.resource_type.startswith("azure-native:containerservice"):
+        if not is_pool_resource(args.resource_type):
             return
         findings = rule.check(args.resource_type, plain_props(args.props), OPERATION.rule_config(rule.name, args.get_config()))
         _report(findings, report)
@@ -364,7 +365,7 @@ def _stack_resources_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
-            if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
+            if is_pool_resource(r.resource_type) or r.resource_type in DAEMONSET_TYPES
         ]
         _report(rule.check(resources, OPERATION.rule_config(rule.name, args.get_config())), report)
 
