@@ -414,6 +414,7 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             elif not verdict.fits:
                 lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)
+        lines.extend(f"  note: {note}" for note in explanation.pod.notes)
         lines.extend(f"  warning: {warning}" for warning in explanation.warnings)
         lines.extend(f"  hint: {hint}" for hint in explanation.hints)
     return safe_text("\n".join(lines))
