@@ -7,7 +7,7 @@ GPU amounts. Below every check; imports no rule. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from .podspecs import (
     ABSENT,
     UNKNOWN,
+    Container,
     GpuAsk,
     PodSpec,
     UndecidableError,
@@ -180,3 +181,45 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
             f"Drop the request (the limit sets it) or write:\nresources:\n  limits:\n    {resource}: {equal}\n"
             f"  requests:\n    {resource}: {equal}")
     return None
+
+
+@dataclass(frozen=True)
+class AmountVerdict:
+    """The API server's verdict on one GPU amount a container writes: a problem, or an unknown value
+    that hides the answer during preview (`unknown`)."""
+
+    container: Container
+    ask: GpuAsk | None
+    problem: LimitProblem | None = None
+    unknown: UndecidableError | None = None
+
+    @property
+    def where(self) -> str:
+        """The field a finding points at."""
+        if self.unknown is not None:
+            return self.unknown.path
+        assert self.ask is not None
+        return self.ask.limit_path if self.ask.limit is not ABSENT else self.ask.request_path
+
+
+def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]:
+    """Every GPU amount of the pod the API server refuses, or cannot be judged yet, as
+    `gpu-limits-are-whole-numbers` and the fit both judge them: containers whose GPU amounts the
+    controller writes are not judged, nor the shares `gpuMarkers.resources` names (Volcano vGPU, HAMi
+    memory or cores: not counts of GPUs)."""
+    for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+        if isinstance(result, UndecidableError):
+            yield AmountVerdict(container, None, unknown=result)
+            continue
+        if container.limits_set_by_controller:
+            continue
+        for ask in result:
+            if is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue
+            try:
+                problem = limit_problem(ask, config.gpu_sharing)
+            except UndecidableError as error:
+                yield AmountVerdict(container, ask, unknown=error)
+                continue
+            if problem:
+                yield AmountVerdict(container, ask, problem)

@@ -15,16 +15,13 @@ from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
 from .catalog import GPU_MODEL_LABEL, POOL_LABEL, is_gpu_vm_size
-from .demand import GpuDemand, gpu_demand, limit_problem
+from .demand import GpuDemand, amount_verdicts, gpu_demand
 from .podspecs import (
-    ABSENT,
     UNKNOWN,
     PodSpec,
     UndecidableError,
     as_mapping,
-    asks_by_container,
     find_pod_specs,
-    is_gpu_resource,
     join,
     list_at,
     mapping_at,
@@ -148,24 +145,12 @@ def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
     equal to any request. Containers whose GPU amounts the controller writes are not judged."""
     findings = []
     for pod in pods:
-        for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
-            if isinstance(result, UndecidableError):
-                findings.append(undecided(WHOLE_GPU_LIMITS, result))
-                continue
-            if container.limits_set_by_controller:
-                continue
-            for ask in result:
-                if is_gpu_resource(ask.resource, config.gpu_markers.resources):
-                    continue  # a share (Volcano vGPU, HAMi memory or cores), not a count of GPUs
-                try:
-                    problem = limit_problem(ask, config.gpu_sharing)
-                except UndecidableError as error:
-                    findings.append(undecided(WHOLE_GPU_LIMITS, error))
-                    continue
-                if problem:
-                    where = ask.limit_path if ask.limit is not ABSENT else ask.request_path
-                    findings.append(Finding(WHOLE_GPU_LIMITS, where,
-                                            f"container '{container.name}' at {container.path} {problem}"))
+        for verdict in amount_verdicts(pod, config):
+            if verdict.unknown is not None:
+                findings.append(undecided(WHOLE_GPU_LIMITS, verdict.unknown))
+            else:
+                findings.append(Finding(WHOLE_GPU_LIMITS, verdict.where, f"container '{verdict.container.name}' at "
+                                                                         f"{verdict.container.path} {verdict.problem}"))
     return _dedupe(findings)
 
 

@@ -128,7 +128,7 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
     Rule(FIT_A_POOL,
          "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
          "mandatory", "checker-only", "pods",
-         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers", "workloadShapes"),
+         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),
 )}
 
