@@ -25,7 +25,7 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
-from .contract import ContractError, GpuOffer, GpuPoolEntry, PlatformContract
+from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .gpu_rules import Finding
@@ -221,12 +221,12 @@ def _tolerating(admitted: Admitted) -> Tolerating:
     return Tolerating((item.toleration, item.source == WRITTEN) for item in admitted.tolerations)
 
 
-def _offered(offer: GpuOffer) -> str:
+def _offered(offer: GpuOfferEntry) -> str:
     return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
         f"whole GPUs as {offer.resource}"
 
 
-def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOffer]) -> list[str]:
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
     if not asks or any(all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())
                        for offer in offers):

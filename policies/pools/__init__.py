@@ -7,12 +7,12 @@ platform's `components/pools/`; the contract's `kind` names the same kinds."""
 import importlib
 import pkgutil
 
-from .registry import KINDS, PoolKind, is_pool_resource, kind_of, pools_of
+from .registry import KINDS, PoolRegistration, is_pool_resource, kind_of, pools_of
 from .view import PoolView, Scaling, shown_count
 
 # Every kind module of this package registers its kind on import; sorted, so the order is stable.
 for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["KINDS", "PoolKind", "PoolView", "Scaling", "is_pool_resource", "kind_of", "pools_of",
+__all__ = ["KINDS", "PoolRegistration", "PoolView", "Scaling", "is_pool_resource", "kind_of", "pools_of",
            "shown_count"]

@@ -18,7 +18,7 @@ PoolsOf = Callable[[str, Mapping[str, Any]], list[PoolView]]
 
 
 @dataclass(frozen=True)
-class PoolKind:
+class PoolRegistration:
     """One kind of pool as the pack meets it."""
 
     #: The contract's name of the kind ("agentPool", "nodePool").
@@ -30,19 +30,19 @@ class PoolKind:
     source: str = ""
 
 
-KINDS: list[PoolKind] = []
+KINDS: list[PoolRegistration] = []
 
 
 def register(name: str, recognizes: Callable[[str], bool], source: str = "") -> Callable[[PoolsOf], PoolsOf]:
     def decorate(pools_of: PoolsOf) -> PoolsOf:
         if any(kind.pools_of is pools_of for kind in KINDS):
             raise ValueError(f"pool kind {name!r} is registered twice")
-        KINDS.append(PoolKind(name, recognizes, pools_of, source))
+        KINDS.append(PoolRegistration(name, recognizes, pools_of, source))
         return pools_of
     return decorate
 
 
-def kind_of(resource_type: str) -> PoolKind | None:
+def kind_of(resource_type: str) -> PoolRegistration | None:
     return next((kind for kind in KINDS if kind.recognizes(resource_type)), None)
 
 
