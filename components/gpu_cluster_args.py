@@ -573,6 +573,8 @@ class Observability(TypedDict, total=False):
     """Turn on managed Prometheus, the exporter and the alerts (they cost money: docs/observe.md). Default: false."""
     azureMonitorWorkspaceResourceId: NotRequired[str]
     """An existing Azure Monitor workspace; default: one is created."""
+    azureMonitorWorkspaceLocation: NotRequired[str]
+    """The region of that workspace; default: read from Azure. The data collection endpoint and rule and the rule groups go to the workspace's region (Microsoft's templates); required for a private cluster."""
     grafana: NotRequired[bool]
     """Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace. Default: false."""
     dcgmExporter: NotRequired[DcgmExporter]
