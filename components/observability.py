@@ -28,6 +28,7 @@ Microsoft's onboarding templates (Azure/prometheus-collector `AddonArmTemplate`,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -105,6 +106,25 @@ def workspace_parts(resource_id: str) -> tuple[str, str]:
     match = re.search(r"/resourceGroups/([^/]+)/providers/Microsoft\.Monitor/accounts/([^/]+)$", resource_id, re.IGNORECASE)
     assert match, resource_id
     return match.group(1), match.group(2)
+
+
+#: Azure Managed Grafana workspace names: 2-23 characters, letters, digits and hyphens, starting with a
+#: letter and ending with a letter or digit (the bound Microsoft's own Bicep states, e.g. Azure/ARO-HCP
+#: `take('aro-hcp-grafana-...', 23)`). Left to Pulumi's auto-naming the name was about 29 characters.
+GRAFANA_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,21}[A-Za-z0-9]")
+GRAFANA_NAME_LENGTH = 23
+
+
+def grafana_name(cluster_name: str) -> str:
+    """The cluster's name made a valid Grafana workspace name; when it must be cut, a short hash of the
+    whole name keeps two long cluster names apart. Deterministic: the same cluster, the same name."""
+    cleaned = re.sub(r"[^A-Za-z0-9-]", "-", cluster_name).strip("-")
+    if not cleaned[:1].isalpha():
+        cleaned = f"g-{cleaned}".rstrip("-")
+    if len(cleaned) <= GRAFANA_NAME_LENGTH and GRAFANA_NAME_RE.fullmatch(cleaned):
+        return cleaned
+    digest = hashlib.sha256(cluster_name.encode()).hexdigest()[:4]
+    return f"{cleaned[:GRAFANA_NAME_LENGTH - 5].rstrip('-')}-{digest}"
 
 
 def action_group_short_name(cluster_name: str) -> str:
@@ -283,7 +303,8 @@ class GpuObservability(pulumi.ComponentResource):
         self.dashboard_url: pulumi.Output[Any] = pulumi.Output.from_input(None)
         if settings.grafana:
             grafana = dashboard.Grafana(
-                f"{name}-grafana", resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
+                f"{name}-grafana", workspace_name=grafana_name(cluster.name),
+                resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
                 sku={"name": "Standard"}, identity={"type": "SystemAssigned"},
                 properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
                     {"azure_monitor_workspace_resource_id": self.workspace_id}]}},

@@ -4,7 +4,9 @@ resources' bodies against Microsoft's REST models where a matching API version i
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 
 import kubernetes_validate
 import pytest
@@ -26,7 +28,7 @@ from components.observability import (
 )
 from components.settings import ObservabilitySettings, SettingsError, parse_settings
 from observability.dashboard import dashboard_queries, grafana_dashboard
-from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
+from observability.metrics import DCGM_METRICS, KNOWN_METRICS, KUBE_STATE_METRICS, metrics_csv
 from observability.rules import metric_names, platform_alert_rules
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
@@ -376,3 +378,44 @@ def test_the_doctor_wants_a_ready_exporter_on_every_watched_gpu_node():
     assert exporter_problems(None, [{**healthy[0], "metadata": {**healthy[0]["metadata"], "labels": {
         "app.kubernetes.io/name": "dcgm-exporter", "gpu-aks.io/pool": "t4"}}}]) == [
         ("n2", "no DCGM exporter pod runs on the node")], "a pool with exporter pods is watched even without the key"
+
+
+def test_kube_state_metrics_names_are_in_the_add_ons_minimal_keep_list():
+    """The keep list is Go now (0.3.1 cited a Ruby file Azure/prometheus-collector deleted)."""
+    from observability import metrics
+    fixture = ROOT / "tests" / "fixtures" / "prometheus-collector" / "keep-list.kubestate-minimal.go.txt"
+    source = fixture.read_text()
+    assert "otelcollector/shared/configmap/mp/tomlparser-default-targets-metrics-keep-list.go" in source
+    assert "tomlparser-default-targets-metrics-keep-list.go" in inspect.getsource(metrics)
+    assert ".rb" not in inspect.getsource(metrics)
+    keep = re.search(r'kubestateRegex_minimal_mac\s+= "([^"]+)"', source)
+    assert keep
+    pattern = re.compile(f"(?:{keep.group(1)})")
+    assert [name for name in sorted(KUBE_STATE_METRICS) if not pattern.fullmatch(name)] == []
+    assert not pattern.fullmatch("kube_pod_container_resource_requests_total"), "the check can fail"
+
+
+@pytest.mark.parametrize("cluster", ["gpu-aks-prod", "gpu-aks-dev", "a", "x" * 63, "gpu_aks_prod_with_a_long_name",
+                                     "9lives", "-", "gpu-aks-" + "y" * 14 + "-z", "Team.A-GPU"])
+def test_grafana_names_are_valid_and_deterministic(cluster):
+    from components.observability import GRAFANA_NAME_RE, grafana_name
+    name = grafana_name(cluster)
+    assert 2 <= len(name) <= 23 and GRAFANA_NAME_RE.fullmatch(name), name
+    assert grafana_name(cluster) == name
+
+
+def test_grafana_names_keep_long_clusters_apart_and_short_ones_readable():
+    from components.observability import grafana_name
+    assert grafana_name("gpu-aks-prod") == "gpu-aks-prod"
+    assert grafana_name("x" * 40 + "a") != grafana_name("x" * 40 + "b")
+
+
+def test_grafana_gets_its_explicit_name():
+    platform = settings({"enabled": True, "grafana": True}, cluster={"name": "gpu-aks-" + "p" * 30})
+    from components.observability import GpuObservability, GpuObservabilityArgs, grafana_name
+    from tools.mockrun import run_pulumi
+    run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
+        platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
+        ["nvidia-device-plugin-daemonset"])), "unit")
+    assert run.error is None, run.error
+    assert run.one("azure-native:dashboard:Grafana").inputs["workspaceName"] == grafana_name(platform.cluster.name)
