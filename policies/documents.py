@@ -673,6 +673,8 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
     without, a duplicate key is a DocumentError, as go-yaml v3 (Pulumi's stack files) refuses it."""
     check_nesting(text, limits)
     loader = _BoundedLoader(text, limits)
+    if index is not None:
+        loader.index = index  # recorded in place: a copy per file cost time and memory
     documents: list[Any] = []
     try:
         while loader.check_data():
@@ -704,10 +706,7 @@ def _checked(documents: list[Any], loader: _BoundedLoader, text: str, limits: Li
     if expanded or "&" in text:
         for line, document in pairs:
             check_structure(document, line, limits, expanded, start=loader.merged_entries)
-    if index is not None:
-        index.mappings.update(loader.index.mappings)
-        index.duplicates.extend(loader.index.duplicates)
-    elif loader.index.duplicates:
+    if index is None and loader.index.duplicates:
         raise loader.index.duplicates[0]
     return pairs
 
