@@ -222,3 +222,39 @@ def test_network_grants_are_one_per_distinct_subnet_and_the_zone():
     assert network_grants([], None) == []
     # The role definition lives in the scope's subscription.
     assert network_grants([subnet("gpu", VNET.replace(SUB, OTHER_SUB))], None)[0].subscription == OTHER_SUB
+
+
+# --- The catalog's local disks ------------------------------------------------------------------
+
+from components.azure_catalog import LOCAL_DISKS, ephemeral_os_disk_check, local_disks  # noqa: E402
+
+#: `MaxResourceVolumeMB` (MiB) of the sizes Azure/karpenter-provider-azure's capture of the Resource
+#: SKUs API holds: the temp disks the Learn pages give must be the same disks.
+RESOURCE_VOLUME_MIB = {"Standard_NC16as_T4_v3": 360448, "Standard_NC24ads_A100_v4": 65536}
+
+
+def test_the_two_sources_of_disk_sizes_agree_where_both_have_a_size():
+    for size, mib in RESOURCE_VOLUME_MIB.items():
+        disks = local_disks(size)
+        assert disks is not None and disks.temp_gib == mib // 1024, size
+
+
+def test_every_catalogued_gpu_size_with_disks_is_a_supported_gpu_size_or_a_d_size():
+    from gpu_aks_policies.catalog import gpu_sku
+    for size in LOCAL_DISKS:
+        assert gpu_sku(size) is not None or size.startswith("standard_d"), size
+
+
+@pytest.mark.parametrize("vm_size, size, refused, warned", [
+    ("Standard_NC24ads_A100_v4", 256, False, False),   # fits the 256 GiB cache though the temp disk has 64
+    ("Standard_NC24ads_A100_v4", 257, True, False),
+    ("Standard_D4ds_v5", 150, False, False),
+    ("Standard_D4ds_v5", 151, True, False),            # no cache disk: the temp disk is the limit
+    ("Standard_NC4as_T4_v3", 176, False, False),
+    ("Standard_NC4as_T4_v3", 200, False, True),        # cache unknown: a warning, never a refusal
+    ("Standard_ND96asr_v4", 2048, False, False),       # not in the table: nothing to say
+    ("Standard_D4ds_v5", None, False, False),
+])
+def test_ephemeral_os_disk_fits_the_cache_or_temp_disk(vm_size, size, refused, warned):
+    problem, warning = ephemeral_os_disk_check(vm_size, size)
+    assert (problem is not None, warning is not None) == (refused, warned)
