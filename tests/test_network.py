@@ -258,3 +258,74 @@ def test_every_catalogued_gpu_size_with_disks_is_a_supported_gpu_size_or_a_d_siz
 def test_ephemeral_os_disk_fits_the_cache_or_temp_disk(vm_size, size, refused, warned):
     problem, warning = ephemeral_os_disk_check(vm_size, size)
     assert (problem is not None, warning is not None) == (refused, warned)
+
+
+# --- What the program sends, against the REST models ---------------------------------------------
+
+import yaml  # noqa: E402
+
+from tests.conftest import run_stack  # noqa: E402
+from tests.test_aks_api import _walk  # noqa: E402
+from tools.mockrun import FAKE_CLUSTER_PRINCIPAL_ID, FAKE_IDENTITY_PRINCIPAL_ID  # noqa: E402
+
+CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+ROLE_TYPE = "azure-native:authorization:RoleAssignment"
+
+
+def run_config(tmp_path_factory: Any, name: str, config: dict[str, Any]):
+    path = tmp_path_factory.mktemp(name) / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump({"config": {"azure-native:location": "eastus2",
+                                               **{f"gpu-aks:{key}": value for key, value in config.items()}}}))
+    run = run_stack(name, path)
+    assert run.error is None, run.error
+    return run
+
+
+PRIVATE_CONFIG: dict[str, Any] = {
+    "cluster": {"identity": {"userAssignedIdentities": [IDENTITY]},
+                "apiServerAccessProfile": {"enablePrivateCluster": True, "privateDNSZone": ZONE},
+                "securityProfile": {
+                    "defender": {"securityMonitoring": {"enabled": True}, "logAnalyticsWorkspaceResourceId": WORKSPACE},
+                    "azureKeyVaultKms": {"enabled": True, "keyId": KEY, "keyVaultNetworkAccess": "Private",
+                                         "keyVaultResourceId": VAULT},
+                    "imageCleaner": {"enabled": True}}},
+    "gpuPools": BASE["gpuPools"],
+}
+
+
+@pytest.fixture(scope="module")
+def private_run(tmp_path_factory):
+    return run_config(tmp_path_factory, "private", PRIVATE_CONFIG)
+
+
+def test_the_cluster_sends_identity_private_dns_and_security_profile(private_run):
+    cluster = private_run.one(CLUSTER_TYPE).inputs
+    assert cluster["identity"] == {"type": "UserAssigned", "userAssignedIdentities": [IDENTITY]}
+    assert cluster["apiServerAccessProfile"] == {"enablePrivateCluster": True, "privateDNSZone": ZONE}
+    security = cluster["securityProfile"]
+    assert security["defender"] == {"logAnalyticsWorkspaceResourceId": WORKSPACE, "securityMonitoring": {"enabled": True}}
+    assert security["azureKeyVaultKms"]["keyVaultNetworkAccess"] == "Private"
+    assert security["imageCleaner"] == {"enabled": True, "intervalHours": 168}
+    problems: list[str] = []
+    _walk(cluster, models.ManagedCluster, "private", problems)
+    assert problems == []
+
+
+def test_a_user_assigned_identity_is_granted_on_your_zone_before_the_cluster(private_run):
+    grants = [r for r in private_run.by_type(ROLE_TYPE) if r.inputs["scope"] == ZONE]
+    assert len(grants) == 1
+    grant = grants[0].inputs
+    assert grant["principalId"] == FAKE_IDENTITY_PRINCIPAL_ID and grant["principalType"] == "ServicePrincipal"
+    assert grant["roleDefinitionId"] == (f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/"
+                                         f"{aks_api.PRIVATE_DNS_ZONE_CONTRIBUTOR_ROLE}")
+    assert grants[0].urn in private_run.one(CLUSTER_TYPE).dependencies, "the cluster waits for the grant"
+    identity_calls = [c for c in private_run.calls if c.token == "azure-native:managedidentity:getUserAssignedIdentity"]
+    assert identity_calls and identity_calls[0].args == {"resourceGroupName": "rg-id", "resourceName": "aks-cp"}
+
+
+def test_the_default_stacks_send_a_system_assigned_identity_and_no_network_grant(dev_run):
+    assert dev_run.one(CLUSTER_TYPE).inputs["identity"] == {"type": "SystemAssigned"}
+    assert not [r for r in dev_run.by_type(ROLE_TYPE) if "roleDefinitions/" + aks_api.NETWORK_CONTRIBUTOR_ROLE
+                in r.inputs["roleDefinitionId"]]
+    assert "defender" not in dev_run.one(CLUSTER_TYPE).inputs["securityProfile"]
+    assert FAKE_CLUSTER_PRINCIPAL_ID  # used by the subnet grants of a system-assigned identity (below)
