@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The inputs worth a line in the tree: what a reviewer checks before `pulumi up`.
 SHOWN_INPUTS = (
     "location", "kubernetesVersion", "agentPoolName", "vmSize", "count", "minCount", "maxCount", "nodeTaints", "nodeLabels",
-    "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles",
+    "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles", "vnetSubnetID", "podSubnetID",
+    "osDiskType", "osDiskSizeGB", "maxPods", "outboundType",
 )
 
 
