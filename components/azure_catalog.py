@@ -139,22 +139,32 @@ class LocalDisks:
     on the local storage (cache disk, or temp disk) available on the VM", learn.microsoft.com/azure/
     virtual-machines/ephemeral-os-disks-faq; AKS refuses an explicit Ephemeral request that does not fit,
     learn.microsoft.com/azure/aks/concepts-storage, "Ephemeral OS disk": "If a user explicitly requested
-    ephemeral OS, they would receive a validation error". `cache_gib` None: not known."""
+    ephemeral OS, they would receive a validation error").
+
+    `cache_gib`: the cache, when a source gives it (0: none). Otherwise `cache_at_most` may bound it by a
+    larger size of the same series whose cache is known (`cache_bound_by`): Azure sizes a series' cache
+    with its vCPUs (every series table that lists the cache grows with the size, e.g. Dsv3's 50, 100, 200
+    ... GiB in MicrosoftDocs/azure-docs `includes/auto-updated-vm-sizes/dsv3.md`), so a smaller size has
+    no more. Neither: the limit is not known, and a size above the temp disk only gets a warning."""
 
     temp_gib: int
     cache_gib: int | None = None
+    cache_at_most: int | None = None
+    cache_bound_by: str = ""
 
     @property
     def ephemeral_limit_gib(self) -> int | None:
-        """The largest Ephemeral OS disk the size takes, when both disks are known."""
-        return None if self.cache_gib is None else max(self.temp_gib, self.cache_gib)
+        """The largest Ephemeral OS disk the size takes, when the cache is known or bounded."""
+        cache = self.cache_gib if self.cache_gib is not None else self.cache_at_most
+        return None if cache is None else max(self.temp_gib, cache)
 
 
 _GIB = 1024 ** 3
 LOCAL_DISKS: Mapping[str, LocalDisks] = {size.lower(): disks for size, disks in {
-    # NCasT4_v3: temp 176/352/352/2816 GiB; NC16as_T4_v3's cache is 154618822656 bytes (144 GiB).
-    "Standard_NC4as_T4_v3": LocalDisks(176),
-    "Standard_NC8as_T4_v3": LocalDisks(352),
+    # NCasT4_v3: temp 176/352/352/2816 GiB; NC16as_T4_v3's cache is 154618822656 bytes (144 GiB), which
+    # bounds the cache of the smaller NC4as and NC8as.
+    "Standard_NC4as_T4_v3": LocalDisks(176, cache_at_most=154618822656 // _GIB, cache_bound_by="Standard_NC16as_T4_v3"),
+    "Standard_NC8as_T4_v3": LocalDisks(352, cache_at_most=154618822656 // _GIB, cache_bound_by="Standard_NC16as_T4_v3"),
     "Standard_NC16as_T4_v3": LocalDisks(352, 154618822656 // _GIB),
     "Standard_NC64as_T4_v3": LocalDisks(2816),
     # NC A100 v4: temp 64/128/256 GiB; NC24ads_A100_v4's cache is 274877906944 bytes (256 GiB), so
@@ -189,10 +199,13 @@ def ephemeral_os_disk_check(vm_size: str, size_gib: int | None) -> tuple[str | N
         return None, None
     limit = disks.ephemeral_limit_gib
     if limit is not None and size_gib > limit:
-        where = f"its temp disk has {disks.temp_gib} GiB" + (f" and its cache {disks.cache_gib} GiB" if disks.cache_gib
-                                                              else " and it has no cache disk")
-        return (f"{size_gib} GiB does not fit an Ephemeral OS disk on {vm_size}: {where} ({TEMP_SOURCE}; "
-                f"{CACHE_SOURCE}); use at most {limit}, or osDiskType: Managed"), None
+        if disks.cache_gib is not None:
+            cache = f"its cache {disks.cache_gib} GiB" if disks.cache_gib else "it has no cache disk"
+        else:
+            cache = (f"its cache is at most {disks.cache_at_most} GiB (the cache of {disks.cache_bound_by}, a larger "
+                     "size of its series)")
+        return (f"{size_gib} GiB does not fit an Ephemeral OS disk on {vm_size}: its temp disk has {disks.temp_gib} GiB "
+                f"and {cache} ({TEMP_SOURCE}; {CACHE_SOURCE}); use at most {limit}, or osDiskType: Managed"), None
     if limit is None and size_gib > disks.temp_gib:
         return None, (f"{size_gib} GiB is larger than {vm_size}'s {disks.temp_gib} GiB temp disk, and gpu-aks does not "
                       "know its cache size: AKS refuses the pool if the cache is smaller too (`az vm list-skus "

@@ -241,8 +241,13 @@ def test_the_two_sources_of_disk_sizes_agree_where_both_have_a_size():
 
 def test_every_catalogued_gpu_size_with_disks_is_a_supported_gpu_size_or_a_d_size():
     from gpu_aks_policies.catalog import gpu_sku
-    for size in LOCAL_DISKS:
+    for size, disks in LOCAL_DISKS.items():
         assert gpu_sku(size) is not None or size.startswith("standard_d"), size
+        if disks.cache_at_most is not None:
+            # A bound comes from a larger size of the same series whose cache a source gives.
+            bound = local_disks(disks.cache_bound_by)
+            assert bound is not None and bound.cache_gib == disks.cache_at_most, size
+            assert disks.cache_bound_by.lower().split("_")[-2:] == size.split("_")[-2:], "same series"
 
 
 @pytest.mark.parametrize("vm_size, size, refused, warned", [
@@ -251,7 +256,9 @@ def test_every_catalogued_gpu_size_with_disks_is_a_supported_gpu_size_or_a_d_siz
     ("Standard_D4ds_v5", 150, False, False),
     ("Standard_D4ds_v5", 151, True, False),            # no cache disk: the temp disk is the limit
     ("Standard_NC4as_T4_v3", 176, False, False),
-    ("Standard_NC4as_T4_v3", 200, False, True),        # cache unknown: a warning, never a refusal
+    ("Standard_NC4as_T4_v3", 200, True, False),        # cache bounded by NC16as_T4_v3's 144 GiB
+    ("Standard_NC48ads_A100_v4", 128, False, False),
+    ("Standard_NC48ads_A100_v4", 200, False, True),    # cache unknown: a warning, never a refusal
     ("Standard_ND96asr_v4", 2048, False, False),       # not in the table: nothing to say
     ("Standard_D4ds_v5", None, False, False),
 ])
@@ -583,3 +590,39 @@ def test_a_system_assigned_identity_is_granted_after_the_cluster_with_pod_subnet
         for resource in run.by_type(type_):
             _walk(resource.inputs, model, resource.name, problems_found)
     assert problems_found == []
+
+
+# --- The docs ----------------------------------------------------------------------------------------
+
+
+def test_the_configuration_reference_lists_every_new_key_with_its_aks_field():
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line for line in page.splitlines() if line.startswith("| `")}
+    expected = {
+        "identity.type": "identity.type", "identity.userAssignedIdentities": "identity.userAssignedIdentities",
+        "apiServerAccessProfile.privateDNSZone": "apiServerAccessProfile.privateDNSZone",
+        "securityProfile.defender.logAnalyticsWorkspaceResourceId": "securityProfile.defender.logAnalyticsWorkspaceResourceId",
+        "securityProfile.defender.securityMonitoring.enabled": "securityProfile.defender.securityMonitoring.enabled",
+        "securityProfile.azureKeyVaultKms.keyVaultNetworkAccess": "securityProfile.azureKeyVaultKms.keyVaultNetworkAccess",
+        "securityProfile.imageCleaner.intervalHours": "securityProfile.imageCleaner.intervalHours",
+        **{key: f"AgentPool (API 2025-09-01) {key}" for key in NODE_KEYS_CREATE_ONLY},
+    }
+    for key, field in expected.items():
+        assert key in rows and field in rows[key], key
+    for section in ("`gpu-aks:systemPool`", "`gpu-aks:cpuPools[]`", "`gpu-aks:gpuPools[]`"):
+        part = page.split(f"## {section}" if "[]" not in section else f"### {section}", 1)[1].split("\n## ", 1)[0]
+        for key in NODE_KEYS_CREATE_ONLY:
+            assert f"| `{key}` |" in part, (section, key)
+
+
+def test_the_firewall_list_names_the_images_gpu_aks_runs_today():
+    from gpu_aks_policies.catalog import DEVICE_PLUGIN_IMAGE
+
+    from components.settings.observability import DCGM_EXPORTER_IMAGE
+    from components.settings.smoke_test import DEFAULT_SMOKE_TEST_IMAGE
+    page = (ROOT / "docs" / "network.md").read_text()
+    for image in (DEVICE_PLUGIN_IMAGE, DCGM_EXPORTER_IMAGE, DEFAULT_SMOKE_TEST_IMAGE):
+        assert f"`{image}`" in page, image
+        assert f"`{image.split('/', 1)[0]}`" in page, "its registry"
+    assert "outbound-rules-control-egress" in page and "GPU-enabled" in page
+    assert "```mermaid" in page and "hub" in page and "spoke" in page
