@@ -77,7 +77,8 @@ class PlatformSettings:
     def subnets(self) -> tuple[str, ...]:
         """Every subnet the pools' nodes and pods join, once each (IDs compared without case): the
         control-plane identity's Network Contributor scopes."""
-        return all_subnets({pool.name: pool.baseline for pool in (self.system_pool, *self.cpu_pools, *self.gpu_pools)})
+        baselines = [self.system_pool.baseline, *(pool.baseline for pool in (*self.cpu_pools, *self.gpu_pools))]
+        return all_subnets(baselines)
 
     def served_gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
         return tuple(pool for pool in self.gpu_pools if pool.device_plugin)

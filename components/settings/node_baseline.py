@@ -8,7 +8,7 @@ each. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -233,10 +233,10 @@ def placed_in_system_subnet(baseline: NodeBaseline, system: NodeBaseline) -> Nod
     return replace(baseline, vnet_subnet_id=system.vnet_subnet_id)
 
 
-def all_subnets(baselines: Mapping[str, NodeBaseline]) -> tuple[str, ...]:
+def all_subnets(baselines: Sequence[NodeBaseline]) -> tuple[str, ...]:
     """Every subnet the pools name, in pool order, once each (IDs compared without case)."""
     seen: dict[str, str] = {}
-    for baseline in baselines.values():
+    for baseline in baselines:
         for subnet in baseline.subnets():
             seen.setdefault(subnet.lower(), subnet)
     return tuple(seen.values())
