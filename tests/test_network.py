@@ -369,6 +369,10 @@ def test_udr_is_allowed_with_subnets_and_refused_without():
     found = problems({**BASE, "cluster": {"networkProfile": {"outboundType": "userDefinedRouting"}}})
     assert [p for p in found if p.startswith("gpu-aks:cluster.networkProfile.outboundType: 'userDefinedRouting' needs "
                                              "the nodes in your own subnets")]
+    nat = problems(in_subnets(cluster={"networkProfile": {"outboundType": "managedNATGateway"}}))
+    assert [p for p in nat if p.startswith("gpu-aks:cluster.networkProfile.outboundType: 'managedNATGateway' is AKS's "
+                                           "NAT gateway in the VNet AKS manages")]
+    assert settings(in_subnets(cluster={"networkProfile": {"outboundType": "userAssignedNATGateway"}}))
 
 
 GPU = "gpu-aks:gpuPools[gput4]"

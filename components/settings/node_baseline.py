@@ -213,6 +213,11 @@ def check_pool_subnets(root: Reader) -> None:
     cluster = root.children["cluster"]
     network = cluster.children["networkProfile"]
     outbound = network.values.get("outboundType")
+    if network.ok("outboundType") and outbound == "managedNATGateway" and system_subnet is not None:
+        root.problems.add("cluster.networkProfile.outboundType",
+                          "'managedNATGateway' is AKS's NAT gateway in the VNet AKS manages, but the pools are in your "
+                          "subnets; associate your NAT gateway with them and use userAssignedNATGateway, or route "
+                          "through your firewall with userDefinedRouting (learn.microsoft.com/azure/aks/nat-gateway)")
     if network.ok("outboundType") and outbound in OUTBOUND_TYPES_NEEDING_SUBNETS and system_subnet is None:
         root.problems.add("cluster.networkProfile.outboundType",
                           f"{describe(outbound)} needs the nodes in your own subnets, whose route table (or NAT "
@@ -223,7 +228,8 @@ def check_pool_subnets(root: Reader) -> None:
 
 SUBNETS_CHECK = Check(check_pool_subnets, doc="Pools' subnets are in one VNet; a user pool's subnet needs the system "
                                              "pool's; pod subnets on all pools or none; userDefinedRouting, "
-                                             "userAssignedNATGateway and none need systemPool.vnetSubnetID.")
+                                             "userAssignedNATGateway and none need systemPool.vnetSubnetID, "
+                                             "managedNATGateway needs AKS's own VNet.")
 
 
 def placed_in_system_subnet(baseline: NodeBaseline, system: NodeBaseline) -> NodeBaseline:
