@@ -216,8 +216,10 @@ def check_pool_subnets(root: Reader) -> None:
     if network.ok("outboundType") and outbound == "managedNATGateway" and system_subnet is not None:
         root.problems.add("cluster.networkProfile.outboundType",
                           "'managedNATGateway' is AKS's NAT gateway in the VNet AKS manages, but the pools are in your "
-                          "subnets; associate your NAT gateway with them and use userAssignedNATGateway, or route "
-                          "through your firewall with userDefinedRouting (learn.microsoft.com/azure/aks/nat-gateway)")
+                          "subnets, which AKS refuses (\"Outbound type is managedNATGateway but agent pool ... is "
+                          "using custom VNet, which is not allowed\", ManagedNATGatewayWithCustomVNetNotAllowed); "
+                          "associate your NAT gateway with the subnets and use userAssignedNATGateway, or route "
+                          "through your firewall with userDefinedRouting")
     if network.ok("outboundType") and outbound in OUTBOUND_TYPES_NEEDING_SUBNETS and system_subnet is None:
         root.problems.add("cluster.networkProfile.outboundType",
                           f"{describe(outbound)} needs the nodes in your own subnets, whose route table (or NAT "
