@@ -121,7 +121,7 @@ def test_private_dns_zone_modes_and_your_own_zone():
     ({"identity": {"userAssignedIdentities": [IDENTITY]},
       "apiServerAccessProfile": {"enablePrivateCluster": True, "privateDNSZone": ZONE.replace(
           "privatelink.eastus2.azmk8s.io", "corp.contoso.com")}},
-     "gpu-aks:cluster.apiServerAccessProfile.privateDNSZone: "),
+     "gpu-aks:cluster.apiServerAccessProfile.privateDNSZone: '/subscriptions/"),
     ({"identity": {"userAssignedIdentities": [IDENTITY]},
       "apiServerAccessProfile": {"enablePrivateCluster": True, "privateDNSZone": ZONE.replace("eastus2", "westeurope")}},
      "gpu-aks:cluster.apiServerAccessProfile.privateDNSZone: names zone 'privatelink.westeurope.azmk8s.io' of region "
@@ -130,7 +130,15 @@ def test_private_dns_zone_modes_and_your_own_zone():
      "gpu-aks:cluster.apiServerAccessProfile.privateDNSZone: is your own zone, which needs identity.type UserAssigned"),
 ])
 def test_private_dns_zone_refusals_name_the_key(cluster, expected):
-    assert any(problem.startswith(expected) for problem in problems(with_cluster(**cluster))), expected
+    found = problems(with_cluster(**cluster))
+    assert any(problem.startswith(expected) for problem in found), (expected, found)
+
+
+def test_your_own_zone_must_have_an_aks_zone_name():
+    zone = ZONE.replace("privatelink.eastus2.azmk8s.io", "corp.contoso.com")
+    found = problems(with_cluster(identity={"userAssignedIdentities": [IDENTITY]},
+                                  apiServerAccessProfile={"enablePrivateCluster": True, "privateDNSZone": zone}))
+    assert any("names zone 'corp.contoso.com'; AKS takes privatelink.<region>.azmk8s.io" in p for p in found), found
 
 
 # --- securityProfile ----------------------------------------------------------------------------
@@ -412,7 +420,12 @@ def test_pod_subnets_on_all_pools_or_none_and_never_with_overlay():
     assert any(p.startswith("gpu-aks:cpuPools[cpu].podSubnetID: is missing while gpu-aks:systemPool.podSubnetID is "
                             "set") for p in problems(partial))
     overlay = {**copy.deepcopy(everywhere), "cluster": {"networkProfile": {"networkPluginMode": "overlay"}}}
-    assert any(p.startswith(f"{GPU}.podSubnetID: is for Azure CNI with dynamic pod IP allocation") for p in problems(overlay))
+    assert any(p.startswith(f"{GPU}.podSubnetID: is for Azure CNI with dynamic pod IP allocation") and
+               "uses networkPluginMode overlay" in p for p in problems(overlay))
+    kubenet = {**copy.deepcopy(everywhere), "cluster": {"networkProfile": {"networkPlugin": "kubenet",
+                                                                           "networkDataplane": "azure"}}}
+    assert any(p.startswith(f"{GPU}.podSubnetID: is for Azure CNI") and "uses networkPlugin kubenet" in p
+               for p in problems(kubenet))
 
 
 # --- OS disks, pod density, host encryption -------------------------------------------------------
