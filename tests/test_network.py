@@ -643,3 +643,12 @@ def test_the_firewall_list_names_the_images_gpu_aks_runs_today():
         assert f"`{image.split('/', 1)[0]}`" in page, "its registry"
     assert "outbound-rules-control-egress" in page and "GPU-enabled" in page
     assert "```mermaid" in page and "hub" in page and "spoke" in page
+
+
+def test_the_preview_summary_says_where_the_nodes_are_and_how_they_egress(example_run, dev_run):
+    from tools.preview import render_summary
+    text = "\n".join(render_summary("landing-zone", example_run, EXAMPLE))
+    assert ("Network: azure overlay, outbound userDefinedRouting; API server private (DNS zone "
+            "privatelink.eastus2.azmk8s.io); control-plane identity UserAssigned") in text
+    assert "nodes in your subnets: system -> snet-system, cpu -> snet-system, a100 -> snet-gpu" in text
+    assert "nodes in the VNet AKS manages" in "\n".join(render_summary("dev", dev_run))
