@@ -38,6 +38,7 @@ from components.settings.nap import (
     arm64_pools_run_arm64_images,
     nap_prerequisites,
 )
+from components.settings.node_baseline import SUBNETS_CHECK, all_subnets
 from components.settings.observability import OBSERVABILITY, AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     CPU_POOLS,
@@ -82,6 +83,12 @@ class PlatformSettings:
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
+
+    def subnets(self) -> tuple[str, ...]:
+        """Every subnet the pools' nodes and pods join, once each (IDs compared without case): the
+        control-plane identity's Network Contributor scopes."""
+        baselines = [self.system_pool.baseline, *(pool.baseline for pool in (*self.cpu_pools, *self.gpu_pools))]
+        return all_subnets(baselines)
 
     def served_gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
         return tuple(pool for pool in self.gpu_pools if pool.device_plugin)
@@ -129,6 +136,7 @@ DOCUMENT = Document(
     Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS, GPU_NODE_POOLS,
                      Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools, gpuPools "
                                                        "and gpuNodePools."),
+                     SUBNETS_CHECK,
                      Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool "
                                                   "is fixed-size and the network is Azure CNI without Calico; "
                                                   "`gpuNodePools` needs `mode: Auto`."),
