@@ -198,3 +198,30 @@ def test_fixed_pool_refusals_for_new_and_declared_sizes(pool, key, message):
     with pytest.raises(SettingsError) as error:
         parse_settings({"gpuPools": [pool]}, "next", "eastus2", today=TODAY)
     assert any(p.startswith(f"{key}:") and message in p for p in error.value.problems), error.value.problems
+
+
+# --- Hostile input: any value under the new keys is a problem list, never a traceback ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 300) | st.floats(allow_nan=True) | st.text(max_size=12),
+                     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children,
+                                                                                     max_size=4), max_leaves=12)
+_KEYS = ("name", "gpus", "gpuCount", "vmSizes", "capacityTypes", "limits", "weight", "nodeTaints", "nodeLabels",
+         "consolidateAfter", "imageFamily", "osDiskSizeGB")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6), _JSON)
+def test_any_nodepool_or_profile_value_is_a_problem_or_a_setting(pool, profile):
+    raw = {"cluster": {"nodeProvisioningProfile": profile}, "systemPool": {"minCount": 1, "maxCount": 1},
+           "gpuNodePools": [pool]}
+    try:
+        parsed = _parse(raw)
+    except SettingsError as error:
+        # Every problem names a key (a key written with ':' in it is shown as written, as everywhere).
+        assert error.problems and all(":" in p and "Traceback" not in p for p in error.problems)
+    else:
+        for nap in parsed.nap_gpu_pools:
+            nap.node_pool_spec()
