@@ -26,8 +26,14 @@ ENUMS = {
     "scaleSetPriority": models.ScaleSetPriority, "scaleSetEvictionPolicy": models.ScaleSetEvictionPolicy,
     "gpuInstanceProfile": models.GPUInstanceProfile, "driver": models.GPUDriver, "mode": models.AgentPoolMode,
     "osType": models.OSType, "networkPlugin": models.NetworkPlugin, "networkPluginMode": models.NetworkPluginMode,
+    "keyVaultNetworkAccess": models.KeyVaultNetworkAccessTypes, "osDiskType": models.OSDiskType,
+    "outboundType": models.OutboundType,
 }
 PYTHON_TYPES = {"str": str, "bool": bool, "int": (int, float), "float": (int, float)}
+#: Maps the provider takes as a list of their keys and sends as the map the API wants:
+#: pulumi-azure-native's `ManagedClusterIdentityArgs.user_assigned_identities` is a sequence of resource
+#: IDs (`pulumi_azure_native/containerservice/_inputs.py`); the API's is `{id: {}}`.
+PROVIDER_LISTS_OF_MAP_KEYS = {"userAssignedIdentities"}
 
 
 def values(enum: Any) -> set[str]:
@@ -89,7 +95,10 @@ def _walk(value: Any, model: type, path: str, problems: list[str]) -> None:
         if attribute is None:
             problems.append(f"{path}.{key}: no such property in {model.__name__}")
             continue
-        _check(item, attribute["type"], f"{path}.{key}", problems)
+        if key in PROVIDER_LISTS_OF_MAP_KEYS and attribute["type"].startswith("{"):
+            _check(item, "[str]", f"{path}.{key}", problems)
+        else:
+            _check(item, attribute["type"], f"{path}.{key}", problems)
         if key in ENUMS and isinstance(item, str) and item not in values(ENUMS[key]):
             problems.append(f"{path}.{key}: {item!r} is not in {ENUMS[key].__name__}")
 

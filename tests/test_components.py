@@ -255,8 +255,7 @@ REFUSED = [
                                                                              "networkPolicy": "cilium"}}},
      "gpu-aks:cluster.networkProfile.networkPolicy: cilium needs networkDataplane: cilium"),
     ("outbound needing a subnet", {**GPU, "cluster": {"networkProfile": {"outboundType": "userDefinedRouting"}}},
-     "gpu-aks:cluster.networkProfile.outboundType: userDefinedRouting needs the cluster in your own subnet "
-     "(vnetSubnetID), which gpu-aks does not create; use loadBalancer or managedNATGateway"),
+     "gpu-aks:cluster.networkProfile.outboundType: 'userDefinedRouting' needs the nodes in your own subnets"),
     ("authorized range", {**GPU, "cluster": {"apiServerAccessProfile": {"authorizedIPRanges": ["10.0.0.300/24"]}}},
      "gpu-aks:cluster.apiServerAccessProfile.authorizedIPRanges[0]: '10.0.0.300/24' is not an IPv4 address or CIDR "
      "like 203.0.113.0/24"),
