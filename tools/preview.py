@@ -306,6 +306,13 @@ def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
     }, indent=2)
 
 
+def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Sorts the run's resources by URN and returns the diagnostics sorted by policy, URN and message:
+    every renderer then prints the same text for the same program, run after run."""
+    run.resources.sort(key=lambda resource: resource.urn)
+    return sorted(diagnostics, key=lambda d: (d.policy, d.urn, d.level, d.message))
+
+
 def load_pack_config(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
@@ -330,7 +337,9 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
     except PreviewInputError as error:
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
-    diagnostics = analyze(run, pack_config)
+    # The pack sees resources in the order the program registered them, as the engine would; what is
+    # printed (PR comments, diffs) must not depend on that order, which the SDK's async runtime varies.
+    diagnostics = in_print_order(run, analyze(run, pack_config))
     if args.json:
         print(to_json(args.stack, run, diagnostics), file=out)
     else:
