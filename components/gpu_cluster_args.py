@@ -476,7 +476,7 @@ class CpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist)."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
@@ -532,7 +532,7 @@ class GpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next. Default: 5."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there. Default: Cordon."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist). Default: Schedule."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
@@ -694,6 +694,8 @@ class Observability(TypedDict, total=False):
     """Turn on managed Prometheus, the exporter and the alerts (they cost money: docs/observe.md). Default: false."""
     azureMonitorWorkspaceResourceId: NotRequired[str]
     """An existing Azure Monitor workspace; default: one is created."""
+    azureMonitorWorkspaceLocation: NotRequired[str]
+    """The region of that workspace; default: read from Azure. The data collection endpoint and rule and the rule groups go to the workspace's region (Microsoft's templates); required for a private cluster."""
     grafana: NotRequired[bool]
     """Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace. Default: false."""
     dcgmExporter: NotRequired[DcgmExporter]

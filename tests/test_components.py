@@ -323,11 +323,11 @@ def test_warnings_name_their_key():
 def test_gpu_pools_protect_long_jobs_and_spot_pools_send_no_upgrade_settings():
     pools = parse({"gpuPools": [{"name": "a", "vmSize": "Standard_NC4as_T4_v3"},
                                 {"name": "b", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"}]}).gpu_pools
-    assert (pools[0].drain_timeout_minutes, pools[0].node_soak_minutes, pools[0].undrainable_node_behavior) == (60, 5, "Cordon")
+    assert (pools[0].drain_timeout_minutes, pools[0].node_soak_minutes, pools[0].undrainable_node_behavior) == (60, 5, "Schedule")
     assert pools[1].upgrade_settings() is None
     run = run_pulumi(lambda: GpuNodePool("a", GpuNodePoolArgs(pools[0], _target())), "unit")
     assert run.one("azure-native:containerservice:AgentPool").inputs["upgradeSettings"] == {
-        "maxSurge": "33%", "drainTimeoutInMinutes": 60, "nodeSoakDurationInMinutes": 5, "undrainableNodeBehavior": "Cordon"}
+        "maxSurge": "33%", "drainTimeoutInMinutes": 60, "nodeSoakDurationInMinutes": 5, "undrainableNodeBehavior": "Schedule"}
 
 
 def test_role_assignment_names_are_deterministic_guids():

@@ -27,7 +27,8 @@ from typing import Any, TextIO
 
 import pulumi
 from gpu_aks_policies.documents import safe_text
-from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
+from gpu_aks_policies.rule_config import RuleConfigError
+from gpu_aks_policies.rules import read_rule_config_file
 
 from components.aks_api import kubernetes_minor
 from components.settings import PROJECT
