@@ -212,7 +212,8 @@ def _network_lines(run: ProgramRun) -> list[str]:
         lines.append(f"  Network: {network.get('networkPlugin')}{mode}, outbound {network.get('outboundType')}; API "
                      f"server {private}; control-plane identity {identity}")
         pools = [(pool.get("name"), pool) for pool in inputs.get("agentPoolProfiles") or []]
-        pools += [(pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)]
+        pools += sorted(((pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)),
+                        key=lambda named: str(named[0]))
         placed = [f"{name} -> {str(pool['vnetSubnetID']).rsplit('/', 1)[-1]}" for name, pool in pools
                   if pool.get("vnetSubnetID")]
         lines.append(f"    nodes in your subnets: {', '.join(placed)}" if placed else
