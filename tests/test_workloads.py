@@ -70,6 +70,40 @@ EXPECTED = [
     ("dra-gpu-test1.yaml", 3, T, []),
     ("dra-gpu-test1.yaml", 3, A, ["spec.resourceClaims"]),
     ("dra-gpu-test1.yaml", 5, T, []),
+    # NVIDIA NIM operator: the GPU ask is spec.resources (GetResources), the tolerations spec.tolerations.
+    ("nim-service-basic.yaml", 0, T, []),
+    ("nim-service-basic.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-basic.yaml", 1, L, []),
+    ("nim-service-basic.yaml", 2, T, []),
+    ("nim-service-basic.yaml", 2, S, []),
+    ("nim-service-basic.yaml", 3, T, []),
+    ("nim-service-basic.yaml", 3, A, ["spec"]),
+    ("nim-service-multinode.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-multinode.yaml", 1, L, []),
+    ("nim-service-dra-manual.yaml", 2, T, ["spec.tolerations"]),
+    ("nim-service-dra-manual.yaml", 2, A, []),
+    ("nim-service-dra-created.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-dra-created.yaml", 2, T, []),
+    ("nim-pipeline-rag.yaml", 0, T, [f"spec.services[{i}].spec.tolerations" for i in range(3)]),
+    ("nim-pipeline-rag.yaml", 1, T, []),
+    # vLLM production stack: deploymentConfig.resources.gpu on `vllm`, deploymentConfig.toleration.
+    ("vllm-runtime.yaml", 0, T, ["spec.deploymentConfig.toleration"]),
+    ("vllm-runtime.yaml", 0, L, []),
+    ("vllm-runtime.yaml", 1, T, []),
+    ("vllm-runtime.yaml", 1, S, []),
+    ("vllm-runtime.yaml", 2, T, []),
+    ("vllm-runtime.yaml", 2, L, ["spec.deploymentConfig.resources.gpu"]),
+    # Slinky: the GPU is on spec.slurmd, the tolerations in spec.template.spec.
+    ("slinky-nodeset-gpu.yaml", 0, T, ["spec.template.spec.tolerations"]),
+    ("slinky-nodeset-gpu.yaml", 1, T, []),
+    ("slinky-nodeset-gpu.yaml", 1, S, []),
+    # KubeVirt: the virt-launcher asks for each device name; the VMI's tolerations are the pod's.
+    ("kubevirt-vmi-gpu.yaml", 0, T, ["spec.tolerations"]),
+    ("kubevirt-vmi-gpu.yaml", 0, L, []),
+    ("kubevirt-vmi-gpu.yaml", 1, T, []),
+    ("kubevirt-vmi-gpu.yaml", 1, S, []),
+    ("kubevirt-vmi-gpu.yaml", 2, T, []),
+    ("kubevirt-vmi-gpu.yaml", 2, A, ["spec.resourceClaims"]),
 ]
 
 
@@ -118,6 +152,42 @@ def test_kaito_pods_carry_what_kaito_adds():
         "nvidia.com/gpu", "sku", "kubernetes.azure.com/scalesetpriority"}
     assert pod.containers[0].spec["resources"]["limits"]["nvidia.com/gpu"] == 1, "NC24ads_A100_v4 has one GPU"
     assert pod.own_nodes == "KAITO"
+
+
+def test_nim_pods_follow_the_operator():
+    _, service, *_ = documents("nim-service-basic.yaml")
+    [pod] = pod_specs_of(service)
+    assert [c.name for c in pod.containers] == ["meta-llama-3-2-1b-instruct-ctr"]
+    assert pod.containers[0].spec["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    docs = documents("nim-service-dra-created.yaml")
+    [pod] = pod_specs_of(docs[1], context_of(docs))
+    assert pod.spec["resourceClaims"] == [{"name": "draresources-0", "resourceClaimTemplateName":
+                                           "meta-llama3-2-1b-instruct-draresources-0-generated"}]
+    pipeline, fixed = documents("nim-pipeline-rag.yaml")
+    assert len(pod_specs_of(pipeline)) == 3 and len(pod_specs_of(fixed)) == 2, "a disabled service runs no pods"
+
+
+def test_vllm_runtime_reads_gpu_type_and_the_singular_toleration():
+    runtime = documents("vllm-runtime.yaml")[0]
+    runtime["spec"]["deploymentConfig"]["resources"]["gpuType"] = "nvidia.com/mig-3g.40gb"
+    runtime["spec"]["deploymentConfig"]["sidecarConfig"]["resources"]["gpu"] = "1"
+    [pod] = pod_specs_of(runtime)
+    vllm, sidecar = pod.containers
+    assert vllm.name == "vllm" and vllm.spec["resources"]["limits"] == {"nvidia.com/mig-3g.40gb": "1"}
+    assert sidecar.name == "sidecar" and sidecar.spec["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert pod.tolerations_key == "toleration"
+    [finding] = findings(runtime, T)
+    assert "Add to spec.deploymentConfig:\ntoleration:\n" in finding.message
+
+
+def test_slinky_and_kubevirt_pods_carry_what_their_controllers_add():
+    [pod] = pod_specs_of(documents("slinky-nodeset-gpu.yaml")[1])
+    assert [c.name for c in pod.containers] == ["slurmd", "dcgm-exporter-sidecar"]
+    assert [t.toleration["key"] for t in pod.added_tolerations] == ["nodeset.slinky.slurm.net/worker"]
+    [launcher] = pod_specs_of(documents("kubevirt-vmi-gpu.yaml")[1])
+    assert launcher.containers[0].spec["resources"]["limits"] == {
+        "nvidia.com/TU104GL_Tesla_T4": 1, "nvidia.com/GRID_T4-1Q": 1, "intel.com/qat": 1}
+    assert launcher.path == "spec.template.spec"
 
 
 def test_argo_boundary_templates_count():

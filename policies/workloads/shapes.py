@@ -155,6 +155,8 @@ class PodBlock:
     tolerations: str = ""
     node_selector: str = ""
     affinity: str = ""
+    #: A list of NodeSelectorTerms the controller makes the pod's required node affinity.
+    node_selector_terms: str = ""
     created: Created = "perReplica"
     #: Read once at construction: the steps of each path.
     steps: Mapping[str, tuple[Step, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -162,7 +164,8 @@ class PodBlock:
     def __post_init__(self) -> None:
         if not self.steps:
             paths = {name: getattr(self, name) for name in ("path", "gpu", "gpu_resource_field", "pod_spec",
-                                                            "tolerations", "node_selector", "affinity")}
+                                                            "tolerations", "node_selector", "affinity",
+                                                            "node_selector_terms")}
             object.__setattr__(self, "steps", {name: parse_path(text) for name, text in paths.items() if text})
 
 
@@ -193,6 +196,11 @@ def _pod_fields(obj: Any, block: PodBlock, bound: Sequence[str | int], base: Map
                 fields.pop(key, None)
             else:
                 fields[key] = value
+    if "node_selector_terms" in block.steps:
+        terms = _field(obj, block, "node_selector_terms", bound)[1]
+        if terms is not None:
+            fields["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": terms}}}
     return fields
 
 
@@ -211,8 +219,8 @@ def _workload(shape: WorkloadShape, block: PodBlock) -> str:
     return f"{shape.kind} pod" if block.created == "once" else f"{shape.kind} pods (one per replica)"
 
 
-def _container_block(obj: Any, shape: WorkloadShape, block: PodBlock, concrete: str, value: Any,
-                     bound: Sequence[str | int], namespace: str) -> PodSpec:
+def _container_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
+                     namespace: str, workload: str) -> PodSpec:
     spec = as_mapping(value)
     beside_path, beside = ("", {})
     if "pod_spec" in block.steps:
@@ -235,7 +243,7 @@ def _container_block(obj: Any, shape: WorkloadShape, block: PodBlock, concrete: 
     containers = (main, *containers_of_spec(beside, beside_path)) if beside else (main,)
     fix, key = _fix_path(block, concrete, bound)
     return PodSpec(fix, _pod_fields(obj, block, bound, {k: beside[k] for k in SCHEDULING_FIELDS if k in beside}),
-                   containers, namespace, _workload(shape, block), tolerations_key=key)
+                   containers, namespace, workload, tolerations_key=key)
 
 
 def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
@@ -246,7 +254,7 @@ def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound:
     annotations: Mapping[str, Any] = {}
     if concrete == "spec" or concrete.endswith(".spec"):
         annotations = as_mapping(as_mapping(as_mapping(holder).get("metadata")).get("annotations"))
-    if not any(attr in block.steps for attr, _ in _POD_FIELDS):
+    if not any(attr in block.steps for attr in ("tolerations", "node_selector", "affinity", "node_selector_terms")):
         return pod_spec(value, concrete, namespace, workload, annotations=annotations)
     fix, key = _fix_path(block, concrete, bound)
     base = pod_spec(value, concrete, namespace, workload, annotations=annotations)
@@ -261,12 +269,12 @@ def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | 
     pods: list[PodSpec] = []
     for block in shape.pods:
         for concrete, value, bound, holder in expand(obj, block.steps["path"]):
+            name = _workload(shape, block) if workload is None else workload
             if block.form == "container":
                 if isinstance(value, Mapping) or value is UNKNOWN:
-                    pods.append(_container_block(obj, shape, block, concrete, value, bound, namespace))
+                    pods.append(_container_block(obj, block, concrete, value, bound, namespace, name))
                 continue
-            pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace,
-                                  _workload(shape, block) if workload is None else workload)
+            pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace, name)
             if pod is not None:
                 pods.append(pod)
     return pods
@@ -290,8 +298,8 @@ Report = Callable[[str, str], None]
 _BLOCK_KEYS = {"path": "path", "form": "form", "containerName": "container_name", "gpu": "gpu",
                "gpuResource": "gpu_resource", "gpuResourceField": "gpu_resource_field", "podSpec": "pod_spec",
                "tolerations": "tolerations", "nodeSelector": "node_selector", "affinity": "affinity",
-               "created": "created"}
-_FIELD_PATHS = ("gpu", "gpuResourceField", "podSpec", "tolerations", "nodeSelector", "affinity")
+               "nodeSelectorTerms": "node_selector_terms", "created": "created"}
+_FIELD_PATHS = ("gpu", "gpuResourceField", "podSpec", "tolerations", "nodeSelector", "affinity", "nodeSelectorTerms")
 _CONTAINER_ONLY = ("containerName", "gpu", "gpuResource", "gpuResourceField", "podSpec")
 
 WORKLOAD_SHAPES_SCHEMA: Mapping[str, Any] = {
