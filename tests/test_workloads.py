@@ -603,3 +603,129 @@ def test_kfp_platform_specs_sharing_a_first_label_are_all_candidates():
     other_executors["exec-z-another-pipeline"] = {}
     for together in ([own, other], [other, own]):
         assert findings(pipeline, T, together=together) == [], together
+
+
+# --- The long tail (issue 29): runs missing, Run:ai, Argo resource templates, unknown kinds ---------
+
+
+def test_tekton_task_or_pipeline_asking_for_gpus_without_a_run_says_where_the_toleration_comes_from():
+    docs = documents("tekton-gpu.yaml")
+    task, pipeline = docs[0], docs[4 - 1]
+    assert task["kind"] == "Task" and pipeline["kind"] == "Pipeline"
+    [alone] = findings(task, A)
+    assert alone.path == "spec" and "no TaskRun or PipelineRun that runs this Task" in alone.message
+    assert "spec.taskRunTemplate.podTemplate" in alone.message and "among the objects checked" in alone.message
+    assert findings(task, A, together=docs) == [], "its TaskRun is checked with it"
+    assert findings(task, A, together=[pipeline, docs[4]]) == [], "a PipelineRun runs it through the Pipeline"
+    assert findings(task, A, together=[pipeline]) != [], "a Pipeline alone runs nothing"
+    inline = {"apiVersion": "tekton.dev/v1", "kind": "Pipeline", "metadata": {"name": "p"}, "spec": {"tasks": [
+        {"name": "t", "taskSpec": {"steps": [{"name": "s", "image": "i",
+                                              "computeResources": {"limits": {"nvidia.com/gpu": 1}}}]}}]}}
+    [note] = findings(inline, A)
+    assert note.path == "spec.tasks[0].taskSpec" and "runs this Pipeline" in note.message
+    inline["spec"]["tasks"][0]["taskSpec"]["steps"][0]["computeResources"] = {"limits": {"cpu": 1}}
+    assert findings(inline, A) == [], "no GPU, nothing to say"
+
+
+RUNAI = {"apiVersion": "run.ai/v2alpha1", "kind": "TrainingWorkload", "metadata": {"name": "train", "namespace": "team"},
+         "spec": {"image": {"value": "pytorch/pytorch"}}}
+SKU = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("gpu, tolerations, expected", [
+    ("1", None, {T: ["spec.tolerations"], L: []}),
+    ({"value": "2"}, SKU, {T: [], L: []}),
+    # A Run:ai fraction is a GPU share the scheduler serves: a GPU pod, not a whole-GPU amount.
+    ("0.5", None, {T: ["spec.tolerations"], L: []}),
+    ({"value": "0.5"}, {"items": {"gpu": {"value": SKU[0]}}}, {T: [], L: []}),
+    # Above one GPU, Run:ai asks for whole devices: 1.5 is refused.
+    ("1.5", SKU, {T: [], L: ["spec.gpu"]}),
+    ("0", None, {T: [], L: []}),
+])
+def test_runai_workloads_whole_gpus_and_fractions(gpu, tolerations, expected):
+    workload = {**RUNAI, "spec": {**RUNAI["spec"], "gpu": gpu}}
+    if tolerations is not None:
+        workload["spec"]["tolerations"] = tolerations
+    for policy, paths in expected.items():
+        assert [f.path for f in findings(workload, policy) if f.decided] == paths, policy
+    [pod] = pod_specs_of(workload)
+    assert ("gpu-fraction" in pod.annotations) == (gpu in ("0.5", {"value": "0.5"}))
+
+
+ARGO = [
+    (0, T, []),
+    (1, T, ["spec.templates[0].resource.manifest.spec.template.spec.tolerations"]),
+    (1, L, []),
+    (2, T, []),
+    (2, A, ["spec.templates[0].resource.manifest"]),
+    (3, T, []),
+    (3, A, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", ARGO, ids=[f"#{i}-{p}" for i, p, _ in ARGO])
+def test_argo_resource_templates_judge_the_object_they_create(index, policy, paths):
+    docs = documents("argo-resource-gpu-job.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_argo_resource_template_manifests_that_cannot_be_read_are_said_only_when_they_name_a_gpu():
+    def workflow(manifest: str, action: str = "create") -> dict[str, Any]:
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "w"},
+                "spec": {"templates": [{"name": "t", "resource": {"action": action, "manifest": manifest}}]}}
+
+    broken = "kind: Job\nspec: [nvidia.com/gpu: 1"
+    [note] = findings(workflow(broken), A)
+    assert "could not be judged: its manifest does not parse" in note.message
+    assert findings(workflow("kind: Job\nspec: [cpu"), A) == []
+    two = "apiVersion: v1\nkind: Pod\nspec: {}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: nvidia.com/x}\n"
+    assert "is not one Kubernetes object" in findings(workflow(two), A)[0].message
+    job = documents("argo-resource-gpu-job.yaml")[1]["spec"]["templates"][0]["resource"]["manifest"]
+    assert findings(workflow(job, "delete"), T) == [], "delete creates nothing"
+    [pod] = pod_specs_of(documents("argo-resource-gpu-job.yaml")[1])
+    assert pod.namespace == "ml", "created in the workflow's namespace"
+
+
+UNKNOWN_KIND = {"apiVersion": "serving.example.com/v1", "kind": "ModelServer", "metadata": {"name": "m"},
+                "spec": {"accelerator": {"resource": "nvidia.com/gpu", "count": 1},
+                         "sidecars": {"containers": [{"name": "proxy", "image": "envoy"}]}}}
+
+
+def test_an_unknown_kind_naming_a_gpu_outside_every_pod_spec_is_not_evaluated():
+    pods = pod_specs_of(UNKNOWN_KIND)
+    assert [p.containers for p in pods] == [()], "no verdict: nothing to judge"
+    [note] = findings(UNKNOWN_KIND, A)
+    assert note.message.startswith("ModelServer at spec: not evaluated: declare this kind's shape")
+    assert "'nvidia.com/gpu' at spec.accelerator.resource" in note.message
+    assert all(findings(UNKNOWN_KIND, policy) == [] for policy in (T, L, S))
+
+
+@pytest.mark.parametrize("mention", ["amd.com/gpu", "gpu.nvidia.com", "nvidia.com/gpu.product", "gpu.intel.com/i915"])
+def test_gpu_names_that_make_an_unknown_kind_unevaluated(mention):
+    obj = {"apiVersion": "x.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"a": [{"b": mention}]}}
+    assert pod_specs_of(obj)[0].notes
+    obj["spec"]["a"] = [{"b": "nvcr.io/nvidia/pytorch"}]
+    assert pod_specs_of(obj) == [], "an image from NVIDIA's registry names no GPU"
+
+
+def test_an_unknown_kind_whose_gpus_sit_in_the_pod_specs_found_keeps_its_verdicts():
+    """PyTorchJob, RayCluster and the like write plain pod templates: the generic search judges them."""
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "j"}, "spec": {
+        "pytorchReplicaSpecs": {"Worker": {"template": {"spec": {
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100"},
+            "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}}}
+    assert [f.path for f in findings(job, T)] == ["spec.pytorchReplicaSpecs.Worker.template.spec.tolerations"]
+
+
+@pytest.mark.parametrize("api_version, kind, spec", [
+    ("kueue.x-k8s.io/v1beta1", "Workload", {"podSets": [{"name": "main", "count": 1, "template": {"spec": {
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}),
+    ("kueue.x-k8s.io/v1beta1", "ClusterQueue", {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"]}]}),
+    ("kueue.x-k8s.io/v1beta1", "ResourceFlavor", {"nodeTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}),
+    ("v1", "ResourceQuota", {"hard": {"requests.nvidia.com/gpu": 4, "nvidia.com/gpu": 4}}),
+    ("karpenter.sh/v1", "NodePool", {"template": {"spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}}}),
+    ("resource.k8s.io/v1", "DeviceClass", {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}),
+])
+def test_kinds_that_create_no_pods_get_no_verdict_and_no_advisory(api_version, kind, spec):
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+    assert pod_specs_of(obj) == []
