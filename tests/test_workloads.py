@@ -219,7 +219,13 @@ json_keys = st.sampled_from(["spec", "template", "templates", "containers", "res
                              "extra_pod_spec", "custom", "options", "podConfig", "values", "deploymentSpec", "executors",
                              "container", "accelerator", "type", "count", "resourceType", "resourceCount", "platforms",
                              "kubernetes", "platformSpec", "tolerationJson", "runtimeValue", "constant", "nodeSelector",
-                             "labels", "pipelineInfo", "root", "stringData", "data"]) | st.text(max_size=4)
+                             "labels", "pipelineInfo", "root", "stringData", "data",
+                             # NIM, vLLM, Slinky, KubeVirt, Run:ai, Argo resource templates (issue 29)
+                             "draResources", "claimCreationSpec", "devices", "deviceClassName", "resourceClaimName",
+                             "resourceClaimTemplateName", "multiNode", "enabled", "deploymentConfig", "toleration",
+                             "nodeSelectorTerms", "gpuType", "sidecarConfig", "slurmd", "domain", "gpus", "hostDevices",
+                             "deviceName", "virtualMachineTemplate", "value", "items", "manifest", "action",
+                             "amd.com/gpu", "gpu.nvidia.com"]) | st.text(max_size=4)
 json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_size=4)
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
 
@@ -235,6 +241,25 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     for policy in (T, L, S, A):
         assert isinstance(findings(obj, policy, context=context), list)
     assert all(p.path is not None for p in pods)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values)
+def test_declared_shapes_and_unknown_kinds_never_crash(declaration, spec):
+    """Any config value is a shape or a reported problem; any object of a declared or unknown kind
+    gives pods or none."""
+    from gpu_aks_policies.workloads.shapes import parse_shapes
+
+    problems: list[str] = []
+    shapes = parse_shapes(declaration, "workloadShapes", lambda where, message: problems.append(where))
+    assert shapes or problems or declaration in ([], ())
+    obj = {"apiVersion": "x.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": spec}
+    fixed = parse_shapes([{"apiVersion": "x.example.com/v1", "kind": "Thing", "pods": [
+        {"path": "spec.*[*].template", "form": "container", "gpu": "spec.*[*].gpu", "tolerations": "spec.tolerations"},
+        {"path": "spec.template.spec", "nodeSelectorTerms": "spec.terms"}]}], "w", lambda *_: pytest.fail())
+    for declared in (shapes, fixed, ()):
+        pods = pod_specs_of(obj, context_of([obj]), declared)
+        assert all(isinstance(p.path, str) for p in pods)
 
 
 @settings(max_examples=150, deadline=None)

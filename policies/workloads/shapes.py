@@ -66,8 +66,10 @@ def parse_path(text: str) -> tuple[Step, ...]:
         raise ShapePathError("is empty")
     steps: list[Step] = []
     for segment in text.split("."):
-        if segment == "*":
+        if segment in ("*", "*[*]"):
             steps.append(("map", ""))
+            if segment == "*[*]":
+                steps.append(("list", ""))
             continue
         key, wildcard = (segment[:-3], True) if segment.endswith("[*]") else (segment, False)
         if not _KEY.fullmatch(key):
@@ -222,7 +224,7 @@ def _workload(shape: WorkloadShape, block: PodBlock) -> str:
 def _container_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
                      namespace: str, workload: str) -> PodSpec:
     spec = as_mapping(value)
-    beside_path, beside = ("", {})
+    beside_path, beside = "", as_mapping(None)
     if "pod_spec" in block.steps:
         beside_path, found = _field(obj, block, "pod_spec", bound)
         beside = as_mapping(found)

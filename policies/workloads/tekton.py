@@ -90,8 +90,8 @@ def _is_run(kind: str, namespace: str, name: str, context: Context) -> bool:
         return True
     if kind != "Task":
         return False
-    for (pipeline_namespace, pipeline_name), pipeline_obj in context.table(PIPELINES).items():
-        if pipeline_namespace != namespace or ("Pipeline", namespace, pipeline_name) not in runs:
+    for key, pipeline_obj in context.table(PIPELINES).items():
+        if not isinstance(key, tuple) or key[0] != namespace or ("Pipeline", namespace, key[1]) not in runs:
             continue
         for _path, pipeline_task in _pipeline_tasks(as_mapping(as_mapping(pipeline_obj).get("spec")), ""):
             if as_str(as_mapping(pipeline_task.get("taskRef")).get("name")) == name:
