@@ -11,14 +11,8 @@ import pytest
 import yaml
 from gpu_aks_policies.check import main as check_main
 from gpu_aks_policies.explain import main as explain_main
-from gpu_aks_policies.rule_config import (
-    ANALYZABLE,
-    SELECT_GPU_NODES,
-    TOLERATE_GPU_TAINT,
-    WHOLE_GPU_LIMITS,
-    RuleConfigError,
-    parse_rule_config,
-)
+from gpu_aks_policies.rule_config import ANALYZABLE, SELECT_GPU_NODES, TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfigError
+from gpu_aks_policies.rules import parse_rule_config
 from gpu_aks_policies.workloads import pod_specs_of
 from gpu_aks_policies.workloads.shapes import (
     EXAMPLE_OBJECT,
