@@ -22,7 +22,8 @@ def findings(obj: Any, policy: str, config: RuleConfig | None = None, together: 
              context: Context | None = None) -> list[Finding]:
     """One policy's findings on one object, with `together` checked alongside it."""
     context = context or context_of([obj, *together])
-    return POD_RULES[policy].check(pod_specs_of(obj, context), config or DEFAULTS[policy], context)
+    config = config or DEFAULTS[policy]
+    return POD_RULES[policy].check(pod_specs_of(obj, context, config.workload_shapes), config, context)
 
 
 def verdicts(obj: Any, config: Mapping[str, Any] | None = None, together: Iterable[Any] = ()) -> dict[str, list[str]]:
