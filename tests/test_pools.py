@@ -130,3 +130,5 @@ def test_a_kind_registers_once(stand_in_kind):
     [kind] = [kind for kind in pools.registry.KINDS if kind.name == "standIn"]
     with pytest.raises(ValueError, match="registered twice"):
         register("standIn", kind.recognizes)(kind.pools_of)
+    with pytest.raises(ValueError, match="registered twice"):
+        register("standIn", kind.recognizes)(lambda resource_type, props: [])
