@@ -14,6 +14,8 @@ from pulumi_azure_native import containerservice, resources
 from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
 from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
+from components.pools import agent_pool_properties
+from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
 from components.settings.production import (
     ApiServerAccessSettings,
@@ -22,9 +24,6 @@ from components.settings.production import (
     network_change_problems,
     network_record,
 )
-
-CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
-
 
 #: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
 NETWORK_OUTPUT = "clusterNetwork"
@@ -94,22 +93,9 @@ class ClusterTarget:
 def _system_pool_profile(
     pool: SystemPoolSettings, kubernetes_version: str | None,
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
+    """The inline `agentPoolProfiles[0]`: the system pool's body from the one AgentPool builder."""
     return containerservice.ManagedClusterAgentPoolProfileArgs(
-        name=pool.name,
-        mode="System",
-        vm_size=pool.vm_size,
-        os_type="Linux",
-        os_sku=pool.os_sku,
-        type="VirtualMachineScaleSets",
-        enable_auto_scaling=True,
-        count=pool.min_count,
-        min_count=pool.min_count,
-        max_count=pool.max_count,
-        orchestrator_version=kubernetes_version,
-        availability_zones=list(pool.availability_zones) or None,
-        node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
-        upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge),
-    )
+        name=pool.name, **agent_pool_properties(SYSTEM.body(pool), kubernetes_version))
 
 
 class AksCluster(pulumi.ComponentResource):

@@ -31,14 +31,21 @@ from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
-from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
-from components.observability import GpuObservability, GpuObservabilityArgs, azure_monitor_profile
+from components.node_pools import AgentPoolArgs, AgentPoolComponent
+from components.observability import (
+    GpuObservability,
+    GpuObservabilityArgs,
+    agent_daemonsets,
+    azure_monitor_profile,
+    exporter_pools,
+    watched_pool,
+)
+from components.pools import AGENT_POOL_KINDS, platform_pools
 from components.previous_run import PreviousRun
 from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
 from observability.dashboard import dashboard_json
-from observability.rules import agent_daemonsets, exporter_pools
 
 TYPE_TOKEN = f"{PROJECT}:index:GpuCluster"
 #: The stack config key the `location` input stands for.
@@ -336,12 +343,17 @@ class GpuCluster(pulumi.ComponentResource):
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
-        for pool in settings.cpu_pools:
-            NodePool(child_name(pool.name), NodePoolArgs(pool, cluster.target), top)
-        gpu_pools = [GpuNodePool(child_name(pool.name), GpuNodePoolArgs(pool, cluster.target), top)
-                     for pool in settings.gpu_pools]
+        pools = platform_pools(settings)
+        brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
+        gpu_pools: list[pulumi.Resource] = []
+        for kind in AGENT_POOL_KINDS:
+            for pool in kind.pools(settings):
+                component = AgentPoolComponent(kind.component_type, child_name(pool.name),
+                                               AgentPoolArgs(kind.agent_pool(pool), cluster.target), top)
+                if brings_gpus[pool.name]:
+                    gpu_pools.append(component)
 
-        served_pools = settings.served_gpu_pools()
+        served_pools = pools.served
         device_plugin: GpuDevicePlugin | None = None
         if settings.device_plugin.enabled and served_pools:
             device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
@@ -355,22 +367,23 @@ class GpuCluster(pulumi.ComponentResource):
         query_endpoint: pulumi.Input[str | None] = None
         dashboard_url: pulumi.Input[str | None] = None
         if observability.enabled:
-            watched_pools = exporter_pools(settings)
+            watched_pools = exporter_pools(pools)
+            watched = [watched_pool(pool) for pool in watched_pools]
             if watched_pools:
                 GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
                     observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
                     after=[*([device_plugin] if device_plugin else []), *access.ready]), top)
             monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
                 observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
-                watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings),
-                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
+                watched, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
+                dashboard_json(watched, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
-        if settings.admission_policy.enabled and settings.gpu_pools:
+        if settings.admission_policy.enabled and pools.gpu:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
-                settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready), top)
+                settings.admission_policy, pools.gpu, cluster.provider, after=access.ready), top)
 
-        contract = platform_contract(settings)
+        contract = platform_contract(settings, pools)
         self.cluster_name = cluster.managed_cluster.name
         self.resource_group_name = cluster.resource_group.name
         self.kubeconfig = cluster.kubeconfig

@@ -1,15 +1,19 @@
-"""`NodePool` (CPU user pools) and `GpuNodePool`: each an AKS `AgentPool` of its own."""
+"""`AgentPoolComponent`: one AgentPool-backed pool (a CPU or a GPU pool), an AKS `AgentPool` of its own.
+
+What the pool is comes from its kind (`components/pools/`): the AgentPool body, its Azure name and
+the component type. This module only creates it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 from pulumi_azure_native import containerservice
 
 from components.cluster import ClusterTarget
-from components.settings import GpuNodePoolSettings, NodePoolSettings, create_only_properties
+from components.pools import AgentPoolSpec, agent_pool_properties
+from components.settings import create_only_properties
 
 #: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
 #: and `nodePublicIPTags` already force replacement in the provider; the rest would fail the update
@@ -20,19 +24,13 @@ CREATE_ONLY_PROPERTIES = create_only_properties()
 
 
 @dataclass(frozen=True)
-class NodePoolArgs:
-    pool: NodePoolSettings
+class AgentPoolArgs:
+    spec: AgentPoolSpec
     cluster: ClusterTarget
 
 
-@dataclass(frozen=True)
-class GpuNodePoolArgs:
-    pool: GpuNodePoolSettings
-    cluster: ClusterTarget
-
-
-class NodePool(pulumi.ComponentResource):
-    """An autoscaled user pool with its taints and labels.
+class AgentPoolComponent(pulumi.ComponentResource):
+    """An autoscaled user pool with its taints and labels, typed by its kind (`component_type`).
 
     Its Azure name is the config name plus 4 hex characters of a hash of its create-only properties
     (the Azure Verified Module's pattern). A change to one of them is a new Azure name, so Pulumi
@@ -41,22 +39,20 @@ class NodePool(pulumi.ComponentResource):
     the Azure name is the config name (gpu-aks 0.1 naming) and a replacement must delete first.
     """
 
-    TYPE = "gpu-aks:index:NodePool"
-
-    def __init__(self, name: str, args: NodePoolArgs | GpuNodePoolArgs,
+    def __init__(self, component_type: str, name: str, args: AgentPoolArgs,
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(self.TYPE, name, None, opts)
-        pool = args.pool
-        self.settings = pool
+        super().__init__(component_type, name, None, opts)
+        spec = args.spec
+        self.spec = spec
         self.agent_pool = containerservice.AgentPool(
             f"{name}-pool",
-            agent_pool_name=pool.azure_name,
+            agent_pool_name=spec.azure_name,
             resource_group_name=args.cluster.resource_group_name,
             resource_name_=args.cluster.cluster_name,
             # pulumi-azure-native#2094: re-sending a pinned orchestratorVersion after AKS's auto-upgrade
             # moved the pool asks AKS for a downgrade, which it refuses. When the channel moves versions
             # the pool sends none: it is created at the control plane's version and AKS moves it after.
-            **self.agent_pool_properties(pool, None if args.cluster.aks_moves_version else args.cluster.kubernetes_version),
+            **agent_pool_properties(spec.body, None if args.cluster.aks_moves_version else args.cluster.kubernetes_version),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[args.cluster.cluster],
@@ -64,54 +60,7 @@ class NodePool(pulumi.ComponentResource):
                 ignore_changes=["count"],
                 replace_on_changes=CREATE_ONLY_PROPERTIES,
                 # Two pools cannot share an Azure name: only a kept name has to go first.
-                delete_before_replace=pool.keep_azure_name,
+                delete_before_replace=spec.keeps_azure_name,
             ),
         )
-        self.register_outputs({"name": pool.name, "azureName": self.agent_pool.name, "vmSize": pool.vm_size})
-
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
-        properties: dict[str, Any] = {
-            "mode": "User",
-            "os_type": "Linux",
-            "os_sku": pool.os_sku,
-            "type": "VirtualMachineScaleSets",
-            "vm_size": pool.vm_size,
-            "orchestrator_version": kubernetes_version,
-            "enable_auto_scaling": True,
-            "count": pool.min_count,
-            "min_count": pool.min_count,
-            "max_count": pool.max_count,
-            "node_taints": list(pool.taints),
-            "node_labels": dict(pool.labels),
-            "availability_zones": list(pool.availability_zones) or None,
-        }
-        upgrade = pool.upgrade_settings()
-        if upgrade is None:
-            # Spot pools are upgraded without surge nodes or a drain (the settings refuse upgrade keys
-            # there), and their priority, price and eviction policy are fixed at creation.
-            properties.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete",
-                              spot_max_price=pool.spot_max_price)
-        else:
-            properties.update(scale_set_priority="Regular", upgrade_settings=upgrade.as_api())
-        return properties
-
-
-class GpuNodePool(NodePool):
-    """A GPU pool: a `NodePool` plus the GPU driver choice and, on A100/H100/H200, a MIG profile.
-
-    Scales to zero by default; tainted so only pods that tolerate the GPU taint land on it; labelled
-    for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
-    `nvidia.com/gpu.partition-size`).
-    """
-
-    TYPE = "gpu-aks:index:GpuNodePool"
-
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
-        assert isinstance(pool, GpuNodePoolSettings)
-        properties = super().agent_pool_properties(pool, kubernetes_version)
-        # `gpuProfile.driver` is set at creation and cannot be updated: `None` hands the driver (and
-        # the device plugin) to something else, such as the NVIDIA GPU Operator.
-        properties["gpu_profile"] = {"driver": pool.gpu_driver}
-        if pool.gpu_instance_profile:
-            properties["gpu_instance_profile"] = pool.gpu_instance_profile
-        return properties
+        self.register_outputs({"name": spec.name, "azureName": self.agent_pool.name, "vmSize": spec.body.vm_size})

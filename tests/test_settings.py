@@ -10,6 +10,7 @@ import pytest
 from gpu_aks_policies.catalog import supported_vm_sizes
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
+from components.pools import platform_pools
 from components.settings import SettingsError, parse_settings
 from components.settings.production import ApiServerAccessSettings, api_server_warning
 from tests.conftest import TODAY
@@ -97,7 +98,7 @@ def test_gpu_driver_none_pool_is_not_served_by_our_device_plugin():
     raw["gpuPools"].append({"name": "operator", "vmSize": "Standard_NC24ads_A100_v4", "gpuProfile": {"driver": "None"}})
     result = settings(raw)
     assert result.device_plugin.pools == ("gput4",)
-    assert [p.name for p in result.served_gpu_pools()] == ["gput4"]
+    assert [p.name for p in platform_pools(result).served] == ["gput4"]
 
 
 def test_autoscaler_values_keep_the_api_types():

@@ -40,26 +40,12 @@ from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_ta
 from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL
+from observability.conditions import GPU_CONDITIONS
 from observability.settings import EXPORTER_APP_LABEL
 
 #: `kubectl get pods -A -o json` of a large cluster runs to tens of megabytes.
 CLUSTER_FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024)
 
-#: The GPU node conditions of AKS's node problem detector, true while the problem lasts, and what to
-#: do (https://learn.microsoft.com/azure/aks/node-problem-detector, "Node conditions", GPU only).
-GPU_CONDITIONS = {
-    "GPUMissing": "the VM sees fewer GPUs than its size has: cordon and drain the node, then delete it so the "
-                  "pool replaces it (az aks nodepool delete-machines)",
-    "XIDErrors": "the NVIDIA driver logged XID errors (NVIDIA's XID catalog says which are fatal): drain the node, "
-                 "and delete it so the pool replaces it if they recur",
-    "NVLinkStatusInactive": "an NVLink is inactive, so multi-GPU jobs lose bandwidth or fail: drain the node and "
-                            "delete it so the pool replaces it",
-    "IBLinkFlapping": "an InfiniBand link keeps going down: drain the node and delete it so the pool replaces it",
-    "GPUClockThrottling": "GPU clocks are throttled (power or temperature): drain the node if jobs slow down, and "
-                          "open an Azure support request if it persists",
-    "UnhealthyNvidiaDevicePlugin": "AKS's managed NVIDIA device plugin is not running: check the node's GPU "
-                                   "driver install (kubectl describe node) and reimage the node if it persists",
-}
 
 #: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured
 #: (Kubernetes' well-known `node.kubernetes.io/*` and `node.cloudprovider.kubernetes.io/*` taints,

@@ -30,10 +30,17 @@ from gpu_aks_policies.documents import safe_text
 from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
 
 from components.aks_api import kubernetes_minor
-from components.settings import PROJECT
+from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
-from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
-from tools.preflight import PreflightInputError, capacity_lines, load_stack, vcpus_in_size_name
+from tools.mockrun import (
+    ProgramRun,
+    RegisteredResource,
+    StackFileError,
+    config_from_stack_file,
+    run_program,
+    settings_from_stack_file,
+)
+from tools.preflight import capacity_lines
 from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,35 +248,20 @@ def _maintenance_lines(run: ProgramRun) -> list[str]:
         "  Maintenance windows: none declared (AKS may upgrade at any time within its channel)"]
 
 
-def _preflight_capacity(stack: str, stack_file: Path | None) -> list[str] | None:
-    """The preflight's per-pool summary (pools at maxCount plus upgrade surge), for a stack file of this
-    project; None for a `--config-file` stack, which the summary then sizes from the outputs alone."""
-    if stack_file is not None:
-        return None
+def _capacity_lines(stack: str, stack_file: Path | None = None) -> list[str]:
+    """What each pool asks of Azure's quota at maxCount plus its upgrade surge: the preflight's
+    summary, from each pool kind's capacity (one computation, `components/pools/`)."""
     try:
-        return capacity_lines(load_stack(stack))
-    except PreflightInputError:
-        return None
-
-
-def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
-    preflight = _preflight_capacity(stack, stack_file)
-    if preflight is not None:
-        return ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in preflight)]
-    lines = []
-    for name, pool in sorted((run.stack_outputs.get("gpuPools") or {}).items()):
-        vm_size, nodes = str(pool.get("vmSize")), _whole_numbers(pool.get("maxCount"))
-        vcpus = vcpus_in_size_name(vm_size)
-        quota = "the regional Spot (low-priority) quota" if pool.get("spot") else "the size family's quota"
-        need = f"{nodes * vcpus} vCPUs" if vcpus is not None and isinstance(nodes, int) else "unknown vCPUs"
-        lines.append(f"    {name}: {nodes} x {vm_size} = {need} of {quota}")
-    return ["  Capacity at maxCount (quota to check before `pulumi up`):", *lines] if lines else []
+        settings = settings_from_stack_file(stack_file or ROOT / f"Pulumi.{stack}.yaml", stack)
+    except (StackFileError, SettingsError, OSError):
+        return []  # the program's run has already reported it
+    return ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in capacity_lines(settings))]
 
 
 def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
     """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`)."""
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(run),
-            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
+            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, stack_file)]
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:

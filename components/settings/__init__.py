@@ -40,7 +40,6 @@ from components.settings.pools import (
     GpuNodePoolSettings,
     NodePoolSettings,
     SystemPoolSettings,
-    azure_pool_name,
     create_only_properties,
     pool_key,
 )
@@ -53,7 +52,7 @@ __all__ = [
     "AccessSettings", "AdmissionPolicySettings", "AlertSettings", "ObservabilitySettings",
     "ClusterSettings", "DevicePluginSettings", "GpuNodePoolSettings",
     "NodePoolSettings", "PlatformSettings", "SettingsError", "SmokeTestSettings", "SystemPoolSettings",
-    "azure_pool_name", "create_only_properties", "describe", "parse_settings", "pool_key", "reference_markdown",
+    "create_only_properties", "describe", "parse_settings", "pool_key", "reference_markdown",
 ]
 
 
@@ -72,9 +71,6 @@ class PlatformSettings:
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
-
-    def served_gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
-        return tuple(pool for pool in self.gpu_pools if pool.device_plugin)
 
 
 def _pool_names_are_unique(reader: Reader) -> None:

@@ -62,7 +62,9 @@ def create_only_identity(vm_size: str, os_sku: str, availability_zones: Sequence
             "spot": spot, "spotMaxPrice": spot_max_price if spot else None, **gpu}
 
 
-def suffixed_name(name: str, identity: Mapping[str, Any], keep_azure_name: bool) -> str:
+def azure_pool_name(name: str, identity: Mapping[str, Any], keep_azure_name: bool) -> str:
+    """A pool's Azure name: `name` plus 4 hex characters of a hash of its create-only `identity`
+    (`create_only_identity`), or `name` itself with keepAzureName. The one place the hash is made."""
     if keep_azure_name:
         return name
     return name + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:4]
@@ -83,9 +85,6 @@ class NodePoolSettings:
     max_surge: str = "33%"
     spot: bool = False
     spot_max_price: float = -1.0
-    #: The pool's name in Azure: the config name plus a hash of its create-only properties, so a
-    #: change to one of them creates the new pool before the old one is deleted.
-    azure_name: str = ""
     #: The Azure name is the config name (gpu-aks 0.1 naming): replacements delete first.
     keep_azure_name: bool = False
     #: `upgradeSettings` beyond maxSurge (None: AKS's default); Spot pools send none of them.
@@ -104,6 +103,12 @@ class NodePoolSettings:
     def create_only(self) -> dict[str, Any]:
         """The properties Azure fixes at creation; any change to them needs a new pool."""
         return create_only_identity(self.vm_size, self.os_sku, self.availability_zones, self.spot, self.spot_max_price)
+
+    @property
+    def azure_name(self) -> str:
+        """The pool's name in Azure: the config name plus a hash of its create-only properties, so a
+        change to one of them creates the new pool before the old one is deleted."""
+        return azure_pool_name(self.name, self.create_only(), self.keep_azure_name)
 
 
 @dataclass(frozen=True)
@@ -146,10 +151,6 @@ class GpuNodePoolSettings(NodePoolSettings):
 
     def create_only(self) -> dict[str, Any]:
         return {**super().create_only(), "gpuInstanceProfile": self.gpu_instance_profile, "gpuDriver": self.gpu_driver}
-
-
-def azure_pool_name(pool: NodePoolSettings) -> str:
-    return suffixed_name(pool.name, pool.create_only(), pool.keep_azure_name)
 
 
 @dataclass(frozen=True)
@@ -342,19 +343,13 @@ def _pool_fields(reader: Reader) -> dict[str, Any]:
 def _cpu_pool(reader: Reader) -> NodePoolSettings:
     attrs = _pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), POOL_LABEL: attrs["name"]}
-    identity = create_only_identity(attrs["vm_size"], attrs["os_sku"], attrs["availability_zones"], attrs["spot"],
-                                    attrs["spot_max_price"])
-    return NodePoolSettings(**attrs, azure_name=suffixed_name(attrs["name"], identity, attrs["keep_azure_name"]))
+    return NodePoolSettings(**attrs)
 
 
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuNodePoolSettings:
     attrs = _pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
-    identity = create_only_identity(attrs["vm_size"], attrs["os_sku"], attrs["availability_zones"], attrs["spot"],
-                                    attrs["spot_max_price"], gpuInstanceProfile=attrs["gpu_instance_profile"],
-                                    gpuDriver=attrs["gpu_driver"])
-    return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin,
-                               azure_name=suffixed_name(attrs["name"], identity, attrs["keep_azure_name"]))
+    return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
 
 
 # --- Declarations ------------------------------------------------------------------------------
