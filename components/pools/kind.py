@@ -137,10 +137,12 @@ class PoolFacts:
 class PoolKind(Protocol):
     """One kind of pool: one module in components/pools/, listed once in `KINDS`."""
 
-    #: The config key of the kind's pools (`systemPool`, `cpuPools`, `gpuPools`) and its settings
-    #: declaration (the Section or ListOf in components/settings/).
+    #: The config key of the kind's pools (`systemPool`, `cpuPools`, `gpuPools`).
     config_key: str
-    section: Section | ListOf
+
+    @property
+    def section(self) -> Section | ListOf:
+        """The kind's settings declaration (a Section or ListOf in components/settings/pools.py)."""
     #: The pool is part of the managed cluster's body (the system pool), not a resource of its own.
     inline: bool
 
