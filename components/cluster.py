@@ -17,13 +17,9 @@ from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
 from components.pools import agent_pool_properties
 from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
-from components.settings.production import (
-    ApiServerAccessSettings,
-    MaintenanceSettings,
-    NetworkSettings,
-    network_change_problems,
-    network_record,
-)
+from components.settings.api_server import ApiServerAccessSettings
+from components.settings.maintenance import MaintenanceSettings
+from components.settings.network import NetworkSettings, network_change_problems, network_record
 
 #: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
 NETWORK_OUTPUT = "clusterNetwork"

@@ -31,7 +31,7 @@ from gpu_aks_policies.declarations import Document, Key, ListOf, Section
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
 from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
-from components.settings.production import ADMIN_PRINCIPAL_TYPES
+from components.settings.access import ADMIN_PRINCIPAL_TYPES
 
 ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"
 

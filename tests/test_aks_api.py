@@ -141,7 +141,7 @@ def test_the_oracle_catches_what_the_old_settings_sent():
 
 # --- Issue 17: every new resource and property against the REST models ------------------------------
 
-from components.settings import production as platform_settings  # noqa: E402
+from components.settings import network as platform_settings  # noqa: E402
 
 
 @pytest.mark.parametrize("ours, enum", [

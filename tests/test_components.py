@@ -167,7 +167,8 @@ import pytest  # noqa: E402
 from components.access import DEPLOYER_OUTPUT, deployer_change_warning, role_assignment_name  # noqa: E402
 from components.cluster import NETWORK_OUTPUT  # noqa: E402
 from components.settings import SettingsError  # noqa: E402
-from components.settings.production import SPOT_UPGRADE_REASON, ClusterAdmin  # noqa: E402
+from components.settings.access import ClusterAdmin  # noqa: E402
+from components.settings.pool_upgrade import SPOT_UPGRADE_REASON  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tools.mockrun import PlatformMocks, config_from_stack_file, run_program  # noqa: E402
 

@@ -12,7 +12,7 @@ from gpu_aks_policies.catalog import supported_vm_sizes
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
 from components.pools import platform_pools
 from components.settings import SettingsError, parse_settings
-from components.settings.production import ApiServerAccessSettings, api_server_warning
+from components.settings.api_server import ApiServerAccessSettings, api_server_warning
 from tests.conftest import TODAY
 
 #: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).

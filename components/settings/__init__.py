@@ -31,6 +31,7 @@ from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_AC
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
 from components.settings.common import AKS_MAX_NODES_PER_POOL, PROJECT, ZONES, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
 from components.settings.observability import OBSERVABILITY, AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     CPU_POOLS,
@@ -43,7 +44,6 @@ from components.settings.pools import (
     create_only_properties,
     pool_key,
 )
-from components.settings.production import MAINTENANCE, MaintenanceSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = [

@@ -32,7 +32,7 @@ from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, 
 from components.azure_catalog import did_you_mean
 from components.settings.common import count_key, surge_key, zones_key
 from components.settings.device_plugin import DevicePluginSettings
-from components.settings.production import (
+from components.settings.pool_upgrade import (
     CPU_POOL_UPGRADE,
     CPU_SIZE_CHECK,
     GPU_POOL_UPGRADE,
