@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
+from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOffer, GpuPoolEntry, PlatformContract
 
+import components.pools as components_pools
 from components.manifests import pool_tolerations
 from components.pools import PlatformPools, PoolFacts, platform_pools
 from components.settings import PlatformSettings
@@ -29,12 +30,20 @@ def gpu_node_selector(pool: PoolFacts) -> dict[str, str]:
     return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
-def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolContract:
+def offer_contract(offer: components_pools.GpuOffer) -> GpuOffer:
+    """One of the pool's GPU offers as the contract writes it."""
+    return GpuOffer(vm_size=offer.vm_size, gpu_model=offer.sku.model, gpu_memory_gib=offer.sku.gpu_memory_gib,
+                    gpus_per_vm=offer.sku.gpus, resource=offer.resource, per_node=offer.per_node,
+                    mig_partition=offer.mig_partition, capacity_types=offer.capacity_types)
+
+
+def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it. The
     single-size fields describe the pool's first offer (an AgentPool's only one)."""
     offer = pool.offers[0]
-    return GpuPoolContract(
+    return GpuPoolEntry(
         name=pool.name,
+        kind=pool.backend,
         azure_name=pool.azure_name,
         pool_label={POOL_LABEL: pool.name},
         vm_size=offer.vm_size,
@@ -55,11 +64,13 @@ def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolContrac
         tolerations=tuple(pool_tolerations([pool])),
         node_selector=gpu_node_selector(pool),
         dcgm_exporter="gpu-aks" if exported else "none",
+        offers=tuple(offer_contract(each) for each in pool.offers),
+        sharing=pool.sharing,
     )
 
 
-def cpu_pool_contract(pool: PoolFacts) -> CpuPoolContract:
-    return CpuPoolContract(
+def cpu_pool_contract(pool: PoolFacts) -> CpuPoolEntry:
+    return CpuPoolEntry(
         name=pool.name, azure_name=pool.azure_name, pool_label={POOL_LABEL: pool.name}, vm_size=pool.vm_size,
         min_count=pool.min_count, max_count=pool.max_count, taints=tuple(pool.taints), labels=dict(pool.labels),
         spot=pool.spot,

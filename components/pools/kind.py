@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from gpu_aks_policies.catalog import GpuSku
+from gpu_aks_policies.contract import PoolSharing
 
 if TYPE_CHECKING:
     from gpu_aks_policies.declarations import ListOf, Section
@@ -107,6 +108,8 @@ class PoolFacts:
     labels: Mapping[str, str] = field(default_factory=dict)
     #: The GPUs the pool may bring; () for CPU pools.
     offers: tuple[GpuOffer, ...] = ()
+    #: How pods share each GPU (time-slicing or MPS), or None: each pod gets whole GPUs or MIG instances.
+    sharing: PoolSharing | None = None
     #: Who runs the device plugin on a GPU pool's nodes; None on CPU pools.
     device_plugin: DevicePluginOwner | None = None
     #: gpu-aks's DCGM exporter runs on the pool (observability on, the pool served by gpu-aks's plugin).
