@@ -92,7 +92,7 @@ def _private_dns_zone_fits(reader: Reader) -> None:
     zone = parse_resource_id("privateDnsZone", value)
     match = PRIVATE_DNS_ZONE_NAME_RE.fullmatch(zone.name) if zone else None
     location = reader.context.location
-    if match and isinstance(location, str) and location and match.group("region") != location:
+    if zone is not None and match and isinstance(location, str) and location and match.group("region") != location:
         reader.problem("privateDNSZone", f"names zone {zone.name!r} of region {match.group('region')!r}, but the "
                                          f"cluster is in {location!r} (azure-native:location); AKS needs the cluster's "
                                          "region in the zone name")
