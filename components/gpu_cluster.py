@@ -5,8 +5,9 @@ generated from them); its outputs are the outputs contract app stacks read. The 
 the inputs back into the raw config shape and hands them to the settings layer's own parser, so an
 input from Python, TypeScript or YAML is refused exactly as a stack config value is, with the same
 message naming its path (`gpuPools[gput4].minCount: 3 is above maxCount 1; ...`), every problem at
-once and before anything is registered. Then it composes AksCluster -> ClusterAccess -> NodePool /
-GpuNodePool -> GpuDevicePlugin -> GpuAdmissionPolicy -> (GpuSmokeTest), as `__main__.py` did.
+once and before anything is registered. Then it composes AksCluster -> ClusterAccess -> CpuAgentPool /
+GpuAgentPool (one per pool, by its kind: components/pools/) -> GpuDevicePlugin -> GpuAdmissionPolicy ->
+(GpuSmokeTest), as `__main__.py` did.
 
 Inputs must be known when the program runs (they decide which resources exist): an output of
 another resource, a secret or an unknown value is refused with a message naming where it is.
@@ -385,7 +386,8 @@ class GpuCluster(pulumi.ComponentResource):
         for kind in AGENT_POOL_KINDS:
             for pool in kind.pools(settings):
                 component = AgentPoolComponent(kind.component_type, child_name(pool.name),
-                                               AgentPoolArgs(kind.agent_pool(pool), cluster.target), top)
+                                               AgentPoolArgs(kind.agent_pool(pool), cluster.target), top,
+                                               former_types=kind.former_types)
                 if brings_gpus[pool.name]:
                     gpu_pools.append(component)
 

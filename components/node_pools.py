@@ -6,6 +6,7 @@ the component type. This module only creates it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -21,6 +22,17 @@ from components.settings import create_only_properties
 #: names a change to them also changes the name, so the replacement is a new pool. Declared once, on
 #: the pool keys (`create_only`), in the settings layer.
 CREATE_ONLY_PROPERTIES = create_only_properties()
+
+
+def renamed(opts: pulumi.ResourceOptions | None, former_types: Sequence[str]) -> pulumi.ResourceOptions:
+    """`opts` plus an alias for each former type of the component, alone and combined with each alias
+    `opts` already has (a pool of a gpu-aks 0.2 stack had the old type *and* the stack as parent)."""
+    opts = opts or pulumi.ResourceOptions()
+    existing = [alias for alias in opts.aliases or [] if isinstance(alias, pulumi.Alias)]
+    extra = [pulumi.Alias(type_=former) for former in former_types]
+    extra += [pulumi.Alias(name=alias.name, type_=former, parent=alias.parent, stack=alias.stack, project=alias.project)
+              for former in former_types for alias in existing]
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=extra))
 
 
 @dataclass(frozen=True)
@@ -40,8 +52,8 @@ class AgentPoolComponent(pulumi.ComponentResource):
     """
 
     def __init__(self, component_type: str, name: str, args: AgentPoolArgs,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(component_type, name, None, opts)
+                 opts: pulumi.ResourceOptions | None = None, former_types: Sequence[str] = ()) -> None:
+        super().__init__(component_type, name, None, renamed(opts, former_types))
         spec = args.spec
         self.spec = spec
         self.agent_pool = containerservice.AgentPool(

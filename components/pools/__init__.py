@@ -27,13 +27,15 @@ from components.pools.system import SYSTEM
 if TYPE_CHECKING:
     from components.settings import PlatformSettings
 
-__all__ = ["KINDS", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec", "CapacityNeed", "GpuOffer", "PlatformPools",
+__all__ = ["AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec", "CapacityNeed", "GpuOffer", "PlatformPools",
            "PoolFacts", "PoolKind", "agent_pool_properties", "platform_pools", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU)
 #: The kinds whose pools are `AgentPool` resources of their own (the system pool is inline).
 AGENT_POOL_KINDS: tuple[AgentPoolKind, ...] = (CPU, GPU)
+#: Component types renamed since a release, new -> former (each an alias on the component).
+RENAMED_TYPES: dict[str, str] = {kind.component_type: former for kind in AGENT_POOL_KINDS for former in kind.former_types}
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ class CpuPoolKind:
     config_key = "cpuPools"
     section = CPU_POOLS
     inline = False
-    #: The Pulumi component each pool is (its URNs are part of deployed stacks' state).
-    component_type = "gpu-aks:index:NodePool"
+    #: The Pulumi component each pool is, and the types it had before (aliases: deployed stacks keep
+    #: their pools). Not "NodePool", which is Karpenter's word for what the NAP kind creates.
+    component_type = "gpu-aks:index:CpuAgentPool"
+    former_types = ("gpu-aks:index:NodePool",)
 
     def pools(self, settings: PlatformSettings) -> tuple[NodePoolSettings, ...]:
         return settings.cpu_pools

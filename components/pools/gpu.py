@@ -24,7 +24,8 @@ class GpuPoolKind:
     config_key = "gpuPools"
     section = GPU_POOLS
     inline = False
-    component_type = "gpu-aks:index:GpuNodePool"
+    component_type = "gpu-aks:index:GpuAgentPool"
+    former_types = ("gpu-aks:index:GpuNodePool",)
 
     def pools(self, settings: PlatformSettings) -> tuple[GpuNodePoolSettings, ...]:
         return settings.gpu_pools

@@ -175,8 +175,10 @@ def surge_nodes(max_surge: str | None, max_count: int) -> int:
 class AgentPoolKind(PoolKind, Protocol):
     """A kind whose every pool is an `AgentPool` resource of its own."""
 
-    #: The Pulumi component type each pool is created as.
+    #: The Pulumi component type each pool is created as, and the types it was created as by earlier
+    #: releases (each becomes an alias, so a renamed type moves a deployed pool instead of replacing it).
     component_type: str
+    former_types: tuple[str, ...]
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         """The AgentPool the pool is (its body: `components.pools.agentpool`)."""
