@@ -27,8 +27,9 @@ from components.pools.system import SYSTEM
 if TYPE_CHECKING:
     from components.settings import PlatformSettings
 
-__all__ = ["AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec", "CapacityNeed", "GpuOffer", "PlatformPools",
-           "PoolFacts", "PoolKind", "agent_pool_properties", "platform_pools", "surge_nodes"]
+__all__ = ["AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec",
+           "CapacityNeed", "GpuOffer", "PlatformPools", "PoolFacts", "PoolKind", "agent_pool_properties",
+           "platform_pools", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU)
