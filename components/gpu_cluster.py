@@ -19,7 +19,7 @@ No `from __future__ import annotations`: Pulumi's component host reads the annot
 import enum
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, cast
 
 import pulumi
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
@@ -32,6 +32,7 @@ from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
+from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract
 from components.node_pools import AgentPoolArgs, AgentPoolComponent
 from components.observability import (
     GpuObservability,
@@ -56,126 +57,7 @@ MAX_INPUT_DEPTH = 32
 MAX_INPUT_NODES = 100_000
 
 
-# --- Outputs: the contract, typed ------------------------------------------------------------------
-
-
-class Toleration(TypedDict):
-    """A Kubernetes toleration of one of the pool's taints."""
-
-    key: str
-    """The taint key."""
-    operator: str
-    """Equal (with a value) or Exists."""
-    value: NotRequired[str]
-    """The taint value, when the taint has one."""
-    effect: str
-    """The taint effect, e.g. NoSchedule."""
-
-
-class CpuPoolContract(TypedDict):
-    """A CPU pool as the outputs contract describes it."""
-
-    name: str
-    """The pool's name in the config."""
-    azureName: str
-    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
-    poolLabel: dict[str, str]
-    """gpu-aks's pool label, stable across replacements."""
-    vmSize: str
-    """The VM size."""
-    minCount: int
-    """Autoscaler minimum node count."""
-    maxCount: int
-    """Autoscaler maximum node count."""
-    taints: list[str]
-    """The pool's node taints (key=value:Effect)."""
-    labels: dict[str, str]
-    """The pool's node labels."""
-    spot: bool
-    """Whether the pool runs Spot VMs."""
-
-
-class GpuOfferContract(TypedDict):
-    """One VM size a GPU pool may bring, and what one of its nodes advertises."""
-
-    vmSize: str
-    """The VM size."""
-    gpuModel: str
-    """The GPU model, e.g. T4 or A100 80GB."""
-    gpuMemoryGiB: int
-    """Memory of one GPU in GiB."""
-    gpusPerVm: int
-    """Physical GPUs per VM."""
-    resource: str
-    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
-    perNode: int
-    """How many of the resource one node advertises: GPUs, MIG instances, or GPUs times the sharing replicas."""
-    migPartition: NotRequired[str]
-    """The MIG partition name (e.g. 2g.20gb), if any."""
-    capacityTypes: list[str]
-    """How the nodes are bought: onDemand, spot, or both."""
-
-
-class PoolSharingContract(TypedDict):
-    """How the device plugin shares each GPU of the pool between pods."""
-
-    strategy: str
-    """timeSlicing or mps."""
-    replicas: int
-    """How many pods share one GPU (or one MIG instance)."""
-
-
-class GpuPoolContract(TypedDict):
-    """A GPU pool as the outputs contract describes it: everything a pod needs to land there."""
-
-    name: str
-    """The pool's name in the config."""
-    azureName: str
-    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
-    poolLabel: dict[str, str]
-    """gpu-aks's pool label, stable across replacements."""
-    vmSize: str
-    """The VM size."""
-    gpuModel: str
-    """The GPU model, e.g. T4 or A100 80GB."""
-    gpuMemoryGiB: int
-    """Memory of one GPU in GiB."""
-    gpusPerVm: int
-    """Physical GPUs per VM."""
-    gpusPerNode: int
-    """What a node offers: GPUs, or MIG instances on a MIG pool."""
-    gpuResource: str
-    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
-    gpuInstanceProfile: NotRequired[str]
-    """The MIG profile, if any."""
-    migPartition: NotRequired[str]
-    """The MIG partition name (e.g. 2g.20gb), if any."""
-    accelerator: str
-    """The nvidia.com/gpu.accelerator label value."""
-    spot: bool
-    """Whether the pool runs Spot VMs."""
-    minCount: int
-    """Autoscaler minimum node count."""
-    maxCount: int
-    """Autoscaler maximum node count."""
-    taints: list[str]
-    """The pool's node taints (key=value:Effect)."""
-    labels: dict[str, str]
-    """The pool's node labels."""
-    devicePlugin: str
-    """gpu-aks when gpu-aks's device plugin serves the pool, external otherwise."""
-    dcgmExporter: str
-    """gpu-aks when gpu-aks's DCGM exporter runs on the pool (gpu-aks:observability), none otherwise."""
-    tolerations: list[Toleration]
-    """The tolerations a pod needs for this pool."""
-    nodeSelector: dict[str, str]
-    """The node selector that pins a pod to this pool's GPU nodes."""
-    kind: str
-    """What backs the pool: agentPool (an AKS AgentPool) or nodePool (a NAP Karpenter NodePool)."""
-    offers: list[GpuOfferContract]
-    """The GPUs the pool may bring, one offer per VM size."""
-    sharing: NotRequired[PoolSharingContract]
-    """How pods share a GPU (time-slicing or MPS), if they do."""
+# --- Outputs: the contract, typed (components/gpu_cluster_outputs.py, generated from policies/contract.py) ---
 
 
 # --- Inputs -> raw config ------------------------------------------------------------------------
