@@ -20,7 +20,7 @@ class CpuPoolKind:
     #: The Pulumi component each pool is, and the types it had before (aliases: deployed stacks keep
     #: their pools). Not "NodePool", which is Karpenter's word for what the NAP kind creates.
     component_type = "gpu-aks:index:CpuAgentPool"
-    former_types = ("gpu-aks:index:NodePool",)
+    former_types: tuple[str, ...] = ("gpu-aks:index:NodePool",)
 
     def pools(self, settings: PlatformSettings) -> tuple[NodePoolSettings, ...]:
         return settings.cpu_pools

@@ -25,7 +25,7 @@ class GpuPoolKind:
     section = GPU_POOLS
     inline = False
     component_type = "gpu-aks:index:GpuAgentPool"
-    former_types = ("gpu-aks:index:GpuNodePool",)
+    former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
 
     def pools(self, settings: PlatformSettings) -> tuple[GpuNodePoolSettings, ...]:
         return settings.gpu_pools
