@@ -103,20 +103,5 @@ def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None
     }
 
 
-def dashboard_queries(board: dict[str, Any]) -> list[str]:
-    """Every PromQL expression the dashboard runs (panels, rows' panels and variables)."""
-    queries: list[str] = []
-    stack = list(board.get("panels", []))
-    while stack:
-        panel = stack.pop()
-        stack.extend(panel.get("panels", []))
-        queries += [target["expr"] for target in panel.get("targets", [])]
-    for variable in board.get("templating", {}).get("list", []):
-        query = variable.get("query")
-        if isinstance(query, dict):
-            queries.append(query["query"].removeprefix("label_values(").rsplit(",", 1)[0])
-    return queries
-
-
 def dashboard_json(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> str:
     return json.dumps(grafana_dashboard(pools, alerts), indent=2, sort_keys=True) + "\n"

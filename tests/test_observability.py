@@ -5,6 +5,7 @@ resources' bodies against Microsoft's REST models where a matching API version i
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -26,7 +27,7 @@ from components.observability import (
 )
 from components.pools import platform_pools
 from components.settings import ObservabilitySettings, SettingsError, parse_settings
-from observability.dashboard import dashboard_queries, grafana_dashboard
+from observability.dashboard import grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
@@ -157,6 +158,21 @@ def test_metrics_csv_has_what_the_alerts_need_in_nvidias_format():
 ])
 def test_metric_names_reads_promql(expr, names):
     assert metric_names(expr) == names
+
+
+def dashboard_queries(board: dict[str, Any]) -> list[str]:
+    """Every PromQL expression the dashboard runs (panels, rows' panels and variables)."""
+    queries: list[str] = []
+    stack = list(board.get("panels", []))
+    while stack:
+        panel = stack.pop()
+        stack.extend(panel.get("panels", []))
+        queries += [target["expr"] for target in panel.get("targets", [])]
+    for variable in board.get("templating", {}).get("list", []):
+        query = variable.get("query")
+        if isinstance(query, dict):
+            queries.append(query["query"].removeprefix("label_values(").rsplit(",", 1)[0])
+    return queries
 
 
 def test_every_dashboard_query_uses_exported_metrics_and_each_pool_has_a_row():
