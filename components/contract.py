@@ -17,8 +17,8 @@ from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOffer, 
 
 import components.pools as components_pools
 from components.manifests import pool_tolerations
+from components.platform_settings import PlatformSettings
 from components.pools import PlatformPools, PoolFacts, platform_pools
-from components.settings import PlatformSettings
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
            "platform_contract"]

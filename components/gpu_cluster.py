@@ -42,9 +42,10 @@ from components.observability import (
     exporter_pools,
     watched_pool,
 )
+from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import AGENT_POOL_KINDS, platform_pools
 from components.previous_run import PreviousRun
-from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
+from components.settings import PROJECT, SettingsError, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
 from observability.dashboard import dashboard_json

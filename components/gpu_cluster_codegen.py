@@ -34,7 +34,8 @@ from gpu_aks_policies import contract
 from gpu_aks_policies.declarations import Document, Key, ListOf, Section
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
-from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
+from components.platform_settings import DOCUMENT
+from components.settings import DEFAULT_AUTOSCALER_PROFILE
 from components.settings.access import ADMIN_PRINCIPAL_TYPES
 
 ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"

@@ -14,6 +14,7 @@ from pulumi_azure_native import containerservice
 
 from components.cluster import ClusterTarget
 from components.pools import AgentPoolSpec, agent_pool_properties
+from components.pools.gpu import GPU_POOL
 from components.settings import create_only_properties
 
 #: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
@@ -21,7 +22,7 @@ from components.settings import create_only_properties
 #: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool. With suffixed Azure
 #: names a change to them also changes the name, so the replacement is a new pool. Declared once, on
 #: the pool keys (`create_only`), in the settings layer.
-CREATE_ONLY_PROPERTIES = create_only_properties()
+CREATE_ONLY_PROPERTIES = create_only_properties(GPU_POOL)
 
 
 def renamed(opts: pulumi.ResourceOptions | None, former_types: Sequence[str]) -> pulumi.ResourceOptions:

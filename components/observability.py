@@ -30,9 +30,10 @@ from pulumi_azure_native import alertsmanagement, authorization, dashboard, moni
 
 from components.access import assign_role, role_definition_id
 from components.manifests import device_plugin_daemonsets
+from components.platform_settings import PlatformSettings
 from components.pools import PlatformPools, PoolFacts, platform_pools
 from components.propagation import RolePropagationWait
-from components.settings import ClusterSettings, ObservabilitySettings, PlatformSettings
+from components.settings import ClusterSettings, ObservabilitySettings
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, AlertRule, alert_rules, azure_rules
 from observability.settings import WatchedPool, exporter_name
 

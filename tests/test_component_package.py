@@ -51,8 +51,9 @@ from components.gpu_cluster import (
     stack_config_from_args,
 )
 from components.gpu_cluster_args import GpuClusterArgs, GpuInstanceProfile, GpuPool, OsSKU
+from components.platform_settings import DOCUMENT, parse_settings
 from components.pools import RENAMED_TYPES
-from components.settings import DOCUMENT, SettingsError, parse_settings
+from components.settings import SettingsError
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph

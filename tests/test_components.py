@@ -10,10 +10,11 @@ from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE, ClusterAccess, Cluste
 from components.cluster import AksCluster, AksClusterArgs, ClusterTarget
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.node_pools import AgentPoolArgs, AgentPoolComponent
+from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU as GPU_KIND
-from components.settings import AccessSettings, parse_settings
+from components.settings import AccessSettings
 from tools.mockrun import FAKE_DEPLOYER_OBJECT_ID, FAKE_SUBSCRIPTION, run_pulumi
 
 SETTINGS = parse_settings({

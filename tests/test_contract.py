@@ -21,8 +21,8 @@ from gpu_aks_policies.contract import (
 )
 
 from components.contract import contract_of, platform_contract
+from components.platform_settings import parse_settings
 from components.pools import platform_pools
-from components.settings import parse_settings
 from components.smoke_test import smoke_job_spec
 
 ROOT = Path(__file__).resolve().parent.parent

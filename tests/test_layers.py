@@ -1,6 +1,7 @@
 """The layers of the product code, held against its imports (docs/architecture.md, "Layers").
 
-    policies/  <  observability/  <  components/ (catalogs < settings < pools < Pulumi components)
+    policies/  <  observability/  <  components/ (catalogs < settings < pools < platform_settings
+               <  Pulumi components)
                <  tools/, app_sdk/, gpu_aks_plugin/, __main__.py
 
 A module imports only from its own layer or the layers below it, so components/ and observability/
@@ -32,8 +33,10 @@ LAYERS: dict[str, int] = {
     "components.aks_api": 2, "components.azure_catalog": 2,
     "components.settings": 3,
     "components.pools": 4,
-    "components": 5,
-    "tools": 6, "gpu_aks_app": 6, "gpu_aks_app_testing": 6, "gpu_aks_plugin": 6, "__main__": 6,
+    # The whole document: every section, each pool kind's from `KINDS`.
+    "components.platform_settings": 5,
+    "components": 6,
+    "tools": 7, "gpu_aks_app": 7, "gpu_aks_app_testing": 7, "gpu_aks_plugin": 7, "__main__": 7,
 }
 
 

@@ -12,7 +12,8 @@ from azure.mgmt.containerservice import models
 
 from components import aks_api
 from components.network_grants import network_grants
-from components.settings import SettingsError, parse_settings
+from components.platform_settings import parse_settings
+from components.settings import SettingsError
 from tests.conftest import TODAY
 
 SUB = "11111111-1111-1111-1111-111111111111"

@@ -25,8 +25,9 @@ from components.observability import (
     platform_alert_rules,
     watched_pool,
 )
+from components.platform_settings import parse_settings
 from components.pools import platform_pools
-from components.settings import ObservabilitySettings, SettingsError, parse_settings
+from components.settings import ObservabilitySettings, SettingsError
 from observability.dashboard import grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
 from observability.rules import metric_names

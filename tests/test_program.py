@@ -9,7 +9,7 @@ import pulumi
 import pytest
 import yaml
 
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tools.mockrun import config_from_stack_file, run_program
 

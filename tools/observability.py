@@ -25,8 +25,9 @@ import yaml
 from gpu_aks_policies.documents import safe_text
 
 from components.observability import exporter_pools, platform_alert_rules, watched_pool
+from components.platform_settings import PlatformSettings
 from components.pools import platform_pools
-from components.settings import PlatformSettings, SettingsError
+from components.settings import SettingsError
 from observability.dashboard import dashboard_json
 from observability.rules import prometheus_rule_file
 from tools.mockrun import StackFileError, settings_from_stack_file

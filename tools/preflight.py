@@ -33,8 +33,9 @@ from typing import Any
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
+from components.platform_settings import PlatformSettings
 from components.pools import CapacityNeed, platform_pools
-from components.settings import PlatformSettings, SettingsError
+from components.settings import SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent

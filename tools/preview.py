@@ -30,8 +30,9 @@ from gpu_aks_policies.documents import safe_text
 from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
 
 from components.aks_api import kubernetes_minor
+from components.platform_settings import PlatformSettings
 from components.pools import GpuOffer, PlatformPools, platform_pools
-from components.settings import PROJECT, PlatformSettings, SettingsError
+from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import (
     ProgramRun,

@@ -1,6 +1,6 @@
 """Pool kinds: each kind is one module here, listed once in `KINDS`.
 
-A kind states, in its module: its settings section (declared in `components/settings/pools.py`), the
+A kind states, in its module: its settings section (shared pool keys: `components/settings/pools.py`), the
 resources it creates as pure specs (`agentpool.AgentPoolSpec`), the labels and taints its nodes carry,
 the GPUs it may bring (`GpuOffer`s) and what it asks of Azure's quota (`CapacityNeed`). Everything else
 reads one kind-neutral `PoolFacts` per pool, from `platform_pools(settings)`, and never branches on the
@@ -25,7 +25,7 @@ from components.pools.kind import AgentPoolKind, CapacityNeed, GpuOffer, PoolFac
 from components.pools.system import SYSTEM
 
 if TYPE_CHECKING:
-    from components.settings import PlatformSettings
+    from components.pools.kind import PlatformView
 
 __all__ = ["AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec",
            "CapacityNeed", "GpuOffer", "PlatformPools", "PoolFacts", "PoolKind", "agent_pool_properties",
@@ -69,6 +69,6 @@ class PlatformPools:
         return tuple(need for pool in self.pools for need in pool.capacity)
 
 
-def platform_pools(settings: PlatformSettings) -> PlatformPools:
+def platform_pools(settings: PlatformView) -> PlatformPools:
     """The facts of every pool in `settings`, each computed once, by its kind."""
     return PlatformPools(tuple(kind.facts(pool, settings) for kind in KINDS for pool in kind.pools(settings)))

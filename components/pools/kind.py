@@ -21,10 +21,10 @@ from gpu_aks_policies.catalog import GpuSku
 from gpu_aks_policies.contract import PoolSharing
 
 if TYPE_CHECKING:
-    from gpu_aks_policies.declarations import ListOf, Section
+    from gpu_aks_policies.declarations import ListOf, Reader, Section
 
     from components.pools.agentpool import AgentPoolSpec
-    from components.settings import PlatformSettings
+    from components.settings.observability import ObservabilitySettings
 
 #: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
 SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
@@ -137,6 +137,19 @@ class PoolFacts:
         return self.vm_sizes[0]
 
 
+class PlatformView(Protocol):
+    """What a kind reads of the whole platform's settings: `components.platform_settings.PlatformSettings`,
+    which sits above the kinds (it lists them), seen from below."""
+
+    @property
+    def pools(self) -> Mapping[str, tuple[Any, ...]]:
+        """Each kind's pools, by the kind's config key."""
+
+    @property
+    def observability(self) -> ObservabilitySettings:
+        """Whether gpu-aks's DCGM exporter watches the GPU pools it serves."""
+
+
 class PoolKind(Protocol):
     """One kind of pool: one module in components/pools/, listed once in `KINDS`."""
 
@@ -145,14 +158,18 @@ class PoolKind(Protocol):
 
     @property
     def section(self) -> Section | ListOf:
-        """The kind's settings declaration (a Section or ListOf in components/settings/pools.py)."""
+        """The kind's settings declaration (a Section or ListOf), in the kind's module."""
     #: The pool is part of the managed cluster's body (the system pool), not a resource of its own.
     inline: bool
 
-    def pools(self, settings: PlatformSettings) -> Sequence[Any]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The kind's pools, built from the document's root reader once every section is parsed
+        (`PlatformSettings.pools[config_key]`); `built`: the other sections' settings, by key."""
+
+    def pools(self, settings: PlatformView) -> Sequence[Any]:
         """The kind's pools in `settings` (its settings objects), in config order."""
 
-    def facts(self, pool: Any, settings: PlatformSettings) -> PoolFacts:
+    def facts(self, pool: Any, settings: PlatformView) -> PoolFacts:
         """The kind-neutral value every other reader reads."""
 
 

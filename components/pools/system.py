@@ -2,22 +2,55 @@
 
 A cluster needs one pool at creation, and adding pools inline to an existing cluster is refused, so
 the system pool is the only inline one and is never replaced (its name has no hash suffix). Settings:
-`gpu-aks:systemPool` (`components/settings/pools.py` `SYSTEM_POOL`).
+`gpu-aks:systemPool` (`SYSTEM_POOL` below; the keys it shares with other pools are in `components/settings/pools.py`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.declarations import Key, Reader, Section, boolean, choice, text
+
+from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
-from components.settings.pools import SYSTEM_POOL, SystemPoolSettings
+from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
+from components.settings.pool_upgrade import (
+    CPU_SIZE_CHECK,
+    OS_SKU_CHECK,
+)
+from components.settings.pools import (
+    SystemPoolSettings,
+    counts_in_order,
+    not_a_gpu_size,
+    pool_name_parser,
+)
 
 if TYPE_CHECKING:
-    from components.settings import PlatformSettings
+    from components.pools.kind import PlatformView
 
 #: Keeps app pods off the system pool (`onlyCriticalAddonsEnabled`), as AKS's own flag does.
 CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
+
+
+SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replaced, so its name has no suffix.", (
+    text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{POOL_MODEL} vmSize"),
+    not_a_gpu_size("the system pool runs CPU add-ons, use a D-series size"),
+    CPU_SIZE_CHECK,
+    count_key("minCount", "Fewest nodes (at least 1).", 1, f"{POOL_MODEL} minCount"),
+    count_key("maxCount", "Most nodes.", 3, f"{POOL_MODEL} maxCount"),
+    counts_in_order(1),
+    Key("name", "The pool's name (at most 12 characters).", "string", "system", parse=pool_name_parser("system", False),
+        attr="name", source=f"{POOL_MODEL} name pattern"),
+    zones_key(f"{POOL_MODEL} availabilityZones", create_only=False),
+    choice("osSKU", "The node OS image.", OS_SKUS, "AzureLinux", attr="os_sku", source=f"{POOL_MODEL} osSKU"),
+    OS_SKU_CHECK,
+    surge_key(f"{POOL_MODEL} upgradeSettings.maxSurge"),
+    boolean("onlyCriticalAddonsEnabled", "Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off.",
+            True, attr="only_critical_addons", source="ManagedClusterAgentPoolProfile onlyCriticalAddonsEnabled"),
+), cls=SystemPoolSettings, listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
+                                    "onlyCriticalAddonsEnabled"))
 
 
 class SystemPoolKind:
@@ -26,8 +59,11 @@ class SystemPoolKind:
     #: The pool is part of the managed cluster's body, not a resource of its own.
     inline = True
 
-    def pools(self, settings: PlatformSettings) -> tuple[SystemPoolSettings, ...]:
-        return (settings.system_pool,)
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
+        return (reader.children[self.config_key].build(),)
+
+    def pools(self, settings: PlatformView) -> tuple[SystemPoolSettings, ...]:
+        return settings.pools[self.config_key]
 
     def body(self, pool: SystemPoolSettings) -> AgentPoolBody:
         return AgentPoolBody(
@@ -36,7 +72,7 @@ class SystemPoolKind:
             node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None, node_labels=None,
             upgrade_settings={"max_surge": pool.max_surge})
 
-    def facts(self, pool: SystemPoolSettings, settings: PlatformSettings) -> PoolFacts:
+    def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> PoolFacts:
         return PoolFacts(
             name=pool.name, key=self.config_key, backend="agentPool", role="system", azure_name=pool.name,
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=False,
