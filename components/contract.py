@@ -13,12 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOffer, GpuPoolEntry, PlatformContract
+from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOfferEntry, GpuPoolEntry, PlatformContract
 
-import components.pools as components_pools
 from components.manifests import pool_tolerations
 from components.platform_settings import PlatformSettings
-from components.pools import PlatformPools, PoolFacts, platform_pools
+from components.pools import GpuOffer, PlatformPools, PoolFacts, platform_pools
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
            "platform_contract"]
@@ -30,9 +29,9 @@ def gpu_node_selector(pool: PoolFacts) -> dict[str, str]:
     return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
-def offer_contract(offer: components_pools.GpuOffer) -> GpuOffer:
+def offer_contract(offer: GpuOffer) -> GpuOfferEntry:
     """One of the pool's GPU offers as the contract writes it."""
-    return GpuOffer(vm_size=offer.vm_size, gpu_model=offer.sku.model, gpu_memory_gib=offer.sku.gpu_memory_gib,
+    return GpuOfferEntry(vm_size=offer.vm_size, gpu_model=offer.sku.model, gpu_memory_gib=offer.sku.gpu_memory_gib,
                     gpus_per_vm=offer.sku.gpus, resource=offer.resource, per_node=offer.per_node,
                     mig_partition=offer.mig_partition, capacity_types=offer.capacity_types)
 

@@ -26,6 +26,7 @@ import json
 import keyword
 import re
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -290,7 +291,7 @@ def render(args_model: ArgsModel) -> str:
 # --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
-OUTPUT_TYPES: dict[type, str] = {contract.GpuOffer: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
+OUTPUT_TYPES: dict[type, str] = {contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
                                  contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract"}
 #: The contract types a toleration as a map of strings; the schema gives it its keys.
 TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool's taints.", (
@@ -299,7 +300,6 @@ TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool'
     FieldSpec("value", "str", "The taint value, when the taint has one."),
     FieldSpec("effect", "str", "The taint effect, e.g. NoSchedule.", required=True),
 ))
-_CLOSED_SETS = {"PoolKind", "DevicePluginOwner", "MetricsExporter", "SharingStrategy", "CapacityType"}
 
 
 def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
@@ -315,8 +315,8 @@ def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
         return f"list[{inner}]", required
     if annotation in names:
         return names[annotation], required
-    if annotation in _CLOSED_SETS:
-        return "str", required  # a Literal in the contract; the documentation names the values
+    if typing.get_origin(getattr(contract, annotation, None)) is typing.Literal:
+        return "str", required  # a closed set in the contract; the documentation names the values
     assert annotation in ("str", "int", "bool", "dict[str, str]"), f"no output type for {annotation}"
     return annotation, required
 

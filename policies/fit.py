@@ -25,15 +25,17 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
-from .contract import ContractError, GpuOffer, GpuPoolEntry, PlatformContract
+from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract
+from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
-from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
-from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
+from .gpu_rules import Finding
+from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container, is_gpu_resource
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
+    Tolerating,
     format_taint,
     node_selector_term_matches,
     parse_taint,
@@ -148,10 +150,13 @@ class PodExplanation:
     refusals: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    #: What else puts it on GPU nodes without a count of GPUs (`gpuMarkers`: KAI, Run:ai, Volcano vGPU, HAMi).
+    gpu_markers: tuple[str, ...] = ()
 
     @property
     def asks_for_gpus(self) -> bool:
-        return bool(self.gpu_asks or self.gpu_claims)
+        """It lands on GPU nodes: the rules' own answer (`demand.GpuDemand.any`)."""
+        return bool(self.gpu_asks or self.gpu_claims or self.gpu_markers)
 
     @property
     def lands_on(self) -> list[str]:
@@ -167,8 +172,8 @@ def pod_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
         if isinstance(result, UndecidableError):
             continue
         for ask in result:
-            if ask.container.role == "ephemeral":
-                continue
+            if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue  # a share (Volcano vGPU, HAMi memory or cores) is not a count of GPUs
             amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
             if amount is None or amount <= 0:
                 continue
@@ -212,57 +217,16 @@ def _pool_labels(name: str, pool: GpuPoolEntry) -> dict[str, str]:
     return aks_node_labels(pool.azure_name or name, pool.labels, pool.spot)
 
 
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool)) or value is None
+def _tolerating(admitted: Admitted) -> Tolerating:
+    return Tolerating((item.toleration, item.source == WRITTEN) for item in admitted.tolerations)
 
 
-class Tolerating:
-    """Which of a pod's tolerations tolerate a taint, by lookup instead of a scan, with the answers
-    of `scheduling.tolerates` (Kubernetes' `ToleratesTaint`): an empty key or effect matches every
-    one, Exists ignores the value, Equal (the default) needs it. Built once per pod, so a pod with
-    thousands of tolerations against thousands of pools and taints stays linear."""
-
-    def __init__(self, tolerations: Sequence[Toleration]) -> None:
-        #: (operator, key, effect[, value]) -> (index of the first such toleration, whether any is written)
-        self.groups: dict[tuple[Any, ...], tuple[int, bool]] = {}
-        for index, item in enumerate(tolerations):
-            toleration = item.toleration
-            if not isinstance(toleration, Mapping):
-                continue
-            key, effect = toleration.get("key") or "", toleration.get("effect") or ""
-            operator = toleration.get("operator") or "Equal"
-            value = toleration.get("value") or ""
-            # A key, effect or value that is a list or a map equals no taint's text: it tolerates nothing.
-            if not (_hashable(key) and _hashable(effect)) or operator not in ("Exists", "Equal"):
-                continue
-            if operator == "Equal" and not _hashable(value):
-                continue
-            group = (operator, key, effect) if operator == "Exists" else (operator, key, effect, value)
-            first, written = self.groups.get(group, (index, False))
-            self.groups[group] = (first, written or item.source == WRITTEN)
-
-    def first(self, taint: Mapping[str, str]) -> tuple[int | None, bool]:
-        """The index of the first toleration that tolerates `taint` (None if none does), and whether
-        one that does was written in the pod spec."""
-        first: int | None = None
-        written = False
-        value = taint.get("value") or ""
-        for key in {taint["key"], ""}:
-            for effect in {taint["effect"], ""}:
-                for group in (("Exists", key, effect), ("Equal", key, effect, value)):
-                    found = self.groups.get(group)
-                    if found is not None:
-                        first = found[0] if first is None else min(first, found[0])
-                        written = written or found[1]
-        return first, written
-
-
-def _offered(offer: GpuOffer) -> str:
+def _offered(offer: GpuOfferEntry) -> str:
     return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
         f"whole GPUs as {offer.resource}"
 
 
-def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOffer]) -> list[str]:
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
     if not asks or any(all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())
                        for offer in offers):
@@ -295,7 +259,7 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
             taints.append(parse_taint(text))
         except TaintSyntaxError:
             continue
-    tolerating = tolerating or Tolerating(admitted.tolerations)
+    tolerating = tolerating or _tolerating(admitted)
     matches = [tolerating.first(taint) for taint in taints]
     untolerated = [taint for taint, (first, _) in zip(taints, matches, strict=True)
                    if first is None and taint.get("effect") in HARD_TAINT_EFFECTS]
@@ -335,25 +299,21 @@ def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Seque
 
 def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: RuleConfig,
                 context: Context) -> PodExplanation:
+    """Where the pod lands, judged with the rules' own code: its GPU demand (`demand.gpu_demand`,
+    markers included), the amounts the API server refuses (`demand.amount_verdicts`, as
+    `gpu-limits-are-whole-numbers`) and admission with the config's Namespaces (`admit`)."""
     asks = pod_gpu_asks(pod, config)
     demand = gpu_demand(pod, config, context)
-    refusals: list[str] = []
-    for result in asks_by_container(pod, config.gpu_resources):
-        for ask in result if not isinstance(result, UndecidableError) else []:
-            if ask.container.limits_set_by_controller:
-                continue
-            try:
-                problem = limit_problem(ask)
-            except UndecidableError:
-                continue
-            if problem:
-                refusals.append(f"container '{ask.container.name}' {problem.text}")
+    shares = [f"container '{ask.container.name}' asking for {ask.resource}" for ask in demand.asks
+              if is_gpu_resource(ask.resource, config.gpu_markers.resources)]
+    refusals = [f"container '{verdict.container.name}' {verdict.problem.text}"
+                for verdict in amount_verdicts(pod, config) if verdict.problem is not None]
     try:
-        admitted = admit(pod, context, config.admission_plugins)
+        admitted = admit(pod, context, config.admission_plugins, config.namespaces)
     except UndecidableError:
         admitted = Admitted((), {}, ())
     refusals += admitted.refusals
-    tolerating = Tolerating(admitted.tolerations)
+    tolerating = _tolerating(admitted)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
@@ -369,7 +329,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                                 "across them is slow or fails; ask a pool of whole GPUs for more than one")
                 break
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
-                          tuple(_hints(pod, config, platform, refusals)))
+                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares))
 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
@@ -399,9 +359,12 @@ def render(explanations: Sequence[PodExplanation]) -> str:
     lines = []
     for explanation in explanations:
         asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
-        asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or "no GPU"
+        asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or \
+            ("no GPU count" if explanation.gpu_markers else "no GPU")
+        markers = explanation.gpu_markers
+        marked = f"; {', '.join(markers)} put{'s' if len(markers) == 1 else ''} it on GPU nodes" if markers else ""
         lines.append(f"{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
-                     f"{escape_line(explanation.pod.where)} asks for {asks}")
+                     f"{escape_line(explanation.pod.where)} asks for {asks}{escape_line(marked)}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)

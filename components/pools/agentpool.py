@@ -11,7 +11,7 @@ cluster, Azure name). Pure: it returns the SDK's keyword arguments in the SDK's 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 
@@ -37,6 +37,9 @@ class AgentPoolBody:
     #: `gpuProfile.driver` and `gpuInstanceProfile` of a GPU pool, both fixed at creation.
     gpu_driver: str | None = None
     gpu_instance_profile: str | None = None
+    #: Subnets, OS disk, pod density, host encryption: only what the config sets
+    #: (`components/settings/node_baseline.py` `NodeBaseline.as_api()`).
+    baseline: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ def agent_pool_properties(body: AgentPoolBody, kubernetes_version: str | None) -
         "min_count": body.min_count,
         "max_count": body.max_count,
         "availability_zones": list(body.zones) or None,
+        **body.baseline,
     }
     if body.node_taints is not None:
         properties["node_taints"] = list(body.node_taints)

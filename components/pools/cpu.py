@@ -14,6 +14,7 @@ from components.pools.agentpool import AgentPoolSpec
 from components.pools.kind import PoolFacts
 from components.pools.user import user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
+from components.settings.node_baseline import node_baseline_items
 from components.settings.pool_upgrade import (
     CPU_POOL_UPGRADE,
     CPU_SIZE_CHECK,
@@ -59,6 +60,7 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
          create_only=True),
     not_a_gpu_size("declare GPU pools under gpuPools so they get the GPU taint, labels and the device plugin"),
     CPU_SIZE_CHECK,
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps.", 0, f"{POOL_MODEL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 3, f"{POOL_MODEL} maxCount"),
     counts_in_order(0),

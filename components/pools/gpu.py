@@ -33,6 +33,7 @@ from components.pools.kind import GpuOffer, PoolFacts
 from components.pools.user import user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.node_baseline import node_baseline_items
 from components.settings.pool_upgrade import (
     GPU_POOL_UPGRADE,
     OS_SKU_CHECK,
@@ -135,6 +136,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     Key("vmSize", "An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their "
         "replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size", source=f"{POOL_MODEL} vmSize", create_only=True,
         required=True),
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{POOL_MODEL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{POOL_MODEL} maxCount"),
     counts_in_order(0),

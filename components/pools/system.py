@@ -16,6 +16,7 @@ from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
+from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
 from components.settings.pool_upgrade import (
     CPU_SIZE_CHECK,
     OS_SKU_CHECK,
@@ -38,6 +39,7 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
     text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{POOL_MODEL} vmSize"),
     not_a_gpu_size("the system pool runs CPU add-ons, use a D-series size"),
     CPU_SIZE_CHECK,
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes (at least 1).", 1, f"{POOL_MODEL} minCount"),
     count_key("maxCount", "Most nodes.", 3, f"{POOL_MODEL} maxCount"),
     counts_in_order(1),
@@ -49,8 +51,9 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
     surge_key(f"{POOL_MODEL} upgradeSettings.maxSurge"),
     boolean("onlyCriticalAddonsEnabled", "Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off.",
             True, attr="only_critical_addons", source="ManagedClusterAgentPoolProfile onlyCriticalAddonsEnabled"),
-), cls=SystemPoolSettings, listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
-                                    "onlyCriticalAddonsEnabled"))
+), build=lambda reader: SystemPoolSettings(**reader.section.attrs(reader), baseline=node_baseline(reader)),
+   listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
+           "onlyCriticalAddonsEnabled", *NODE_BASELINE_KEYS))
 
 
 class SystemPoolKind:
@@ -70,7 +73,7 @@ class SystemPoolKind:
             mode="System", vm_size=pool.vm_size, os_sku=pool.os_sku, min_count=pool.min_count,
             max_count=pool.max_count, zones=pool.availability_zones,
             node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None, node_labels=None,
-            upgrade_settings={"max_surge": pool.max_surge})
+            upgrade_settings={"max_surge": pool.max_surge}, baseline=pool.baseline.as_api())
 
     def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> PoolFacts:
         return PoolFacts(

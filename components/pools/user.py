@@ -17,7 +17,8 @@ def user_pool_body(pool: NodePoolSettings, **gpu: Any) -> AgentPoolBody:
         mode="User", vm_size=pool.vm_size, os_sku=pool.os_sku, min_count=pool.min_count, max_count=pool.max_count,
         zones=pool.availability_zones, node_taints=pool.taints, node_labels=pool.labels,
         upgrade_settings=upgrade.as_api() if upgrade is not None else None,
-        priority="Spot" if pool.spot else "Regular", spot_max_price=pool.spot_max_price, **gpu)
+        priority="Spot" if pool.spot else "Regular", spot_max_price=pool.spot_max_price,
+        baseline=pool.baseline.as_api(), **gpu)
 
 
 def user_pool_spec(pool: NodePoolSettings, body: AgentPoolBody) -> AgentPoolSpec:

@@ -72,6 +72,24 @@ def tenth_address(cidr: str | None) -> str:
     return str(network.network_address + 10) if network is not None and network.num_addresses > 11 else DEFAULT_DNS_SERVICE_IP
 
 
+def pools_name_pod_subnets(raw_root: Mapping[str, Any]) -> bool:
+    """Whether any pool in the raw config names a `podSubnetID` (read before the pools are parsed, for
+    the network plugin mode's default)."""
+    pools = [raw_root.get("systemPool")]
+    for list_key in ("cpuPools", "gpuPools"):
+        listed = raw_root.get(list_key)
+        pools += listed if isinstance(listed, list) else []
+    return any(isinstance(pool, Mapping) and pool.get("podSubnetID") for pool in pools)
+
+
+def _default_plugin_mode(reader: Reader) -> str | None:
+    """Overlay with Azure CNI, except where the pools name pod subnets: those are Azure CNI with dynamic
+    pod IP allocation, which is not Overlay (docs/network.md)."""
+    if reader.get("networkPlugin") != "azure" or pools_name_pod_subnets(reader.root.raw):
+        return None
+    return "overlay"
+
+
 def _overlay_or_kubenet(reader: Reader) -> bool:
     return reader.get("networkPluginMode") == "overlay" or reader.get("networkPlugin") == "kubenet"
 
@@ -94,7 +112,7 @@ def _pods_and_services_apart(reader: Reader) -> None:
 
 def _network_combinations(reader: Reader) -> None:
     plugin, mode = reader.get("networkPlugin"), reader.get("networkPluginMode")
-    dataplane, policy, outbound = reader.get("networkDataplane"), reader.get("networkPolicy"), reader.get("outboundType")
+    dataplane, policy = reader.get("networkDataplane"), reader.get("networkPolicy")
     if "podCidr" in reader.raw and not _overlay_or_kubenet(reader):
         reader.problem("podCidr", "is only used by Azure CNI Overlay (networkPluginMode: overlay) or kubenet; Azure "
                                   "CNI without overlay gives pods subnet addresses")
@@ -107,13 +125,9 @@ def _network_combinations(reader: Reader) -> None:
     elif dataplane == "cilium" and policy not in ("cilium", "none"):
         reader.problem("networkPolicy", f"{policy} cannot run with networkDataplane: cilium, which enforces policy "
                                         "itself; use cilium (or none)")
-    if outbound in ("userDefinedRouting", "userAssignedNATGateway", "none"):
-        reader.problem("outboundType", f"{outbound} needs the cluster in your own subnet (vnetSubnetID), which gpu-aks "
-                                       "does not create; use loadBalancer or managedNATGateway")
 
 
-_NETWORK_KEYS_READ = ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr",
-                      "outboundType")
+_NETWORK_KEYS_READ = ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr")
 NETWORK_PROFILE = Section(
     "networkProfile", "The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium "
     "network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; "
@@ -121,8 +135,8 @@ NETWORK_PROFILE = Section(
         api_choice("networkPlugin", "The CNI plugin.", NETWORK_PLUGINS, "azure", attr="plugin",
                    source=f"{CLUSTER_MODEL} networkProfile.networkPlugin"),
         api_choice("networkPluginMode", "`overlay`: pods get addresses from podCidr, not the subnet.",
-                   NETWORK_PLUGIN_MODES, Default(lambda r: "overlay" if r.get("networkPlugin") == "azure" else None,
-                                                 "overlay with networkPlugin azure"),
+                   NETWORK_PLUGIN_MODES, Default(_default_plugin_mode, "overlay with networkPlugin azure, unless the "
+                                                                       "pools name podSubnetID"),
                    attr="plugin_mode", source=f"{CLUSTER_MODEL} networkProfile.networkPluginMode"),
         api_choice("networkDataplane", "The dataplane (`cilium`: eBPF, Azure CNI powered by Cilium).",
                    NETWORK_DATAPLANES, Default(lambda r: "cilium" if r.get("networkPlugin") == "azure" else "azure",
@@ -132,7 +146,8 @@ NETWORK_PROFILE = Section(
                    Default(lambda r: "cilium" if r.get("networkDataplane") == "cilium" else "none",
                            "cilium with the cilium dataplane, else none"),
                    attr="policy", source=f"{CLUSTER_MODEL} networkProfile.networkPolicy"),
-        api_choice("outboundType", "Egress: `loadBalancer` or `managedNATGateway` (the others need your own subnet).",
+        api_choice("outboundType", "Egress: `loadBalancer`, `managedNATGateway`, or with the pools in your subnets "
+                   "`userDefinedRouting` (through your firewall), `userAssignedNATGateway` or `none`.",
                    OUTBOUND_TYPES, "loadBalancer", attr="outbound_type",
                    source=f"{CLUSTER_MODEL} networkProfile.outboundType (create-only)"),
         Key("podCidr", "Pod addresses (Overlay or kubenet).", "string",
@@ -148,8 +163,7 @@ NETWORK_PROFILE = Section(
         Check(_pods_and_services_apart, reads=("podCidr", "serviceCidr"),
               doc="`podCidr` and `serviceCidr` do not overlap."),
         Check(_network_combinations, reads=_NETWORK_KEYS_READ,
-              doc="Overlay and Cilium need Azure CNI; Cilium policy needs the Cilium dataplane; the outbound type "
-                  "needs no subnet of your own."),
+              doc="Overlay and Cilium need Azure CNI; Cilium policy needs the Cilium dataplane."),
     ), cls=NetworkSettings, source=f"{CLUSTER_MODEL} networkProfile (ContainerServiceNetworkProfile)",
     listed=("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr", "serviceCidr",
             "dnsServiceIP", "outboundType"))

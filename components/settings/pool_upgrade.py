@@ -48,12 +48,16 @@ class PoolUpgradeSettings:
             ("undrainable_node_behavior", self.undrainable_node_behavior)) if value is not None}
 
 
-#: GPU pools: let a drain wait an hour on PodDisruptionBudgets (AKS's default is 30 minutes, after
-#: which the upgrade fails), soak 5 minutes between nodes, and leave a node whose pods still cannot
-#: be evicted cordoned (`Cordon`) instead of failing the upgrade, so a job guarded by a PDB finishes
-#: on it (AgentPoolUpgradeSettings; learn.microsoft.com/azure/aks/upgrade-aks-node-pools-rolling).
+#: GPU pools: let a drain wait an hour on PodDisruptionBudgets (AKS's default is 30 minutes), soak 5
+#: minutes between nodes (AgentPoolUpgradeSettings; learn.microsoft.com/azure/aks/upgrade-aks-node-pools-rolling).
+#: A node still undrainable after that fails the upgrade under either `undrainableNodeBehavior`
+#: (Microsoft's enum text, azure-mgmt-containerservice 40.1.0 `UndrainableNodeBehavior`, API 2025-09-01).
+#: `Cordon` (gpu-aks 0.3.1's GPU default) would also keep one surge GPU node per blocked node, billed,
+#: beside the quarantined one until someone acts: two GPU VMs for one job. GPU pools therefore write
+#: AKS's own default, `Schedule`, explicitly: the job keeps running on its node, the surge nodes go,
+#: and the failed upgrade is retried once the job is done (docs/platform.md, "Pools during an upgrade").
 GPU_POOL_UPGRADE = PoolUpgradeSettings(max_surge="33%", drain_timeout_minutes=60, node_soak_minutes=5,
-                                       undrainable_node_behavior="Cordon")
+                                       undrainable_node_behavior="Schedule")
 CPU_POOL_UPGRADE = PoolUpgradeSettings(max_surge="33%")
 #: "When you upgrade a Spot node pool, AKS internally issues a cordon and an eviction notice, but no
 #: drain is applied. There are no surge nodes available for Spot node pool upgrades"
@@ -77,8 +81,12 @@ def upgrade_keys(default: PoolUpgradeSettings) -> tuple[Key, ...]:
         Key("nodeSoakDurationInMinutes", "Minutes to wait after upgrading a node before the next.", "integer",
             default.node_soak_minutes, check=whole_in(NODE_SOAK_RANGE), convert=int, attr="node_soak_minutes",
             source=f"{POOL_MODEL} upgradeSettings.nodeSoakDurationInMinutes"),
-        api_choice("undrainableNodeBehavior", "`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; "
-                   "`Schedule`: the upgrade fails there.", UNDRAINABLE_NODE_BEHAVIORS,
+        api_choice("undrainableNodeBehavior", "What AKS does with a node whose pods cannot be evicted; either way the "
+                   "upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, "
+                   "not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label "
+                   "`kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, "
+                   "billed, until you act (canceled, not failed, when too few surge nodes exist).",
+                   UNDRAINABLE_NODE_BEHAVIORS,
                    default.undrainable_node_behavior, attr="undrainable_node_behavior",
                    source=f"{POOL_MODEL} upgradeSettings.undrainableNodeBehavior"),
     )

@@ -23,6 +23,12 @@ from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, lab
 from components.aks_api import OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
 from components.settings.common import POOL_MODEL, surge_key, zones_key
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.node_baseline import (
+    NODE_BASELINE_KEYS,
+    NodeBaseline,
+    node_baseline,
+    placed_in_system_subnet,
+)
 from components.settings.pool_upgrade import (
     PoolUpgradeSettings,
 )
@@ -46,7 +52,7 @@ def create_only_identity(vm_size: str, os_sku: str, availability_zones: Sequence
             "spot": spot, "spotMaxPrice": spot_max_price if spot else None, **gpu}
 
 
-def azurepool_name_parser(name: str, identity: Mapping[str, Any], keep_azure_name: bool) -> str:
+def azure_pool_name(name: str, identity: Mapping[str, Any], keep_azure_name: bool) -> str:
     """A pool's Azure name: `name` plus 4 hex characters of a hash of its create-only `identity`
     (`create_only_identity`), or `name` itself with keepAzureName. The one place the hash is made."""
     if keep_azure_name:
@@ -76,6 +82,8 @@ class NodePoolSettings:
     drain_timeout_minutes: int | None = None
     node_soak_minutes: int | None = None
     undrainable_node_behavior: str | None = None
+    #: Subnets, OS disk, pod density and host encryption (components/settings/node_baseline.py).
+    baseline: NodeBaseline = NodeBaseline()
 
     def upgrade_settings(self) -> PoolUpgradeSettings | None:
         """What the pool sends as `upgradeSettings`; None on Spot pools, where AKS uses none."""
@@ -86,13 +94,14 @@ class NodePoolSettings:
 
     def create_only(self) -> dict[str, Any]:
         """The properties Azure fixes at creation; any change to them needs a new pool."""
-        return create_only_identity(self.vm_size, self.os_sku, self.availability_zones, self.spot, self.spot_max_price)
+        return create_only_identity(self.vm_size, self.os_sku, self.availability_zones, self.spot, self.spot_max_price,
+                                    **self.baseline.create_only())
 
     @property
     def azure_name(self) -> str:
         """The pool's name in Azure: the config name plus a hash of its create-only properties, so a
         change to one of them creates the new pool before the old one is deleted."""
-        return azurepool_name_parser(self.name, self.create_only(), self.keep_azure_name)
+        return azure_pool_name(self.name, self.create_only(), self.keep_azure_name)
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,8 @@ class SystemPoolSettings:
     max_surge: str = "33%"
     #: Adds `CriticalAddonsOnly=true:NoSchedule` so app pods stay off the system pool.
     only_critical_addons: bool = True
+    #: Subnets, OS disk, pod density and host encryption (components/settings/node_baseline.py).
+    baseline: NodeBaseline = NodeBaseline()
 
 
 # --- Readers for structured keys ---------------------------------------------------------------
@@ -264,9 +275,15 @@ def with_spot_taint(taints: tuple[str, ...], spot: bool) -> tuple[str, ...]:
     return (*taints, SPOT_TAINT) if spot and SPOT_TAINT not in taints else taints
 
 
+def pool_baseline(reader: Reader) -> NodeBaseline:
+    """The pool's baseline; without a subnet of its own it joins the system pool's, as AKS places it."""
+    return placed_in_system_subnet(node_baseline(reader), node_baseline(reader.root.children["systemPool"]))
+
+
 def pool_fields(reader: Reader) -> dict[str, Any]:
     attrs = reader.section.attrs(reader)
     attrs["taints"] = with_spot_taint(reader.get("nodeTaints") or (), attrs["spot"])
+    attrs["baseline"] = pool_baseline(reader)
     return attrs
 
 
@@ -299,7 +316,7 @@ NODE_LABELS = Key("nodeLabels", NODE_LABELS_DOC, "map of strings", {}, parse=lab
 #: The order pool keys are listed in (messages, the reference page); parsing follows the items.
 POOL_KEYS_LISTED = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones", "osSKU",
                     "maxSurge", "maxUnavailable", "drainTimeoutInMinutes", "nodeSoakDurationInMinutes",
-                    "undrainableNodeBehavior", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
+                    "undrainableNodeBehavior", "scaleSetPriority", "spotMaxPrice", "keepAzureName", *NODE_BASELINE_KEYS)
 
 def create_only_properties(pool: Section) -> list[str]:
     """The AgentPool properties Azure fixes at creation (a change needs a new pool): the keys of
