@@ -4,7 +4,7 @@ Kubernetes provider everything in-cluster is created with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -39,6 +39,9 @@ class AksClusterArgs:
     #: Your subnets the pools' nodes and pods join (`vnetSubnetID`, `podSubnetID` of every pool): the
     #: control-plane identity is granted Network Contributor on each.
     subnets: tuple[str, ...] = ()
+    #: What the pool kinds need of the managed cluster (`kind.cluster_properties`: NAP's
+    #: `node_provisioning_profile`), as `ManagedCluster` keyword arguments.
+    pool_properties: Mapping[str, Any] = field(default_factory=dict)
 
 
 def network_profile(network: NetworkSettings) -> dict[str, Any]:
@@ -172,6 +175,7 @@ class AksCluster(pulumi.ComponentResource):
             network_profile=network_profile(cluster.network),
             api_server_access_profile=api_server_access_profile(cluster.api_server),
             azure_monitor_profile=args.azure_monitor_profile,
+            **args.pool_properties,
             # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
             # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the
             # channel moves versions the inline pool gets none and starts at the control plane's.

@@ -33,7 +33,7 @@ from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract
-from components.node_pools import AgentPoolArgs, AgentPoolComponent
+from components.node_pools import PoolArgs, PoolComponent
 from components.observability import (
     GpuObservability,
     GpuObservabilityArgs,
@@ -43,7 +43,7 @@ from components.observability import (
     watched_pool,
 )
 from components.platform_settings import PlatformSettings, parse_settings
-from components.pools import AGENT_POOL_KINDS, platform_pools
+from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
 from components.settings import PROJECT, SettingsError, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
@@ -256,7 +256,8 @@ class GpuCluster(pulumi.ComponentResource):
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,
-            azure_monitor_profile(settings.observability), settings.subnets()), top)
+            azure_monitor_profile(settings.observability), settings.subnets(),
+            {key: value for kind in KINDS for key, value in kind.cluster_properties(kind.pools(settings)).items()}), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
             previous.output(DEPLOYER_OUTPUT) if previous else None), top)
@@ -266,11 +267,13 @@ class GpuCluster(pulumi.ComponentResource):
         pools = platform_pools(settings)
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
-        for kind in AGENT_POOL_KINDS:
+        for kind in KINDS:
             for pool in kind.pools(settings):
-                component = AgentPoolComponent(kind.component_type, child_name(pool.name),
-                                               AgentPoolArgs(kind.agent_pool(pool), cluster.target), top,
-                                               former_types=kind.former_types)
+                specs = kind.resources(pool)
+                if not specs:
+                    continue  # inline: the managed cluster's body carries it
+                component = PoolComponent(kind.component_type, child_name(pool.name), PoolArgs(
+                    specs, cluster.target, cluster.provider, after=access.ready), top, former_types=kind.former_types)
                 if brings_gpus[pool.name]:
                     gpu_pools.append(component)
 

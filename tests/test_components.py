@@ -9,7 +9,7 @@ from pulumi_azure_native import resources
 from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE, ClusterAccess, ClusterAccessArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterTarget
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
-from components.node_pools import AgentPoolArgs, AgentPoolComponent
+from components.node_pools import PoolArgs, PoolComponent
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.pools.cpu import CPU
@@ -28,7 +28,7 @@ SETTINGS = parse_settings({
 
 
 def gpu_pool(name, pool, target):
-    return AgentPoolComponent(GPU_KIND.component_type, name, AgentPoolArgs(GPU_KIND.agent_pool(pool), target))
+    return PoolComponent(GPU_KIND.component_type, name, PoolArgs(GPU_KIND.resources(pool), target))
 
 
 def _target(moves_version: bool = False) -> ClusterTarget:
@@ -79,8 +79,8 @@ def test_gpu_node_pool_alone():
 
 
 def test_cpu_node_pool_alone_has_no_gpu_fields():
-    run = run_pulumi(lambda: AgentPoolComponent(CPU.component_type, "cpu", AgentPoolArgs(
-        CPU.agent_pool(SETTINGS.cpu_pools[0]), _target())), "unit")
+    run = run_pulumi(lambda: PoolComponent(CPU.component_type, "cpu", PoolArgs(
+        CPU.resources(SETTINGS.cpu_pools[0]), _target())), "unit")
     assert run.error is None, run.error
     inputs = run.one("azure-native:containerservice:AgentPool").inputs
     assert "gpuProfile" not in inputs and "gpuInstanceProfile" not in inputs

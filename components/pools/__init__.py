@@ -18,23 +18,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpu_aks_policies.declarations import ListOf
+
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec, agent_pool_properties
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU
-from components.pools.kind import AgentPoolKind, CapacityNeed, GpuOffer, PoolFacts, PoolKind, surge_nodes
+from components.pools.kind import (
+    AgentPoolKind,
+    CapacityNeed,
+    GpuOffer,
+    KubernetesObjectsSpec,
+    PoolFacts,
+    PoolKind,
+    surge_nodes,
+)
 from components.pools.system import SYSTEM
+from components.settings.pools import create_only_properties
 
 if TYPE_CHECKING:
     from components.pools.kind import PlatformView
 
-__all__ = ["AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind", "AgentPoolSpec",
-           "CapacityNeed", "GpuOffer", "PlatformPools", "PoolFacts", "PoolKind", "agent_pool_properties",
-           "platform_pools", "surge_nodes"]
+__all__ = ["AGENT_POOL_CREATE_ONLY", "AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind",
+           "AgentPoolSpec", "CapacityNeed", "GpuOffer", "KubernetesObjectsSpec", "PlatformPools", "PoolFacts", "PoolKind",
+           "agent_pool_properties", "platform_pools", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU)
 #: The kinds whose pools are `AgentPool` resources of their own (the system pool is inline).
 AGENT_POOL_KINDS: tuple[AgentPoolKind, ...] = (CPU, GPU)
+#: The AgentPool properties Azure fixes at creation (a change needs a new pool), for every
+#: AgentPool-backed kind alike (`replace_on_changes`): each kind's `create_only` keys, and those
+#: gpu-aks sets without a key. A property another kind's pools never set is harmless in the list.
+AGENT_POOL_CREATE_ONLY: tuple[str, ...] = tuple(dict.fromkeys(
+    name for kind in reversed(AGENT_POOL_KINDS) for name in create_only_properties(
+        kind.section.item if isinstance(kind.section, ListOf) else kind.section)))
 #: Component types renamed since a release, new -> former (each an alias on the component).
 RENAMED_TYPES: dict[str, str] = {kind.component_type: former for kind in AGENT_POOL_KINDS for former in kind.former_types}
 

@@ -12,7 +12,7 @@ from gpu_aks_policies.declarations import Key, ListOf, Reader, Section, text
 
 from components.pools.agentpool import AgentPoolSpec
 from components.pools.kind import PoolFacts
-from components.pools.user import user_pool_body, user_pool_capacity, user_pool_spec
+from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.node_baseline import node_baseline_items
 from components.settings.pool_upgrade import (
@@ -74,10 +74,9 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
 CPU_POOLS = ListOf("cpuPools", "CPU user pools, each an AgentPool of its own.", CPU_POOL, pool_key, noun="pools")
 
 
-class CpuPoolKind:
+class CpuPoolKind(UserAgentPoolKind):
     config_key = "cpuPools"
     section = CPU_POOLS
-    inline = False
     #: The Pulumi component each pool is, and the types it had before (aliases: deployed stacks keep
     #: their pools). Not "NodePool", which is Karpenter's word for what the NAP kind creates.
     component_type = "gpu-aks:index:CpuAgentPool"
@@ -86,8 +85,6 @@ class CpuPoolKind:
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NodePoolSettings, ...]:
         return tuple(pool.build() for pool in reader.lists[self.config_key])
 
-    def pools(self, settings: PlatformView) -> tuple[NodePoolSettings, ...]:
-        return settings.pools[self.config_key]
 
     def agent_pool(self, pool: NodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))

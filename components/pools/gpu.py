@@ -30,7 +30,7 @@ from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
 from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
 from components.pools.kind import GpuOffer, PoolFacts
-from components.pools.user import user_pool_body, user_pool_capacity, user_pool_spec
+from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
@@ -163,10 +163,9 @@ GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted
                    "plugin.", GPU_POOL, pool_key, noun="pools")
 
 
-class GpuPoolKind:
+class GpuPoolKind(UserAgentPoolKind):
     config_key = "gpuPools"
     section = GPU_POOLS
-    inline = False
     component_type = "gpu-aks:index:GpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
 
@@ -174,8 +173,6 @@ class GpuPoolKind:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
         return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
 
-    def pools(self, settings: PlatformView) -> tuple[GpuNodePoolSettings, ...]:
-        return settings.pools[self.config_key]
 
     def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,

@@ -161,6 +161,10 @@ class PoolKind(Protocol):
         """The kind's settings declaration (a Section or ListOf), in the kind's module."""
     #: The pool is part of the managed cluster's body (the system pool), not a resource of its own.
     inline: bool
+    #: The Pulumi component each of the kind's pools is (unused for an inline kind), and the types it
+    #: was created as by earlier releases (each an alias: a renamed type moves a deployed pool).
+    component_type: str
+    former_types: tuple[str, ...]
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
         """The kind's pools, built from the document's root reader once every section is parsed
@@ -171,6 +175,14 @@ class PoolKind(Protocol):
 
     def facts(self, pool: Any, settings: PlatformView) -> PoolFacts:
         """The kind-neutral value every other reader reads."""
+
+    def resources(self, pool: Any) -> tuple[AgentPoolSpec | KubernetesObjectsSpec, ...]:
+        """What the pool is made of, as pure specs (`components/node_pools.py` creates them; an inline
+        pool is made of none)."""
+
+    def cluster_properties(self, pools: Sequence[Any]) -> Mapping[str, Any]:
+        """What the kind's pools need of the managed cluster itself, as `ManagedCluster` keyword
+        arguments (NAP: `node_provisioning_profile`); empty for most kinds."""
 
 
 def vcpus_in_size_name(vm_size: str) -> int | None:
@@ -189,13 +201,17 @@ def surge_nodes(max_surge: str | None, max_count: int) -> int:
     return int(max_surge)
 
 
+@dataclass(frozen=True)
+class KubernetesObjectsSpec:
+    """Kubernetes objects a pool is made of (a NAP pool: its Karpenter `NodePool` and `AKSNodeClass`),
+    created in the cluster with its Kubernetes provider once the deployer may."""
+
+    name: str
+    manifests: tuple[Mapping[str, Any], ...]
+
+
 class AgentPoolKind(PoolKind, Protocol):
     """A kind whose every pool is an `AgentPool` resource of its own."""
-
-    #: The Pulumi component type each pool is created as, and the types it was created as by earlier
-    #: releases (each becomes an alias, so a renamed type moves a deployed pool instead of replacing it).
-    component_type: str
-    former_types: tuple[str, ...]
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         """The AgentPool the pool is (its body: `components.pools.agentpool`)."""

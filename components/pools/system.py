@@ -7,13 +7,13 @@ the system pool is the only inline one and is never replaced (its name has no ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.declarations import Key, Reader, Section, boolean, choice, text
 
 from components.aks_api import OS_SKUS
-from components.pools.agentpool import AgentPoolBody
+from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
@@ -59,14 +59,22 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
 class SystemPoolKind:
     config_key = "systemPool"
     section = SYSTEM_POOL
-    #: The pool is part of the managed cluster's body, not a resource of its own.
+    #: The pool is part of the managed cluster's body, not a resource of its own: no component.
     inline = True
+    component_type = ""
+    former_types: tuple[str, ...] = ()
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
         return (reader.children[self.config_key].build(),)
 
     def pools(self, settings: PlatformView) -> tuple[SystemPoolSettings, ...]:
         return settings.pools[self.config_key]
+
+    def resources(self, pool: SystemPoolSettings) -> tuple[AgentPoolSpec, ...]:
+        return ()  # the managed cluster's own body carries it (components/cluster.py)
+
+    def cluster_properties(self, pools: Sequence[SystemPoolSettings]) -> Mapping[str, Any]:
+        return {}
 
     def body(self, pool: SystemPoolSettings) -> AgentPoolBody:
         return AgentPoolBody(

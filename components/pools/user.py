@@ -4,11 +4,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, surge_nodes
 from components.settings.pools import NodePoolSettings
+
+if TYPE_CHECKING:
+    from components.pools.kind import PlatformView
+
+
+class UserAgentPoolKind:
+    """What the AgentPool-backed user kinds do alike: their pools are `PlatformSettings.pools[config_key]`,
+    each one `AgentPool` (`agent_pool`, the kind's own), and they ask nothing of the cluster."""
+
+    config_key: str
+    inline = False
+
+    def pools(self, settings: PlatformView) -> tuple[Any, ...]:
+        return settings.pools[self.config_key]
+
+    def agent_pool(self, pool: Any) -> AgentPoolSpec:
+        raise NotImplementedError
+
+    def resources(self, pool: Any) -> tuple[AgentPoolSpec, ...]:
+        return (self.agent_pool(pool),)
+
+    def cluster_properties(self, pools: Sequence[Any]) -> Mapping[str, Any]:
+        return {}
 
 
 def user_pool_body(pool: NodePoolSettings, **gpu: Any) -> AgentPoolBody:
