@@ -148,6 +148,8 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
 
 
 def reference_markdown() -> str:
-    """`docs/configuration.md`, generated from the declarations."""
+    """`docs/configuration.md`, generated from the declarations and what each pool kind adds (the GPU
+    kind: the sizes it accepts, from the catalog)."""
+    extra = "".join("\n" + text for text in (kind.reference_markdown() for kind in KINDS) if text)
     return _reference_markdown(DOCUMENT, "Write keys as in `Pulumi.dev.yaml` and `Pulumi.prod.yaml`; run "
-                                         "`python -m tools.preview` to see what a stack would create.")
+                                         "`python -m tools.preview` to see what a stack would create.") + extra

@@ -18,7 +18,9 @@ from gpu_aks_policies.catalog import (
     DEFAULT_GPU_TAINT,
     GPU_MODEL_LABEL,
     GPU_PARTITION_LABEL,
+    GPU_SKUS,
     POOL_LABEL,
+    UNSUPPORTED_GPU_SKUS,
     gpu_sku,
     supported_vm_sizes,
     unsupported_gpu_sku,
@@ -133,9 +135,9 @@ def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> Gpu
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the GPU driver.", (
     POOL_NAME,
-    Key("vmSize", "An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their "
-        "replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size", source=f"{POOL_MODEL} vmSize", create_only=True,
-        required=True),
+    Key("vmSize", "An NVIDIA GPU size gpu-aks knows (docs/configuration.md, \"GPU sizes a GPU pool accepts\"); "
+        "retired sizes are refused with their replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size",
+        source=f"{POOL_MODEL} vmSize", create_only=True, required=True),
     *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{POOL_MODEL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{POOL_MODEL} maxCount"),
@@ -163,6 +165,30 @@ GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted
                    "plugin.", GPU_POOL, pool_key, noun="pools")
 
 
+def gpu_sizes_markdown() -> str:
+    """The sizes `gpuPools[].vmSize` accepts and those it refuses, from the catalog the parser reads
+    (`gpu_aks_policies.catalog`): until 0.3.1 they were listed only in an error message."""
+    lines = ["## GPU sizes a GPU pool accepts", "",
+             "`gpuPools[].vmSize` takes these sizes (`gpu_aks_policies.catalog`, which the parser reads). MIG: the "
+             "`gpuInstanceProfile` values the size takes and the partition each makes; `gpusPerNode` is then GPUs x "
+             "instances per GPU (MIG1g: 7, MIG2g: 3, MIG3g: 2, MIG4g and MIG7g: 1).", "",
+             "| vmSize | GPU | GPUs per VM | GPU memory (GiB) | MIG (`gpuInstanceProfile`: partition) | notes |",
+             "|---|---|---|---|---|---|"]
+    for sku in GPU_SKUS.values():
+        mig = ", ".join(f"{profile}: {partition}" for profile, partition in sku.mig_partitions.items()) or "no"
+        notes = [note for note in (
+            f"a {sku.gpu_share} share of one GPU (vGPU)" if sku.gpu_share and sku.gpu_share != "1" else "",
+            f"{sku.arch} host" if sku.arch != "amd64" else "",
+            "Ubuntu only" if sku.ubuntu_only else "") if note]
+        lines.append(f"| `{sku.vm_size}` | {sku.model} | {sku.gpus} | {sku.gpu_memory_gib} | {mig} | "
+                     f"{'; '.join(notes)} |")
+    lines += ["", "Refused, with the reason and the replacement the error names:", "",
+              "| vmSize | why | use instead |", "|---|---|---|"]
+    for unsupported in UNSUPPORTED_GPU_SKUS.values():
+        lines.append(f"| `{unsupported.vm_size}` | {unsupported.reason} | {unsupported.replacement} |")
+    return "\n".join(lines) + "\n"
+
+
 class GpuPoolKind(UserAgentPoolKind):
     config_key = "gpuPools"
     section = GPU_POOLS
@@ -177,6 +203,9 @@ class GpuPoolKind(UserAgentPoolKind):
     def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
                                                    gpu_instance_profile=pool.gpu_instance_profile))
+
+    def reference_markdown(self) -> str:
+        return gpu_sizes_markdown()
 
     def offers(self, pool: GpuNodePoolSettings) -> tuple[GpuOffer, ...]:
         return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.gpus_per_node, pool.gpu_instance_profile,

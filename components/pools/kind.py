@@ -184,6 +184,10 @@ class PoolKind(Protocol):
         """What the kind's pools need of the managed cluster itself, as `ManagedCluster` keyword
         arguments (NAP: `node_provisioning_profile`); empty for most kinds."""
 
+    def reference_markdown(self) -> str:
+        """What the configuration reference adds for the kind beyond its keys (the GPU kind: the sizes
+        it accepts), or ""."""
+
 
 def vcpus_in_size_name(vm_size: str) -> int | None:
     """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""

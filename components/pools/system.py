@@ -76,6 +76,9 @@ class SystemPoolKind:
     def cluster_properties(self, pools: Sequence[SystemPoolSettings]) -> Mapping[str, Any]:
         return {}
 
+    def reference_markdown(self) -> str:
+        return ""
+
     def body(self, pool: SystemPoolSettings) -> AgentPoolBody:
         return AgentPoolBody(
             mode="System", vm_size=pool.vm_size, os_sku=pool.os_sku, min_count=pool.min_count,

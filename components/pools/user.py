@@ -34,6 +34,9 @@ class UserAgentPoolKind:
     def cluster_properties(self, pools: Sequence[Any]) -> Mapping[str, Any]:
         return {}
 
+    def reference_markdown(self) -> str:
+        return ""
+
 
 def user_pool_body(pool: NodePoolSettings, **gpu: Any) -> AgentPoolBody:
     upgrade = pool.upgrade_settings()
