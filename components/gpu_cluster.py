@@ -253,10 +253,11 @@ class GpuCluster(pulumi.ComponentResource):
         # The checks against the last update read this stack's own outputs (components/previous_run.py),
         # which only the program exports; a GpuCluster inside another program skips them.
         previous = PreviousRun() if program_layout else None
+        pools = platform_pools(settings)
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,
-            azure_monitor_profile(settings.observability), settings.subnets(),
+            azure_monitor_profile(settings.observability), pools.subnets(),
             {key: value for kind in KINDS for key, value in kind.cluster_properties(kind.pools(settings)).items()}), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
@@ -264,7 +265,6 @@ class GpuCluster(pulumi.ComponentResource):
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
-        pools = platform_pools(settings)
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
         for kind in KINDS:

@@ -33,7 +33,7 @@ from components.settings.cluster import CLUSTER, ClusterSettings
 from components.settings.common import PROJECT, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
 from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
-from components.settings.node_baseline import SUBNETS_CHECK, all_subnets
+from components.settings.node_baseline import SUBNETS_CHECK
 from components.settings.observability import OBSERVABILITY, ObservabilitySettings
 from components.settings.pools import GpuNodePoolSettings, NodePoolSettings, SystemPoolSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
@@ -58,12 +58,6 @@ class PlatformSettings:
 
     # The pools of the AgentPool-backed kinds by name, for the readers of one kind's settings (each
     # kind reads its own with `kind.pools(settings)`).
-
-    def subnets(self) -> tuple[str, ...]:
-        """Every subnet the pools' nodes and pods join, once each (IDs compared without case): the
-        control-plane identity's Network Contributor scopes."""
-        baselines = [self.system_pool.baseline, *(pool.baseline for pool in (*self.cpu_pools, *self.gpu_pools))]
-        return all_subnets(baselines)
 
     @property
     def system_pool(self) -> SystemPoolSettings:

@@ -85,6 +85,15 @@ class PlatformPools:
     def capacity(self) -> tuple[CapacityNeed, ...]:
         return tuple(need for pool in self.pools for need in pool.capacity)
 
+    def subnets(self) -> tuple[str, ...]:
+        """Every subnet the pools' nodes and pods join, in pool order, once each (IDs compared without
+        case): the control-plane identity's Network Contributor scopes."""
+        seen: dict[str, str] = {}
+        for pool in self.pools:
+            for subnet in pool.subnets:
+                seen.setdefault(subnet.lower(), subnet)
+        return tuple(seen.values())
+
 
 def platform_pools(settings: PlatformView) -> PlatformPools:
     """The facts of every pool in `settings`, each computed once, by its kind."""

@@ -219,7 +219,7 @@ class GpuPoolKind(UserAgentPoolKind):
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels), offers=self.offers(pool),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
-            capacity=user_pool_capacity(key, pool))
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
 
 
 GPU = GpuPoolKind()

@@ -115,6 +115,8 @@ class PoolFacts:
     #: gpu-aks's DCGM exporter runs on the pool (observability on, the pool served by gpu-aks's plugin).
     exporter: bool = False
     capacity: tuple[CapacityNeed, ...] = ()
+    #: Your subnets the pool's nodes and pods join (`vnetSubnetID`, `podSubnetID`); () in AKS's VNet.
+    subnets: tuple[str, ...] = ()
 
     @property
     def gpu(self) -> bool:

@@ -91,6 +91,7 @@ class SystemPoolKind:
             name=pool.name, key=self.config_key, backend="agentPool", role="system", azure_name=pool.name,
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=False,
             zones=pool.availability_zones, taints=(CRITICAL_ADDONS_TAINT,) if pool.only_critical_addons else (),
+            subnets=pool.baseline.subnets(),
             capacity=(CapacityNeed(self.config_key, pool.vm_size, False, pool.availability_zones, pool.max_count,
                                    surge_nodes(pool.max_surge, pool.max_count)),))
 

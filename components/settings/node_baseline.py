@@ -8,7 +8,7 @@ each. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -239,12 +239,3 @@ def placed_in_system_subnet(baseline: NodeBaseline, system: NodeBaseline) -> Nod
     if baseline.vnet_subnet_id is not None or system.vnet_subnet_id is None:
         return baseline
     return replace(baseline, vnet_subnet_id=system.vnet_subnet_id)
-
-
-def all_subnets(baselines: Sequence[NodeBaseline]) -> tuple[str, ...]:
-    """Every subnet the pools name, in pool order, once each (IDs compared without case)."""
-    seen: dict[str, str] = {}
-    for baseline in baselines:
-        for subnet in baseline.subnets():
-            seen.setdefault(subnet.lower(), subnet)
-    return tuple(seen.values())
