@@ -1,13 +1,12 @@
-"""The CPU pool kind: `gpu-aks:cpuPools`, each an autoscaled `AgentPool` of its own."""
+"""The CPU pool kind: `gpu-aks:cpuPools`, each an autoscaled `AgentPool` of its own: its settings
+section (`CPU_POOL`), its AgentPool body and its facts (no GPU offers)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.catalog import (
-    POOL_LABEL,
-)
+from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.declarations import Key, ListOf, Reader, Section, text
 
 from components.pools.agentpool import AgentPoolSpec
@@ -52,8 +51,6 @@ def _cpu_pool(reader: Reader) -> NodePoolSettings:
     return NodePoolSettings(**attrs)
 
 
-
-
 CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     POOL_NAME,
     text("vmSize", "The VM size of the pool's nodes.", "Standard_D8ds_v5", attr="vm_size", source=f"{POOL_MODEL} vmSize",
@@ -84,7 +81,6 @@ class CpuPoolKind(UserAgentPoolKind):
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NodePoolSettings, ...]:
         return tuple(pool.build() for pool in reader.lists[self.config_key])
-
 
     def agent_pool(self, pool: NodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))

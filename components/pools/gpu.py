@@ -1,10 +1,11 @@
 """The GPU pool kind: `gpu-aks:gpuPools`, each an autoscaled `AgentPool` of one NVIDIA GPU size.
 
-One size per pool, so one offer: the size's GPUs (or MIG instances under `gpuInstanceProfile`), asked
-for as `nvidia.com/gpu` or, under the device plugin's mixed MIG strategy, `nvidia.com/mig-<partition>`.
-Tainted so only pods that tolerate the GPU taint land on it; labelled for Kubeflow
-(`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
-`nvidia.com/gpu.partition-size`) by the settings layer.
+Its settings section (`GPU_POOL`: the keys every pool shares, MIG and the GPU driver), its AgentPool
+body, its facts and its one offer: the size's GPUs (or MIG instances under `gpuInstanceProfile`),
+asked for as `nvidia.com/gpu` or, under the device plugin's mixed MIG strategy,
+`nvidia.com/mig-<partition>`. Tainted so only pods that tolerate the GPU taint land on it; labelled
+for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
+`nvidia.com/gpu.partition-size`) here (`_derived_gpu_labels`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,6 @@ def _gpu_vm_size(reader: Reader, value: Any) -> str:
     return sku.vm_size
 
 
-
-
 def _mig_needs_a_mig_gpu(reader: Reader) -> None:
     profile, sku = reader.get("gpuInstanceProfile"), gpu_sku(reader.get("vmSize"))
     if profile and sku is not None and not sku.supports_mig:
@@ -101,9 +100,7 @@ def _needs_a_no_schedule_taint(reader: Reader) -> None:
                                      f"only GPU pods land on it (the default is {describe(DEFAULT_GPU_TAINT)})")
 
 
-
-
-def _derived_gpulabels_parser(reader: Reader) -> dict[str, str]:
+def _derived_gpu_labels(reader: Reader) -> dict[str, str]:
     """The labels gpu-aks sets on a GPU pool's nodes."""
     derived = {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: reader.get("name")}
     sku = gpu_sku(reader.get("vmSize")) if reader.ok("vmSize") else None
@@ -117,20 +114,16 @@ def _derived_gpulabels_parser(reader: Reader) -> dict[str, str]:
 
 def _labels_agree_with_derived(reader: Reader) -> None:
     labels = reader.get("nodeLabels")
-    for label, value in _derived_gpulabels_parser(reader).items():
+    for label, value in _derived_gpu_labels(reader).items():
         if label in labels and labels[label] != value:
             reader.problem(f"nodeLabels.{label}", f"{describe(labels[label])} conflicts with the value gpu-aks sets "
                                                   f"({describe(value)}); remove it")
 
 
-
-
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuNodePoolSettings:
     attrs = pool_fields(reader)
-    attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpulabels_parser(reader)}
+    attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
     return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
-
-
 
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the GPU driver.", (
@@ -198,7 +191,6 @@ class GpuPoolKind(UserAgentPoolKind):
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuNodePoolSettings, ...]:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
         return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
-
 
     def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,

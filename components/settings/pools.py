@@ -29,9 +29,7 @@ from components.settings.node_baseline import (
     node_baseline,
     placed_in_system_subnet,
 )
-from components.settings.pool_upgrade import (
-    PoolUpgradeSettings,
-)
+from components.settings.pool_upgrade import PoolUpgradeSettings
 
 #: A pool's Azure name is its config name plus 4 hex characters of a hash of its create-only
 #: properties (the Azure Verified Module's pattern): a config name of at most 8 then fits AKS's 12.
