@@ -1,4 +1,7 @@
-"""`gpu-aks:systemPool`, `gpu-aks:cpuPools` and `gpu-aks:gpuPools`: the node pools."""
+"""What the AgentPool-backed pool kinds share in settings: the settings objects, the keys every pool
+declares the same way (name, taints, labels, Spot, zones, OS, surge, keepAzureName), their readers and
+checks, and a pool's create-only identity and Azure name. Each kind's own section (`systemPool`,
+`cpuPools`, `gpuPools`) is declared in its kind module, `components/pools/<kind>.py`."""
 
 from __future__ import annotations
 
