@@ -12,7 +12,9 @@ from azure.mgmt.containerservice import models
 
 from components import aks_api
 from components.network_grants import network_grants
-from components.settings import SettingsError, parse_settings
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
+from components.settings import SettingsError
 from tests.conftest import TODAY
 
 SUB = "11111111-1111-1111-1111-111111111111"
@@ -368,7 +370,7 @@ def test_pools_in_your_subnets_and_a_pool_without_one_joins_the_system_pools():
     assert result.system_pool.baseline.vnet_subnet_id == SYSTEM_SUBNET
     assert result.cpu_pools[0].baseline.vnet_subnet_id == SYSTEM_SUBNET, "placed as AKS places it"
     assert result.gpu_pools[0].baseline.vnet_subnet_id == GPU_SUBNET
-    assert result.subnets() == (SYSTEM_SUBNET, GPU_SUBNET)
+    assert platform_pools(result).subnets() == (SYSTEM_SUBNET, GPU_SUBNET)
 
 
 def test_udr_is_allowed_with_subnets_and_refused_without():
@@ -414,7 +416,7 @@ def test_pod_subnets_on_all_pools_or_none_and_never_with_overlay():
     result = settings(everywhere)
     assert result.cluster.network.plugin_mode is None and result.cluster.network.pod_cidr is None, \
         "pod subnets are Azure CNI without Overlay"
-    assert POD_SUBNET in result.subnets()
+    assert POD_SUBNET in platform_pools(result).subnets()
     partial = copy.deepcopy(everywhere)
     del partial["cpuPools"][0]["podSubnetID"]
     assert any(p.startswith("gpu-aks:cpuPools[cpu].podSubnetID: is missing while gpu-aks:systemPool.podSubnetID is "
