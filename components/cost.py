@@ -11,13 +11,12 @@ price the table lacks is `null` with the reason in `missing`; it is never shown 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.azure_catalog import vcpus_in_size_name
+from components.pools import PlatformPools
 from components.pricing import HOURS_PER_MONTH, Capacity, PriceTable
-from components.settings import PlatformSettings
 
 
 @dataclass(frozen=True)
@@ -37,22 +36,13 @@ class PricedPool:
     name: str
     offers: tuple[Offer, ...]
     min_nodes: int
-    #: The most nodes of one offer (None: from the ceilings below).
-    max_nodes: int | None = None
-    max_gpus: int | None = None
-    max_vcpus: int | None = None
+    max_nodes: int
+    #: The most nodes of each offer, by lower-cased VM size (a NodePool's limits admit fewer big nodes).
+    ceilings: Mapping[str, int] = field(default_factory=dict)
     kind: str = "agentPool"
 
-    def nodes_at_most(self, offer: Offer) -> int | None:
-        if self.max_nodes is not None:
-            return self.max_nodes
-        bounds = []
-        if self.max_gpus is not None and offer.gpus:
-            bounds.append(self.max_gpus // offer.gpus)
-        vcpus = vcpus_in_size_name(offer.vm_size)
-        if self.max_vcpus is not None and vcpus:
-            bounds.append(self.max_vcpus // vcpus)
-        return min(bounds) if bounds else None
+    def nodes_at_most(self, offer: Offer) -> int:
+        return self.ceilings.get(offer.vm_size.lower(), self.max_nodes)
 
 
 @dataclass(frozen=True)
@@ -147,20 +137,17 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _capacity(spot: bool) -> tuple[Capacity, ...]:
-    return ("spot",) if spot else ("onDemand",)
-
-
-def priced_pools(settings: PlatformSettings) -> list[PricedPool]:
-    """Every pool of a stack (system, CPU, GPU, NAP GPU NodePools), as pricing needs it."""
-    system = settings.system_pool
-    pools = [PricedPool(system.name, (Offer(system.vm_size),), system.min_count, system.max_count)]
-    pools += [PricedPool(pool.name, (Offer(pool.vm_size, _capacity(pool.spot)),), pool.min_count, pool.max_count)
-              for pool in settings.cpu_pools]
-    pools += [PricedPool(pool.name, (Offer(pool.vm_size, _capacity(pool.spot), pool.gpu.gpus),), pool.min_count,
-                         pool.max_count) for pool in settings.gpu_pools]
-    for nap in settings.nap_gpu_pools:
-        capacity = tuple("spot" if kind == "spot" else "onDemand" for kind in nap.capacity_types)
-        offers = tuple(Offer(sku.vm_size, capacity, sku.gpus) for sku in nap.candidates)  # type: ignore[arg-type]
-        pools.append(PricedPool(nap.name, offers, 0, None, nap.max_gpus, nap.max_vcpus, kind="nodePool"))
-    return pools
+def priced_pools(pools: PlatformPools) -> list[PricedPool]:
+    """Every pool of a stack as pricing needs it, from its facts (whatever its kind): its sizes, the
+    capacity types they are bought at, and the most nodes of each (its capacity needs, else maxCount)."""
+    priced = []
+    for pool in pools.pools:
+        ceilings = {need.vm_size.lower(): need.max_count for need in pool.capacity}
+        if pool.offers:
+            offers = tuple(Offer(offer.vm_size, offer.capacity_types, offer.sku.gpus) for offer in pool.offers)
+        else:
+            offers = tuple(Offer(size, ("spot",) if pool.spot else ("onDemand",)) for size in pool.vm_sizes)
+        priced.append(PricedPool(pool.name, offers, pool.min_count, pool.max_count,
+                                 {offer.vm_size.lower(): ceilings.get(offer.vm_size.lower(), pool.max_count)
+                                  for offer in offers}, kind=pool.backend))
+    return priced

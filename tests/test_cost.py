@@ -10,8 +10,9 @@ from datetime import date
 import pytest
 
 from components.cost import Offer, PricedPool, cost_document, cost_lines, pool_cost, priced_pools
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
 from components.pricing import HOURS_PER_MONTH, read_answer_files, read_price_table, table_from_json, table_from_pages
-from components.settings import parse_settings
 from tests.conftest import ROOT
 from tools import preview
 from tools.mockrun import settings_from_stack_file
@@ -32,7 +33,7 @@ NAP_TABLE = table_from_json({"currency": "USD", "pricesAsOf": "2026-11-01", "sou
 def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
     settings = settings_from_stack_file(ROOT / "Pulumi.dev.yaml", "dev")
     table = read_price_table()
-    document = cost_document(priced_pools(settings), table, "eastus2")
+    document = cost_document(priced_pools(platform_pools(settings)), table, "eastus2")
     assert (document["currency"], document["pricesAsOf"], document["hoursPerMonth"]) == ("USD", "2026-06-18", 730)
     assert set(document["pools"]) == {"system", "cpu", "gput4"}
     t4 = table.hourly("eastus2", "Standard_NC4as_T4_v3", "onDemand")
@@ -73,7 +74,7 @@ NAP_STACK = {
 
 def test_a_nap_pool_costs_the_range_over_its_candidates_and_its_ceiling_from_limits():
     settings = parse_settings(NAP_STACK, "nap", "eastus2", today=date(2026, 11, 26))
-    pools = {pool.name: pool for pool in priced_pools(settings)}
+    pools = {pool.name: pool for pool in priced_pools(platform_pools(settings))}
     h100 = pool_cost(pools["h100"], NAP_TABLE, "eastus2")
     # Cheapest candidate at the capacity tried first (Spot), dearest at any allowed capacity.
     assert (h100.hourly_per_node, h100.hourly_per_node_max) == (2.8, 14.0)
@@ -91,7 +92,7 @@ def test_a_nap_pool_with_an_unpriced_candidate_has_no_ceiling():
     settings = parse_settings({**NAP_STACK, "gpuNodePools": [
         {"name": "a100", "gpus": ["A100"], "gpuCount": [1], "capacityTypes": ["spot", "on-demand"],
          "limits": {"gpu": 4}}]}, "nap", "eastus2", today=date(2026, 11, 26))
-    (pool,) = [p for p in priced_pools(settings) if p.kind == "nodePool"]
+    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
     cost = pool_cost(pool, NAP_TABLE, "eastus2")
     assert cost.hourly_per_node is None and cost.monthly_at_max is None and cost.monthly_at_min == 0.0
     assert cost.missing == ("no Spot price for Standard_NC24ads_A100_v4 in eastus2 in the prices of 2026-11-01",)
@@ -99,7 +100,7 @@ def test_a_nap_pool_with_an_unpriced_candidate_has_no_ceiling():
 
 def test_the_summary_prints_the_same_figures_as_the_json():
     settings = parse_settings(NAP_STACK, "nap", "eastus2", today=date(2026, 11, 26))
-    document = cost_document(priced_pools(settings), NAP_TABLE, "eastus2")
+    document = cost_document(priced_pools(platform_pools(settings)), NAP_TABLE, "eastus2")
     lines = cost_lines(document)
     h100 = document["pools"]["h100"]
     assert f"    h100: 2.8000-14.0000 USD/h per node; 0.00 USD a month at the floor, {h100['monthlyAtMax']:,.2f} USD at " \

@@ -53,3 +53,20 @@ def test_more_gpus_than_any_candidate_has_fits_no_size():
 
 def test_a_pool_of_one_size_and_one_capacity_needs_no_choice():
     assert node_choice(()) == ""
+
+
+# --- The nap stack's own contract ------------------------------------------------------------------
+
+def test_the_nap_stacks_contract_admits_a_tolerating_pod_and_refuses_one_that_does_not():
+    from components.contract import platform_contract
+    from tests.conftest import ROOT
+    from tools.mockrun import settings_from_stack_file
+
+    contract = platform_contract(settings_from_stack_file(ROOT / "Pulumi.nap.yaml", "nap"))
+    pools = contract["gpuPools"]
+    assert {name: pools[name]["kind"] for name in pools} == {"h100": "nodePool", "a100": "nodePool"}
+    assert pools["h100"]["nodeSelector"] == {"gpu-aks.io/pool": "h100"}, "NAP nodes carry no accelerator label"
+    text = render(explain(_job(1), contract))
+    assert "lands on: pool h100: one of H100 x1, H100 x2, Spot or on-demand; a100" in text, text
+    [refused] = explain(_job(1, tolerate=False), contract)
+    assert refused.lands_on == []

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from components.settings import SettingsError, parse_settings
-from components.settings.nap import NODE_PROVISIONING_MODES
+from components.platform_settings import parse_settings
+from components.pools.nap import NAP as NAP_KIND
+from components.settings import SettingsError
+from components.settings.node_provisioning import NODE_PROVISIONING_MODES
 
 TODAY = date(2026, 11, 26)
 
@@ -51,8 +53,8 @@ def _with(**changes: Any) -> dict[str, Any]:
 
 def test_a_nap_stack_parses_into_nodepools_with_offers():
     settings = _parse(NAP)
-    assert settings.cluster.node_provisioning_profile.as_api() == {"mode": "Auto", "defaultNodePools": "Auto"}
-    h100, a100 = settings.nap_gpu_pools
+    assert settings.cluster.node_provisioning_profile.as_api() == {"mode": "Auto", "default_node_pools": "Auto"}
+    h100, a100 = NAP_KIND.pools(settings)
     assert [sku.vm_size for sku in h100.candidates] == ["Standard_NC40ads_H100_v5"]
     assert h100.spot and not a100.spot
     assert [sku.vm_size for sku in a100.candidates] == ["Standard_NC24ads_A100_v4"]
@@ -133,7 +135,7 @@ def test_a_gpu_the_catalog_does_not_know_is_usable_with_a_warning():
     settings = _parse(_with(gpuNodePools__0__gpus=["H100", "B200"]))
     (warning,) = [w for w in settings.warnings if "gpuNodePools[h100].gpus[1]" in w]
     assert "'B200' is not a GPU gpu-aks's catalog knows" in warning and "cannot price it" in warning
-    pool = settings.nap_gpu_pools[0]
+    pool = NAP_KIND.pools(settings)[0]
     assert pool.uncatalogued == ("B200",)
     assert pool.node_pool_spec().gpu_names == ("H100", "B200")
 
@@ -142,7 +144,7 @@ def test_an_unknown_n_series_size_is_usable_with_a_warning():
     settings = _parse(_with(gpuNodePools__0__gpus=None, gpuNodePools__0__gpuCount=None,
                             gpuNodePools__0__vmSizes=["Standard_ND128isr_NDR_GB400_v7"]))
     assert any("gpuNodePools[h100].vmSizes[0]" in w and "not in gpu-aks's catalog" in w for w in settings.warnings)
-    assert settings.nap_gpu_pools[0].node_pool_spec().vm_sizes == ("Standard_ND128isr_NDR_GB400_v7",)
+    assert NAP_KIND.pools(settings)[0].node_pool_spec().vm_sizes == ("Standard_ND128isr_NDR_GB400_v7",)
 
 
 def test_switching_off_the_default_nodepools_warns():
@@ -152,7 +154,7 @@ def test_switching_off_the_default_nodepools_warns():
 
 
 def test_grace_sizes_are_selected_by_size_with_an_arm64_requirement():
-    pool = _parse(_with(gpuNodePools__0__gpus=["GB200"], gpuNodePools__0__gpuCount=None)).nap_gpu_pools[0]
+    pool = NAP_KIND.pools(_parse(_with(gpuNodePools__0__gpus=["GB200"], gpuNodePools__0__gpuCount=None)))[0]
     spec = pool.node_pool_spec()
     assert pool.by_size and spec.vm_sizes == ("Standard_ND128isr_NDR_GB200_v6",) and spec.gpu_names == ()
     assert spec.architectures == ("arm64",)

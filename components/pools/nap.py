@@ -1,31 +1,31 @@
-"""Node auto-provisioning (NAP): `gpu-aks:cluster.nodeProvisioningProfile` and `gpu-aks:gpuNodePools`.
+"""The NAP pool kind: `gpu-aks:gpuNodePools`, GPU capacity by requirement under AKS node auto-provisioning.
 
-Under `nodeProvisioningProfile.mode: Auto` (ManagedCluster, API 2025-09-01) AKS runs Karpenter
-(Azure/karpenter-provider-azure), and GPU capacity can be declared by requirement: each entry of
-`gpuNodePools` becomes a `karpenter.sh/v1` NodePool that may bring any size with the named GPUs (or
-one of the named sizes), Spot or on-demand, up to its `limits`. `components/karpenter.py` builds the
-objects; this module parses and checks the keys.
+Under `cluster.nodeProvisioningProfile.mode: Auto` AKS runs Karpenter (Azure/karpenter-provider-azure).
+Each entry of `gpuNodePools` is a `karpenter.sh/v1` NodePool with its own `karpenter.azure.com/v1beta1`
+AKSNodeClass (`components/pools/karpenter.py` builds them): it may bring any size with the named GPUs (or
+one of the named sizes), Spot first and on-demand as the fallback, up to its `limits`. Its offers are
+the catalog's sizes it may bring; everything else reads those (`PoolFacts`), as for any kind.
 
 Every refusal cites its source:
 - `NodeProvisioningMode.Auto` (azure-mgmt-containerservice 40.1.0, `_container_service_client_enums.py`):
   "Fixed size Node Pools can still be created, but autoscaling Node Pools cannot be." gpu-aks refuses
-  a pool with `minCount` != `maxCount` (it would send `enableAutoScaling: true`), the system pool too.
+  a pool with `minCount` != `maxCount`, the system pool too.
 - AKS node auto-provisioning docs (learn.microsoft.com/azure/aks/node-auto-provisioning, "Limitations",
   2026; ../shared/FACTS.md): Azure CNI in overlay or node-subnet mode (not kubenet, not `none`); no
-  Calico network policy; managed identity only (gpu-aks always sends `identity: SystemAssigned`); no
-  Windows pools (gpu-aks's `osSKU` choices have none); the outbound type cannot change after creation
-  (gpu-aks already treats `outboundType` as create-only).
-- `NodeProvisioningDefaultNodePools` (same enums file): changing `Auto` to `None` on an existing cluster
-  "will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes";
-  the AKS how-to page says they are kept. gpu-aks warns whenever `None` is set.
+  Calico network policy; no dynamic pod-IP allocation (`podSubnetID`); managed identity only (gpu-aks
+  always sends a managed identity); no Windows pools (gpu-aks's `osSKU` choices have none); the outbound
+  type cannot change after creation (gpu-aks already treats `outboundType` as create-only).
+- `NodeProvisioningDefaultNodePools` (same enums file): `None` on a cluster that had `Auto` deletes the
+  default NodePools and drains their nodes; gpu-aks warns whenever `None` is set.
 """
+
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from gpu_aks_policies.catalog import (
     DEFAULT_GPU_TAINT,
@@ -39,18 +39,21 @@ from gpu_aks_policies.catalog import (
     unsupported_gpu_sku,
 )
 from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, choice, describe
+from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
-from components.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity
+from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
+from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
+from components.settings.device_plugin import DevicePluginSettings
+from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
+
+if TYPE_CHECKING:
+    from components.pools.kind import PlatformView
 
 _MODEL = f"ManagedCluster (API {API_VERSION})"
 _NODEPOOL = "karpenter.sh/v1 NodePool"
 _NODE_CLASS = "karpenter.azure.com/v1beta1 AKSNodeClass"
 
-NodeProvisioningMode = Literal["Manual", "Auto"]
-NODE_PROVISIONING_MODES: tuple[str, ...] = get_args(NodeProvisioningMode)
-DefaultNodePools = Literal["Auto", "None"]
-DEFAULT_NODE_POOLS: tuple[str, ...] = get_args(DefaultNodePools)
 CAPACITY_TYPES: tuple[str, ...] = get_args(KarpenterCapacity)
 #: `limits` keys -> the resource Karpenter caps (it limits any resource of a node's capacity; these
 #: bound a GPU pool's size and cost: GPUs, as `nvidia.com/gpu`, and vCPUs).
@@ -63,20 +66,6 @@ RESERVED_NODEPOOL_LABELS = ("accelerator",)
 RESERVED_NODEPOOL_PREFIXES = ("karpenter.sh/", "karpenter.azure.com/", "kubernetes.azure.com/", "kubernetes.io/",
                               "k8s.io/")
 
-
-@dataclass(frozen=True)
-class NodeProvisioningSettings:
-    """`nodeProvisioningProfile` of the managed cluster."""
-
-    mode: NodeProvisioningMode = "Manual"
-    default_node_pools: DefaultNodePools = "Auto"
-
-    @property
-    def auto(self) -> bool:
-        return self.mode == "Auto"
-
-    def as_api(self) -> dict[str, str]:
-        return {"mode": self.mode, "defaultNodePools": self.default_node_pools}
 
 
 @dataclass(frozen=True)
@@ -104,6 +93,24 @@ class NapGpuPoolSettings:
     consolidate_after: str = "10m"
     image_family: str = "Ubuntu"
     os_disk_size_gb: int | None = None
+    #: gpu-aks's device-plugin settings; whether they serve this NodePool is `devicePlugin.pools`.
+    plugin: DevicePluginSettings | None = None
+
+    @property
+    def device_plugin(self) -> bool:
+        """Whether gpu-aks's device plugin serves the NodePool's nodes (NAP installs no plugin)."""
+        return self.plugin is not None and self.name in self.plugin.pools
+
+    def nodes_at_most(self, sku: GpuSku) -> int:
+        """The most nodes of one size the NodePool's `limits` admit (Karpenter launches no node that would
+        pass a limit)."""
+        bounds = []
+        if self.max_gpus is not None:
+            bounds.append(self.max_gpus // sku.gpus)
+        vcpus = vcpus_in_size_name(sku.vm_size)
+        if self.max_vcpus is not None and vcpus:
+            bounds.append(self.max_vcpus // vcpus)
+        return min(bounds) if bounds else 0
 
     def _matches(self, name: str) -> list[GpuSku]:
         return [sku for sku in skus_with_gpu(name) if not self.gpu_counts or sku.gpus in self.gpu_counts]
@@ -275,7 +282,7 @@ def _name(reader: Reader, value: Any) -> str:
 
 
 def _nodepool_labels(reader: Reader, value: Any) -> dict[str, str]:
-    from components.settings.pools import NODE_LABELS  # the fixed pools' label reader, one declaration
+    # The fixed pools' label reader (one declaration), then what Azure's NodePool CRD refuses besides.
     assert NODE_LABELS.parse is not None
     labels: dict[str, str] = NODE_LABELS.parse(reader, value)
     for label in list(labels):
@@ -331,13 +338,15 @@ def _ubuntu_only_sizes(reader: Reader) -> None:
 
 
 def _needs_a_no_schedule_taint(reader: Reader) -> None:
-    from components.settings.pools import GPU_POOL  # the fixed GPU pools' check, one declaration
-    check = next(item for item in GPU_POOL.items if isinstance(item, Check) and item.reads == ("nodeTaints",))
-    check.run(reader)
+    taints = reader.get("nodeTaints")
+    if taints is not None and not any(parse_taint(t)["effect"] == "NoSchedule" for t in taints):
+        reader.problem("nodeTaints", f"{describe(list(taints))} has no NoSchedule taint; Karpenter adds none, so the "
+                                     f"NodePool needs one for only GPU pods to land on it (the default is "
+                                     f"{describe(DEFAULT_GPU_TAINT)})")
 
 
-def _settings(reader: Reader) -> NapGpuPoolSettings:
-    return NapGpuPoolSettings(
+def _settings(reader: Reader, plugin: DevicePluginSettings | None = None) -> NapGpuPoolSettings:
+    return NapGpuPoolSettings(plugin=plugin,
         name=reader.get("name"), gpu_names=reader.get("gpus"), gpu_counts=reader.get("gpuCount"),
         vm_sizes=reader.get("vmSizes"), capacity_types=reader.get("capacityTypes"), limits=reader.get("limits"),
         weight=reader.get("weight"), taints=tuple(reader.get("nodeTaints") or ()),
@@ -349,9 +358,8 @@ def _settings(reader: Reader) -> NapGpuPoolSettings:
 
 
 def _taints_key() -> Key:
-    from components.settings.pools import NODE_TAINTS_DOC, _taints
     return Key("nodeTaints", NODE_TAINTS_DOC + " Karpenter adds no GPU taint: the NodePool declares it.",
-               "list of strings", [DEFAULT_GPU_TAINT], parse=_taints((DEFAULT_GPU_TAINT,)),
+               "list of strings", [DEFAULT_GPU_TAINT], parse=taints_parser((DEFAULT_GPU_TAINT,)),
                source=f"{_NODEPOOL} spec.template.spec.taints")
 
 
@@ -360,16 +368,6 @@ def _whole(low: int, high: int) -> Any:
         else f"is not a whole number from {low} to {high}"
 
 
-NODE_PROVISIONING_PROFILE = Section(
-    "nodeProvisioningProfile", "Node auto-provisioning (AKS runs Karpenter); `gpuNodePools` needs `mode: Auto`.", (
-        choice("mode", "`Auto`: AKS provisions nodes with Karpenter (NAP); then every AgentPool must be fixed-size "
-               "(`minCount` = `maxCount`).", NODE_PROVISIONING_MODES, "Manual", attr="mode",
-               source=f"{_MODEL} nodeProvisioningProfile.mode"),
-        choice("defaultNodePools", "`Auto`: AKS adds its default Karpenter NodePools (general-purpose nodes for any "
-               "pod); `None`: only the NodePools declared here. Do not switch Auto to None under load.",
-               DEFAULT_NODE_POOLS, "Auto", attr="default_node_pools",
-               source=f"{_MODEL} nodeProvisioningProfile.defaultNodePools"),
-    ), cls=NodeProvisioningSettings)
 
 GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it may bring, Spot or on-demand, up to "
                         "its limits.", (
@@ -446,6 +444,14 @@ def nap_prerequisites(reader: Reader) -> None:
                 reader.problem(f"{_listed_key(list_key, index, pool)}.maxCount",
                                f"{pool.get('maxCount')} differs from minCount {pool.get('minCount')}: {fixed_only}; "
                                "make it fixed-size, or declare the GPU capacity under gpuNodePools")
+    for list_key in ("systemPool", "cpuPools", "gpuPools"):
+        value = reader.values.get(list_key)
+        for index, pool in enumerate(value if isinstance(value, list) else [value] if value else []):
+            if pool.get("podSubnetID"):
+                key = _listed_key(list_key, index, pool) if isinstance(value, list) else list_key
+                reader.problem(f"{key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
+                                                     "node auto-provisioning (learn.microsoft.com/azure/aks/"
+                                                     "node-auto-provisioning, Limitations); use Azure CNI Overlay")
     network = cluster.get("networkProfile") or {}
     plugin, policy = network.get("networkPlugin"), network.get("networkPolicy")
     nap_doc = "learn.microsoft.com/azure/aks/node-auto-provisioning, Limitations"
@@ -497,3 +503,68 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
 def _listed_key(list_key: str, index: int, raw: Any) -> str:
     name = raw.get("name") if isinstance(raw, Mapping) else None
     return f"{list_key}[{name}]" if isinstance(name, str) and POOL_NAME_RE.fullmatch(name) else f"{list_key}[{index}]"
+
+
+
+# --- The kind --------------------------------------------------------------------------------------
+
+_CAPACITY = {"spot": "spot", "on-demand": "onDemand"}
+
+
+class NapPoolKind:
+    """`gpu-aks:gpuNodePools`: each pool a Karpenter NodePool and its AKSNodeClass, in the cluster."""
+
+    config_key = "gpuNodePools"
+    section = GPU_NODE_POOLS
+    inline = False
+    component_type = "gpu-aks:index:GpuNapPool"
+    former_types: tuple[str, ...] = ()
+
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
+        # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
+        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
+
+    def pools(self, settings: PlatformView) -> tuple[NapGpuPoolSettings, ...]:
+        return settings.pools[self.config_key]
+
+    def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
+        capacity = tuple(_CAPACITY[kind] for kind in pool.capacity_types)
+        return tuple(GpuOffer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)  # type: ignore[arg-type]
+                     for sku in pool.candidates)
+
+    def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
+        """Each candidate size at the most nodes the NodePool's limits admit of it, per capacity type it may
+        buy (Spot counts against the regional low-priority quota, on-demand against the size's family):
+        the preflight checks every family the NodePool may use, and counts a pool's candidates as
+        alternatives (one at a time), not as a sum."""
+        return tuple(CapacityNeed(key, sku.vm_size, kind == "spot", (), pool.nodes_at_most(sku), 0)
+                     for sku in pool.candidates if pool.nodes_at_most(sku) for kind in pool.capacity_types)
+
+    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> PoolFacts:
+        key = f"{self.config_key}[{pool.name}]"
+        sizes = tuple(sku.vm_size for sku in pool.candidates)
+        return PoolFacts(
+            name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None, vm_sizes=sizes,
+            # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
+            min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.candidates), default=0),
+            spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
+            offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
+            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            capacity=self.capacity(key, pool))
+
+    def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
+        return (KubernetesObjectsSpec(pool.name, (
+            aks_node_class(pool.node_class, pool.image_family, pool.os_disk_size_gb),
+            gpu_node_pool(pool.node_pool_spec()))),)
+
+    def cluster_properties(self, pools: Sequence[NapGpuPoolSettings]) -> Mapping[str, Any]:
+        # The cluster's own key says whether NAP runs (`cluster.nodeProvisioningProfile`, sent by the
+        # cluster); a NodePool asks nothing more of the managed cluster.
+        return {}
+
+    def reference_markdown(self) -> str:
+        return (f"GPU names a NodePool may ask for by name (the catalog's; others are allowed with a warning): "
+                f"{', '.join(f'`{name}`' for name in gpu_names())}.\n")
+
+
+NAP = NapPoolKind()
