@@ -32,7 +32,7 @@ from pathlib import Path
 import yaml
 from gpu_aks_policies.check import check_paths
 from gpu_aks_policies.check import main as check_main
-from gpu_aks_policies.rule_config import default_rule_config
+from gpu_aks_policies.rules import default_rule_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")

@@ -94,6 +94,20 @@ class OutboundType(StrEnum):
     NONE = "none"
 
 
+class IdentityType(StrEnum):
+    """The values `cluster.identity.type` allows."""
+
+    SYSTEMASSIGNED = "SystemAssigned"
+    USERASSIGNED = "UserAssigned"
+
+
+class KeyVaultNetworkAccess(StrEnum):
+    """The values `cluster.securityProfile.azureKeyVaultKms.keyVaultNetworkAccess` allows."""
+
+    PUBLIC = "Public"
+    PRIVATE = "Private"
+
+
 class DeployerPrincipalType(StrEnum):
     """The values `access.deployerPrincipalType` allows."""
 
@@ -117,6 +131,13 @@ class OsSKU(StrEnum):
     AZURELINUX3 = "AzureLinux3"
     CBLMARINER = "CBLMariner"
     UBUNTU2204 = "Ubuntu2204"
+
+
+class OsDiskType(StrEnum):
+    """The values `systemPool.osDiskType` allows."""
+
+    MANAGED = "Managed"
+    EPHEMERAL = "Ephemeral"
 
 
 class UndrainableNodeBehavior(StrEnum):
@@ -247,7 +268,7 @@ class NetworkProfile(TypedDict, total=False):
     networkPlugin: NotRequired[NetworkPlugin]
     """The CNI plugin. Default: azure."""
     networkPluginMode: NotRequired[NetworkPluginMode]
-    """`overlay`: pods get addresses from podCidr, not the subnet. Default: overlay with networkPlugin azure."""
+    """`overlay`: pods get addresses from podCidr, not the subnet. Default: overlay with networkPlugin azure, unless the pools name podSubnetID."""
     networkDataplane: NotRequired[NetworkDataplane]
     """The dataplane (`cilium`: eBPF, Azure CNI powered by Cilium). Default: cilium with networkPlugin azure."""
     networkPolicy: NotRequired[NetworkPolicy]
@@ -259,7 +280,7 @@ class NetworkProfile(TypedDict, total=False):
     dnsServiceIP: NotRequired[str]
     """The cluster DNS service's address, inside serviceCidr. Default: the tenth address of serviceCidr (10.0.0.10)."""
     outboundType: NotRequired[OutboundType]
-    """Egress: `loadBalancer` or `managedNATGateway` (the others need your own subnet). Default: loadBalancer."""
+    """Egress: `loadBalancer`, `managedNATGateway`, or with the pools in your subnets `userDefinedRouting` (through your firewall), `userAssignedNATGateway` or `none`. Default: loadBalancer."""
 
 
 class ApiServerAccessProfile(TypedDict, total=False):
@@ -269,6 +290,66 @@ class ApiServerAccessProfile(TypedDict, total=False):
     """The only addresses the public API server answers: IPv4 CIDRs or addresses, at most 200. GitHub-hosted runners have no fixed address (docs/platform.md). Default: []."""
     enablePrivateCluster: NotRequired[bool]
     """No public API server at all. Default: false."""
+    privateDNSZone: NotRequired[str]
+    """A private cluster's DNS zone: `system` (AKS creates one), `none` (public DNS only) or your own zone's resource ID (needs cluster.identity UserAssigned; gpu-aks grants it Private DNS Zone Contributor there)."""
+
+
+class Identity(TypedDict, total=False):
+    """The control plane's managed identity. `UserAssigned` (an identity you created) lets gpu-aks grant its roles before the cluster exists; `SystemAssigned` is created with the cluster and granted after it (docs/network.md, "Identity and grant order")."""
+
+    type: NotRequired[IdentityType]
+    """`SystemAssigned` or `UserAssigned`. Default: UserAssigned when userAssignedIdentities is set, else SystemAssigned."""
+    userAssignedIdentities: NotRequired[list[str]]
+    """The user-assigned identity's resource ID, in a list of one (the API allows one). Default: []."""
+
+
+class SecurityMonitoring(TypedDict, total=False):
+    """Defender's threat detection."""
+
+    enabled: NotRequired[bool]
+    """Turn Defender's security monitoring on. Default: false."""
+
+
+class Defender(TypedDict, total=False):
+    """Microsoft Defender for Containers (runtime threat detection), off by default. Billed per node vCore by Defender for Cloud, plus Log Analytics ingestion (docs/network.md)."""
+
+    securityMonitoring: NotRequired[SecurityMonitoring]
+    """Defender's threat detection."""
+    logAnalyticsWorkspaceResourceId: NotRequired[str]
+    """The Log Analytics workspace Defender reports to (its resource ID)."""
+
+
+class AzureKeyVaultKms(TypedDict, total=False):
+    """etcd encryption of Kubernetes secrets with your Key Vault key (KMS), off by default. Needs identity.type UserAssigned; Key Vault bills per operation (docs/network.md)."""
+
+    enabled: NotRequired[bool]
+    """Encrypt etcd with your key. Default: false."""
+    keyId: NotRequired[str]
+    """The key's identifier, with its version."""
+    keyVaultNetworkAccess: NotRequired[KeyVaultNetworkAccess]
+    """`Public` (the vault allows public access) or `Private` (private link only). Default: Public."""
+    keyVaultResourceId: NotRequired[str]
+    """The key vault's resource ID; only with keyVaultNetworkAccess Private."""
+
+
+class ImageCleaner(TypedDict, total=False):
+    """Image Cleaner removes unused images with known vulnerabilities from nodes, off by default; no charge beyond the node CPU its pods use."""
+
+    enabled: NotRequired[bool]
+    """Run Image Cleaner. Default: false."""
+    intervalHours: NotRequired[int]
+    """How often it scans, in hours (24 to 2160). Default: 168."""
+
+
+class SecurityProfile(TypedDict, total=False):
+    """Defender, KMS etcd encryption and Image Cleaner; each off by default (docs/network.md, "Security profile", has what each costs)."""
+
+    defender: NotRequired[Defender]
+    """Microsoft Defender for Containers (runtime threat detection), off by default. Billed per node vCore by Defender for Cloud, plus Log Analytics ingestion (docs/network.md)."""
+    azureKeyVaultKms: NotRequired[AzureKeyVaultKms]
+    """etcd encryption of Kubernetes secrets with your Key Vault key (KMS), off by default. Needs identity.type UserAssigned; Key Vault bills per operation (docs/network.md)."""
+    imageCleaner: NotRequired[ImageCleaner]
+    """Image Cleaner removes unused images with known vulnerabilities from nodes, off by default; no charge beyond the node CPU its pods use."""
 
 
 class Cluster(TypedDict, total=False):
@@ -304,6 +385,10 @@ class Cluster(TypedDict, total=False):
     """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
     apiServerAccessProfile: NotRequired[ApiServerAccessProfile]
     """Who can reach the Kubernetes API server. Without ranges or a private cluster it answers any address (a warning says so)."""
+    identity: NotRequired[Identity]
+    """The control plane's managed identity. `UserAssigned` (an identity you created) lets gpu-aks grant its roles before the cluster exists; `SystemAssigned` is created with the cluster and granted after it (docs/network.md, "Identity and grant order")."""
+    securityProfile: NotRequired[SecurityProfile]
+    """Defender, KMS etcd encryption and Image Cleaner; each off by default (docs/network.md, "Security profile", has what each costs)."""
     protect: NotRequired[bool]
     """Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and replacements stop at them. Default: false."""
 
@@ -349,6 +434,18 @@ class SystemPool(TypedDict, total=False):
     """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
     onlyCriticalAddonsEnabled: NotRequired[bool]
     """Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off. Default: true."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
 
 
 class CpuPool(TypedDict, total=False):
@@ -379,13 +476,25 @@ class CpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist)."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
     """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
 
 
 class GpuProfile(TypedDict, total=False):
@@ -423,13 +532,25 @@ class GpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next. Default: 5."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there. Default: Cordon."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist). Default: Schedule."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
     """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
     gpuInstanceProfile: NotRequired[GpuInstanceProfile]
     """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
     gpuProfile: NotRequired[GpuProfile]
@@ -573,6 +694,8 @@ class Observability(TypedDict, total=False):
     """Turn on managed Prometheus, the exporter and the alerts (they cost money: docs/observe.md). Default: false."""
     azureMonitorWorkspaceResourceId: NotRequired[str]
     """An existing Azure Monitor workspace; default: one is created."""
+    azureMonitorWorkspaceLocation: NotRequired[str]
+    """The region of that workspace; default: read from Azure. The data collection endpoint and rule and the rule groups go to the workspace's region (Microsoft's templates); required for a private cluster."""
     grafana: NotRequired[bool]
     """Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace. Default: false."""
     dcgmExporter: NotRequired[DcgmExporter]

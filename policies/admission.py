@@ -101,11 +101,6 @@ def _superset(ss: Normal, t: Normal) -> bool:
     return ss_op == "Exists"
 
 
-def is_superset(ss: Mapping[str, Any], t: Mapping[str, Any]) -> bool:
-    """`isSuperset(ss, t)` of `pkg/util/tolerations`: whether ss tolerates a superset of t."""
-    return _superset(_normal(ss), _normal(t))
-
-
 def _bucket(t: Normal) -> tuple[str, ...] | None:
     """The group of tolerations `t` sits in for `Covers`: by operator class, key, effect (and value
     for Equal). An unknown operator covers nothing but its equal."""

@@ -53,16 +53,9 @@ from .documents import (
     safe_text,
 )
 from .fit import Platform, PlatformError, read_platform
-from .podspecs import object_identity
-from .rule_config import (
-    RuleConfig,
-    RuleConfigError,
-    parse_rule_config,
-    read_rule_config_file,
-    with_platform_sharing,
-    with_platform_taints,
-)
-from .rules import RULES, Rule
+from .podspecs import PodSpec, object_identity
+from .rule_config import RuleConfig, RuleConfigError, with_platform_sharing
+from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_platform_taints
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
 from .workloads import Context, context_of, pod_specs_of
@@ -271,14 +264,19 @@ def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], cont
     request scope (what the rules derive from a pod is computed once for all of them). `identity`:
     the object's (kind, name), when the caller has it already."""
     with request_scope():
-        pods = pod_specs_of(obj, context)
-        if not pods:
-            return []
+        # The pod specs per declared shapes (`workloadShapes`): every rule's config declares the same
+        # ones unless the config gives them to some rules only.
+        pods_by_shapes: dict[tuple[Any, ...], list[PodSpec]] = {}
         identity = identity or object_identity(obj)
         results: list[tuple[str, str, str, str]] = []
         for rule in CHECKER_RULES:
             config = configs[rule.name]
-            if config.level != "disabled":
+            if config.level == "disabled":
+                continue
+            pods = pods_by_shapes.get(config.workload_shapes)
+            if pods is None:
+                pods = pods_by_shapes[config.workload_shapes] = pod_specs_of(obj, context, config.workload_shapes)
+            if pods:
                 results.extend((rule.name, config.level, finding.message, finding.path)
                                for finding in rule.check_pods(pods, config, context, platform, identity))
         return results

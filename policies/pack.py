@@ -57,10 +57,11 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from . import __version__, sdk_patches
-from .gpu_rules import Finding, StackResource, check_gpu_tolerations, undecided
+from .gpu_rules import DAEMONSET_TYPES, Finding, StackResource, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
-from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig, parse_rule_config
-from .rules import RULES, Rule
+from .pools import is_pool_resource
+from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
+from .rules import RULES, Rule, parse_rule_config
 from .scope import current_scope, remembered, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
@@ -272,23 +273,26 @@ def _namespace_unknown(obj: Mapping[str, Any]) -> bool:
     return isinstance(metadata, abc.Mapping) and metadata.get("namespace") is UNKNOWN
 
 
-def _pods_of(args: ResourceValidationArgs) -> tuple[dict[str, Any] | None, Context, list[PodSpec]]:
-    """The object and its pod specs, once per request for all the resource policies, judged among
-    the objects registered before it (which this object joins, if pods depend on its kind)."""
+def _pods_of(args: ResourceValidationArgs, shapes: tuple[Any, ...]) -> tuple[dict[str, Any] | None, Context,
+                                                                              list[PodSpec]]:
+    """The object and its pod specs, once per request for all the resource policies (per declared
+    shapes, which every rule's config normally gives alike), judged among the objects registered
+    before it (which this object joins, if pods depend on its kind)."""
     obj = kubernetes_object(args.resource_type, plain_props(args.props))
     if obj is None:
         return None, OPERATION.context, []
     OPERATION.remember(obj)
     context = OPERATION.context
-    return obj, context, pod_specs_of(obj, context)
+    return obj, context, pod_specs_of(obj, context, shapes)
 
 
 def _pod_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        obj, context, pods = remembered("pods", _unproxied(args.props), lambda: _pods_of(args))
+        config = OPERATION.rule_config(rule.name, args.get_config())
+        shapes = config.workload_shapes
+        obj, context, pods = remembered(("pods", shapes), _unproxied(args.props), lambda: _pods_of(args, shapes))
         if obj is None or not pods:
             return
-        config = OPERATION.rule_config(rule.name, args.get_config())
         findings = rule.check(pods, config, context)
         if rule.name == TOLERATE_GPU_TAINT:
             findings = _with_namespace_caveats(findings, obj, pods, context, config, args.urn)
@@ -313,7 +317,7 @@ def _with_namespace_caveats(findings: list[Finding], obj: Mapping[str, Any], pod
 
 def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        if not args.resource_type.startswith("azure-native:containerservice"):
+        if not is_pool_resource(args.resource_type):
             return
         findings = rule.check(args.resource_type, plain_props(args.props), OPERATION.rule_config(rule.name, args.get_config()))
         _report(findings, report)
@@ -325,13 +329,13 @@ def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
 StackPods = tuple[list[tuple[Any, dict[str, Any], list[PodSpec]]], Context]
 
 
-def _stack_pods(args: StackValidationArgs) -> StackPods:
+def _stack_pods(args: StackValidationArgs, shapes: tuple[Any, ...] = ()) -> StackPods:
     """The stack's Kubernetes objects with their pod specs, and the complete context they share,
     for a stack pod policy (one is declared: `gpu-workloads-are-analyzable`)."""
     objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
     present = [(r, obj) for r, obj in objects if obj is not None]
     context = context_of((obj for _, obj in present), complete=True)
-    return [(r, obj, pod_specs_of(obj, context)) for r, obj in present], context
+    return [(r, obj, pod_specs_of(obj, context, shapes)) for r, obj in present], context
 
 
 def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -> list[Finding]:
@@ -346,7 +350,7 @@ def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -
                   or (kind == "ResourceClaimTemplate" and (namespace, name) in context.table(CLAIM_TEMPLATES)))
     if not late:
         return []
-    now = {f.message for f in check_gpu_tolerations(pods, early.config, context) if f.decided}
+    now = {f.message for f in RULES[TOLERATE_GPU_TAINT].check(pods, early.config, context) if f.decided}
     why = (f"was judged when the engine registered it, before {', '.join(late)}, which the program registers later; "
            f"make it depend on {'them' if len(late) > 1 else 'it'} (for example metadata.namespace: "
            f"ns.metadata.name) so that its verdict counts them.")
@@ -359,8 +363,8 @@ def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -
 
 def _stack_pod_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        present, context = _stack_pods(args)
         config = OPERATION.rule_config(rule.name, args.get_config())
+        present, context = _stack_pods(args, config.workload_shapes)
         findings: list[Finding] = []
         for resource, obj, pods in present:
             prefix = _identity(obj, resource.resource_type, resource.name)
@@ -378,7 +382,7 @@ def _stack_resources_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
-            if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
+            if is_pool_resource(r.resource_type) or r.resource_type in DAEMONSET_TYPES
         ]
         _report(rule.check(resources, OPERATION.rule_config(rule.name, args.get_config())), report)
 

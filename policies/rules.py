@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .documents import DocumentError, Limits, load_json, read_file
 from .fit import Platform, check_fit
 from .gpu_rules import (
     Finding,
@@ -51,6 +52,9 @@ from .rule_config import (
     WHOLE_GPU_LIMITS,
     Level,
     RuleConfig,
+    RuleConfigError,
+    parse_configs,
+    platform_taints,
 )
 from .workloads import Context
 
@@ -97,7 +101,8 @@ def _fit(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *, platf
     return check_fit(pods, identity[0], identity[1], platform, config, context)
 
 
-_ADMISSION = ("gpuTaints", "gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers")
+_ADMISSION = ("gpuTaints", "gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers",
+              "workloadShapes")
 
 RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
     Rule(TOLERATE_GPU_TAINT,
@@ -105,11 +110,12 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "mandatory", "resource", "pods", _ADMISSION, check_gpu_tolerations),
     Rule(WHOLE_GPU_LIMITS,
          "GPU amounts are set as limits, whole, and equal to any request, as the API server requires.",
-         "mandatory", "resource", "pods", ("gpuResources",), check_gpu_limits),
+         "mandatory", "resource", "pods", ("gpuResources", "workloadShapes"), check_gpu_limits),
     Rule(SELECT_GPU_NODES,
          "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
          "advisory", "resource", "pods",
-         ("gpuResources", "nodeLabel", "gpuDeviceClasses", "namespaces", "gpuMarkers"), check_gpu_node_selection),
+         ("gpuResources", "nodeLabel", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
+         check_gpu_node_selection),
     Rule(TAINTED_GPU_POOLS,
          "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
          "mandatory", "resource", "aks-pools", ("gpuTaints",), check_gpu_node_pool),
@@ -121,13 +127,52 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "advisory", "stack", "pods", _ADMISSION, check_analyzable),
     Rule(FIT_A_POOL,
          "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
-         "mandatory", "checker-only", "pods", ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers"),
+         "mandatory", "checker-only", "pods",
+         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),
 )}
 
 #: The rules over one object's pod specs that need nothing but the objects (by name).
 POD_RULES: Mapping[str, Rule] = {name: rule for name, rule in RULES.items()
                                  if rule.subject == "pods" and not rule.needs_platform}
+
+
+
+# --- The config of every rule ------------------------------------------------------------------
+
+
+def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
+    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}): each rule's
+    section comes from its declaration here. Raises RuleConfigError with every problem found."""
+    return parse_configs(raw, RULES)
+
+
+def default_rule_config() -> dict[str, RuleConfig]:
+    return parse_rule_config({})
+
+
+RULE_CONFIG_FILE_LIMITS = Limits(max_bytes=1024 * 1024)
+
+
+def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -> dict[str, Any]:
+    """The raw `--policy-pack-config` JSON from a file, validated (RuleConfigError otherwise)."""
+    try:
+        raw = load_json(read_file(path, limits), limits)
+    except DocumentError as problem:
+        raise RuleConfigError([problem.at(path)]) from None
+    try:
+        parse_rule_config(raw)
+    except RuleConfigError as error:
+        raise RuleConfigError([f"{path}: {problem}" for problem in error.problems]) from None
+    return raw if isinstance(raw, dict) else {}
+
+
+def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
+    """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
+    return platform_taints(configs, taints, RULES)
+
+
+# --- The reference page ------------------------------------------------------------------------
 
 _WHERE = {
     "resource": "`Analyze` (each resource, before it is created)",
