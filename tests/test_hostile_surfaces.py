@@ -9,6 +9,7 @@ terminal or CI-log injection, nothing lost. Speed itself is measured by `benchma
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,8 +22,11 @@ from gpu_aks_policies.documents import DocumentError, SourceIndex, load_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components import stack_config
+from components.settings import SettingsError
 from tests.conftest import ROOT
 from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, growth
+from tools import preflight
 
 
 def gpu_pod(limit: Any = 1, **container: Any) -> dict[str, Any]:
@@ -163,3 +167,87 @@ def test_a_json_list_gets_the_lines_of_its_items(tmp_path):
     report = check.check_paths([str(tmp_path / "list.json")], check.load_config(None))
     whole = [v.line for v in report.violations if v.policy == "gpu-limits-are-whole-numbers"]
     assert whole == [line_of(text, '"nvidia.com/gpu": "500m"')]
+
+
+# --- The preflight's `az` answers --------------------------------------------------------------
+
+from tests.test_preflight import ROOMY, SKUS, restriction, sku  # noqa: E402
+from tests.test_preflight import run as run_preflight  # noqa: E402
+from tests.test_preflight import usage as usage_entry  # noqa: E402
+
+
+def _with(document: list[dict[str, Any]], index: int, **changes: Any) -> list[dict[str, Any]]:
+    changed = json.loads(json.dumps(document))
+    changed[index].update(changes)
+    return changed
+
+
+A100 = 4  # the position of Standard_NC24ads_A100_v4 in SKUS, and of its family in ROOMY
+
+
+@pytest.mark.parametrize("case, usage_doc, skus_doc, expected", [
+    ("a negative count in use inflates the headroom", _with(ROOMY, A100, currentValue=-500), SKUS,
+     "usage[4].currentValue: -500 is not a whole number from 0"),
+    ("a negative limit", _with(ROOMY, A100, limit=-1), SKUS, "usage[4].limit: -1 is not a whole number"),
+    ("an implausible integer", _with(ROOMY, A100, limit=10**30), SKUS, "usage[4].limit: a huge number"),
+    ("digits Python cannot convert", _with(ROOMY, A100, limit="1" * 5000), SKUS, "usage[4].limit: \"1111"),
+    ("NaN", _with(ROOMY, A100, limit=float("nan")), SKUS, "usage[4].limit: \"NaN\" is not a whole number"),
+    ("a vCPU count Python cannot convert", ROOMY, _with(SKUS, A100, capabilities=[{"name": "vCPUs", "value": "9" * 5000}]),
+     "skus[4].capabilities[vCPUs]"),
+    ("locationInfo a number", ROOMY, _with(SKUS, A100, locationInfo=5), "skus[4].locationInfo: expected a list"),
+    ("locations a number", ROOMY, _with(SKUS, A100, locationInfo=None, locations=5), "skus[4].locations: expected a list"),
+    ("capabilities a number", ROOMY, _with(SKUS, A100, capabilities=5), "skus[4].capabilities: expected a list"),
+    ("zones a number", ROOMY, _with(SKUS, A100, locationInfo=[{"location": "eastus2", "zones": 7}]),
+     "skus[4].locationInfo.zones: expected a list"),
+    ("restrictions a number", ROOMY, _with(SKUS, A100, restrictions=5), "skus[4].restrictions: expected a list"),
+    ("restrictionInfo a list", ROOMY, _with(SKUS, A100, restrictions=[{"type": "Zone", "restrictionInfo": [1]}]),
+     "restrictionInfo: expected an object"),
+    ("restricted zones a number", ROOMY,
+     _with(SKUS, A100, restrictions=[{"type": "Zone", "restrictionInfo": {"zones": 5}}]), "zones: expected a list"),
+    # A second entry for a size would hide the first one's restriction: nothing may be lost quietly.
+    ("a restricted size listed again without its restriction", ROOMY,
+     [*SKUS[:A100], sku("Standard_NC24ads_A100_v4", "standardNCADSA100v4Family", 24, ["1", "2", "3"],
+                        [restriction("Location")]), *SKUS[A100:]],
+     "skus[5]: \"Standard_NC24ads_A100_v4\" is listed twice for eastus2 with another offer (also skus[4])"),
+    ("a quota listed again with more room", [*ROOMY[:A100], usage_entry("standardNCADSA100v4Family", 399, 400),
+                                             *ROOMY[A100:]], SKUS,
+     "usage[5]: the quota \"standardNCADSA100v4Family\" is listed twice with other numbers (also usage[4])"),
+])
+def test_hostile_az_answers_are_input_errors_naming_the_field(tmp_path, capsys, case, usage_doc, skus_doc, expected):
+    code, out = run_preflight(tmp_path, "prod", usage_doc, skus_doc)
+    err = capsys.readouterr().err
+    assert (code, out) == (2, ""), case
+    assert expected in err and len(err) < 300, err
+
+
+def test_the_same_answer_twice_is_read_once(tmp_path):
+    code, out = run_preflight(tmp_path, "prod", ROOMY + ROOMY, SKUS + SKUS)
+    assert code == 0 and out.count("gpuPools[a100mig]") == 1
+
+
+def test_long_az_answers_are_read_in_linear_time(tmp_path):
+    def prepare(n: int) -> Callable[[], object]:
+        usage_doc = ROOMY + [usage_entry(f"family{i}", i, i + 1) for i in range(n)]
+        skus_doc = SKUS + [sku(f"Standard_X{i}", f"family{i}", 4, ["1"]) for i in range(n)]
+        return lambda: (preflight.parse_usage(usage_doc), preflight.parse_skus(skus_doc, "eastus2"))
+    assert growth(prepare, 2000) < GROWTH_LIMIT
+
+
+# --- GPU_AKS_TODAY ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["garbage", "2026-13-45", "\x1b[2J\n::error::pwned", "9" * 100_000, "２０２６-１１-２２"])
+def test_a_garbage_clock_override_is_one_short_escaped_problem(value):
+    with pytest.raises(SettingsError) as raised:
+        stack_config.today({stack_config.TODAY_VARIABLE: value})
+    [problem] = raised.value.problems
+    assert len(problem) < 200 and "\x1b" not in problem and "\n" not in problem
+    assert problem.startswith("GPU_AKS_TODAY=") and problem.endswith("is not an ISO date like 2026-11-22")
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_a_clock_outside_the_calendar_says_so(tmp_path, day):
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "prod"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=HANG_GUARD_S, env={**os.environ, stack_config.TODAY_VARIABLE: day})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"supported on {day}: none (that day is outside the AKS release calendar)" in result.stderr
