@@ -16,11 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from gpu_aks_policies import check
 from gpu_aks_policies.documents import DocumentError, SourceIndex, load_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pulumi.runtime.proto import provider_pb2
 
 from components import stack_config
 from components.settings import SettingsError
@@ -251,3 +253,58 @@ def test_a_clock_outside_the_calendar_says_so(tmp_path, day):
                             timeout=HANG_GUARD_S, env={**os.environ, stack_config.TODAY_VARIABLE: day})
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"supported on {day}: none (that day is outside the AKS release calendar)" in result.stderr
+
+
+# --- Construct and GetSchema of the component provider ----------------------------------------
+
+from tests.test_component_package import _error_details, plugin  # noqa: E402, F401 (a fixture)
+
+SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"  # the engine's wire form of a secret
+SECRET_TEXT = "hunter2-do-not-print"
+UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+T4 = "Standard_NC4as_T4_v3"
+
+
+def _secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIGNATURE: "1b47061264138c4ac30d75fd1eb44270", "value": value}
+
+
+@pytest.mark.parametrize("inputs, path, reason", [
+    ({"location": 5}, "location", ""),
+    ({"location": None}, "location", "is not set"),
+    ({"location": "eastus2", "gpuPools": "x"}, "gpuPools", "expected a list"),
+    ({"location": "eastus2", "gpuPools": [5, None]}, "gpuPools[0]", "expected an object"),
+    ({"location": UNKNOWN_WIRE}, "location", "must be plain values known when the program runs"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": UNKNOWN_WIRE}]}, "gpuPools[gpu].vmSize", "known"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": _secret(SECRET_TEXT)}]}, "gpuPools", "a secret"),
+    ({"location": "eastus2", "cluster": {"tags": {"k": _secret(SECRET_TEXT + "\x1b[2J")}}}, "cluster", "a secret"),
+    # AKS's limit is 100 pools a cluster: 10,000 once kept the provider registering past its deadline.
+    ({"location": "eastus2", "gpuPools": [{"name": f"g{i}", "vmSize": T4} for i in range(10_000)]}, "gpuPools",
+     "AKS allows at most 100 node pools per cluster"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": T4}] * 2}, "gpuPools[1].name",
+     "pool names must be unique"),
+    ({"location": "eastus2", "gpuPools": [{"name": "system", "vmSize": T4}]}, "gpuPools[0].name",
+     "is already the name of systemPool"),
+    ({"location": "eastus2", "gpuPools": [{"name": "\x1b[31m::error::x\nfoo", "vmSize": T4}]}, "gpuPools", "name"),
+    ({"location": "eastus2", "gpuPoolz": []}, "gpuPoolz", ""),
+])
+def test_construct_refuses_hostile_inputs_by_path_without_printing_them(plugin, inputs, path, reason):  # noqa: F811
+    with pytest.raises(grpc.RpcError) as caught:
+        plugin.construct(inputs)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+    details = _error_details(caught.value)
+    shown = repr(details) + caught.value.details()
+    assert any(where.startswith(path) and reason in why for where, why in details), details
+    assert SECRET_TEXT not in shown and "\x1b" not in shown and "\n::" not in shown
+    assert len(shown) < 4000
+    assert plugin.monitor.recording.registered == [], "a refused input registers nothing"
+
+
+def test_get_schema_answers_version_0_and_refuses_others_by_name(plugin):  # noqa: F811
+    schema = plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=30).schema
+    assert json.loads(schema)["name"] == "gpu-aks"
+    for version in (1, -1, 2**31 - 1):  # the engine asks for 0; the SDK's server refuses the rest
+        with pytest.raises(grpc.RpcError) as caught:
+            plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=version), timeout=30)
+        assert f"unsupported schema version {version}" in caught.value.details()
+        assert "Traceback" not in caught.value.details()

@@ -97,6 +97,20 @@ def _pool_names_are_unique(reader: Reader) -> None:
                 seen[pool["name"]] = key
 
 
+#: AKS's limit on node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: node pools per cluster: 100"). Past it Azure refuses the pools one by one, after a preview and a
+#: deployment that registered each of them (10,000 pools took the component provider past its deadline).
+MAX_NODE_POOLS = 100
+
+
+def _pool_count_within_aks_limit(reader: Reader) -> None:
+    counts = {list_key: len(reader.get(list_key)) for list_key in ("cpuPools", "gpuPools")}
+    if 1 + sum(counts.values()) > MAX_NODE_POOLS:
+        reader.problem("gpuPools" if counts["gpuPools"] else "cpuPools",
+                       f"{counts['cpuPools']} CPU pools and {counts['gpuPools']} GPU pools with the system pool make "
+                       f"{1 + sum(counts.values())}; AKS allows at most {MAX_NODE_POOLS} node pools per cluster")
+
+
 def _platform(reader: Reader) -> PlatformSettings:
     context: ParseContext = reader.context
     device_plugin = reader.children["devicePlugin"].build()
@@ -124,6 +138,8 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS,
                      Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools and gpuPools."),
+                     Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools, the system pool "
+                                                             "included (AKS's limit per cluster)."),
                      SUBNETS_CHECK,
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY), build=_platform),
