@@ -20,7 +20,7 @@ import grpc
 import pytest
 from gpu_aks_policies import check
 from gpu_aks_policies.documents import DocumentError, SourceIndex, load_json
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pulumi.runtime.proto import provider_pb2
 
@@ -308,3 +308,61 @@ def test_get_schema_answers_version_0_and_refuses_others_by_name(plugin):  # noq
             plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=version), timeout=30)
         assert f"unsupported schema version {version}" in caught.value.details()
         assert "Traceback" not in caught.value.details()
+
+
+# --- The generated CEL against the Python rule -------------------------------------------------
+
+from functools import lru_cache  # noqa: E402
+
+from gpu_aks_policies.gpu_rules import check_gpu_tolerations  # noqa: E402
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT  # noqa: E402
+from gpu_aks_policies.rules import parse_rule_config  # noqa: E402
+from gpu_aks_policies.workloads import context_of, pod_specs_of  # noqa: E402
+
+from tests.test_admission_policy import CompiledPolicy, pod_as_admitted  # noqa: E402
+
+GPU_TAINT_CHOICES = ("sku=gpu:NoSchedule", "nvidia.com/gpu:NoSchedule", "team=ml-1:NoExecute", "a.b/c=d_e.f:NoSchedule")
+GPU_RESOURCE_CHOICES = ("nvidia.com/gpu", "nvidia.com/mig-*", "nvidia.com/mig-?g.*", "amd.com/gpu", "example.com/g[pP]u",
+                        "example.com/[!x]pu")
+RESOURCE_NAMES = ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-12g.x", "amd.com/gpu", "example.com/gPu",
+                  "example.com/xpu", "example.com/gpu", "cpu", "memory", "nvidia.com/gpux")
+TOLERATION_KEYS = ("", "sku", "nvidia.com/gpu", "team", "a.b/c", "other")
+TOLERATION_VALUES = ("", "gpu", "ml-1", "d_e.f", "cpu")
+
+
+@lru_cache(maxsize=64)
+def _compiled(taints: tuple[str, ...], resources: tuple[str, ...]) -> tuple[Any, CompiledPolicy]:
+    from gpu_aks_policies.admission_policy import validating_admission_policy
+    config = parse_rule_config({TOLERATE_GPU_TAINT: {"gpuTaints": list(taints),
+                                                     "gpuResources": list(resources)}})[TOLERATE_GPU_TAINT]
+    return config, CompiledPolicy(validating_admission_policy(config))
+
+
+tolerations = st.lists(st.fixed_dictionaries({}, optional={
+    "key": st.sampled_from(TOLERATION_KEYS), "operator": st.sampled_from(("Exists", "Equal", "")),
+    "value": st.sampled_from(TOLERATION_VALUES), "effect": st.sampled_from(("", "NoSchedule", "NoExecute", "PreferNoSchedule")),
+}), max_size=3)
+amounts = st.sampled_from((0, 1, 2, "1", "0", "2000m", "0m", 1.0))
+containers = st.lists(st.builds(lambda limits, role: (role, {"name": "c", "image": "i", "resources": {"limits": limits}}),
+                                st.dictionaries(st.sampled_from(RESOURCE_NAMES), amounts, max_size=3),
+                                st.sampled_from(("containers", "initContainers"))), min_size=1, max_size=3)
+
+
+@settings(max_examples=120, deadline=None)
+@given(taints=st.lists(st.sampled_from(GPU_TAINT_CHOICES), min_size=1, max_size=2, unique=True),
+       resources=st.lists(st.sampled_from(GPU_RESOURCE_CHOICES), min_size=1, max_size=3, unique=True),
+       pod_tolerations=tolerations, pod_containers=containers)
+def test_the_generated_cel_and_the_python_rule_agree_on_generated_pods(taints, resources, pod_tolerations, pod_containers):
+    config, policy = _compiled(tuple(taints), tuple(resources))
+    spec: dict[str, Any] = {"containers": [], "tolerations": pod_tolerations}
+    for number, (role, container) in enumerate(pod_containers):
+        spec.setdefault(role, []).append({**container, "name": f"c{number}"})
+    if not spec["containers"]:
+        spec["containers"].append({"name": "main", "image": "i"})
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team"}, "spec": spec}
+    context = context_of([obj])
+    [pod] = pod_specs_of(obj, context)
+    admitted_pod = pod_as_admitted(pod, context, config)
+    assume(admitted_pod is not None)  # else the API server refuses it before validating admission runs
+    python_admits = not [f for f in check_gpu_tolerations([pod], config, context) if f.decided]
+    assert policy.admits(admitted_pod) == python_admits, (admitted_pod, python_admits)
