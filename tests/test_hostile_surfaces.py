@@ -287,6 +287,9 @@ def _secret(value: Any) -> dict[str, Any]:
      "is already the name of systemPool"),
     ({"location": "eastus2", "gpuPools": [{"name": "\x1b[31m::error::x\nfoo", "vmSize": T4}]}, "gpuPools", "name"),
     ({"location": "eastus2", "gpuPoolz": []}, "gpuPoolz", ""),
+    # A map key is part of the path the engine prints: no control character may reach it.
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": T4, "nodeLabels": {"\x1b[2J\n::error::x": "v"}}]},
+     "gpuPools[gpu].nodeLabels.\\x1b[2J\\n::error::x", "label key"),
 ])
 def test_construct_refuses_hostile_inputs_by_path_without_printing_them(plugin, inputs, path, reason):  # noqa: F811
     with pytest.raises(grpc.RpcError) as caught:
@@ -366,3 +369,61 @@ def test_the_generated_cel_and_the_python_rule_agree_on_generated_pods(taints, r
     assume(admitted_pod is not None)  # else the API server refuses it before validating admission runs
     python_admits = not [f for f in check_gpu_tolerations([pod], config, context) if f.decided]
     assert policy.admits(admitted_pod) == python_admits, (admitted_pod, python_admits)
+
+
+# --- Names and settings that flow into PromQL, the dashboard and the docs ----------------------
+
+from components.settings import parse_settings  # noqa: E402
+from observability.dashboard import dashboard_json, dashboard_queries  # noqa: E402
+from observability.rules import exporter_pools, platform_alert_rules  # noqa: E402
+from tests.conftest import TODAY  # noqa: E402
+
+PROMQL_BREAKERS = ('a"} or vector(1) #', "x'\n::error::pwned", "\x1b[2J|`md`|", "a\\\"b", "[x](javascript:y)")
+
+
+def _observed(pools: list[dict[str, Any]], namespace: str = "gpu-resources", **alerts: Any) -> Any:
+    raw = {"gpuPools": pools, "devicePlugin": {"namespace": namespace},
+           "observability": {"enabled": True, "alerts": {"emails": ["oncall@example.com"], **alerts}}}
+    return parse_settings(raw, "dev", "eastus2", today=TODAY)
+
+
+@pytest.mark.parametrize("breaker", PROMQL_BREAKERS)
+@pytest.mark.parametrize("where", ["pool name", "namespace", "label value", "label key", "email", "action group"])
+def test_values_that_would_break_promql_or_markdown_are_refused_escaped(breaker, where):
+    pool = {"name": "gput4", "vmSize": T4, "maxCount": 1}
+    namespace, alerts = "gpu-resources", {}
+    if where == "pool name":
+        pool["name"] = breaker
+    elif where == "namespace":
+        namespace = breaker
+    elif where == "label value":
+        pool["nodeLabels"] = {"team": breaker}
+    elif where == "label key":
+        pool["nodeLabels"] = {breaker: "x"}
+    elif where == "email":
+        alerts = {"emails": [breaker]}
+    else:
+        alerts = {"emails": [], "actionGroupResourceId": breaker}
+    with pytest.raises(SettingsError) as raised:
+        _observed([pool], namespace, **alerts)
+    for problem in raised.value.problems:
+        assert "\x1b" not in problem and "\n" not in problem and len(problem) < 400, problem
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.from_regex(r"[a-z][a-z0-9]{0,11}", fullmatch=True), min_size=1, max_size=4, unique=True),
+       namespace=st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True))
+def test_every_valid_pool_name_and_namespace_stays_inside_its_promql_string(names, namespace):
+    assume("system" not in names and namespace not in ("default",))
+    try:
+        platform = _observed([{"name": name, "vmSize": T4, "maxCount": 1} for name in names], namespace)
+    except SettingsError:
+        assume(False)  # a name the settings refuse for another reason (reserved words)
+    expressions = [rule.expr for rule in platform_alert_rules(platform)]
+    board = json.loads(dashboard_json(exporter_pools(platform), platform.observability.alerts))
+    expressions += dashboard_queries(board)
+    for expr in expressions:
+        # Balanced braces and an even number of quotes: no value ends its string or selector early.
+        assert expr.count("{") == expr.count("}") and expr.count('"') % 2 == 0, expr
+    for name in names:  # each pool is selected by its exact name on the dashboard
+        assert any(f'pool="{name}"' in expr for expr in dashboard_queries(board)), name
