@@ -654,3 +654,25 @@ def test_the_preview_summary_says_where_the_nodes_are_and_how_they_egress(exampl
             "privatelink.eastus2.azmk8s.io); control-plane identity UserAssigned") in text
     assert "nodes in your subnets: system -> snet-system, a100 -> snet-gpu, cpu -> snet-system" in text
     assert "nodes in the VNet AKS manages" in "\n".join(render_summary("dev", dev_run))
+
+
+# --- Properties ---------------------------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
+
+
+@given(group=_NAME, vnet=_NAME, names=st.lists(_NAME, min_size=1, max_size=4), flips=st.lists(st.booleans(),
+                                                                                             min_size=200, max_size=200))
+def test_subnets_of_one_vnet_are_one_vnet_whatever_their_case(group, vnet, names, flips):
+    """Azure compares IDs without case: the same VNet written in any case is one VNet, and every subnet
+    of it parses as a subnet."""
+    base = f"/subscriptions/{SUB}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{vnet}"
+    ids = []
+    for index, name in enumerate(names):
+        text = f"{base}/subnets/{name}"
+        ids.append("".join(c.upper() if flips[(i + index) % len(flips)] else c for i, c in enumerate(text)))
+    assert all(aks_api.parse_resource_id("subnet", subnet_id) is not None for subnet_id in ids)
+    assert len({aks_api.virtual_network_of(subnet_id) for subnet_id in ids}) == 1
