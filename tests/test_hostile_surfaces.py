@@ -280,7 +280,7 @@ def _secret(value: Any) -> dict[str, Any]:
     ({"location": "eastus2", "cluster": {"tags": {"k": _secret(SECRET_TEXT + "\x1b[2J")}}}, "cluster", "a secret"),
     # AKS's limit is 100 pools a cluster: 10,000 once kept the provider registering past its deadline.
     ({"location": "eastus2", "gpuPools": [{"name": f"g{i}", "vmSize": T4} for i in range(10_000)]}, "gpuPools",
-     "AKS allows at most 100 node pools per cluster"),
+     "AKS allows at most 100 per cluster"),
     ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": T4}] * 2}, "gpuPools[1].name",
      "pool names must be unique"),
     ({"location": "eastus2", "gpuPools": [{"name": "system", "vmSize": T4}]}, "gpuPools[0].name",
@@ -373,9 +373,10 @@ def test_the_generated_cel_and_the_python_rule_agree_on_generated_pods(taints, r
 
 # --- Names and settings that flow into PromQL, the dashboard and the docs ----------------------
 
-from components.settings import parse_settings  # noqa: E402
-from observability.dashboard import dashboard_json, dashboard_queries  # noqa: E402
-from observability.rules import exporter_pools, platform_alert_rules  # noqa: E402
+from components.observability import exporter_pools, platform_alert_rules, watched_pool  # noqa: E402
+from components.platform_settings import parse_settings  # noqa: E402
+from components.pools import platform_pools  # noqa: E402
+from observability.dashboard import grafana_dashboard  # noqa: E402
 from tests.conftest import TODAY  # noqa: E402
 
 PROMQL_BREAKERS = ('a"} or vector(1) #', "x'\n::error::pwned", "\x1b[2J|`md`|", "a\\\"b", "[x](javascript:y)")
@@ -420,10 +421,25 @@ def test_every_valid_pool_name_and_namespace_stays_inside_its_promql_string(name
     except SettingsError:
         assume(False)  # a name the settings refuse for another reason (reserved words)
     expressions = [rule.expr for rule in platform_alert_rules(platform)]
-    board = json.loads(dashboard_json(exporter_pools(platform), platform.observability.alerts))
-    expressions += dashboard_queries(board)
+    board = grafana_dashboard([watched_pool(pool) for pool in exporter_pools(platform_pools(platform))],
+                              platform.observability.alerts)
+    queries = _dashboard_queries(board)
+    expressions += queries
     for expr in expressions:
         # Balanced braces and an even number of quotes: no value ends its string or selector early.
         assert expr.count("{") == expr.count("}") and expr.count('"') % 2 == 0, expr
     for name in names:  # each pool is selected by its exact name on the dashboard
-        assert any(f'pool="{name}"' in expr for expr in dashboard_queries(board)), name
+        assert any(f'pool="{name}"' in expr for expr in queries), name
+
+
+def _dashboard_queries(board: Any) -> list[str]:
+    """Every PromQL expression of a dashboard (its panels' targets)."""
+    found, pending = [], [board]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            found += [value for key, value in node.items() if key == "expr" and isinstance(value, str)]
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return found
