@@ -443,3 +443,29 @@ def _dashboard_queries(board: Any) -> list[str]:
         elif isinstance(node, list):
             pending.extend(node)
     return found
+
+
+# --- Hostile Retail Prices API answers (`tools.prices --from`) ---------------------------------
+
+
+def _price_item(**changes: Any) -> dict[str, Any]:
+    return {"currencyCode": "USD", "retailPrice": 0.526, "unitOfMeasure": "1 Hour", "armRegionName": "eastus2",
+            "armSkuName": T4, "skuName": "NC4as T4 v3", "productName": "Virtual Machines NCasT4_v3 Series",
+            "meterName": "NC4as T4 v3", "serviceName": "Virtual Machines", "type": "Consumption",
+            "effectiveStartDate": "2024-01-01T00:00:00Z", **changes}
+
+
+@pytest.mark.parametrize("changes", [
+    {"armSkuName": "A" * 2_000_000, "unitOfMeasure": "1 Day"},  # megabytes in one field were echoed whole
+    {"armRegionName": ["x"] * 100_000},
+    {"armSkuName": "\x1b[2J\n::error::pwned", "unitOfMeasure": "\x1b]0;title\x07"},  # a newline split the line
+    {"retailPrice": "NaN"},
+])
+def test_a_hostile_price_answer_is_one_short_escaped_line(tmp_path, changes):
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"BillingCurrency": "USD", "Items": [_price_item(**changes)], "NextPageLink": None}))
+    result = subprocess.run([sys.executable, "-m", "tools.prices", "--from", str(answer), "--out", str(tmp_path / "t.json")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {answer}") and len(line) < 400 and "\x1b" not in line and "\x07" not in line
