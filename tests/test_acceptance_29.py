@@ -36,6 +36,7 @@ EXPECTED: dict[str, set[tuple[int, str, str, str, str]]] = {
     "04-nim-guardrail-pipeline.yaml": _at(0, "NIMPipeline", "guardrail-pipeline", T, S),
     "05-nim-pipeline-tolerations-wrong-place.yaml": _at(0, "NIMPipeline", "rag-pipeline", T),
     "06-nim-service-full-tolerated.yaml": set(),
+    "31-nim-pipeline-enabled-omitted.yaml": set(),
     # vLLM production-stack: deploymentConfig.resources.gpu, deploymentConfig.toleration (singular).
     "07-vllm-autoscaling.yaml": (_at(0, "VLLMRuntime", "vllmruntime-autoscaling-minimal", T, S)
                                  | _at(1, "VLLMRuntime", "vllmruntime-autoscaling-scale-to-zero", T, S)
@@ -60,10 +61,12 @@ EXPECTED: dict[str, set[tuple[int, str, str, str, str]]] = {
     # Run:ai (closed source; docs/workloads.md says what is decided).
     "21-runai-training.yaml": _at(0, "TrainingWorkload", "job-1", T, S),
     "22-runai-inference-fraction.yaml": set(),
+    "32-runai-gpu-memory.yaml": _at(0, "TrainingWorkload", "job-mem", T, S),
     # Argo resource templates: the created object is judged; {{ }} in its scheduling fields is said.
     "23-argo-orchestration-gpu-job.yaml": _at(0, "Workflow", "k8s-orchestrate-", T, S),
     "24-argo-statefulset-gpu-tolerated.yaml": set(),
     "25-argo-volcano-templated.yaml": _at(0, "Workflow", "volcano-gpu-", A),
+    "33-argo-templated-gpu-count.yaml": _at(0, "Workflow", "arguments-parameters-", A),
     # Tekton without a run: where the toleration must come from, no verdict.
     "26-tekton-task-gpu-no-run.yaml": _at(0, "Task", "steptemplate-env-merge", A),
     "27-tekton-pipeline-gpu-no-run.yaml": _at(0, "Pipeline", "echo-good-morning", A),
@@ -101,3 +104,25 @@ def test_the_vllm_node_selection_fix_names_the_field_the_kind_has():
     assert selection["path"] == "spec.deploymentConfig.nodeSelectorTerms"
     assert "nodeSelectorTerms:\n- matchExpressions:\n  - key: " in selection["message"]
     assert "nodeSelector:\n" not in selection["message"]
+
+
+def test_argo_expressions_outside_gpu_templates_keep_their_verdicts():
+    """Only a template that names a GPU and holds `{{ }}` in its GPU asks or scheduling fields is said as
+    not judged; a CPU template with expressions, and a GPU template whose expressions are elsewhere
+    (args), keep the rules' verdicts."""
+    from gpu_aks_policies.rule_config import ANALYZABLE, TOLERATE_GPU_TAINT
+
+    from tests.helpers import verdicts
+
+    def workflow(container: dict, **spec: object) -> dict:
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "w"},
+                "spec": {**spec, "templates": [{"name": "t", "container": {"image": "i", **container}}]}}
+
+    templated_taint = [{"key": "{{workflow.parameters.key}}", "operator": "Exists"}]
+    gpu = {"resources": {"limits": {"nvidia.com/gpu": 1}}}
+    assert verdicts(workflow(gpu, tolerations=templated_taint))[ANALYZABLE] == ["spec.templates[0]"]
+    assert verdicts(workflow(gpu, tolerations=templated_taint))[TOLERATE_GPU_TAINT] == []
+    cpu = {"resources": {"limits": {"cpu": "{{inputs.parameters.cpu}}"}}}
+    assert not any(verdicts(workflow(cpu)).values())
+    args = {**gpu, "args": ["{{inputs.parameters.message}}"]}
+    assert verdicts(workflow(args))[TOLERATE_GPU_TAINT] == ["spec.templates[0].tolerations"]
