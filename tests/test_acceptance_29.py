@@ -58,6 +58,8 @@ EXPECTED: dict[str, set[tuple[int, str, str, str, str]]] = {
     "18-kubevirt-vmi-vgpu-correct.yaml": set(),
     "19-kubevirt-vmi-usb.yaml": set(),
     "20-kubevirt-vmpool-gpu.yaml": _at(0, "VirtualMachinePool", "vm-pool-cirros", T, S),
+    "34-kubevirt-instancetype-gpu.yaml": _at(1, "VirtualMachine", "vm-cirros-clarge", T, S),
+    "35-kubevirt-cluster-instancetype-tolerated.yaml": set(),
     # Run:ai (closed source; docs/workloads.md says what is decided).
     "21-runai-training.yaml": _at(0, "TrainingWorkload", "job-1", T, S),
     "22-runai-inference-fraction.yaml": set(),
@@ -126,3 +128,33 @@ def test_argo_expressions_outside_gpu_templates_keep_their_verdicts():
     assert not any(verdicts(workflow(cpu)).values())
     args = {**gpu, "args": ["{{inputs.parameters.message}}"]}
     assert verdicts(workflow(args))[TOLERATE_GPU_TAINT] == ["spec.templates[0].tolerations"]
+
+
+def test_kubevirt_instancetype_resolves_by_kind_and_namespace_and_never_overrides_the_vmi():
+    """`pkg/instancetype/apply`: the instancetype's GPUs apply only where the VMI has none (else KubeVirt
+    refuses the VM as a conflict); a namespaced instancetype resolves in the VM's namespace, the cluster
+    kind (the default `kind`) anywhere."""
+    from gpu_aks_policies.workloads import context_of, pod_specs_of
+
+    def instancetype(kind: str, namespace: str = "") -> dict:
+        metadata = {"name": "gpu", **({"namespace": namespace} if namespace else {})}
+        return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": metadata,
+                "spec": {"gpus": [{"name": "g", "deviceName": "nvidia.com/GA102GL_A10"}]}}
+
+    def vm(namespace: str, kind: str | None = None, own_gpus: bool = False) -> dict:
+        devices = {"gpus": [{"name": "own", "deviceName": "nvidia.com/TU104GL_Tesla_T4"}]} if own_gpus else {}
+        return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": namespace},
+                "spec": {"instancetype": {"name": "gpu", **({"kind": kind} if kind else {})},
+                         "template": {"spec": {"domain": {"devices": devices}}}}}
+
+    def asks(obj: dict, *others: dict) -> dict:
+        [pod] = pod_specs_of(obj, context_of([obj, *others]))
+        return dict(pod.containers[0].spec["resources"]["limits"])
+
+    cluster = instancetype("VirtualMachineClusterInstancetype")
+    namespaced = instancetype("VirtualMachineInstancetype", "team")
+    assert asks(vm("team"), cluster) == {"nvidia.com/GA102GL_A10": 1}
+    assert asks(vm("team"), namespaced) == {}, "the default kind is the cluster one"
+    assert asks(vm("team", "VirtualMachineInstancetype"), namespaced) == {"nvidia.com/GA102GL_A10": 1}
+    assert asks(vm("other", "VirtualMachineInstancetype"), namespaced) == {}
+    assert asks(vm("team", own_gpus=True), cluster) == {"nvidia.com/TU104GL_Tesla_T4": 1}
