@@ -199,7 +199,7 @@ def _unjudged_expressions(pod: PodSpec) -> PodSpec:
     `executeTemplate` -> `workflow/common/util.go` `ProcessArgs`, `SubstituteParams`): the values the
     API server will see are not in the object, so the pod is said as not judged, as a resource
     template's manifest is."""
-    return PodSpec(pod.path, {}, (), pod.namespace, pod.workload, notes=(
+    return PodSpec(pod.path, pod.spec, (), pod.namespace, pod.workload, notes=(
         *pod.notes, "could not be judged: Argo substitutes the {{ }} expressions in its resources or scheduling "
                     "fields when it runs, and it names a GPU. Check the values it runs with"))
 
