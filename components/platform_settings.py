@@ -133,7 +133,7 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
 
     Raises SettingsError listing every problem.
     """
-    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}))
+    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}), KINDS)
     reader = DOCUMENT.parse(raw, context, secret_keys)
     if reader.problems.items:
         raise SettingsError(reader.problems.items)

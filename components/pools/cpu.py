@@ -91,7 +91,8 @@ class CpuPoolKind(UserAgentPoolKind):
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
-            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
+            node_subnet=pool.baseline.vnet_subnet_id)
 
 
 CPU = CpuPoolKind()

@@ -37,6 +37,7 @@ from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_c
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
+from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     GPU_POOL_UPGRADE,
     OS_SKU_CHECK,
@@ -192,6 +193,12 @@ class GpuPoolKind(UserAgentPoolKind):
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
         return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
 
+    def parsed_pool(self, reader: Reader) -> ParsedPool:
+        values = reader.values
+        return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
+                          plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
+                          min_count=values["minCount"] if reader.ok("minCount") else None)
+
     def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
                                                    gpu_instance_profile=pool.gpu_instance_profile))
@@ -211,7 +218,8 @@ class GpuPoolKind(UserAgentPoolKind):
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels), offers=self.offers(pool),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
-            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
+            node_subnet=pool.baseline.vnet_subnet_id)
 
 
 GPU = GpuPoolKind()

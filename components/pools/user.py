@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, surge_nodes
+from components.settings.parsed_pools import ParsedPool
 from components.settings.pools import NodePoolSettings
 
 if TYPE_CHECKING:
+    from gpu_aks_policies.declarations import Reader
+
     from components.pools.kind import PlatformView
 
 
@@ -24,6 +27,12 @@ class UserAgentPoolKind:
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
+
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        return tuple(self.parsed_pool(pool) for pool in root.lists.get(self.config_key, []))
+
+    def parsed_pool(self, reader: Reader) -> ParsedPool:
+        return ParsedPool(reader, reader.values["name"])
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         raise NotImplementedError
