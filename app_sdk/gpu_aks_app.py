@@ -37,8 +37,9 @@ class GpuRequest:
 
     `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label
     value ("nvidia-tesla-t4"). A pool that may bring several sizes (a NAP NodePool's `offers`) serves a
-    request from the sizes that fit it, and pins the pod to the size chosen where others would not. `spot`: None takes on-demand pools first and Spot ones if nothing else fits,
-    True asks for Spot, False refuses it.
+    request from the sizes that fit it, and pins the pod to the size chosen where others would not.
+    `spot`: None takes on-demand pools first and Spot ones if nothing else fits, True asks for Spot,
+    False refuses it.
     """
 
     gpus: int = 1
