@@ -25,6 +25,7 @@ from components.aks_api import (
 )
 from components.azure_catalog import ephemeral_os_disk_check
 from components.settings.common import api_choice
+from components.settings.parsed_pools import parsed_pools
 
 _POOL = f"AgentPool (API {API_VERSION})"
 #: Outbound types whose egress path lives in your subnets (learn.microsoft.com/azure/aks/egress-outboundtype:
@@ -158,9 +159,11 @@ def node_baseline_items(default_os_disk_type: str | None = None) -> tuple[Key | 
 
 
 def _pool_readers(root: Reader) -> Iterator[Reader]:
-    yield root.children["systemPool"]
-    for list_key in ("cpuPools", "gpuPools"):
-        yield from root.lists.get(list_key, [])
+    """The readers of every pool, of any kind, that has the node baseline (its subnets): the system
+    pool first (`KINDS` order)."""
+    for pool in parsed_pools(root):
+        if "vnetSubnetID" in pool.reader.section.key_names:
+            yield pool.reader
 
 
 def _value(reader: Reader, name: str) -> Any:
