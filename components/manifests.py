@@ -17,7 +17,7 @@ from typing import Any
 from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.scheduling import parse_taint, toleration_for
 
-from components.settings import GpuNodePoolSettings
+from components.pools import PoolFacts
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
 #: Every device-plugin pod gpu-aks runs carries this label (the doctor finds them by it).
@@ -35,7 +35,7 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(PART_OF)}}
 
 
-def pool_tolerations(pools: Iterable[GpuNodePoolSettings]) -> list[dict[str, str]]:
+def pool_tolerations(pools: Iterable[PoolFacts]) -> list[dict[str, str]]:
     """One toleration per distinct taint of the pools, so a new pool taint can never strand a pod."""
     tolerations: list[dict[str, str]] = []
     for pool in pools:
@@ -55,7 +55,7 @@ def pin_to_pools(pool_names: Sequence[str]) -> dict[str, Any]:
 
 
 def device_plugin_daemonset(
-    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[GpuNodePoolSettings], mig: bool = False,
+    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[PoolFacts], mig: bool = False,
 ) -> dict[str, Any]:
     """NVIDIA's device-plugin DaemonSet, restricted to the GPU pools it serves and tolerating their
     taints; with `mig`, configured as NVIDIA's chart configures it for a MIG strategy."""
@@ -104,9 +104,9 @@ def device_plugin_daemonset(
 
 
 def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
-                             pools: Sequence[GpuNodePoolSettings]) -> list[dict[str, Any]]:
+                             pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
     """One DaemonSet for the whole-GPU pools and one for the MIG pools, each only where needed."""
-    whole = [pool for pool in pools if not pool.gpu_instance_profile]
-    mig = [pool for pool in pools if pool.gpu_instance_profile]
+    whole = [pool for pool in pools if not pool.mig]
+    mig = [pool for pool in pools if pool.mig]
     return ([device_plugin_daemonset(namespace_name, image, mig_strategy, whole)] if whole else []) + \
         ([device_plugin_daemonset(namespace_name, image, mig_strategy, mig, mig=True)] if mig else [])

@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from components.settings import AlertSettings, GpuNodePoolSettings
 from observability.metrics import KSM_GPU_RESOURCE_RE
+from observability.settings import AlertSettings, WatchedPool
 
 DASHBOARD_UID = "gpu-aks-gpus"
 DASHBOARD_TITLE = "gpu-aks: GPUs by pool and node"
@@ -35,13 +35,13 @@ def _panel(panel_id: int, title: str, unit: str, targets: Sequence[tuple[str, st
     }
 
 
-def _pool_panels(pool: GpuNodePoolSettings, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
+def _pool_panels(pool: WatchedPool, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
     sel = f'pool="{pool.name}",node=~"$node"'
     on_nodes = f'and on (node) group by (node) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})'
     gpus = f'resource=~"{KSM_GPU_RESOURCE_RE}"'
-    if pool.gpu_instance_profile:
+    if pool.mig_profile:
         usage = f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{sel}}} * 100"
-        usage_title = f"Engine activity per MIG instance ({pool.gpu_instance_profile})"
+        usage_title = f"Engine activity per MIG instance ({pool.mig_profile})"
     else:
         usage = f"DCGM_FI_DEV_GPU_UTIL{{{sel}}}"
         usage_title = "Utilisation per GPU"
@@ -66,7 +66,7 @@ def _pool_panels(pool: GpuNodePoolSettings, first_id: int, y: int, idle_percent:
             for index, (title, unit, targets) in enumerate(specs)]
 
 
-def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSettings | None = None) -> dict[str, Any]:
+def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> dict[str, Any]:
     """The dashboard for the pools the exporter serves (empty rows for none)."""
     idle = (alerts or AlertSettings()).idle_gpu_utilization_percent
     panels: list[dict[str, Any]] = []
@@ -82,8 +82,7 @@ def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSetting
     y += 9
     next_id = 10
     for pool in pools:
-        what = f"{pool.vm_size}, {pool.gpu.model}" + (f", MIG {pool.gpu_instance_profile}" if pool.gpu_instance_profile else "")
-        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({what})", "collapsed": False,
+        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({pool.description})", "collapsed": False,
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         pool_panels = _pool_panels(pool, next_id + 1, y, idle)
         panels += pool_panels
@@ -104,20 +103,5 @@ def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSetting
     }
 
 
-def dashboard_queries(board: dict[str, Any]) -> list[str]:
-    """Every PromQL expression the dashboard runs (panels, rows' panels and variables)."""
-    queries: list[str] = []
-    stack = list(board.get("panels", []))
-    while stack:
-        panel = stack.pop()
-        stack.extend(panel.get("panels", []))
-        queries += [target["expr"] for target in panel.get("targets", [])]
-    for variable in board.get("templating", {}).get("list", []):
-        query = variable.get("query")
-        if isinstance(query, dict):
-            queries.append(query["query"].removeprefix("label_values(").rsplit(",", 1)[0])
-    return queries
-
-
-def dashboard_json(pools: Sequence[GpuNodePoolSettings], alerts: AlertSettings | None = None) -> str:
+def dashboard_json(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> str:
     return json.dumps(grafana_dashboard(pools, alerts), indent=2, sort_keys=True) + "\n"

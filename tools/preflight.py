@@ -12,15 +12,14 @@ and the pool's zones, and any restriction (`NotAvailableForSubscription`).
 Exit codes: 0 everything fits; 1 problems, each naming the pool, the family, the vCPUs needed and
 available, and where to ask for more; 2 bad input (unreadable stack or files, wrong shapes, no `az`).
 
-`capacity_needs(settings)` is the per-pool summary without live numbers; the offline preview prints
-it (`capacity_lines`).
+`capacity_needs(settings)` is the per-pool summary without live numbers, from each pool kind's
+capacity (`components/pools/`); the offline preview prints it (`capacity_lines`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -34,7 +33,9 @@ from typing import Any
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
-from components.settings import NodePoolSettings, PlatformSettings, SettingsError
+from components.platform_settings import PlatformSettings
+from components.pools import CapacityNeed, platform_pools
+from components.settings import SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,8 +50,6 @@ LOW_PRIORITY_CORES = "lowPriorityCores"
 #: `az` prints a few MB for list-skus in a large region: bound it all the same.
 INPUT_LIMITS = Limits(max_bytes=64 * 1024 * 1024, max_depth=32, max_nodes=5_000_000)
 AZ_TIMEOUT_SECONDS = 180
-#: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
-SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 
 
 class PreflightInputError(ValueError):
@@ -60,56 +59,14 @@ class PreflightInputError(ValueError):
 # --- What the stack needs (no Azure) -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PoolNeed:
-    key: str
-    vm_size: str
-    spot: bool
-    zones: tuple[str, ...]
-    max_count: int
-    #: Extra nodes AKS adds while upgrading (`maxSurge`; none on Spot pools).
-    surge: int
-    #: From the size's name; the live check uses the SKU list's `vCPUs` capability instead.
-    vcpus_per_node: int | None
-
-    @property
-    def nodes(self) -> int:
-        return self.max_count + self.surge
-
-    def vcpus(self, per_node: int | None = None) -> int | None:
-        per_node = per_node or self.vcpus_per_node
-        return None if per_node is None else per_node * self.nodes
+#: What one pool asks of the quota (the kind's `capacity()`, components/pools/kind.py).
+PoolNeed = CapacityNeed
 
 
-def surge_nodes(max_surge: str | None, max_count: int) -> int:
-    if not max_surge:
-        return 0
-    if max_surge.endswith("%"):
-        # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
-        return math.ceil(max_count * int(max_surge[:-1]) / 100)
-    return int(max_surge)
-
-
-def vcpus_in_size_name(vm_size: str) -> int | None:
-    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
-    match = SIZE_VCPUS.match(vm_size)
-    return int(match.group(1)) if match else None
-
-
-def _need(key: str, pool: NodePoolSettings) -> PoolNeed:
-    upgrade = pool.upgrade_settings()
-    return PoolNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
-                    surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count), vcpus_in_size_name(pool.vm_size))
-
-
-def capacity_needs(settings: PlatformSettings) -> list[PoolNeed]:
-    """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name."""
-    system = settings.system_pool
-    needs = [PoolNeed("systemPool", system.vm_size, False, system.availability_zones, system.max_count,
-                      surge_nodes(system.max_surge, system.max_count), vcpus_in_size_name(system.vm_size))]
-    needs += [_need(f"cpuPools[{pool.name}]", pool) for pool in settings.cpu_pools]
-    needs += [_need(f"gpuPools[{pool.name}]", pool) for pool in settings.gpu_pools]
-    return needs
+def capacity_needs(settings: PlatformSettings) -> list[CapacityNeed]:
+    """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name; each
+    pool's kind says what it needs."""
+    return list(platform_pools(settings).capacity())
 
 
 def capacity_lines(settings: PlatformSettings) -> list[str]:
@@ -150,66 +107,113 @@ class SkuOffer:
     restricted_zones: tuple[str, ...]
 
 
+#: No subscription's quota or VM size comes near a billion vCPUs: a larger number is a wrong answer
+#: (and one of thousands of digits would flood the report, or pass what Python converts).
+MAX_COUNT = 10**9
+
+
 def _int(value: Any, where: str) -> int:
     # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-        raise PreflightInputError(f"{where}: {escape_line(json.dumps(value, default=str))[:60]} is not a whole number")
-    return int(value)
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
+                                                                   and value.isdigit() and len(value) <= 10)):
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+    number = int(value)
+    if not 0 <= number <= MAX_COUNT:
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+    return number
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, int) or value.bit_length() < 64 else "a huge number"
+    return escape_line(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _listed(item: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    """`item[key]` as the list `az` prints there (absent or null: empty); another type is bad input."""
+    value = item.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PreflightInputError(f"{where}.{key}: expected a list, not {type(value).__name__}")
+    return value
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PreflightInputError(f"{where}: expected an object, not {type(value).__name__}")
+    return value
 
 
 def parse_usage(document: Any) -> dict[str, Quota]:
-    """`az vm list-usage -o json` (a list of azure-mgmt-compute `Usage`) -> usage name -> quota."""
+    """`az vm list-usage -o json` (a list of azure-mgmt-compute `Usage`) -> usage name -> quota. A name
+    listed twice with other numbers is bad input: neither answer can be trusted over the other."""
     if not isinstance(document, list):
         raise PreflightInputError("usage: expected the JSON list `az vm list-usage -o json` prints")
     quotas: dict[str, Quota] = {}
+    first_at: dict[str, int] = {}
     for index, item in enumerate(document):
         where = f"usage[{index}]"
         name = item.get("name") if isinstance(item, dict) else None
         value = name.get("value") if isinstance(name, dict) else None
         if not isinstance(value, str):
             raise PreflightInputError(f"{where}: expected {{name: {{value}}, currentValue, limit}}")
-        quotas[value.lower()] = Quota(_int(item.get("currentValue"), f"{where}.currentValue"),
-                                      _int(item.get("limit"), f"{where}.limit"))
+        quota = Quota(_int(item.get("currentValue"), f"{where}.currentValue"), _int(item.get("limit"), f"{where}.limit"))
+        key = value.lower()
+        if key in quotas and quotas[key] != quota:
+            raise PreflightInputError(f"{where}: the quota {_shown(value)} is listed twice with other numbers (also "
+                                      f"usage[{first_at[key]}]); record the answer again")
+        quotas[key] = quota
+        first_at.setdefault(key, index)
     return quotas
 
 
 def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
     """`az vm list-skus --resource-type virtualMachines -o json` (azure-mgmt-compute `ResourceSku`)
-    -> lowercased size name -> its offer in `location`."""
+    -> lowercased size name -> its offer in `location`. A size listed twice for the location with
+    another offer is bad input: the second would hide a restriction of the first."""
     if not isinstance(document, list):
         raise PreflightInputError("skus: expected the JSON list `az vm list-skus -o json` prints")
     offers: dict[str, SkuOffer] = {}
+    first_at: dict[str, int] = {}
     for index, item in enumerate(document):
         where = f"skus[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise PreflightInputError(f"{where}: expected a ResourceSku with a name")
         if item.get("resourceType", "virtualMachines") != "virtualMachines":
             continue
-        infos = [info for info in item.get("locationInfo") or [] if isinstance(info, dict)
+        infos = [info for info in _listed(item, "locationInfo", where) if isinstance(info, dict)
                  and str(info.get("location", "")).lower() == location.lower()]
-        locations = [str(loc).lower() for loc in item.get("locations") or []]
+        locations = [str(loc).lower() for loc in _listed(item, "locations", where)]
         if not infos and location.lower() not in locations:
             continue
-        zones = tuple(sorted(str(z) for info in infos for z in info.get("zones") or []))
-        vcpus = next((cap.get("value") for cap in item.get("capabilities") or []
+        zones = tuple(sorted(str(z) for info in infos for z in _listed(info, "zones", f"{where}.locationInfo")))
+        vcpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
                       if isinstance(cap, dict) and cap.get("name") == "vCPUs"), None)
         restrictions, location_restricted, restricted_zones = [], False, []
-        for restriction in item.get("restrictions") or []:
+        for restriction in _listed(item, "restrictions", where):
             if not isinstance(restriction, dict):
                 continue
-            reason = str(restriction.get("reasonCode") or "restricted")
-            info = restriction.get("restrictionInfo") or {}
+            reason = str(restriction.get("reasonCode") or "restricted")[:100]
+            info = _mapping(restriction.get("restrictionInfo"), f"{where}.restrictions.restrictionInfo")
             if restriction.get("type") == "Zone":
-                bad = sorted(str(z) for z in info.get("zones") or [])
+                bad = sorted(str(z) for z in _listed(info, "zones", f"{where}.restrictions.restrictionInfo"))
                 restricted_zones.extend(bad)
                 restrictions.append(f"{reason} in zones {','.join(bad)}")
             else:
                 location_restricted = True
                 restrictions.append(f"{reason} in {location}")
-        offers[item["name"].lower()] = SkuOffer(
-            item["name"], str(item.get("family") or "?"),
-            int(vcpus) if isinstance(vcpus, str) and vcpus.isdigit() else None, zones, tuple(restrictions),
+        offer = SkuOffer(
+            item["name"], str(item.get("family") or "?")[:100],
+            _int(vcpus, f"{where}.capabilities[vCPUs]") if vcpus is not None else None, zones, tuple(restrictions),
             location_restricted, tuple(sorted(set(restricted_zones))))
+        key = item["name"].lower()
+        if key in offers and offers[key] != offer:
+            raise PreflightInputError(f"{where}: {_shown(item['name'])} is listed twice for {escape_line(location)} with "
+                                      f"another offer (also skus[{first_at[key]}]); record the answer again")
+        offers[key] = offer
+        first_at.setdefault(key, index)
     return offers
 
 
