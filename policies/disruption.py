@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .findings import Finding
 from .fit import Platform, explain_pod
-from .gpu_rules import Finding
 from .podspecs import PodSpec, join
 from .rule_config import NOT_DISRUPTIBLE, RuleConfig
 from .workloads import Context

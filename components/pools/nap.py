@@ -45,6 +45,7 @@ from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.parsed_pools import ParsedPool
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
 
 if TYPE_CHECKING:
@@ -526,6 +527,11 @@ class NapPoolKind:
 
     def pools(self, settings: PlatformView) -> tuple[NapGpuPoolSettings, ...]:
         return settings.pools[self.config_key]
+
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
+        # the cluster autoscaler, sizes them (no minCount).
+        return tuple(ParsedPool(pool, pool.values["name"], gpu=True) for pool in root.lists.get(self.config_key, []))
 
     def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
         capacity = tuple(_CAPACITY[kind] for kind in pool.capacity_types)

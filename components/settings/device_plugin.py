@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
 from gpu_aks_policies.declarations import (
@@ -20,6 +19,7 @@ from gpu_aks_policies.declarations import (
 )
 
 from components.settings.common import dns_label_problem
+from components.settings.parsed_pools import ParsedPool, parsed_pools
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 
@@ -35,18 +35,9 @@ class DevicePluginSettings:
     pools: tuple[str, ...] = ()
 
 
-#: The config keys of the pool kinds that bring GPUs: fixed GPU pools, and NAP GPU NodePools (whose
-#: driver AKS installs, `gpu.mode: Driver`, and whose device plugin the platform brings).
-GPU_POOL_KEYS = ("gpuPools", "gpuNodePools")
-
-
-def _gpu_pools(reader: Reader) -> dict[str, dict[str, Any]]:
-    """The GPU pools parsed so far, by name."""
-    return {pool["name"]: pool for key in GPU_POOL_KEYS for pool in reader.root.values.get(key, [])}
-
-
-def _driver(pool: dict[str, Any]) -> str:
-    return str((pool.get("gpuProfile") or {}).get("driver", "Install"))
+def _gpu_pools(reader: Reader) -> dict[str, ParsedPool]:
+    """The GPU pools of every kind parsed so far, by name."""
+    return {pool.name: pool for pool in parsed_pools(reader) if pool.gpu}
 
 
 def served_pools(reader: Reader) -> list[str]:
@@ -56,7 +47,7 @@ def served_pools(reader: Reader) -> list[str]:
 
 
 def _driver_installed_pools(reader: Reader) -> list[str]:
-    return [name for name, pool in _gpu_pools(reader).items() if _driver(pool) == "Install"]
+    return [name for name, pool in _gpu_pools(reader).items() if pool.plugin_elsewhere is None]
 
 
 def _pools_are_gpu_pools(reader: Reader) -> None:
@@ -66,9 +57,9 @@ def _pools_are_gpu_pools(reader: Reader) -> None:
         if pool is None:
             reader.problem(f"pools[{index}]", f"{describe(name)} is not a GPU pool; GPU pools: "
                                               f"{', '.join(gpu_pools) or 'none'}")
-        elif _driver(pool) == "None":
+        elif pool.plugin_elsewhere:
             # AKS's GPU docs: never run a second device plugin where another one is managed.
-            reader.problem(f"pools[{index}]", f"{describe(name)} has gpuProfile.driver: None, so its driver and device "
+            reader.problem(f"pools[{index}]", f"{describe(name)} has {pool.plugin_elsewhere}, so its driver and device "
                                               "plugin are managed elsewhere (e.g. the NVIDIA GPU Operator); running "
                                               "this DaemonSet there too double-registers nvidia.com/gpu. Remove it "
                                               "from devicePlugin.pools")
@@ -76,7 +67,7 @@ def _pools_are_gpu_pools(reader: Reader) -> None:
 
 def _served_mig_pools(reader: Reader) -> list[str]:
     gpu_pools = _gpu_pools(reader)
-    return [name for name in served_pools(reader) if gpu_pools[name].get("gpuInstanceProfile")]
+    return [name for name in served_pools(reader) if gpu_pools[name].mig]
 
 
 def _strategy_serves_mig_pools(reader: Reader) -> None:
@@ -115,17 +106,15 @@ def mig_scale_from_zero(min_count: int, mig: bool, strategy: str) -> tuple[str |
 def mig_pools_scale_from_zero(reader: Reader) -> None:
     """A devicePlugin check: served MIG pools at minCount 0 (Azure/AKS#5161)."""
     strategy = reader.get("migStrategy")
-    pools = {pool["name"]: pool for pool in reader.root.values.get("gpuPools", [])}
-    for list_reader in reader.root.lists.get("gpuPools", []):
-        pool = list_reader.values
-        if pool.get("name") not in pools or not pool.get("gpuInstanceProfile") or not list_reader.ok("minCount"):
+    for pool in parsed_pools(reader):
+        if not pool.gpu or not pool.mig or pool.min_count is None:
             continue
-        if reader.get("enabled") and pool["name"] in reader.get("pools"):
-            problem, warning = mig_scale_from_zero(pool["minCount"], True, strategy)
+        if reader.get("enabled") and pool.name in reader.get("pools"):
+            problem, warning = mig_scale_from_zero(pool.min_count, True, strategy)
             if problem:
-                reader.problems.add(f"{list_reader.key}.minCount", problem)
+                reader.problems.add(f"{pool.key}.minCount", problem)
             if warning:
-                reader.problems.warn(f"{list_reader.key}.minCount", warning)
+                reader.problems.warn(f"{pool.key}.minCount", warning)
 
 
 MIG_SCALE_FROM_ZERO_CHECK = Check(mig_pools_scale_from_zero, reads=("migStrategy", "pools"),

@@ -62,7 +62,7 @@ def azure_pool_name(name: str, identity: Mapping[str, Any], keep_azure_name: boo
 
 
 @dataclass(frozen=True)
-class NodePoolSettings:
+class UserAgentPoolSettings:
     """A user pool (CPU or GPU): what AKS needs to create it and the autoscaler to size it."""
 
     name: str
@@ -106,7 +106,7 @@ class NodePoolSettings:
 
 
 @dataclass(frozen=True)
-class GpuNodePoolSettings(NodePoolSettings):
+class GpuAgentPoolSettings(UserAgentPoolSettings):
     sku: GpuSku | None = None
     gpu_instance_profile: str | None = None
     gpu_driver: str = "Install"
