@@ -214,7 +214,7 @@ CASES = [
      [f"{P}.nodeTaint: unknown setting; did you mean 'nodeTaints'? allowed: name, vmSize, minCount, maxCount, "
       "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
-      "gpuInstanceProfile, gpuProfile"]),
+      "gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
       "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest, maintenance, observability"]),
@@ -308,7 +308,7 @@ CASES = [
      [f"{P}.1: unknown setting; allowed: name, vmSize, minCount, maxCount, nodeTaints, nodeLabels, availabilityZones, "
       "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
-      "gpuInstanceProfile, gpuProfile"]),
+      "gpuInstanceProfile, gpuProfile, sharing"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
 ]

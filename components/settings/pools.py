@@ -16,16 +16,34 @@ from gpu_aks_policies.catalog import (
     GPU_PARTITION_LABEL,
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
+    MIN_SHARING_REPLICAS,
+    MPS_MAX_REPLICAS,
     POOL_LABEL,
     RESERVED_LABEL_PREFIXES,
+    SHARING_STRATEGIES,
     SPOT_TAINT,
+    TIME_SLICING_MAX_REPLICAS,
     GpuSku,
+    SharingStrategy,
     gpu_sku,
     is_gpu_vm_size,
+    sharing_max_replicas,
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, boolean, choice, describe, text
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    boolean,
+    choice,
+    describe,
+    is_whole_number,
+    text,
+)
 from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
 from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
@@ -107,10 +125,21 @@ class NodePoolSettings:
 
 
 @dataclass(frozen=True)
+class SharingSettings:
+    """How NVIDIA's device plugin shares each GPU (or MIG instance) of a pool: it advertises every
+    device `replicas` times, each replica one pod's share."""
+
+    strategy: SharingStrategy
+    replicas: int
+
+
+@dataclass(frozen=True)
 class GpuNodePoolSettings(NodePoolSettings):
     sku: GpuSku | None = None
     gpu_instance_profile: str | None = None
     gpu_driver: str = "Install"
+    #: Time-slicing or MPS (`gpuPools[].sharing`); None: each pod gets whole devices.
+    sharing: SharingSettings | None = None
     #: gpu-aks's device-plugin settings; whether they serve this pool is `devicePlugin.pools`, stored
     #: there only.
     plugin: DevicePluginSettings | None = None
@@ -136,6 +165,12 @@ class GpuNodePoolSettings(NodePoolSettings):
     @property
     def gpus_per_node(self) -> int:
         return self.gpu.gpus_per_node(self.gpu_instance_profile)
+
+    @property
+    def advertised_per_node(self) -> int:
+        """How many of `gpu_resource` one node advertises: its GPUs (or MIG instances), times the
+        replicas when they are shared (NVIDIA `internal/rm/device_map.go`, `updateDeviceMapWithReplicas`)."""
+        return self.gpus_per_node * (self.sharing.replicas if self.sharing else 1)
 
     @property
     def gpu_resource(self) -> str:
@@ -263,7 +298,44 @@ def _labels(reader: Reader, value: Any) -> dict[str, str]:
     return labels
 
 
+def _replicas_problem(value: Any) -> str | None:
+    if not is_whole_number(value):
+        return "is not a whole number of replicas"
+    if value < MIN_SHARING_REPLICAS:
+        return (f"is below {MIN_SHARING_REPLICAS}: NVIDIA's device plugin refuses fewer replicas (\"number of replicas "
+                "must be >= 2\"); to give pods whole GPUs, remove sharing")
+    if value > TIME_SLICING_MAX_REPLICAS:
+        return (f"is above {TIME_SLICING_MAX_REPLICAS}: no AKS node runs more pods than that, so the extra replicas "
+                "could never be used")
+    return None
+
+
 # --- Checks across keys ------------------------------------------------------------------------
+
+
+def _sharing_is_complete(reader: Reader) -> None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    if strategy is None and replicas is not None:
+        reader.problem("strategy", f"is missing; with replicas set, say how to share: {', '.join(SHARING_STRATEGIES)}")
+    elif strategy is not None and replicas is None:
+        reader.problem("replicas", f"is missing; how many pods share one GPU ({MIN_SHARING_REPLICAS} or more), e.g. "
+                                   "replicas: 4")
+    elif strategy is not None and replicas > sharing_max_replicas(strategy):
+        reader.reject("replicas", f"{replicas} is above {MPS_MAX_REPLICAS} for mps: NVIDIA's MPS control daemon serves "
+                                  f"at most {MPS_MAX_REPLICAS} clients per GPU and refuses more (\"maximum allowed "
+                                  "replicas exceeded\"); lower replicas or use timeSlicing")
+
+
+def _sharing_fits_the_pool(reader: Reader) -> None:
+    if reader.get("sharing.strategy") == "mps" and reader.get("gpuInstanceProfile"):
+        reader.children["sharing"].problem(
+            "strategy", f"'mps' cannot share the MIG instances of gpuInstanceProfile "
+                        f"{describe(reader.get('gpuInstanceProfile'))}: NVIDIA's device plugin refuses it (\"sharing "
+                        "using MPS is not supported for MIG devices\"); use strategy: timeSlicing, or drop the sharing "
+                        "(MIG already splits each GPU)")
+
+
+# --- Checks across keys (pools) ----------------------------------------------------------------
 
 
 def _counts_in_order(floor: int) -> Check:
@@ -347,6 +419,11 @@ def _cpu_pool(reader: Reader) -> NodePoolSettings:
     return NodePoolSettings(**attrs, azure_name=suffixed_name(attrs["name"], identity, attrs["keep_azure_name"]))
 
 
+def _sharing(reader: Reader) -> SharingSettings | None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    return SharingSettings(strategy, replicas) if strategy is not None and replicas is not None else None
+
+
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuNodePoolSettings:
     attrs = _pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
@@ -382,6 +459,22 @@ POOL_SURGE = surge_key(f"{_POOL} upgradeSettings.maxSurge")
 POOL_NAME = Key("name", _NAME_DOC, "string", None, parse=_pool_name(None, suffixed=True), attr="name",
                 source=f"{_POOL} name pattern", required=True)
 NODE_LABELS = Key("nodeLabels", NODE_LABELS_DOC, "map of strings", {}, parse=_labels, source=f"{_POOL} nodeLabels")
+
+_SHARING_SOURCE = "NVIDIA/k8s-device-plugin v0.20.0 api/config/v1 (sharing.go, replicas.go)"
+SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: "
+                  "a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one "
+                  "share. Absent: pods get whole GPUs. See docs/sharing.md.", (
+    choice("strategy", "`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: "
+           "NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the "
+           "GPU's memory and compute (not on MIG pools).", SHARING_STRATEGIES, None, attr="strategy",
+           source=_SHARING_SOURCE),
+    Key("replicas", f"How many pods share one GPU: {MIN_SHARING_REPLICAS} to {TIME_SLICING_MAX_REPLICAS} "
+        f"({MPS_MAX_REPLICAS} with mps).", "integer", None, check=_replicas_problem, convert=int, attr="replicas",
+        source=_SHARING_SOURCE),
+    Check(_sharing_is_complete, reads=("strategy", "replicas"),
+          doc=f"`sharing` gives both `strategy` and `replicas`; `mps` takes at most {MPS_MAX_REPLICAS} replicas "
+              "(NVIDIA `cmd/mps-control-daemon/mps/device.go`)."),
+), build=_sharing, source=_SHARING_SOURCE)
 
 #: The order pool keys are listed in (messages, the reference page); parsing follows the items.
 POOL_KEYS_LISTED = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones", "osSKU",
@@ -427,7 +520,10 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     NODE_LABELS,
     Check(_labels_agree_with_derived, doc="`nodeLabels` do not contradict the labels gpu-aks sets (accelerator, "
                                           "GPU model, MIG partition, pool)."),
-), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile"))
+    SHARING,
+    Check(_sharing_fits_the_pool, reads=("gpuInstanceProfile", "sharing.strategy"),
+          doc="`sharing.strategy: mps` cannot share a MIG pool (NVIDIA `internal/plugin/mps.go`)."),
+), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile", "sharing"))
 
 SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replaced, so its name has no suffix.", (
     text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{_POOL} vmSize"),

@@ -1,0 +1,355 @@
+"""GPU sharing (`gpuPools[].sharing`): the setting, NVIDIA's config and the MPS control daemon, held
+to a copy of NVIDIA's own source (`tests/fixtures/nvidia_device_plugin/`, tag v0.20.0)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+from gpu_aks_policies.catalog import (
+    DEVICE_PLUGIN_CONFIG_FILE,
+    DEVICE_PLUGIN_IMAGE,
+    MIN_SHARING_REPLICAS,
+    MPS_MAX_REPLICAS,
+    MPS_ROOT,
+    POOL_LABEL,
+    SHARING_STRATEGIES,
+)
+from gpu_aks_policies.gpu_rules import is_device_plugin_daemonset
+
+from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
+from components.manifests import (
+    CONFIG_HASH_ANNOTATION,
+    device_plugin_daemonset,
+    device_plugin_daemonsets,
+    device_plugin_manifests,
+    mps_control_daemon,
+    sharing_config,
+    sharing_config_map,
+)
+from components.settings import SettingsError, parse_settings
+from tests.conftest import KUBERNETES_SCHEMA_VERSION
+from tools.mockrun import run_pulumi
+
+NVIDIA = Path(__file__).parent / "fixtures" / "nvidia_device_plugin"
+CHART = NVIDIA / "deployments" / "helm" / "nvidia-device-plugin"
+IMAGE = DEVICE_PLUGIN_IMAGE
+
+T4 = {"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}
+T4X4 = {"name": "t4x4", "vmSize": "Standard_NC64as_T4_v3"}
+A100_MIG = {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g", "minCount": 1}
+
+
+def platform(*pools: dict[str, Any], **extra: Any):
+    return parse_settings({"gpuPools": list(pools), **extra}, "unit", "westeurope")
+
+
+def problems(*pools: dict[str, Any], **extra: Any) -> list[str]:
+    with pytest.raises(SettingsError) as raised:
+        platform(*pools, **extra)
+    return raised.value.problems
+
+
+def shared(pool: dict[str, Any], strategy: str, replicas: Any) -> dict[str, Any]:
+    return {**pool, "sharing": {"strategy": strategy, "replicas": replicas}}
+
+
+# --- NVIDIA's source, read -------------------------------------------------------------------------
+
+
+def go_json_tags(path: Path, struct: str) -> list[str]:
+    """The `json:"..."` names of a Go struct's fields, in order."""
+    body = re.search(rf"type {struct} struct {{(.*?)\n}}", path.read_text(), re.S)
+    assert body, f"{struct} not in {path}"
+    return re.findall(r'json:"([^",]+)', body.group(1))
+
+
+def render_chart_template(path: Path, true: set[str], values: dict[str, str]) -> dict[str, Any]:
+    """A small stand-in for `helm template` on one of NVIDIA's templates: an `if`/`with` block is kept
+    when its condition is in `true` (the others are off or empty by the chart's defaults), lines that
+    only set a variable or include a helper are dropped, and `{{ expr }}` takes its value from
+    `values` (else "x"). Anything else fails, so a changed template is noticed."""
+    out, keep, comment = [], [True], False
+    for line in path.read_text().splitlines():
+        if comment or "{{- /*" in line:
+            comment = "*/" not in line
+            continue
+        directive = re.fullmatch(r"\s*{{-?\s*(.*?)\s*-?}}\s*", line)
+        if directive:
+            text = directive.group(1)
+            if text.startswith(("if ", "with ")):
+                keep.append(keep[-1] and text.split(" ", 1)[1] in true)
+            elif text == "end":
+                keep.pop()
+            elif not text.startswith(("$", "include ", "toYaml ")):
+                raise AssertionError(f"the stand-in renderer does not know {line!r}; extend it")
+            continue
+        if keep[-1]:
+            out.append(re.sub(r"{{\s*(.*?)\s*}}", lambda m: values.get(m.group(1), "x"), line))
+    documents = [doc for doc in yaml.safe_load_all("\n".join(out)) if doc]
+    assert len(documents) == 1
+    return documents[0]
+
+
+CHART_VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
+TEMPLATE_VALUES = {'include "nvidia-device-plugin.fullimage" .': IMAGE, ".Values.mps.root": CHART_VALUES["mps"]["root"],
+                   ".Values.priorityClassName": CHART_VALUES["priorityClassName"], ".Values.migStrategy": "none"}
+#: The chart rendered with a config (`config.map`), the defaults otherwise, and `migStrategy: none` as gpu-aks sets it.
+CHART_TRUE = {".Values.devicePlugin.enabled", "$options.hasConfigMap", ".Values.priorityClassName",
+              ".Values.mps.enableHostPID", 'typeIs "string" .Values.migStrategy'}
+
+
+def chart_pod(template: str) -> dict[str, Any]:
+    rendered = render_chart_template(CHART / "templates" / template, CHART_TRUE, TEMPLATE_VALUES)
+    return rendered["spec"]["template"]["spec"]
+
+
+def by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {item["name"]: item for item in items}
+
+
+# --- The setting -----------------------------------------------------------------------------------
+
+
+def test_a_shared_pool_reads_its_strategy_and_replicas_and_advertises_gpus_times_replicas():
+    settings = platform(shared(T4X4, "timeSlicing", 4), shared(T4, "mps", 3), A100_MIG)
+    pools = {pool.name: pool for pool in settings.gpu_pools}
+    assert (pools["t4x4"].sharing.strategy, pools["t4x4"].sharing.replicas) == ("timeSlicing", 4)
+    assert pools["t4x4"].advertised_per_node == 16 and pools["t4"].advertised_per_node == 3
+    assert pools["a100"].sharing is None and pools["a100"].advertised_per_node == 3
+
+
+def test_sharing_is_not_create_only_so_it_never_replaces_the_pool():
+    plain, time_sliced = platform(T4).gpu_pools[0], platform(shared(T4, "timeSlicing", 4)).gpu_pools[0]
+    assert plain.azure_name == time_sliced.azure_name
+
+
+P = "gpu-aks:gpuPools[t4].sharing"
+
+
+@pytest.mark.parametrize(("pools", "extra", "expected"), [
+    ([shared(T4, "timeSlicing", 1)], {},
+     f'{P}.replicas: 1 is below 2: NVIDIA\'s device plugin refuses fewer replicas ("number of replicas must be >= 2"); '
+     "to give pods whole GPUs, remove sharing"),
+    ([shared(T4, "timeSlicing", 10**9)], {},
+     f"{P}.replicas: 1000000000 is above 250: no AKS node runs more pods than that, so the extra replicas could never "
+     "be used"),
+    ([shared(T4, "mps", 49)], {},
+     f"{P}.replicas: 49 is above 48 for mps: NVIDIA's MPS control daemon serves at most 48 clients per GPU and "
+     'refuses more ("maximum allowed replicas exceeded"); lower replicas or use timeSlicing'),
+    ([shared(T4, "timeSlicing", 2.5)], {}, f"{P}.replicas: 2.5 is not a whole number of replicas"),
+    ([shared(T4, "timeSlicing", True)], {}, f"{P}.replicas: true is not a whole number of replicas"),
+    ([shared(T4, "timeSlicing", "4")], {}, f"{P}.replicas: '4' is not a whole number of replicas"),
+    ([shared(T4, "time-slicing", 4)], {}, f"{P}.strategy: 'time-slicing' is not allowed; allowed: timeSlicing, mps"),
+    ([{**T4, "sharing": {"replicas": 4}}], {},
+     f"{P}.strategy: is missing; with replicas set, say how to share: timeSlicing, mps"),
+    ([{**T4, "sharing": {"strategy": "mps"}}], {},
+     f"{P}.replicas: is missing; how many pods share one GPU (2 or more), e.g. replicas: 4"),
+    ([{**T4, "sharing": "mps"}], {}, f"{P}: expected an object of settings, got 'mps'"),
+    ([{**T4, "sharing": {"strategy": "mps", "replicas": 4, "rename": "x"}}], {},
+     f"{P}.rename: unknown setting; allowed: strategy, replicas"),
+    ([shared(A100_MIG, "mps", 2)], {},
+     "gpu-aks:gpuPools[a100].sharing.strategy: 'mps' cannot share the MIG instances of gpuInstanceProfile 'MIG2g': "
+     "NVIDIA's device plugin refuses it (\"sharing using MPS is not supported for MIG devices\"); use strategy: "
+     "timeSlicing, or drop the sharing (MIG already splits each GPU)"),
+    ([shared(T4, "mps", 2)], {"devicePlugin": {"enabled": False}},
+     f"{P}: 'mps' is set up in gpu-aks's device plugin, which does not serve pool 't4': devicePlugin.enabled is "
+     "false; serve the pool or remove its sharing"),
+    ([shared(T4, "timeSlicing", 2), A100_MIG], {"devicePlugin": {"pools": ["a100"]}},
+     f"{P}: 'timeSlicing' is set up in gpu-aks's device plugin, which does not serve pool 't4': devicePlugin.pools "
+     "(a100) does not list it; serve the pool or remove its sharing"),
+    ([{**shared(T4, "timeSlicing", 2), "gpuProfile": {"driver": "None"}}], {},
+     f"{P}: 'timeSlicing' is set up in gpu-aks's device plugin, which does not serve pool 't4': it has "
+     "gpuProfile.driver: None, so its device plugin is managed elsewhere (e.g. the GPU Operator); remove its sharing "
+     "and share through that plugin's own config"),
+], ids=["one replica", "a billion replicas", "mps above 48", "a fraction", "a boolean", "a string", "unknown strategy",
+        "no strategy", "no replicas", "not an object", "unknown key", "mps on MIG", "plugin disabled", "pool not served",
+        "driver None"])
+def test_each_bad_sharing_is_refused_naming_the_key(pools, extra, expected):
+    assert problems(*pools, **extra) == [expected]
+
+
+def test_every_sharing_problem_is_reported_at_once():
+    found = problems(shared(T4, "mps", 1), shared(A100_MIG, "mps", 2), shared(T4X4, "timeslicing", 2))
+    assert [line.split(":")[1] for line in found] == ["gpuPools[t4].sharing.replicas", "gpuPools[a100].sharing.strategy",
+                                                      "gpuPools[t4x4].sharing.strategy"]
+
+
+def test_time_slicing_a_mig_pool_is_allowed_as_nvidia_allows_it():
+    [pool] = platform(shared(A100_MIG, "timeSlicing", 2)).gpu_pools
+    assert pool.advertised_per_node == 6
+
+
+# --- NVIDIA's config -------------------------------------------------------------------------------
+
+
+def test_the_config_uses_nvidias_field_names_and_version():
+    config_go, sharing_go, replicas_go = (NVIDIA / "api/config/v1" / name for name in ("config.go", "sharing.go",
+                                                                                       "replicas.go"))
+    assert tuple(go_json_tags(sharing_go, "Sharing")) == SHARING_STRATEGIES
+    settings = platform(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 2))
+    for pool in settings.gpu_pools:
+        config = sharing_config(pool)
+        assert set(config) <= set(go_json_tags(config_go, "Config"))
+        assert config["version"] == re.search(r'const Version = "(\w+)"', config_go.read_text()).group(1)
+        [(strategy, replicated)] = config["sharing"].items()
+        assert strategy == pool.sharing.strategy
+        assert set(replicated) <= set(go_json_tags(replicas_go, "ReplicatedResources"))
+        assert replicated["failRequestsGreaterThanOne"] is True
+        [resource] = replicated["resources"]
+        assert set(resource) <= set(go_json_tags(replicas_go, "ReplicatedResource"))
+        assert resource == {"name": "nvidia.com/gpu", "replicas": pool.sharing.replicas}
+
+
+def test_a_time_sliced_mig_pool_replicates_the_resource_its_strategy_advertises():
+    mixed = platform(shared(A100_MIG, "timeSlicing", 2), devicePlugin={"migStrategy": "mixed"}).gpu_pools[0]
+    single = platform(shared(A100_MIG, "timeSlicing", 2)).gpu_pools[0]
+    assert sharing_config(mixed)["sharing"]["timeSlicing"]["resources"][0]["name"] == "nvidia.com/mig-2g.20gb"
+    assert sharing_config(single)["sharing"]["timeSlicing"]["resources"][0]["name"] == "nvidia.com/gpu"
+
+
+def test_the_limits_gpu_aks_repeats_are_nvidias():
+    replicas_go = (NVIDIA / "api/config/v1/replicas.go").read_text()
+    assert f"if s.Replicas < {MIN_SHARING_REPLICAS} {{" in replicas_go
+    device_go = (NVIDIA / "cmd/mps-control-daemon/mps/device.go").read_text()
+    assert re.search(r"if d.isAtLeastVolta\(\) {\s*return (\d+)", device_go).group(1) == str(MPS_MAX_REPLICAS)
+    assert '"sharing using MPS is not supported for MIG devices"' in (NVIDIA / "internal/plugin/mps.go").read_text()
+    assert '"using --mig-strategy=mixed is not supported with MPS"' in \
+        (NVIDIA / "cmd/nvidia-device-plugin/main.go").read_text()
+    assert "maximum request size for shared resources is 1" in (NVIDIA / "internal/rm/rm.go").read_text()
+    assert CHART_VALUES["mps"]["root"] == MPS_ROOT
+
+
+def test_the_config_map_holds_the_config_as_yaml_under_the_file_name_config_file_names():
+    [pool] = platform(shared(T4, "timeSlicing", 4)).gpu_pools
+    config_map = sharing_config_map("gpu-resources", pool)
+    [(key, text)] = config_map["data"].items()
+    assert DEVICE_PLUGIN_CONFIG_FILE.endswith("/" + key)
+    assert yaml.safe_load(text) == sharing_config(pool)
+    kubernetes_validate.validate(config_map, KUBERNETES_SCHEMA_VERSION, strict=True)
+
+
+# --- The DaemonSets --------------------------------------------------------------------------------
+
+
+def test_pools_without_sharing_keep_exactly_the_daemonsets_they_had():
+    settings = platform(T4, A100_MIG, shared(T4X4, "mps", 4))
+    unshared = [pool for pool in settings.gpu_pools if pool.sharing is None]
+    manifests = device_plugin_manifests("gpu-resources", IMAGE, "single", settings.gpu_pools)
+    assert manifests[:2] == [device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[:1]),
+                             device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[1:], mig=True)]
+    assert [(m["kind"], m["metadata"]["name"]) for m in manifests[2:]] == [
+        ("ConfigMap", "nvidia-device-plugin-t4x4"), ("DaemonSet", "nvidia-device-plugin-t4x4"),
+        ("DaemonSet", "nvidia-mps-control-daemon-t4x4")]
+    without = platform(T4, A100_MIG)
+    assert device_plugin_manifests("gpu-resources", IMAGE, "single", without.gpu_pools) == manifests[:2]
+
+
+def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_it():
+    [time_sliced, mps] = platform(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 4)).gpu_pools
+    chart = chart_pod("daemonset-device-plugin.yml")
+    chart_ctr = by_name(chart["containers"])["nvidia-device-plugin-ctr"]
+    chart_env = {env["name"]: env.get("value") for env in chart_ctr["env"]}
+    chart_mounts = {mount["name"]: mount["mountPath"] for mount in chart_ctr["volumeMounts"]}
+    chart_volumes = by_name(chart["volumes"])
+    for pool in (time_sliced, mps):
+        daemon_set = device_plugin_daemonset("gpu-resources", IMAGE, "none", [pool], shared=pool)
+        pod = daemon_set["spec"]["template"]["spec"]
+        [container] = pod["containers"]
+        env = {item["name"]: item["value"] for item in container["env"]}
+        assert env["CONFIG_FILE"] == chart_env["CONFIG_FILE"] == DEVICE_PLUGIN_CONFIG_FILE
+        mounts = {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
+        assert mounts["config"] == chart_mounts["config"]
+        assert by_name(pod["volumes"])["config"] == {"name": "config", "configMap": {"name": f"nvidia-device-plugin-{pool.name}"}}
+        assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+        assert daemon_set["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
+        assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == \
+            [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [pool.name]}]}]
+        kubernetes_validate.validate(daemon_set, KUBERNETES_SCHEMA_VERSION, strict=True)
+        mps_parts = {"mps-shm", "mps-root"}
+        if pool.sharing.strategy == "mps":
+            assert env["MPS_ROOT"] == chart_env["MPS_ROOT"] == MPS_ROOT
+            assert {name: mounts[name] for name in mps_parts} == {name: chart_mounts[name] for name in mps_parts}
+            assert {name: by_name(pod["volumes"])[name] for name in mps_parts} == \
+                {name: chart_volumes[name] for name in mps_parts}
+        else:
+            assert "MPS_ROOT" not in env and not mps_parts & set(mounts)
+
+
+def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_on_the_pool():
+    [pool] = platform({**shared(T4X4, "mps", 4), "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+                       "scaleSetPriority": "Spot"}).gpu_pools
+    daemon_set = mps_control_daemon("gpu-resources", IMAGE, pool)
+    ours, chart = daemon_set["spec"]["template"]["spec"], chart_pod("daemonset-mps-control-daemon.yml")
+    # The chart's config-manager init container and sidecar pick one of several configs by a node
+    # label; a gpu-aks ConfigMap holds one config, mounted where config-manager would write it.
+    chart_init = [c for c in chart["initContainers"] if c["command"] != ["config-manager"]]
+    chart_containers = [c for c in chart["containers"] if c["command"] != ["config-manager"]]
+    assert [(c["name"], c["command"]) for c in ours["initContainers"]] == [(c["name"], c["command"]) for c in chart_init]
+    assert [(c["name"], c["command"]) for c in ours["containers"]] == [(c["name"], c["command"]) for c in chart_containers]
+    for mine, theirs in zip([*ours["initContainers"], *ours["containers"]], [*chart_init, *chart_containers], strict=True):
+        assert mine["image"] == theirs["image"] == IMAGE
+        assert mine["securityContext"] == theirs["securityContext"] == {"privileged": True}
+        assert mine.get("env") == theirs.get("env")
+        their_mounts = [m for m in theirs["volumeMounts"] if m["name"] != "available-configs"]
+        assert [{**m, "readOnly": True} if m["name"] == "config" else m for m in their_mounts] == mine["volumeMounts"]
+    chart_volumes = [v for v in chart["volumes"] if v["name"] not in ("available-configs", "config")]
+    assert ours["volumes"] == [*chart_volumes, {"name": "config", "configMap": {"name": "nvidia-device-plugin-t4x4"}}]
+    assert ours["hostPID"] is chart["hostPID"] is True and "shareProcessNamespace" not in ours
+    assert ours["priorityClassName"] == chart["priorityClassName"]
+    # The chart selects nodes by a label only GPU Feature Discovery writes; gpu-aks pins to the pool.
+    assert chart["nodeSelector"] == {"nvidia.com/mps.capable": "true"} and "nodeSelector" not in ours
+    assert ours["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == \
+        [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["t4x4"]}]}]
+    plugin = device_plugin_daemonset("gpu-resources", IMAGE, "none", [pool], shared=pool)["spec"]["template"]
+    spot = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+    assert ours["tolerations"] == plugin["spec"]["tolerations"] and spot in ours["tolerations"]
+    assert daemon_set["spec"]["template"]["metadata"]["annotations"] == plugin["metadata"]["annotations"]
+    kubernetes_validate.validate(daemon_set, KUBERNETES_SCHEMA_VERSION, strict=True)
+
+
+def test_a_change_of_replicas_rolls_the_shared_pods():
+    def annotation(replicas: int) -> str:
+        [pool] = platform(shared(T4, "mps", replicas)).gpu_pools
+        return mps_control_daemon("gpu-resources", IMAGE, pool)["spec"]["template"]["metadata"]["annotations"][
+            CONFIG_HASH_ANNOTATION]
+    assert annotation(2) != annotation(3) and annotation(2) == annotation(2)
+
+
+def test_only_mps_pools_run_the_control_daemon_and_each_daemonset_is_listed_for_the_alerts():
+    settings = platform(T4, shared(T4X4, "timeSlicing", 2))
+    names = [m["metadata"]["name"] for m in device_plugin_daemonsets("gpu-resources", IMAGE, "none", settings.gpu_pools)]
+    assert names == ["nvidia-device-plugin-daemonset", "nvidia-device-plugin-t4x4"]
+
+
+def test_the_component_creates_the_config_map_before_the_daemonsets_that_mount_it():
+    settings = platform(T4, shared(T4X4, "mps", 4))
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(settings.device_plugin,
+                                                                    settings.served_gpu_pools(), provider))
+
+    run = run_pulumi(program, "unit")
+    assert run.error is None, run.error
+    config_map = run.one("kubernetes:core/v1:ConfigMap")
+    assert config_map.name == "nvidia-device-plugin-t4x4"
+    daemon_sets = {ds.name: ds for ds in run.by_type("kubernetes:apps/v1:DaemonSet")}
+    assert set(daemon_sets) == {"nvidia-device-plugin-daemonset", "nvidia-device-plugin-t4x4",
+                                "nvidia-device-plugin-mps-control-daemon-t4x4"}
+    assert config_map.urn not in daemon_sets["nvidia-device-plugin-daemonset"].dependencies
+    for name in ("nvidia-device-plugin-t4x4", "nvidia-device-plugin-mps-control-daemon-t4x4"):
+        assert config_map.urn in daemon_sets[name].dependencies
+
+
+def test_the_policy_pack_does_not_count_the_mps_daemon_as_a_device_plugin():
+    [pool] = platform(shared(T4X4, "mps", 4)).gpu_pools
+    daemon, plugin = mps_control_daemon("gpu-resources", IMAGE, pool), device_plugin_daemonset(
+        "gpu-resources", IMAGE, "none", [pool], shared=pool)
+    assert not is_device_plugin_daemonset("kubernetes:apps/v1:DaemonSet", daemon)
+    assert is_device_plugin_daemonset("kubernetes:apps/v1:DaemonSet", plugin)
