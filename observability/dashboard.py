@@ -1,6 +1,7 @@
 """gpu-aks's Grafana dashboard, generated from the same settings as the pools: one row per GPU pool
 the exporter serves (MIG pools chart DCGM's engine activity, since DCGM reports no GPU_UTIL for MIG
-instances), a node picker, and a cluster row for Pending GPU pods. Pure; the panels use only the
+instances; shared pools add the slices in use per GPU), a node picker, and a cluster row for Pending
+GPU pods. Pure; the panels use only the
 metrics in `observability.metrics.KNOWN_METRICS` (tests/test_observability.py checks every query).
 
 Written to `observability/generated/<stack>/gpu-dashboard.json` for any Grafana with the workspace
@@ -13,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import Any
+
+from gpu_aks_policies.catalog import sharing_name
 
 from components.settings import AlertSettings, GpuNodePoolSettings
 from observability.metrics import KSM_GPU_RESOURCE_RE
@@ -45,23 +48,36 @@ def _pool_panels(pool: GpuNodePoolSettings, first_id: int, y: int, idle_percent:
     else:
         usage = f"DCGM_FI_DEV_GPU_UTIL{{{sel}}}"
         usage_title = "Utilisation per GPU"
+
+    def per_node(metric: str) -> str:
+        # A shared pool's exporter repeats each GPU's series once per pod sharing it (`vgpu`): count each
+        # GPU (or MIG instance) once.
+        series = f"{metric}{{{sel}}}"
+        return f"sum by (node) ({f'max by (node, gpu, GPU_I_ID) ({series})' if pool.sharing else series})"
+
     specs: list[tuple[str, str, list[tuple[str, str]]]] = [
         (usage_title, "percent", [(f"avg by (node, gpu) ({usage})", "{{node}} GPU {{gpu}}")]),
-        ("Framebuffer memory used", "decmbytes", [(f"sum by (node) (DCGM_FI_DEV_FB_USED{{{sel}}})", "{{node}}")]),
-        ("Power draw", "watt", [(f"sum by (node) (DCGM_FI_DEV_POWER_USAGE{{{sel}}})", "{{node}}")]),
+        ("Framebuffer memory used", "decmbytes", [(per_node("DCGM_FI_DEV_FB_USED"), "{{node}}")]),
+        ("Power draw", "watt", [(per_node("DCGM_FI_DEV_POWER_USAGE"), "{{node}}")]),
         ("GPU temperature", "celsius", [(f"max by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})", "{{node}} GPU {{gpu}}")]),
         ("Last XID error", "none", [(f"max by (node, gpu) (DCGM_FI_DEV_XID_ERRORS{{{sel}}})", "{{node}} GPU {{gpu}}")]),
         ("ECC errors (1h)", "short", [
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} uncorrectable"),
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} corrected"),
         ]),
-        ("GPUs: allocatable, allocated, busy", "short", [
+        ("Slices: allocatable, allocated, busy" if pool.sharing else "GPUs: allocatable, allocated, busy", "short", [
             (f"sum by (node) (kube_node_status_allocatable{{{gpus}}}) {on_nodes}", "{{node}} allocatable"),
             (f'sum by (node) (kube_pod_container_resource_requests{{{gpus}}} and on (namespace, pod) '
              f'(kube_pod_status_phase{{phase="Running"}} == 1)) {on_nodes}', "{{node}} allocated"),
             (f'count by (node) (({usage}) >= {idle_percent} and {{exported_pod!=""}})', "{{node}} busy"),
         ]),
     ]
+    if pool.sharing:
+        # The exporter labels each pod's copy of a shared GPU's series with its replica (`vgpu`).
+        specs.append((f"Slices in use per GPU (of {pool.sharing.replicas})", "short", [
+            (f'count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel},vgpu!=""}})', "{{node}} GPU {{gpu}}"),
+            (f"vector({pool.sharing.replicas})", "slices per GPU"),
+        ]))
     return [_panel(first_id + index, title, unit, targets, x=(index % 3) * 8, y=y + 1 + (index // 3) * 8)
             for index, (title, unit, targets) in enumerate(specs)]
 
@@ -83,6 +99,8 @@ def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSetting
     next_id = 10
     for pool in pools:
         what = f"{pool.vm_size}, {pool.gpu.model}" + (f", MIG {pool.gpu_instance_profile}" if pool.gpu_instance_profile else "")
+        if pool.sharing:
+            what += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
         panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({what})", "collapsed": False,
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         pool_panels = _pool_panels(pool, next_id + 1, y, idle)

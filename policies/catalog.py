@@ -87,6 +87,11 @@ def sharing_phrase(strategy: str) -> str:
     """How a share is described to people: "time-sliced", "shared through MPS"."""
     return "shared through MPS" if strategy == "mps" else "time-sliced"
 
+
+def sharing_name(strategy: str) -> str:
+    """The strategy as docs name it: "time-slicing", "MPS"."""
+    return "MPS" if strategy == "mps" else "time-slicing"
+
 # --- MIG ---------------------------------------------------------------------------------------
 
 #: AKS `gpuInstanceProfile` values and how many instances of each fit on one GPU (NVIDIA MIG guide).

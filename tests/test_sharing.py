@@ -22,6 +22,7 @@ from gpu_aks_policies.catalog import (
 )
 from gpu_aks_policies.gpu_rules import is_device_plugin_daemonset
 
+from components.dcgm_exporter import exporter_daemonset
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.manifests import (
     CONFIG_HASH_ANNOTATION,
@@ -33,6 +34,10 @@ from components.manifests import (
     sharing_config_map,
 )
 from components.settings import SettingsError, parse_settings
+from observability.dashboard import dashboard_queries, grafana_dashboard
+from observability.metrics import KNOWN_METRICS
+from observability.rules import metric_names
+from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION
 from tools.mockrun import run_pulumi
 
@@ -353,3 +358,33 @@ def test_the_policy_pack_does_not_count_the_mps_daemon_as_a_device_plugin():
         "gpu-resources", IMAGE, "none", [pool], shared=pool)
     assert not is_device_plugin_daemonset("kubernetes:apps/v1:DaemonSet", daemon)
     assert is_device_plugin_daemonset("kubernetes:apps/v1:DaemonSet", plugin)
+
+
+# --- Observability ---------------------------------------------------------------------------------
+
+
+def test_the_exporter_of_a_shared_pool_attributes_every_pod_sharing_a_gpu():
+    settings = platform(T4, shared(T4X4, "timeSlicing", 4))
+    env = {pool.name: {item["name"]: item.get("value") for item in exporter_daemonset(
+        "gpu-resources", DCGM_EXPORTER_IMAGE, pool)["spec"]["template"]["spec"]["containers"][0]["env"]}
+        for pool in settings.gpu_pools}
+    assert env["t4x4"]["KUBERNETES_VIRTUAL_GPUS"] == "true" and "KUBERNETES_VIRTUAL_GPUS" not in env["t4"]
+    # The flag is the dcgm-exporter image's own (4.5.3-4.8.2, pkg/cmd/app.go).
+    assert DCGM_EXPORTER_IMAGE.endswith(":4.5.3-4.8.2-distroless")
+
+
+def test_the_dashboard_shows_slices_per_gpu_and_counts_each_shared_gpu_once():
+    settings = platform(T4, shared(T4X4, "mps", 4))
+    board = grafana_dashboard(settings.gpu_pools)
+    rows = [panel["title"] for panel in board["panels"] if panel["type"] == "row"]
+    assert rows[1:] == ["Pool t4 (Standard_NC4as_T4_v3, T4)", "Pool t4x4 (Standard_NC64as_T4_v3, T4, 4 slices per GPU by MPS)"]
+    by_title = {panel["title"]: panel for panel in board["panels"]}
+    slices = by_title["Slices in use per GPU (of 4)"]["targets"]
+    assert slices[0]["expr"] == 'count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{pool="t4x4",node=~"$node",vgpu!=""})'
+    assert slices[1]["expr"] == "vector(4)"
+    memory = [p for p in board["panels"] if p["title"] == "Framebuffer memory used"]
+    assert [p["targets"][0]["expr"] for p in memory] == [
+        'sum by (node) (DCGM_FI_DEV_FB_USED{pool="t4",node=~"$node"})',
+        'sum by (node) (max by (node, gpu, GPU_I_ID) (DCGM_FI_DEV_FB_USED{pool="t4x4",node=~"$node"}))']
+    assert {name for query in dashboard_queries(board) for name in metric_names(query)} <= KNOWN_METRICS
+    assert "Slices: allocatable, allocated, busy" in by_title and "GPUs: allocatable, allocated, busy" in by_title
