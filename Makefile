@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help setup preview outputs test test-fast check check-bad lint docs docs-serve bench
+.PHONY: help setup preview outputs observability test test-fast check check-bad lint docs docs-serve bench
 
 help: ## list the targets
 	@echo "make TARGET [STACK=dev]   (STACK: a Pulumi.<stack>.yaml of this folder)"
@@ -35,6 +35,10 @@ outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --plat
 	$(BIN)/python -m tools.preview $(STACK) --json > build/outputs-$(STACK).json.tmp
 	@mv build/outputs-$(STACK).json.tmp build/outputs-$(STACK).json
 	@echo "==> wrote build/outputs-$(STACK).json"
+
+# Not committed: generated files per stack would make CI depend on which stack files exist.
+observability: setup ## write build/observability/STACK/: the stack's GPU alert rule file and Grafana dashboard
+	$(BIN)/python -m tools.observability $(STACK)
 
 test: setup ## the whole test suite, slow and packaging tests included
 	$(PYTEST)

@@ -44,16 +44,22 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
     labels = {"accelerator": "nvidia", "nvidia.com/gpu.accelerator": accelerator, POOL_LABEL: name}
     if mig_partition:
         labels["nvidia.com/gpu.partition-size"] = mig_partition
+    # An AgentPool-backed pool: one offer, which the single-size fields repeat.
+    offer = {
+        "vmSize": vm_size, "gpuModel": gpu_model, "gpuMemoryGiB": gpu_memory_gib, "gpusPerVm": gpus_per_vm,
+        "resource": f"nvidia.com/mig-{mig_partition}" if mig_partition and mig_strategy == "mixed" else "nvidia.com/gpu",
+        "perNode": gpus_per_vm * (mig_instances_per_gpu if mig_partition else 1),
+        "migPartition": mig_partition, "capacityTypes": ["spot" if spot else "onDemand"],
+    }
     return {
-        "name": name, "azureName": name + "0000", "poolLabel": {POOL_LABEL: name}, "vmSize": vm_size,
-        "gpuModel": gpu_model, "gpuMemoryGiB": gpu_memory_gib, "gpusPerVm": gpus_per_vm,
-        "gpusPerNode": gpus_per_vm * (mig_instances_per_gpu if mig_partition else 1),
-        "gpuResource": f"nvidia.com/mig-{mig_partition}" if mig_partition and mig_strategy == "mixed" else "nvidia.com/gpu",
+        "name": name, "kind": "agentPool", "azureName": name + "0000", "poolLabel": {POOL_LABEL: name},
+        "vmSize": vm_size, "gpuModel": gpu_model, "gpuMemoryGiB": gpu_memory_gib, "gpusPerVm": gpus_per_vm,
+        "gpusPerNode": offer["perNode"], "gpuResource": offer["resource"],
         "gpuInstanceProfile": f"MIG{mig_partition.split('g.')[0]}g" if mig_partition else None,
         "migPartition": mig_partition, "accelerator": accelerator, "spot": spot,
         "minCount": min_count, "maxCount": max_count, "taints": taints, "labels": labels,
         "devicePlugin": "gpu-aks", "dcgmExporter": "none", "tolerations": [_toleration(t) for t in taints],
-        "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name},
+        "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name}, "offers": [offer], "sharing": None,
     }
 
 

@@ -261,3 +261,123 @@ WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "
 #: `utcOffset` and `startTime` patterns of `MaintenanceWindow`.
 UTC_OFFSET_PATTERN = re.compile(r"(-|\+)[0-9]{2}:[0-9]{2}")
 START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}")
+
+# --- Identity, your own network, private DNS, security profile (issue 32) -------------------------
+
+#: `ResourceIdentityType` less `None`: a managed cluster needs an identity to manage its load
+#: balancers, disks and (with your own subnets) its network (learn.microsoft.com/azure/aks/use-managed-identity).
+IDENTITY_TYPES = ("SystemAssigned", "UserAssigned")
+#: `ManagedClusterIdentity.userAssignedIdentities`: "Only one user assigned identity is allowed."
+MAX_CONTROL_PLANE_IDENTITIES = 1
+#: `OSDiskType`.
+OS_DISK_TYPES = ("Managed", "Ephemeral")
+#: `AgentPool.osDiskSizeGB` `_validation`: 0 (the VM size's default) to 2048.
+OS_DISK_SIZE_RANGE = (0, 2048)
+#: `KeyVaultNetworkAccessTypes`.
+KEY_VAULT_NETWORK_ACCESS = ("Public", "Private")
+#: `apiServerAccessProfile.privateDNSZone`: "Allowed values are 'system' and 'none'", or the resource
+#: ID of your own zone (learn.microsoft.com/azure/aks/private-clusters, "Configure a private DNS zone").
+PRIVATE_DNS_ZONE_MODES = ("system", "none")
+#: The zone names AKS accepts for your own private DNS zone (learn.microsoft.com/azure/aks/private-clusters:
+#: `privatelink.<region>.azmk8s.io` or `<subzone>.privatelink.<region>.azmk8s.io`, and the `private.`
+#: forms for API Server VNet Integration); the same four patterns as Azure/terraform-azurerm-aks
+#: `locals.tf` `valid_private_dns_zone_regexs`. Group `region` must be the cluster's region.
+PRIVATE_DNS_ZONE_NAME_RE = re.compile(r"(?:[a-zA-Z0-9-]{1,32}\.)?(?:private|privatelink)\.(?P<region>[a-z0-9]+)\.azmk8s\.io")
+#: Image Cleaner's `intervalHours`: 24 hours to 3 months, default 168 (learn.microsoft.com/azure/aks/image-cleaner,
+#: "--image-cleaner-interval-hours": minimum 24, maximum 2160).
+IMAGE_CLEANER_INTERVAL_RANGE = (24, 2160)
+DEFAULT_IMAGE_CLEANER_INTERVAL_HOURS = 168
+#: `maxPods` per node by network plugin: AKS's minimum is 10 and its maximum 250 for kubenet, Azure
+#: CNI (node subnet, dynamic pod IP allocation) and Azure CNI Overlay alike; only the defaults differ
+#: (kubenet 110, Azure CNI 30, Overlay 250) (learn.microsoft.com/azure/aks/azure-cni-overview and
+#: azure-cni-overlay, "Maximum pods per node"; learn.microsoft.com/azure/aks/configure-kubenet).
+MAX_PODS_BOUNDS: Mapping[str, tuple[int, int]] = {"azure": (10, 250), "kubenet": (10, 250), "none": (10, 250)}
+#: "System node pools ... must support at least 30 pods" (learn.microsoft.com/azure/aks/use-system-pools,
+#: "System and user node pools").
+SYSTEM_POOL_MIN_PODS = 30
+#: AKS's default `maxPods` when a pool sets none, per network plugin (and Overlay), for the docs.
+DEFAULT_MAX_PODS: Mapping[str, int] = {"kubenet": 110, "azure": 30, "overlay": 250}
+
+#: Azure built-in roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+#: "Network Contributor": the cluster identity needs it on your subnets (AKS docs configure-azure-cni
+#: and configure-kubenet, "Prerequisites"; Azure/terraform-azurerm-aks role_assignments.tf).
+NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+#: "Private DNS Zone Contributor": on your own private DNS zone (learn.microsoft.com/azure/aks/private-clusters,
+#: "Create a private AKS cluster with a custom private DNS zone").
+PRIVATE_DNS_ZONE_CONTRIBUTOR_ROLE = "b12aa53e-6015-4669-85d0-8515ebb3ae7f"
+
+
+@dataclass(frozen=True)
+class ResourceId:
+    """An Azure resource ID, split: `/subscriptions/{subscription}/resourceGroups/{group}/providers/
+    {namespace}/{type}/{name}[/{child type}/{child name}]`. Azure compares IDs without case."""
+
+    subscription: str
+    resource_group: str
+    name: str
+    child: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.name if self.child is None else f"{self.name}/{self.child}"
+
+
+_GUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_GROUP = r"[-\w._()]{1,90}"
+
+
+def _resource_id_re(provider: str, child: str | None = None) -> re.Pattern[str]:
+    tail = rf"/{child}/(?P<child>[^/]+)" if child else ""
+    return re.compile(rf"/subscriptions/(?P<subscription>{_GUID})/resourceGroups/(?P<group>{_GROUP})/providers/"
+                      rf"{provider}/(?P<name>[^/]+){tail}", re.IGNORECASE)
+
+
+#: The forms the REST models give: `vnetSubnetID`/`podSubnetID` ("/subscriptions/{subscriptionId}/
+#: resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/
+#: subnets/{subnetName}"), `userAssignedIdentities` keys, the Defender workspace and the key vault.
+RESOURCE_ID_FORMS: Mapping[str, tuple[re.Pattern[str], str]] = {
+    "subnet": (_resource_id_re("Microsoft.Network/virtualNetworks", "subnets"),
+               "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>"),
+    "identity": (_resource_id_re("Microsoft.ManagedIdentity/userAssignedIdentities"),
+                 "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ManagedIdentity/userAssignedIdentities/<name>"),
+    "privateDnsZone": (_resource_id_re("Microsoft.Network/privateDnsZones"),
+                       "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/privateDnsZones/"
+                       "privatelink.<region>.azmk8s.io"),
+    "workspace": (_resource_id_re("Microsoft.OperationalInsights/workspaces"),
+                  "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.OperationalInsights/workspaces/<name>"),
+    "keyVault": (_resource_id_re("Microsoft.KeyVault/vaults"),
+                 "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.KeyVault/vaults/<name>"),
+}
+#: An Azure Key Vault key identifier with its version, as AKS's KMS needs it
+#: (learn.microsoft.com/azure/aks/use-kms-etcd-encryption: `--azure-keyvault-kms-key-id` is the key ID
+#: with its version; the REST model: "must be a valid key identifier").
+KEY_VAULT_KEY_ID_RE = re.compile(r"https://(?P<vault>[a-zA-Z0-9-]{3,24})\.vault\.(?:azure\.net|azure\.cn|"
+                                 r"usgovcloudapi\.net)/keys/[a-zA-Z0-9-]{1,127}/[0-9a-fA-F]{32}")
+
+
+def parse_resource_id(kind: str, value: Any) -> ResourceId | None:
+    """The parts of `value` when it is a resource ID of `kind` (RESOURCE_ID_FORMS), else None."""
+    pattern, _ = RESOURCE_ID_FORMS[kind]
+    match = pattern.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    return ResourceId(match.group("subscription").lower(), match.group("group"), match.group("name"),
+                      match.groupdict().get("child"))
+
+
+def resource_id_problem(kind: str, value: Any) -> str | None:
+    """None when `value` is a resource ID of `kind`, else what is wrong, with the form."""
+    if parse_resource_id(kind, value) is not None:
+        return None
+    return f"is not a {RESOURCE_ID_LABELS[kind]} resource ID; the form is {RESOURCE_ID_FORMS[kind][1]}"
+
+
+RESOURCE_ID_LABELS: Mapping[str, str] = {
+    "subnet": "subnet", "identity": "user-assigned managed identity", "privateDnsZone": "private DNS zone",
+    "workspace": "Log Analytics workspace", "keyVault": "key vault",
+}
+
+
+def virtual_network_of(subnet_id: str) -> str:
+    """The VNet resource ID of a subnet ID, lower-cased (Azure compares IDs without case)."""
+    return re.split(r"/subnets/", subnet_id, flags=re.IGNORECASE)[0].lower()

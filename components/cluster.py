@@ -14,6 +14,7 @@ from pulumi_azure_native import containerservice, resources
 from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
 from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
+from components.network_grants import NetworkGrants, NetworkGrantsArgs, network_grants, user_assigned_principal
 from components.settings import ClusterSettings, SystemPoolSettings
 from components.settings.production import (
     ApiServerAccessSettings,
@@ -40,6 +41,9 @@ class AksClusterArgs:
     previous_network: pulumi.Input[Mapping[str, Any] | None] | None = None
     #: `azureMonitorProfile` (components.observability.azure_monitor_profile); None leaves it unset.
     azure_monitor_profile: dict[str, Any] | None = None
+    #: Your subnets the pools' nodes and pods join (`vnetSubnetID`, `podSubnetID` of every pool): the
+    #: control-plane identity is granted Network Contributor on each.
+    subnets: tuple[str, ...] = ()
 
 
 def network_profile(network: NetworkSettings) -> dict[str, Any]:
@@ -62,7 +66,8 @@ def network_profile(network: NetworkSettings) -> dict[str, Any]:
 
 def api_server_access_profile(api_server: ApiServerAccessSettings) -> dict[str, Any] | None:
     if api_server.private_cluster:
-        return {"enable_private_cluster": True}
+        zone = {"private_dns_zone": api_server.private_dns_zone} if api_server.private_dns_zone else {}
+        return {"enable_private_cluster": True, **zone}
     if api_server.authorized_ip_ranges:
         return {"authorized_ip_ranges": list(api_server.authorized_ip_ranges)}
     return None
@@ -151,6 +156,15 @@ class AksCluster(pulumi.ComponentResource):
             "admin_group_object_ids": list(cluster.admin_group_object_ids),
         } if cluster.aad_enabled else None
 
+        # The control-plane identity's roles on your network (components/network_grants.py): a
+        # user-assigned identity is granted before the cluster, a system-assigned one after it.
+        grants = tuple(network_grants(args.subnets, cluster.api_server.own_private_dns_zone))
+        identity = cluster.identity
+        self.network_grants: NetworkGrants | None = None
+        if grants and identity.user_assigned_identity is not None:
+            principal = user_assigned_principal(identity.user_assigned_identity, pulumi.InvokeOutputOptions(parent=self))
+            self.network_grants = NetworkGrants(f"{name}-network-grants", NetworkGrantsArgs(principal, grants), child)
+
         # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check these inputs.
         self.managed_cluster = containerservice.ManagedCluster(  # type: ignore[call-overload]
             f"{name}-cluster",
@@ -160,12 +174,13 @@ class AksCluster(pulumi.ComponentResource):
             dns_prefix=dns_prefix_for(cluster.name),
             kubernetes_version=cluster.kubernetes_version,
             sku={"name": "Base", "tier": cluster.sku_tier},
-            identity={"type": "SystemAssigned"},
+            identity=identity.as_api(),
             enable_rbac=True,
             aad_profile=aad_profile,
             disable_local_accounts=cluster.disable_local_accounts,
             oidc_issuer_profile={"enabled": cluster.oidc_issuer},
-            security_profile={"workload_identity": {"enabled": cluster.workload_identity}},
+            security_profile={"workload_identity": {"enabled": cluster.workload_identity},
+                              **cluster.security_profile.as_api()},
             auto_upgrade_profile={
                 "upgrade_channel": cluster.upgrade_channel,
                 "node_os_upgrade_channel": cluster.node_os_upgrade_channel,
@@ -184,8 +199,13 @@ class AksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=cluster.protect,
+                depends_on=[self.network_grants] if self.network_grants else None,
                 ignore_changes=["agentPoolProfiles", *(["kubernetesVersion"] if cluster.aks_moves_version else [])]),
         )
+        if grants and self.network_grants is None:
+            principal = self.managed_cluster.identity.apply(lambda found: found.principal_id if found else None)
+            self.network_grants = NetworkGrants(f"{name}-network-grants", NetworkGrantsArgs(principal, grants),
+                                                pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]))
         #: What this run records for the next one's network check; exported, so the check below is
         #: awaited by the engine and a refusal fails the preview.
         record = network_record(cluster.network)

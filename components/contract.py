@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolContract, GpuPoolContract, PlatformContract
+from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOffer, GpuPoolEntry, PlatformContract
 
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
@@ -28,20 +28,25 @@ def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
     return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
 
 
-def gpu_pool_contract(pool: GpuNodePoolSettings, exported: bool = False) -> GpuPoolContract:
+def gpu_pool_contract(pool: GpuNodePoolSettings, exported: bool = False) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it."""
-    return GpuPoolContract(
+    # An AgentPool-backed pool brings one VM size: its one offer, which the single-size fields repeat.
+    offer = GpuOffer(vm_size=pool.vm_size, gpu_model=pool.gpu.model, gpu_memory_gib=pool.gpu.gpu_memory_gib,
+                     gpus_per_vm=pool.gpu.gpus, resource=pool.gpu_resource, per_node=pool.gpus_per_node,
+                     mig_partition=pool.mig_partition, capacity_types=("spot",) if pool.spot else ("onDemand",))
+    return GpuPoolEntry(
         name=pool.name,
+        kind="agentPool",
         azure_name=pool.azure_name,
         pool_label={POOL_LABEL: pool.name},
-        vm_size=pool.vm_size,
-        gpu_model=pool.gpu.model,
-        gpu_memory_gib=pool.gpu.gpu_memory_gib,
-        gpus_per_vm=pool.gpu.gpus,
-        gpus_per_node=pool.gpus_per_node,
-        gpu_resource=pool.gpu_resource,
+        vm_size=offer.vm_size,
+        gpu_model=offer.gpu_model,
+        gpu_memory_gib=offer.gpu_memory_gib,
+        gpus_per_vm=offer.gpus_per_vm,
+        gpus_per_node=offer.per_node,
+        gpu_resource=offer.resource,
         gpu_instance_profile=pool.gpu_instance_profile,
-        mig_partition=pool.mig_partition,
+        mig_partition=offer.mig_partition,
         accelerator=pool.gpu.accelerator,
         spot=pool.spot,
         min_count=pool.min_count,
@@ -52,11 +57,13 @@ def gpu_pool_contract(pool: GpuNodePoolSettings, exported: bool = False) -> GpuP
         tolerations=tuple(pool_tolerations([pool])),
         node_selector=gpu_node_selector(pool),
         dcgm_exporter="gpu-aks" if exported else "none",
+        offers=(offer,),
+        sharing=None,
     )
 
 
-def cpu_pool_contract(pool: NodePoolSettings) -> CpuPoolContract:
-    return CpuPoolContract(
+def cpu_pool_contract(pool: NodePoolSettings) -> CpuPoolEntry:
+    return CpuPoolEntry(
         name=pool.name, azure_name=pool.azure_name, pool_label={POOL_LABEL: pool.name}, vm_size=pool.vm_size,
         min_count=pool.min_count, max_count=pool.max_count, taints=tuple(pool.taints), labels=dict(pool.labels),
         spot=pool.spot,

@@ -87,6 +87,36 @@ class CpuPoolContract(TypedDict):
     """Whether the pool runs Spot VMs."""
 
 
+class GpuOfferContract(TypedDict):
+    """One VM size a GPU pool may bring, and what one of its nodes advertises."""
+
+    vmSize: str
+    """The VM size."""
+    gpuModel: str
+    """The GPU model, e.g. T4 or A100 80GB."""
+    gpuMemoryGiB: int
+    """Memory of one GPU in GiB."""
+    gpusPerVm: int
+    """Physical GPUs per VM."""
+    resource: str
+    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
+    perNode: int
+    """How many of the resource one node advertises: GPUs, MIG instances, or GPUs times the sharing replicas."""
+    migPartition: NotRequired[str]
+    """The MIG partition name (e.g. 2g.20gb), if any."""
+    capacityTypes: list[str]
+    """How the nodes are bought: onDemand, spot, or both."""
+
+
+class PoolSharingContract(TypedDict):
+    """How the device plugin shares each GPU of the pool between pods."""
+
+    strategy: str
+    """timeSlicing or mps."""
+    replicas: int
+    """How many pods share one GPU (or one MIG instance)."""
+
+
 class GpuPoolContract(TypedDict):
     """A GPU pool as the outputs contract describes it: everything a pod needs to land there."""
 
@@ -132,6 +162,12 @@ class GpuPoolContract(TypedDict):
     """The tolerations a pod needs for this pool."""
     nodeSelector: dict[str, str]
     """The node selector that pins a pod to this pool's GPU nodes."""
+    kind: str
+    """What backs the pool: agentPool (an AKS AgentPool) or nodePool (a NAP Karpenter NodePool)."""
+    offers: list[GpuOfferContract]
+    """The GPUs the pool may bring, one offer per VM size."""
+    sharing: NotRequired[PoolSharingContract]
+    """How pods share a GPU (time-slicing or MPS), if they do."""
 
 
 # --- Inputs -> raw config ------------------------------------------------------------------------

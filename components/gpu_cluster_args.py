@@ -94,6 +94,20 @@ class OutboundType(StrEnum):
     NONE = "none"
 
 
+class IdentityType(StrEnum):
+    """The values `cluster.identity.type` allows."""
+
+    SYSTEMASSIGNED = "SystemAssigned"
+    USERASSIGNED = "UserAssigned"
+
+
+class KeyVaultNetworkAccess(StrEnum):
+    """The values `cluster.securityProfile.azureKeyVaultKms.keyVaultNetworkAccess` allows."""
+
+    PUBLIC = "Public"
+    PRIVATE = "Private"
+
+
 class DeployerPrincipalType(StrEnum):
     """The values `access.deployerPrincipalType` allows."""
 
@@ -276,6 +290,66 @@ class ApiServerAccessProfile(TypedDict, total=False):
     """The only addresses the public API server answers: IPv4 CIDRs or addresses, at most 200. GitHub-hosted runners have no fixed address (docs/platform.md). Default: []."""
     enablePrivateCluster: NotRequired[bool]
     """No public API server at all. Default: false."""
+    privateDNSZone: NotRequired[str]
+    """A private cluster's DNS zone: `system` (AKS creates one), `none` (public DNS only) or your own zone's resource ID (needs cluster.identity UserAssigned; gpu-aks grants it Private DNS Zone Contributor there)."""
+
+
+class Identity(TypedDict, total=False):
+    """The control plane's managed identity. `UserAssigned` (an identity you created) lets gpu-aks grant its roles before the cluster exists; `SystemAssigned` is created with the cluster and granted after it (docs/network.md, "Identity and grant order")."""
+
+    type: NotRequired[IdentityType]
+    """`SystemAssigned` or `UserAssigned`. Default: UserAssigned when userAssignedIdentities is set, else SystemAssigned."""
+    userAssignedIdentities: NotRequired[list[str]]
+    """The user-assigned identity's resource ID, in a list of one (the API allows one). Default: []."""
+
+
+class SecurityMonitoring(TypedDict, total=False):
+    """Defender's threat detection."""
+
+    enabled: NotRequired[bool]
+    """Turn Defender's security monitoring on. Default: false."""
+
+
+class Defender(TypedDict, total=False):
+    """Microsoft Defender for Containers (runtime threat detection), off by default. Billed per node vCore by Defender for Cloud, plus Log Analytics ingestion (docs/network.md)."""
+
+    securityMonitoring: NotRequired[SecurityMonitoring]
+    """Defender's threat detection."""
+    logAnalyticsWorkspaceResourceId: NotRequired[str]
+    """The Log Analytics workspace Defender reports to (its resource ID)."""
+
+
+class AzureKeyVaultKms(TypedDict, total=False):
+    """etcd encryption of Kubernetes secrets with your Key Vault key (KMS), off by default. Needs identity.type UserAssigned; Key Vault bills per operation (docs/network.md)."""
+
+    enabled: NotRequired[bool]
+    """Encrypt etcd with your key. Default: false."""
+    keyId: NotRequired[str]
+    """The key's identifier, with its version."""
+    keyVaultNetworkAccess: NotRequired[KeyVaultNetworkAccess]
+    """`Public` (the vault allows public access) or `Private` (private link only). Default: Public."""
+    keyVaultResourceId: NotRequired[str]
+    """The key vault's resource ID; only with keyVaultNetworkAccess Private."""
+
+
+class ImageCleaner(TypedDict, total=False):
+    """Image Cleaner removes unused images with known vulnerabilities from nodes, off by default; no charge beyond the node CPU its pods use."""
+
+    enabled: NotRequired[bool]
+    """Run Image Cleaner. Default: false."""
+    intervalHours: NotRequired[int]
+    """How often it scans, in hours (24 to 2160). Default: 168."""
+
+
+class SecurityProfile(TypedDict, total=False):
+    """Defender, KMS etcd encryption and Image Cleaner; each off by default (docs/network.md, "Security profile", has what each costs)."""
+
+    defender: NotRequired[Defender]
+    """Microsoft Defender for Containers (runtime threat detection), off by default. Billed per node vCore by Defender for Cloud, plus Log Analytics ingestion (docs/network.md)."""
+    azureKeyVaultKms: NotRequired[AzureKeyVaultKms]
+    """etcd encryption of Kubernetes secrets with your Key Vault key (KMS), off by default. Needs identity.type UserAssigned; Key Vault bills per operation (docs/network.md)."""
+    imageCleaner: NotRequired[ImageCleaner]
+    """Image Cleaner removes unused images with known vulnerabilities from nodes, off by default; no charge beyond the node CPU its pods use."""
 
 
 class Cluster(TypedDict, total=False):
@@ -311,6 +385,10 @@ class Cluster(TypedDict, total=False):
     """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
     apiServerAccessProfile: NotRequired[ApiServerAccessProfile]
     """Who can reach the Kubernetes API server. Without ranges or a private cluster it answers any address (a warning says so)."""
+    identity: NotRequired[Identity]
+    """The control plane's managed identity. `UserAssigned` (an identity you created) lets gpu-aks grant its roles before the cluster exists; `SystemAssigned` is created with the cluster and granted after it (docs/network.md, "Identity and grant order")."""
+    securityProfile: NotRequired[SecurityProfile]
+    """Defender, KMS etcd encryption and Image Cleaner; each off by default (docs/network.md, "Security profile", has what each costs)."""
     protect: NotRequired[bool]
     """Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and replacements stop at them. Default: false."""
 

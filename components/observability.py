@@ -205,7 +205,7 @@ class GpuObservability(pulumi.ComponentResource):
                 # workspace resource ID" (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-rule-groups).
                 scopes=[self.workspace_id, args.cluster_id], cluster_name=cluster.name, enabled=True,
                 interval=EVALUATION_INTERVAL,
-                description="gpu-aks GPU alerts (observability/generated/<stack>/gpu-alerts.rules.yaml)",
+                description="gpu-aks GPU alerts (`python -m tools.observability` writes them as a Prometheus rule file)",
                 rules=azure_rules(rules, groups), opts=child)  # type: ignore[arg-type]  # plain dicts; tests check them
 
         self.grafana_endpoint: pulumi.Output[Any] = pulumi.Output.from_input(None)

@@ -1,1 +1,1 @@
-"""The gpu-aks component package's plugin (`PulumiPlugin.yaml` points here)."""
+"""The gpu-aks component package's plugin: this folder, with its own `PulumiPlugin.yaml` and `__main__.py`."""

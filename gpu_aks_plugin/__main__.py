@@ -1,9 +1,11 @@
-"""Entry point of the gpu-aks component package: `PulumiPlugin.yaml` names this folder as `main`.
+"""Entry point of the gpu-aks component package. This folder is the plugin (its `PulumiPlugin.yaml`).
 
-The Pulumi CLI starts it as `python <this folder> <engine address> [flags]` (with the repository's
-virtualenv; pulumi `sdk/python/cmd/pulumi-language-python/main.go`, RunPlugin, runs a plugin folder's
-`__main__.py` that way) and reads the port it prints (`pulumi.provider.server.main`). The folder is
-then `sys.path[0]`, not the repository root, so the root is put on the path before `components` is imported.
+The Pulumi CLI's Python host starts it as `python <this folder> <engine address> [flags]`, with the
+repository's virtualenv and the consumer's folder as working directory, because the folder has this
+`__main__.py` (pulumi/pulumi 1b5949891b3cefcb9974752b24a5ecef0acc86c8,
+`sdk/python/cmd/pulumi-language-python/main.go`, RunPlugin), and reads the port it prints
+(`pulumi.provider.server.main`). The folder is then `sys.path[0]`, not the repository root, so the root
+is put on the path before `components` is imported.
 """
 
 import sys

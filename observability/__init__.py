@@ -2,6 +2,7 @@
 exporter's metrics list, the alert rules and the Grafana dashboard. No Pulumi imports.
 
 `components/dcgm_exporter.py` and `components/observability.py` turn these into resources;
-`python -m observability` writes the same rules and dashboard to files under
-`observability/generated/<stack>/`, which `promtool` checks and unit-tests (tests/test_observability_rules.py).
+`python -m tools.observability` writes the same rules and dashboard to files under
+`build/observability/<stack>/`; the tests generate each stack's rules and run `promtool` on them
+(tests/test_observability_rules.py).
 """

@@ -4,7 +4,7 @@ instances; shared pools add the slices in use per GPU), a node picker, and a clu
 GPU pods. Pure; the panels use only the
 metrics in `observability.metrics.KNOWN_METRICS` (tests/test_observability.py checks every query).
 
-Written to `observability/generated/<stack>/gpu-dashboard.json` for any Grafana with the workspace
+Written to `build/observability/<stack>/gpu-dashboard.json` by `python -m tools.observability` for any Grafana with the workspace
 (or any Prometheus) as a data source, and provisioned into Azure Managed Grafana when
 `observability.grafana` is on.
 """

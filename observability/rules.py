@@ -1,5 +1,5 @@
 """The GPU alert rules, defined once: the same definitions become Azure `PrometheusRuleGroup` rules
-(`components/observability.py`) and a Prometheus rule file (`python -m observability`) that
+(`components/observability.py`) and a Prometheus rule file (`python -m tools.observability`) that
 `promtool check rules` and `promtool test rules` run offline. Pure.
 
 Every expression names only metrics in `observability.metrics.KNOWN_METRICS`: the DCGM exporter's

@@ -39,9 +39,26 @@ def gpu_resource_cel(variable: str, patterns: Sequence[str]) -> str:
         elif pattern.endswith("*") and not any(char in pattern[:-1] for char in "*?["):
             terms.append(f"{variable}.startsWith({_quoted(pattern[:-1])})")
         else:
-            regex = "^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + "$"
-            terms.append(f"{variable}.matches({_quoted(regex)})")
+            terms.append(f"{variable}.matches({_quoted(shell_pattern_regex(pattern))})")
     return "(" + " || ".join(terms) + ")"
+
+
+def shell_pattern_regex(pattern: str) -> str:
+    """A shell-style pattern (`fnmatch`: `*`, `?`, `[A-Z]`, `[!a]`) as an anchored RE2 regex."""
+    parts, index = [], 0
+    while index < len(pattern):
+        char = pattern[index]
+        end = pattern.find("]", index + 2 if pattern[index + 1:index + 2] in ("!", "]") else index + 1)
+        if char == "[" and end != -1:
+            body = pattern[index + 1:end]
+            negated = body.startswith("!")
+            body = body[1:] if negated else body
+            parts.append("[" + ("^" if negated else "") + body.replace("\\", "\\\\").replace("^", "\\^") + "]")
+            index = end + 1
+            continue
+        parts.append(".*" if char == "*" else "." if char == "?" else re.escape(char))
+        index += 1
+    return "^" + "".join(parts) + "$"
 
 
 def toleration_cel(t: str, taint: Mapping[str, str]) -> str:

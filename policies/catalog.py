@@ -49,6 +49,13 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/", "k8s.io/")
 #: under `migStrategy: mixed` (`nvidia.com/mig-1g.5gb`, ...).
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+#: Whole GPUs passed through to a virtual machine: NVIDIA's sandbox device plugin (GPU Operator,
+#: `sandboxWorkloads`) and KubeVirt's `permittedHostDevices` advertise each GPU model as its own
+#: resource, named after the PCI device in capitals (`nvidia.com/GA102GL_A10`,
+#: `nvidia.com/TU104GL_Tesla_T4`, vGPU types `nvidia.com/GRID_T4-1Q`; kubevirt/kubevirt
+#: `examples/vmi-gpu.yaml`, `docs/devel/host-devices-and-device-plugins.md`). The device plugin's
+#: own resources (`gpu`, `mig-*`, `gpu.shared`) and HAMi's (`gpumem`, `gpucores`) are lower case.
+PASSTHROUGH_GPU_RESOURCES = "nvidia.com/[A-Z]*"
 
 # --- The NVIDIA device plugin ------------------------------------------------------------------
 
@@ -130,10 +137,16 @@ _H200_MIG: Mapping[str, str] = {
 
 # --- The catalog -------------------------------------------------------------------------------
 
+#: Families AKS drives only under Ubuntu (karpenter-provider-azure `pkg/utils/supported-gpus.yaml`).
+UBUNTU_ONLY_FAMILIES = frozenset({"ND_GB200_v6", "ND_GB300_v6", "NC_RTXPRO6000BSE_v6"})
+
+#: The CPU architecture of a size's host, as Kubernetes names it (`kubernetes.io/arch`).
+Architecture = Literal["amd64", "arm64"]
+
 
 @dataclass(frozen=True)
 class GpuSku:
-    """One Azure VM size with NVIDIA GPUs that AKS runs with its CUDA driver install."""
+    """One Azure VM size with NVIDIA GPUs that AKS runs with its NVIDIA driver install."""
 
     vm_size: str
     family: str
@@ -145,6 +158,22 @@ class GpuSku:
     accelerator: str
     #: `gpuInstanceProfile` -> MIG partition name; empty when the GPU has no MIG.
     mig_partitions: Mapping[str, str] = field(default_factory=dict)
+    #: The host's CPU architecture: the Grace Blackwell sizes run on Arm64 (Neoverse V2) hosts.
+    arch: Architecture = "amd64"
+    #: For a size that gets a share of one GPU (a vGPU: NC A10 v4, the smaller RTX PRO sizes), the
+    #: share, such as "1/3"; the node still advertises one `nvidia.com/gpu` with `gpu_memory_gib`.
+    gpu_share: str | None = None
+    #: The value of Karpenter's `karpenter.azure.com/sku-gpu-name` label for this size (the accelerator
+    #: token Azure/skewer parses from the size name: `Standard_NC24ads_A100_v4` -> `A100`); None where
+    #: the name has no plain token to parse (`Standard_ND96asr_v4`, the GB200/GB300 and RTX PRO names),
+    #: so a NodePool selects those by `node.kubernetes.io/instance-type` instead.
+    karpenter_gpu_name: str | None = None
+
+    @property
+    def ubuntu_only(self) -> bool:
+        """AKS installs the driver on these only under Ubuntu (supported-gpus.yaml lists `os: ["ubuntu"]`
+        for the GB200/GB300 and RTX PRO sizes)."""
+        return self.family in UBUNTU_ONLY_FAMILIES
 
     @property
     def supports_mig(self) -> bool:
@@ -171,34 +200,73 @@ class UnsupportedSku:
 
 def _family(
     family: str, model: str, memory: int, accelerator: str, sizes: Mapping[str, int],
-    mig: Mapping[str, str] | None = None,
+    mig: Mapping[str, str] | None = None, arch: Architecture = "amd64", gpu_name: str | None = None,
 ) -> list[GpuSku]:
     return [
-        GpuSku(size, family, model, gpus, memory, accelerator, dict(mig or {}))
+        GpuSku(size, family, model, gpus, memory, accelerator, dict(mig or {}), arch, None, gpu_name)
         for size, gpus in sizes.items()
     ]
 
 
+def _shares(family: str, model: str, accelerator: str, sizes: Mapping[str, tuple[str, int]],
+            gpu_name: str | None = None) -> list[GpuSku]:
+    """Sizes that each get a share of one GPU (share, GPU memory in GiB of that share)."""
+    return [GpuSku(size, family, model, 1, memory, accelerator, {}, "amd64", share, gpu_name)
+            for size, (share, memory) in sizes.items()]
+
+
+#: Every size below is one AKS installs the NVIDIA driver on: Azure/karpenter-provider-azure
+#: `pkg/utils/supported-gpus.yaml` (the list AKS node auto-provisioning and its node bootstrap share;
+#: commit 352646f, 2026-08) has each with `gpu: nvidia`. GPU counts and memory: the Azure VM size pages
+#: (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/<series>).
 _SUPPORTED: list[GpuSku] = [
     # NCasT4_v3: the minimum size AKS recommends for GPU pools today.
     *_family("NCasT4_v3", "T4", 16, "nvidia-tesla-t4", {
         "Standard_NC4as_T4_v3": 1, "Standard_NC8as_T4_v3": 1, "Standard_NC16as_T4_v3": 1,
         "Standard_NC64as_T4_v3": 4,
-    }),
+    }, gpu_name="T4"),
     # NC A100 v4: A100 80GB PCIe, the replacement Azure names for the retired NCv3 (V100).
     *_family("NC_A100_v4", "A100 80GB", 80, "nvidia-a100-80gb", {
         "Standard_NC24ads_A100_v4": 1, "Standard_NC48ads_A100_v4": 2, "Standard_NC96ads_A100_v4": 4,
-    }, _A100_80GB_MIG),
+    }, _A100_80GB_MIG, gpu_name="A100"),
     # ND A100 v4: 8x A100 SXM, 40GB (asr) or 80GB (amsr).
     *_family("ND_A100_v4", "A100 40GB", 40, "nvidia-tesla-a100", {"Standard_ND96asr_v4": 8}, _A100_40GB_MIG),
-    *_family("NDm_A100_v4", "A100 80GB", 80, "nvidia-a100-80gb", {"Standard_ND96amsr_A100_v4": 8}, _A100_80GB_MIG),
-    # NC H100 v5: H100 NVL (94GB).
+    *_family("NDm_A100_v4", "A100 80GB", 80, "nvidia-a100-80gb", {"Standard_ND96amsr_A100_v4": 8}, _A100_80GB_MIG,
+             gpu_name="A100"),
+    # NC H100 v5: H100 NVL (94GB), 1 or 2 per VM (nc-h100-v5-series).
     *_family("NC_H100_v5", "H100 NVL", 94, "nvidia-h100-nvl", {
         "Standard_NC40ads_H100_v5": 1, "Standard_NC80adis_H100_v5": 2,
-    }, _H100_NVL_MIG),
+    }, _H100_NVL_MIG, gpu_name="H100"),
     # ND H100 v5 / ND H200 v5: 8x SXM.
-    *_family("ND_H100_v5", "H100 80GB", 80, "nvidia-h100-80gb", {"Standard_ND96isr_H100_v5": 8}, _A100_80GB_MIG),
-    *_family("ND_H200_v5", "H200", 141, "nvidia-h200-141gb", {"Standard_ND96isr_H200_v5": 8}, _H200_MIG),
+    *_family("ND_H100_v5", "H100 80GB", 80, "nvidia-h100-80gb", {"Standard_ND96isr_H100_v5": 8}, _A100_80GB_MIG,
+             gpu_name="H100"),
+    *_family("ND_H200_v5", "H200", 141, "nvidia-h200-141gb", {"Standard_ND96isr_H200_v5": 8}, _H200_MIG,
+             gpu_name="H200"),
+    # ND GB200 v6 / ND GB300 v6: 4 Blackwell (192 GB HBM3e) or Blackwell Ultra (288 GB) GPUs on two Grace
+    # (Arm64) CPUs per VM (nd-gb200-v6-series, nd-gb300-v6-series). supported-gpus.yaml lists them for
+    # Ubuntu only; AKS's support shows in its node-image code (the `2404gen2arm64gb200containerd` image
+    # of karpenter-provider-azure `pkg/fake/nodeimageversionsapi.go`), not yet in the AKS GPU docs.
+    # MIG: not offered here until AKS documents `gpuInstanceProfile` on them.
+    *_family("ND_GB200_v6", "GB200", 192, "nvidia-gb200", {"Standard_ND128isr_NDR_GB200_v6": 4}, arch="arm64"),
+    *_family("ND_GB300_v6", "GB300", 288, "nvidia-gb300", {"Standard_ND128isr_GB300_v6": 4}, arch="arm64"),
+    # NC A10 v4: a share of one A10 (24 GB) per VM (nc-a10-v4-series: 1/3, 2/3, 1). AKS installs NVIDIA's
+    # converged GRID/CUDA driver on them (karpenter-provider-azure `pkg/utils/gpu.go`
+    # ConvergedGPUDriverSizes), and the device plugin sees one GPU with the share's memory.
+    *_shares("NC_A10_v4", "A10", "nvidia-a10", {
+        "Standard_NC8ads_A10_v4": ("1/3", 8), "Standard_NC16ads_A10_v4": ("2/3", 16),
+        "Standard_NC32ads_A10_v4": ("1", 24),
+    }, gpu_name="A10"),
+    # NC RTX PRO 6000 BSE v6: RTX PRO 6000 Blackwell Server Edition (96 GB), GRID v20 driver (gpu.go
+    # rtxPro6000GPUDriverSizes), Ubuntu only. The whole-GPU sizes; the 1/4 and 1/2 sizes are vGPU shares.
+    *_family("NC_RTXPRO6000BSE_v6", "RTX PRO 6000", 96, "nvidia-rtx-pro-6000", {
+        "Standard_NC144ds_xl_RTXPRO6000BSE_v6": 1, "Standard_NC144lds_xl_RTXPRO6000BSE_v6": 1,
+        "Standard_NC288ds_xl_RTXPRO6000BSE_v6": 2, "Standard_NC288lds_xl_RTXPRO6000BSE_v6": 2,
+    }),
+    *_shares("NC_RTXPRO6000BSE_v6", "RTX PRO 6000", "nvidia-rtx-pro-6000", {
+        "Standard_NC24lds_xl_RTXPRO6000BSE_v6": ("1/4", 24), "Standard_NC36ds_xl_RTXPRO6000BSE_v6": ("1/4", 24),
+        "Standard_NC36lds_xl_RTXPRO6000BSE_v6": ("1/4", 24), "Standard_NC72ds_xl_RTXPRO6000BSE_v6": ("1/2", 48),
+        "Standard_NC72lds_xl_RTXPRO6000BSE_v6": ("1/2", 48),
+    }),
 ]
 
 
@@ -245,11 +313,10 @@ _UNSUPPORTED: list[UnsupportedSku] = [
     ),
     *_unsupported(
         ["Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5",
-         "Standard_NV36ads_A10_v5", "Standard_NV36adms_A10_v5", "Standard_NV72ads_A10_v5",
-         "Standard_NC8ads_A10_v4", "Standard_NC16ads_A10_v4", "Standard_NC32ads_A10_v4"],
-        "A10 sizes are partial GPUs that need NVIDIA GRID (vGPU) drivers, not the CUDA driver AKS "
-        "installs for compute pools",
-        "Standard_NC4as_T4_v3 (NCasT4_v3) for small inference, Standard_NC24ads_A100_v4 otherwise",
+         "Standard_NV36ads_A10_v5", "Standard_NV36adms_A10_v5", "Standard_NV72ads_A10_v5"],
+        "NV A10 v5 sizes are graphics (virtual desktop) sizes; gpu-aks runs compute pools on the NC sizes "
+        "of the same GPU",
+        "Standard_NC8ads_A10_v4 (NC A10 v4) or Standard_NC4as_T4_v3 (NCasT4_v3)",
     ),
 ]
 
@@ -296,6 +363,65 @@ def aks_node_labels(azure_name: str, labels: Mapping[str, str], spot: bool) -> d
 
 def supported_vm_sizes() -> list[str]:
     return [sku.vm_size for sku in _SUPPORTED]
+
+
+def skus_with_gpu(gpu_name: str) -> list[GpuSku]:
+    """The catalog's sizes whose GPU is `gpu_name`: Karpenter's `sku-gpu-name` value (`H100`), or the
+    model (`GB200`, `RTX PRO 6000`), case-insensitively."""
+    wanted = gpu_name.casefold()
+    return [sku for sku in _SUPPORTED
+            if wanted in {(sku.karpenter_gpu_name or "").casefold(), sku.model.casefold(),
+                          sku.model.split()[0].casefold()}]
+
+
+def gpu_names() -> list[str]:
+    """The GPU names a NAP NodePool may ask for by name (each size's `sku-gpu-name` or model)."""
+    return sorted({sku.karpenter_gpu_name or sku.model for sku in _SUPPORTED})
+
+
+# --- Images the platform runs on GPU nodes, and their architectures ---------------------------
+
+@dataclass(frozen=True)
+class ImagePlatforms:
+    """Which CPU architectures an image repository publishes, and where that was read."""
+
+    repository: str
+    architectures: tuple[Architecture, ...]
+    source: str
+
+
+#: The images gpu-aks runs on GPU nodes. A Grace (Arm64) host runs only images with an arm64 build.
+#: Read from each image's build (the registry's manifest list could not be fetched from here; the
+#: build files are what produce it): `docs/gpu-capacity.md` lists the findings.
+IMAGE_PLATFORMS: Mapping[str, ImagePlatforms] = {image.repository: image for image in (
+    ImagePlatforms("nvcr.io/nvidia/k8s-device-plugin", ("amd64", "arm64"),
+                   "NVIDIA/k8s-device-plugin deployments/container/multi-arch.mk (commit 4bc7fab): "
+                   "--platform=linux/amd64,linux/arm64"),
+    ImagePlatforms("nvcr.io/nvidia/k8s/dcgm-exporter", ("amd64", "arm64"),
+                   "NVIDIA/dcgm-exporter Makefile (commit 1d6b4b7): PLATFORMS := linux/amd64,linux/arm64"),
+    ImagePlatforms("nvcr.io/nvidia/pytorch", ("amd64", "arm64"),
+                   "NVIDIA Deep Learning Frameworks support matrix: the NGC PyTorch containers are published for "
+                   "x86_64 and Arm SBSA (arm64)"),
+)}
+
+
+def image_repository(image: str) -> str:
+    """`nvcr.io/nvidia/pytorch:25.10-py3` -> `nvcr.io/nvidia/pytorch` (a digest is dropped too)."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def arm64_image_problem(image: str) -> str | None:
+    """Why `image` cannot be run on an Arm64 GPU node (None when an arm64 build is known)."""
+    known = IMAGE_PLATFORMS.get(image_repository(image))
+    if known is None:
+        return (f"{image} is not an image gpu-aks knows the architectures of, so it cannot confirm an arm64 build "
+                f"(known: {', '.join(sorted(IMAGE_PLATFORMS))})")
+    if "arm64" not in known.architectures:
+        return f"{image} has no arm64 build ({known.source})"
+    return None
 
 
 def accelerator_values() -> list[str]:

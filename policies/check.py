@@ -12,9 +12,9 @@ own functions; `--config` takes the JSON that `pulumi preview --policy-pack-conf
 `--platform` adds `gpu-pods-fit-a-pool` and takes the GPU taints from the platform's pools.
 
 Each violation names the field it is about (`spec.containers[0].resources.limits`) and points at
-that field's line (and column, in SARIF, where known) in YAML files; JSON files give the line of the
-document. With `--platform`, a pod gets every verdict at once: the limits rules and whether it
-fits a pool, each pool's reasons one a line.
+that field's line (and column, in SARIF, where known), in YAML and JSON files alike. With
+`--platform`, a pod gets every verdict at once: the limits rules and whether it fits a pool, each
+pool's reasons one a line.
 
 Input is treated as hostile: files over `--max-file-size` bytes, nesting deeper than 256 levels,
 alias and merge-key bombs, recursive aliases, tags that do not fit, duplicate keys, text that is
@@ -53,7 +53,7 @@ from .documents import (
     safe_text,
 )
 from .fit import Platform, PlatformError, read_platform
-from .podspecs import object_identity
+from .podspecs import PodSpec, object_identity
 from .rule_config import (
     RuleConfig,
     RuleConfigError,
@@ -114,8 +114,7 @@ class LoadedObject:
     doc: int
     line: int
     obj: Mapping[str, Any]
-    #: Where the fields of a YAML document were written (None for JSON: findings keep the line of
-    #: the document).
+    #: Where the fields of the document were written (None: findings keep the line of the document).
     index: SourceIndex | None = field(default=None, compare=False, repr=False)
 
     def locate(self, path: str) -> tuple[int, int]:
@@ -212,13 +211,15 @@ def load_objects(text: str, file: str, limits: Limits, errors: list[InputError])
     are input errors, and the rest of the file is kept (the documents before a YAML syntax error
     included)."""
     broken: DocumentError | None = None
-    index = None if file.endswith(".json") else SourceIndex()
+    index = SourceIndex()
     try:
-        documents = [(1, load_json(text, limits))] if index is None else load_yaml(text, limits, index=index)
+        if file.endswith(".json"):
+            documents = [(_first_line(text), load_json(text, limits, index))]
+        else:
+            documents = load_yaml(text, limits, index=index)
     except DocumentError as problem:
         documents, broken = problem.complete, problem
-    if index is not None:
-        errors.extend(InputError(file, duplicate.line, duplicate.message) for duplicate in index.duplicates)
+    errors.extend(InputError(file, duplicate.line, duplicate.message) for duplicate in index.duplicates)
     objects: list[LoadedObject] = []
     for number, (line, document) in enumerate(documents):
         if document is None:
@@ -235,6 +236,11 @@ def load_objects(text: str, file: str, limits: Limits, errors: list[InputError])
     if broken is not None:
         errors.append(InputError(file, broken.line, broken.message))
     return objects
+
+
+def _first_line(text: str) -> int:
+    """The line a JSON document starts on (after leading blank lines)."""
+    return text.count("\n", 0, len(text) - len(text.lstrip())) + 1
 
 
 def read_inputs(paths: Sequence[str], limits: Limits = DEFAULT_LIMITS,
@@ -265,14 +271,19 @@ def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], cont
     request scope (what the rules derive from a pod is computed once for all of them). `identity`:
     the object's (kind, name), when the caller has it already."""
     with request_scope():
-        pods = pod_specs_of(obj, context)
-        if not pods:
-            return []
+        # The pod specs per declared shapes (`workloadShapes`): every rule's config declares the same
+        # ones unless the config gives them to some rules only.
+        pods_by_shapes: dict[tuple[Any, ...], list[PodSpec]] = {}
         identity = identity or object_identity(obj)
         results: list[tuple[str, str, str, str]] = []
         for rule in CHECKER_RULES:
             config = configs[rule.name]
-            if config.level != "disabled":
+            if config.level == "disabled":
+                continue
+            pods = pods_by_shapes.get(config.workload_shapes)
+            if pods is None:
+                pods = pods_by_shapes[config.workload_shapes] = pod_specs_of(obj, context, config.workload_shapes)
+            if pods:
                 results.extend((rule.name, config.level, finding.message, finding.path)
                                for finding in rule.check_pods(pods, config, context, platform, identity))
         return results

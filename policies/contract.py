@@ -28,6 +28,9 @@ from .quantities import shown
 #: is replaced).
 CONTRACT_VERSION = 2
 #: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
+#: A new optional output is not a new version (docs/component-package.md, "What is a breaking change"):
+#: `kind`, `offers` and `sharing` joined version 2, and `from_json` derives them from the single-size
+#: fields when a platform wrote none.
 READABLE_CONTRACT_VERSIONS = (1, 2)
 _ABSENT = object()
 #: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
@@ -38,6 +41,15 @@ MigStrategy = Literal["none", "single", "mixed"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
 #: Who exports the pool's GPU metrics: gpu-aks's DCGM exporter (`gpu-aks:observability`), or nobody here.
 MetricsExporter = Literal["gpu-aks", "none"]
+#: What backs a pool: an AKS AgentPool (fixed size or cluster-autoscaled), or a NAP / Karpenter
+#: `karpenter.sh/v1` NodePool, which may bring several VM sizes.
+PoolKind = Literal["agentPool", "nodePool"]
+#: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
+#: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
+CapacityType = Literal["onDemand", "spot"]
+#: How the device plugin shares one GPU between pods (NVIDIA k8s-device-plugin's `sharing.timeSlicing`
+#: and `sharing.mps`).
+SharingStrategy = Literal["timeSlicing", "mps"]
 
 
 class ContractError(ValueError):
@@ -89,8 +101,8 @@ class _Choice(_Kind):
 class _Count(_Kind):
     def read(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= MAX_COUNT or \
-                value != int(value):
+                (isinstance(value, float) and not math.isfinite(value)) or \
+                not self.schema["minimum"] <= value <= self.schema["maximum"] or value != int(value):
             raise ValueError
         return int(value)
 
@@ -134,6 +146,20 @@ class _TextMaps(_Kind):
         return [dict(item) for item in value]
 
 
+class _Choices(_Kind):
+    """A non-empty list of distinct values of one closed set."""
+
+    def read(self, value: Any) -> Any:
+        allowed = self.schema["items"]["enum"]
+        if not isinstance(value, list) or not value or len(set(map(str, value))) != len(value) or \
+                not all(isinstance(item, str) and item in allowed for item in value):
+            raise ValueError
+        return tuple(value)
+
+    def write(self, value: Any) -> Any:
+        return list(value)
+
+
 class _Version(_Kind):
     def read(self, value: Any) -> Any:
         return int(value)
@@ -150,10 +176,54 @@ class _Pools(_Kind):
         return {name: _write(pool) for name, pool in value.items()}
 
 
+class _Nested(_Kind):
+    """A field holding typed objects of its own; `_read` reads it through `read_nested`, which names
+    each problem inside it (`gpuPools.t4.offers[0].perNode`)."""
+
+    def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
+        raise NotImplementedError
+
+
+class _Object(_Nested):
+    """One typed object, or null."""
+
+    def __init__(self, cls: type) -> None:
+        super().__init__({"oneOf": [{"type": "null"}, {"$ref": f"#/$defs/{cls.__name__}"}]},
+                         f"null or an object ({', '.join(_json_names(cls))})", show_value=False)
+        self.cls = cls
+
+    def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError
+        return self.cls(**_read(self.cls, value, f"{key}.", problems))
+
+    def write(self, value: Any) -> Any:
+        return _write(value)
+
+
+class _Objects(_Nested):
+    """A non-empty list of typed objects."""
+
+    def __init__(self, cls: type) -> None:
+        super().__init__({"type": "array", "minItems": 1, "items": {"$ref": f"#/$defs/{cls.__name__}"}},
+                         f"a non-empty list of objects ({', '.join(_json_names(cls))})", show_value=False)
+        self.cls = cls
+
+    def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
+        if not isinstance(value, list) or not value or not all(isinstance(item, Mapping) for item in value):
+            raise ValueError
+        return tuple(self.cls(**_read(self.cls, item, f"{key}[{index}].", problems))
+                     for index, item in enumerate(value))
+
+    def write(self, value: Any) -> Any:
+        return [_write(item) for item in value]
+
+
 _STRING_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
 TEXT = _Text({"type": "string"}, "a string")
 OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
 COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_COUNT}, f"a whole number from 0 to {MAX_COUNT}")
+REPLICAS = _Count({"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, f"a whole number from 1 to {MAX_COUNT}")
 FLAG = _Flag({"type": "boolean"}, "true or false")
 TAINTS = _Texts({"type": "array", "items": {"type": "string"}}, "a list of key=value:Effect strings", show_value=False)
 LABELS = _TextMap(_STRING_MAP_SCHEMA, "a map of label keys to values", show_value=False)
@@ -175,6 +245,16 @@ def _field(json_name: str, kind: _Kind, doc: str, default: Any = MISSING, *, rea
 
 def _choice(values: tuple[str, ...], expected: str) -> _Kind:
     return _Choice({"type": "string", "enum": list(values)}, expected)
+
+
+def _one_of(closed: Any) -> _Kind:
+    """A field whose value is one of a Literal's values."""
+    values = get_args(closed)
+    return _choice(values, " or ".join(values) if len(values) == 2 else "one of " + ", ".join(values))
+
+
+def _json_names(cls: type) -> list[str]:
+    return [spec.metadata["json"] for spec in fields(cls)]
 
 
 # --- The contract ------------------------------------------------------------------------------
@@ -208,7 +288,7 @@ def _pool_field(json_name: str, reader_needs: bool = False) -> Any:
 
 
 @dataclass(frozen=True)
-class CpuPoolContract(_Written):
+class CpuPoolEntry(_Written):
     """A CPU user pool."""
 
     name: str = _pool_field("name")
@@ -223,10 +303,47 @@ class CpuPoolContract(_Written):
 
 
 @dataclass(frozen=True)
-class GpuPoolContract(_Written):
-    """A GPU pool: everything a pod needs to land there, already worked out."""
+class GpuOffer(_Written):
+    """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed
+    pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
+
+    vm_size: str | None = _field("vmSize", OPTIONAL_TEXT, "The VM size (null only when derived from an older "
+                                 "contract that had none).", None)
+    gpu_model: str | None = _field("gpuModel", OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None)
+    gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
+    gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
+    resource: str = _field("resource", RESOURCE, "The extended resource a pod asks for: nvidia.com/gpu, or "
+                           "nvidia.com/mig-<profile> under migStrategy mixed.", "", reader_needs=True)
+    per_node: int = _field("perNode", COUNT, "How many of `resource` one node advertises: GPUs, MIG instances, or "
+                           "GPUs times the sharing replicas.", 0, reader_needs=True)
+    mig_partition: str | None = _field("migPartition", OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.",
+                                       None)
+    capacity_types: tuple[CapacityType, ...] = _field(
+        "capacityTypes", _Choices({"type": "array", "minItems": 1, "uniqueItems": True,
+                                   "items": {"type": "string", "enum": list(get_args(CapacityType))}},
+                                  "a non-empty list of " + " and ".join(get_args(CapacityType))),
+        "How the nodes are bought: onDemand, spot, or both (a NodePool may fall back).", ("onDemand",))
+
+
+@dataclass(frozen=True)
+class PoolSharing(_Written):
+    """How the device plugin shares each GPU of the pool between pods."""
+
+    strategy: SharingStrategy = _field("strategy", _one_of(SharingStrategy), "timeSlicing or mps.", "timeSlicing",
+                                       reader_needs=True)
+    replicas: int = _field("replicas", REPLICAS, "How many pods share one GPU (or one MIG instance).", 1,
+                           reader_needs=True)
+
+
+@dataclass(frozen=True)
+class GpuPoolEntry(_Written):
+    """A GPU pool: everything a pod needs to land there, already worked out. `offers` is what a reader
+    reads; the single-size fields (vmSize ... accelerator) describe an AgentPool-backed pool's one
+    offer, and a NodePool-backed pool's first offer or null."""
 
     name: str = _pool_field("name")
+    kind: PoolKind = _field("kind", _one_of(PoolKind), "What backs the pool: an AKS AgentPool (agentPool) or a NAP "
+                            "Karpenter NodePool (nodePool); agentPool when absent.", "agentPool")
     azure_name: str | None = _pool_field("azureName")
     pool_label: dict[str, str] = _pool_field("poolLabel")
     vm_size: str | None = _pool_field("vmSize")
@@ -259,6 +376,10 @@ class GpuPoolContract(_Written):
                                                      "for the pool's taints.", ())
     node_selector: dict[str, str] = _field("nodeSelector", LABELS, "The nodeSelector that pins a pod to the pool's "
                                            "GPU nodes.", {})
+    offers: tuple[GpuOffer, ...] = _field("offers", _Objects(GpuOffer), "The GPUs the pool may bring, one offer per "
+                                          "VM size; derived from the single-size fields when absent.", ())
+    sharing: PoolSharing | None = _field("sharing", _Object(PoolSharing), "How pods share a GPU (time-slicing or "
+                                         "MPS), or null: each pod gets whole GPUs or MIG instances.", None)
 
 
 @dataclass(frozen=True)
@@ -276,9 +397,9 @@ class PlatformContract(_Written):
                                 DEVICE_PLUGIN_NAMESPACE)
     mig_strategy: MigStrategy = _field("migStrategy", _choice(MIG_STRATEGIES, "one of " + ", ".join(MIG_STRATEGIES)),
                                        "The device plugin's MIG strategy.", "none")
-    gpu_pools: dict[str, GpuPoolContract] = _field("gpuPools", _Pools(GpuPoolContract), "The GPU pools, by name.", {},
+    gpu_pools: dict[str, GpuPoolEntry] = _field("gpuPools", _Pools(GpuPoolEntry), "The GPU pools, by name.", {},
                                                    reader_needs=True)
-    cpu_pools: dict[str, CpuPoolContract] = _field("cpuPools", _Pools(CpuPoolContract), "The CPU user pools, by "
+    cpu_pools: dict[str, CpuPoolEntry] = _field("cpuPools", _Pools(CpuPoolEntry), "The CPU user pools, by "
                                                    "name.", {})
     cluster_name: str | None = _field("clusterName", OPTIONAL_TEXT, "The AKS cluster's name.", None, program=True)
     resource_group_name: str | None = _field("resourceGroupName", OPTIONAL_TEXT, "The cluster's resource group.",
@@ -314,10 +435,10 @@ class PlatformContract(_Written):
                                 "platform's outputs")
         problems: list[str] = []
         values = _read(cls, document, "", problems, skip=("gpuPools", "cpuPools"))
-        values["gpu_pools"] = _read_pools(GpuPoolContract, pools, "gpuPools", problems)
+        values["gpu_pools"] = _read_pools(GpuPoolEntry, pools, "gpuPools", problems)
         cpu_pools = document.get("cpuPools")
         if isinstance(cpu_pools, Mapping) and all(isinstance(p, Mapping) for p in cpu_pools.values()):
-            values["cpu_pools"] = _read_pools(CpuPoolContract, cpu_pools, "cpuPools", problems)
+            values["cpu_pools"] = _read_pools(CpuPoolEntry, cpu_pools, "cpuPools", problems)
         elif cpu_pools is not None:
             problems.append("cpuPools: expected a map of pool names to pools")
         if problems:
@@ -326,8 +447,21 @@ class PlatformContract(_Written):
 
 
 def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list[str]) -> dict[str, Any]:
-    return {str(name): cls(**_read(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)}))
-            for name, pool in pools.items()}
+    read = {}
+    for name, pool in pools.items():
+        values = _read(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if cls is GpuPoolEntry and "offers" not in pool:
+            values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
+        read[str(name)] = cls(**values)
+    return read
+
+
+def single_size_offer(pool: GpuPoolEntry) -> GpuOffer:
+    """The one offer an AgentPool-backed pool's single-size fields describe (what `from_json` gives a
+    contract written before pools had `offers`)."""
+    return GpuOffer(vm_size=pool.vm_size, gpu_model=pool.gpu_model, gpu_memory_gib=pool.gpu_memory_gib,
+                    gpus_per_vm=pool.gpus_per_vm, resource=pool.gpu_resource, per_node=pool.gpus_per_node,
+                    mig_partition=pool.mig_partition, capacity_types=("spot",) if pool.spot else ("onDemand",))
 
 
 def _read(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[str], skip: tuple[str, ...] = (),
@@ -346,7 +480,8 @@ def _read(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[str], s
             values[spec.name] = None
             continue
         try:
-            values[spec.name] = kind.read(value)
+            values[spec.name] = kind.read_nested(value, f"{prefix}{name}", problems) if isinstance(kind, _Nested) \
+                else kind.read(value)
         except ValueError:
             got = f", got {shown(value)}" if kind.show_value else ""
             problems.append(f"{prefix}{name}: expected {kind.expected}{got}")
@@ -385,7 +520,7 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: _object_schema(cls, (cls.__doc__ or "").strip(), False)
-                  for cls in (GpuPoolContract, CpuPoolContract)},
+                  for cls in (GpuPoolEntry, GpuOffer, PoolSharing, CpuPoolEntry)},
     }
     return schema
 
@@ -411,9 +546,12 @@ def contract_markdown() -> str:
         "Numbers may arrive as floats (a StackReference turns `1` into `1.0`); counts must still be whole. The "
         "`kubeconfig` output (a secret) sits beside these keys and is not part of the typed contract.", "",
         "## Top level", "", *_field_table(PlatformContract), "",
-        "## `gpuPools.<name>`", "", (GpuPoolContract.__doc__ or "").strip(), "", *_field_table(GpuPoolContract), "",
-        "## `cpuPools.<name>`", "", (CpuPoolContract.__doc__ or "").strip(), "", *_field_table(CpuPoolContract), "",
+        "## `gpuPools.<name>`", "", (GpuPoolEntry.__doc__ or "").strip(), "", *_field_table(GpuPoolEntry), "",
+        "## `gpuPools.<name>.offers[]`", "", (GpuOffer.__doc__ or "").strip(), "", *_field_table(GpuOffer), "",
+        "## `gpuPools.<name>.sharing`", "", (PoolSharing.__doc__ or "").strip(), "", *_field_table(PoolSharing), "",
+        "## `cpuPools.<name>`", "", (CpuPoolEntry.__doc__ or "").strip(), "", *_field_table(CpuPoolEntry), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "
-        "to null, empty or false when absent (older contracts).", "",
+        "to null, empty or false when absent (older contracts). A pool without `offers` (written before pools "
+        "had offers) reads as one offer made of its single-size fields, `kind` as agentPool and `sharing` as null.", "",
     ]
     return "\n".join(lines)

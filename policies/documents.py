@@ -205,6 +205,12 @@ def _shown_key(key: Any) -> str:
     return repr(text if len(text) <= 64 else text[:61] + "...")
 
 
+def duplicate_key(key: Any, line: int, first: int | str) -> DocumentError:
+    """A key given twice in one mapping or object, at `line`, first at line `first`."""
+    return DocumentError(line, f"duplicate key {_shown_key(key)} (first at line {first}): the API server's strict "
+                               "field validation refuses it; here the last value wins")
+
+
 _PATH_SEPARATOR = re.compile(r"[.\[]")
 
 #: The longest key a field path is looked up with. Field names are short, and the longest Kubernetes
@@ -495,9 +501,7 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         for key, line in duplicates:
             if len(self.index.duplicates) >= MAX_DUPLICATES_REPORTED:
                 return
-            self.index.duplicates.append(DocumentError(line, f"duplicate key {_shown_key(key)} (first at line "
-                                                             f"{first_lines.get(key, '?')}): the API server's strict "
-                                                             "field validation refuses it; here the last value wins"))
+            self.index.duplicates.append(duplicate_key(key, line, first_lines.get(key, "?")))
 
     def _sources(self, node: Any) -> list[Any]:
         """The mappings a mapping's `<<` keys merge, later sources first (so earlier ones win)."""
@@ -678,21 +682,105 @@ def _json_int(text: str) -> Any:
     return int(text) if len(text) < 4000 else text
 
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
+def _json_float(text: str) -> Any:
+    """A JSON number with a fraction or exponent; one past the float range (`1e5000`) stays its
+    text, as a too-long integer does, so a finding quotes what was written, not `inf`."""
+    value = float(text)
+    return value if value - value == 0 else text
 
 
-def load_json(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """One JSON document. JSON has no aliases, so only its nesting needs a bound before parsing."""
+def _json_constant(text: str) -> str:
+    """`NaN`, `Infinity` and `-Infinity` are not JSON (RFC 8259; Go's encoding/json, and so the API
+    server, refuses them), though Python's reader takes them: they stay text, an unusable value."""
+    return text
+
+
+#: What locating a JSON document needs from its text: strings (a key when a `:` follows), and the
+#: braces of objects outside strings. Strings are matched whole so braces in them are skipped.
+_JSON_LOCATED = re.compile(r'"(?:[^"\\]|\\.)*"([ \t\r\n]*:)?|[{}]')
+
+
+def load_json(text: str, limits: Limits = DEFAULT_LIMITS, index: SourceIndex | None = None) -> Any:
+    """One JSON document. JSON has no aliases, so only its nesting needs a bound before parsing.
+
+    With `index`, where each object and key was written and the duplicate keys are recorded in it,
+    as `load_yaml` records them; without, a duplicate key is a DocumentError (the last value would
+    silently win). Numbers past the float range and the non-JSON constants `NaN`/`Infinity` stay
+    their text."""
     if text.count("[") + text.count("{") > limits.max_depth:
         deep_line = _json_deep_line(text, limits)
         if deep_line:
             raise DocumentError(deep_line, f"nested more than {limits.max_depth} levels deep")
+    objects: list[dict[str, Any]] = []
+    #: (position in `objects`, keys as written) of each object that holds a key twice.
+    repeated: list[tuple[int, list[str]]] = []
+
+    def built(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        data = dict(pairs)
+        if len(data) != len(pairs):
+            repeated.append((len(objects), [key for key, _ in pairs]))
+        objects.append(data)
+        return data
+
     try:
-        return json.loads(text, parse_int=_json_int)
+        document = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+                              object_pairs_hook=built)
     except json.JSONDecodeError as error:
         raise DocumentError(error.lineno, f"invalid JSON, column {error.colno}: {error.msg}") from None
     except RecursionError:
         raise DocumentError(0, f"nested more than {limits.max_depth} levels deep") from None
+    if index is None:
+        if repeated:
+            raise _json_duplicates(text, objects, repeated, SourceIndex())[0]
+        return document
+    index.duplicates.extend(_json_duplicates(text, objects, repeated, index))
+    return document
+
+
+def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tuple[int, list[str]]],
+                     index: SourceIndex) -> list[DocumentError]:
+    """Record where each object of a parsed JSON document and each of its keys was written, in
+    `index`, and return its duplicate keys with both lines. One pass over the text's strings and
+    braces: objects close in the order the parser built them (`object_pairs_hook` runs as each one
+    closes), so the n-th `}` belongs to the n-th object built."""
+    open_objects: list[list[int]] = []
+    closed: list[list[int]] = []
+    line, counted = 1, 0
+    for token in _JSON_LOCATED.finditer(text):
+        first = text[token.start()]
+        if first == '"' and token.group(1) is None:
+            continue  # a string value
+        position = token.start()
+        line += text.count("\n", counted, position)
+        counted = position
+        if first == '"':
+            if open_objects:
+                open_objects[-1].append(line)
+        elif first == "{":
+            open_objects.append([line, 0])
+        elif open_objects:
+            closed.append(open_objects.pop())
+    if len(closed) != len(objects):  # cannot happen for text the parser took; locate nothing then
+        return []
+    duplicates: list[DocumentError] = []
+    repeated_at = dict(repeated)
+    mappings = index.mappings
+    for number, (data, entry) in enumerate(zip(objects, closed, strict=True)):
+        keys = repeated_at.get(number)
+        if keys is None:
+            mappings[id(data)] = entry
+            continue
+        first_lines: dict[str, int] = {}
+        for key, key_line in zip(keys, entry[2:], strict=False):
+            if key not in first_lines:
+                first_lines[key] = key_line
+            elif len(duplicates) < MAX_DUPLICATES_REPORTED:
+                duplicates.append(duplicate_key(key, key_line, first_lines[key]))
+        mappings[id(data)] = entry[:2] + list(first_lines.values())
+    return duplicates
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
 
 
 def _json_deep_line(text: str, limits: Limits) -> int:

@@ -22,11 +22,11 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, BinaryIO, TextIO
 
-from .check import read_inputs
+from .check import load_config, read_inputs
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
-from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config, with_platform_taints
+from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError, default_rule_config, with_platform_taints
 from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 
@@ -39,31 +39,37 @@ def explain(obj: Any, platform: Platform | Mapping[str, Any], config: RuleConfig
     config = config or with_platform_taints(default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
     context = context or context_of([obj])
     kind, name = object_identity(obj)
-    return [explain_pod(kind, name, pod, platform, config, context) for pod in pod_specs_of(obj, context)]
+    return [explain_pod(kind, name, pod, platform, config, context)
+            for pod in pod_specs_of(obj, context, config.workload_shapes)]
 
 
-def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform) -> list[PodExplanation]:
+def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
+                configs: Mapping[str, RuleConfig] | None = None) -> list[PodExplanation]:
+    """Every object's explanations; `configs` is the policy config (`--config`), whose toleration
+    rule's settings (GPU resources, declared workload shapes) the explainer reads."""
     objects = list(objects)
     context = context_of(objects)
-    config = with_platform_taints(default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
     return [e for obj in objects for e in explain(obj, platform, config, context)]
 
 
 def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-aks-explain", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--platform", required=True, metavar="OUTPUTS.json", help="the platform stack's outputs as JSON")
+    parser.add_argument("--config", help="policy config JSON, as for `gpu-aks-check --config` (workloadShapes, ...)")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="a Kubernetes YAML/JSON file, a directory, or - for stdin")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
     try:
         platform = read_platform(args.platform)
-    except PlatformError as error:
+        configs = load_config(args.config)
+    except (PlatformError, RuleConfigError) as error:
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     objects, errors = read_inputs(args.paths, stdin=stdin)
     for problem in errors:
         print(safe_text(f"{escape_line(problem.file)}:{problem.line}: error: {problem.message}"), file=sys.stderr)
-    explanations = explain_all((o.obj for o in objects), platform)
+    explanations = explain_all((o.obj for o in objects), platform, configs)
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2

@@ -18,7 +18,6 @@ from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
 from .catalog import (
-    DEVICE_PLUGIN_NAMESPACE,
     GPU_PARTITION_LABEL,
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
@@ -26,7 +25,7 @@ from .catalog import (
     SPOT_LABEL,
     aks_node_labels,
 )
-from .contract import ContractError, PlatformContract
+from .contract import ContractError, GpuOffer, GpuPoolEntry, PlatformContract
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
 from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
@@ -51,29 +50,41 @@ class PlatformError(ValueError):
 
 @dataclass(frozen=True)
 class Platform:
-    pools: Mapping[str, Mapping[str, Any]]
-    mig_strategy: str = "none"
-    #: Where gpu-aks runs NVIDIA's device plugin (the contract's `gpuNamespace`).
-    gpu_namespace: str = DEVICE_PLUGIN_NAMESPACE
-    #: The typed contract the pools were read from.
-    contract: PlatformContract | None = None
+    """The platform's GPU pools, as its typed outputs contract gives them: every reader here reads a
+    pool's GPUs from its `offers`, whatever kind of pool it is."""
+
+    contract: PlatformContract
+
+    @property
+    def pools(self) -> Mapping[str, GpuPoolEntry]:
+        return self.contract.gpu_pools
+
+    @property
+    def mig_strategy(self) -> str:
+        return self.contract.mig_strategy
+
+    @property
+    def gpu_namespace(self) -> str:
+        """Where gpu-aks runs NVIDIA's device plugin (the contract's `gpuNamespace`)."""
+        return self.contract.gpu_namespace
 
     def gpu_sharing(self) -> GpuSharing:
-        """What the platform offers to share a GPU: the resources its MIG pools advertise
-        (`nvidia.com/mig-<partition>` under the mixed strategy, `nvidia.com/gpu` under single). gpu-aks
-        sets up no time-slicing, so no pool is time-sliced."""
-        offers = set()
+        """What the platform offers to share a GPU: the resources its MIG offers advertise
+        (`nvidia.com/mig-<partition>` under the mixed strategy, `nvidia.com/gpu` under single), and
+        whether a pool shares each GPU between pods (its `sharing`: time-slicing or MPS)."""
+        mig_resources = set()
         for name, pool in self.pools.items():
-            partition, resource = pool.get("migPartition"), str(pool.get("gpuResource"))
-            if partition:
-                # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
-                offers.add(resource if resource.startswith(MIG_RESOURCE_PREFIX) else
-                           f"{resource} on pool {name}, where each is a {partition} slice")
-        return GpuSharing(mig_resources=tuple(sorted(offers)))
+            for offer in pool.offers:
+                if offer.mig_partition:
+                    # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
+                    mig_resources.add(offer.resource if offer.resource.startswith(MIG_RESOURCE_PREFIX) else
+                                      f"{offer.resource} on pool {name}, where each is a {offer.mig_partition} slice")
+        return GpuSharing(mig_resources=tuple(sorted(mig_resources)),
+                          time_slicing=any(pool.sharing is not None for pool in self.pools.values()))
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
-        return gpu_pool_taints(text for pool in self.pools.values() for text in as_list(pool.get("taints")))
+        return gpu_pool_taints(text for pool in self.pools.values() for text in pool.taints)
 
 
 def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
@@ -100,8 +111,7 @@ def platform_from_outputs(raw: Any) -> Platform:
         contract = PlatformContract.from_json(raw)
     except ContractError as error:
         raise PlatformError(str(error)) from None
-    return Platform({name: pool.to_json() for name, pool in contract.gpu_pools.items()}, contract.mig_strategy,
-                    contract.gpu_namespace, contract)
+    return Platform(contract)
 
 
 # A platform outputs file is a few kilobytes; 8 MiB leaves room for any real contract.
@@ -198,10 +208,8 @@ def _retired_requests(pod: Mapping[str, Any], node_selector: Mapping[str, str]) 
             if value in RETIRED_ACCELERATORS]
 
 
-def _pool_labels(name: str, pool: Mapping[str, Any]) -> dict[str, str]:
-    azure_name = pool.get("azureName") if isinstance(pool.get("azureName"), str) else name
-    return aks_node_labels(str(azure_name), {str(k): str(v) for k, v in as_mapping(pool.get("labels")).items()},
-                           bool(pool.get("spot")))
+def _pool_labels(name: str, pool: GpuPoolEntry) -> dict[str, str]:
+    return aks_node_labels(pool.azure_name or name, pool.labels, pool.spot)
 
 
 def _hashable(value: Any) -> bool:
@@ -249,12 +257,40 @@ class Tolerating:
         return first, written
 
 
+def _offered(offer: GpuOffer) -> str:
+    return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
+        f"whole GPUs as {offer.resource}"
+
+
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOffer]) -> list[str]:
+    """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
+    if not asks or any(all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())
+                       for offer in offers):
+        return []
+    reasons = []
+    for resource, amount in asks.items():
+        serving = [offer for offer in offers if offer.resource == resource]
+        if not serving:
+            what = " or ".join(dict.fromkeys(map(_offered, offers))) or "no GPUs"
+            reasons.append(f"it asks for {resource}, which this pool does not offer (it offers {what})")
+            continue
+        largest = max(serving, key=lambda offer: offer.per_node)
+        if amount > largest.per_node:
+            has = f"a node of this pool has {largest.per_node}" if len(offers) == 1 else \
+                f"the largest node this pool may bring has {largest.per_node}"
+            reasons.append(f"it asks for {format_amount(amount)} {resource} but {has} ({largest.vm_size})")
+    if not reasons:
+        reasons.append("no one VM size this pool may bring offers all of " +
+                       ", ".join(f"{format_amount(amount)} {resource}" for resource, amount in sorted(asks.items())))
+    return reasons
+
+
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
-                 name: str, pool: Mapping[str, Any], tolerating: Tolerating | None = None) -> PoolVerdict:
+                 name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None) -> PoolVerdict:
     labels = _pool_labels(name, pool)
     reasons, notes = [], []
     taints = []
-    for text in as_list(pool.get("taints")):
+    for text in pool.taints:
         try:
             taints.append(parse_taint(text))
         except TaintSyntaxError:
@@ -275,15 +311,7 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
             by = admitted.tolerations[first]
             notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
     reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
-    offered, per_node = pool["gpuResource"], int(pool["gpusPerNode"])
-    partition = pool.get("migPartition")
-    for resource, amount in asks.items():
-        if resource != offered:
-            what = f"MIG {partition} slices as {offered}" if partition else f"whole GPUs as {offered}"
-            reasons.append(f"it asks for {resource}, which this pool does not offer (it offers {what})")
-        elif amount > per_node:
-            reasons.append(f"it asks for {format_amount(amount)} {resource} but a node of this pool has "
-                           f"{per_node} ({pool.get('vmSize')})")
+    reasons += _gpu_reasons(asks, pool.offers)
     if claims:
         reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
                        "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
@@ -296,14 +324,12 @@ def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Seque
         return []
     hints = []
     for name, pool in platform.pools.items():
-        partition = pool.get("migPartition")
-        if not partition:
-            continue
-        if platform.mig_strategy == "mixed":
-            hints.append(f"pool {name} offers MIG {partition} slices: ask for {MIG_RESOURCE_PREFIX}{partition}: 1")
-        else:
-            hints.append(f"pool {name} offers MIG {partition} slices under migStrategy single: ask for {GPU_RESOURCE}: 1 "
-                         f"with nodeSelector {GPU_PARTITION_LABEL}: {partition}")
+        for partition in dict.fromkeys(offer.mig_partition for offer in pool.offers if offer.mig_partition):
+            if platform.mig_strategy == "mixed":
+                hints.append(f"pool {name} offers MIG {partition} slices: ask for {MIG_RESOURCE_PREFIX}{partition}: 1")
+            else:
+                hints.append(f"pool {name} offers MIG {partition} slices under migStrategy single: ask for "
+                             f"{GPU_RESOURCE}: 1 with nodeSelector {GPU_PARTITION_LABEL}: {partition}")
     return hints or ["this platform has no MIG pools; ask for a whole GPU"]
 
 
@@ -335,12 +361,13 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
         verdicts = tuple(PoolVerdict(v.pool, False, (*retired, *v.reasons), v.notes) for v in verdicts)
     warnings = []
     for verdict in verdicts:
-        pool = platform.pools[verdict.pool]
-        slices = asks.get(str(pool.get("gpuResource")), Fraction(0))
-        if verdict.fits and pool.get("migPartition") and slices > 1:
-            warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {pool.get('migPartition')} slices: "
-                            "MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work across them is "
-                            "slow or fails; ask a pool of whole GPUs for more than one")
+        for offer in platform.pools[verdict.pool].offers if verdict.fits else ():
+            slices = asks.get(offer.resource, Fraction(0))
+            if offer.mig_partition and slices > 1:
+                warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {offer.mig_partition} "
+                                "slices: MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work "
+                                "across them is slow or fails; ask a pool of whole GPUs for more than one")
+                break
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
                           tuple(_hints(pod, config, platform, refusals)))
 
@@ -386,6 +413,7 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             elif not verdict.fits:
                 lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)
+        lines.extend(f"  note: {note}" for note in explanation.pod.notes)
         lines.extend(f"  warning: {warning}" for warning in explanation.warnings)
         lines.extend(f"  hint: {hint}" for hint in explanation.hints)
     return safe_text("\n".join(lines))

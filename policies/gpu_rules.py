@@ -185,7 +185,7 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admit
                                                                               for t in given) + ") do not match it.")
     return (f"{demand.summary()} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
             f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} Add to "
-            f"{pod.path or 'the pod spec'}:\ntolerations:\n{fix}")
+            f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
 
 def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
@@ -205,7 +205,7 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
         except UndecidableError as error:
             findings.append(undecided(TOLERATE_GPU_TAINT, error))
             continue
-        path = join(pod.path, "tolerations")
+        path = pod.tolerations_at
         if admitted.refusals:
             findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary()} ({pod.where}), but the API server "
                                                               f"refuses the pod: {'; '.join(admitted.refusals)}"))

@@ -258,23 +258,26 @@ def _namespace_unknown(obj: Mapping[str, Any]) -> bool:
     return isinstance(metadata, abc.Mapping) and metadata.get("namespace") is UNKNOWN
 
 
-def _pods_of(args: ResourceValidationArgs) -> tuple[dict[str, Any] | None, Context, list[PodSpec]]:
-    """The object and its pod specs, once per request for all the resource policies, judged among
-    the objects registered before it (which this object joins, if pods depend on its kind)."""
+def _pods_of(args: ResourceValidationArgs, shapes: tuple[Any, ...]) -> tuple[dict[str, Any] | None, Context,
+                                                                              list[PodSpec]]:
+    """The object and its pod specs, once per request for all the resource policies (per declared
+    shapes, which every rule's config normally gives alike), judged among the objects registered
+    before it (which this object joins, if pods depend on its kind)."""
     obj = kubernetes_object(args.resource_type, plain_props(args.props))
     if obj is None:
         return None, OPERATION.context, []
     OPERATION.remember(obj)
     context = OPERATION.context
-    return obj, context, pod_specs_of(obj, context)
+    return obj, context, pod_specs_of(obj, context, shapes)
 
 
 def _pod_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        obj, context, pods = remembered("pods", _unproxied(args.props), lambda: _pods_of(args))
+        config = OPERATION.rule_config(rule.name, args.get_config())
+        shapes = config.workload_shapes
+        obj, context, pods = remembered(("pods", shapes), _unproxied(args.props), lambda: _pods_of(args, shapes))
         if obj is None or not pods:
             return
-        config = OPERATION.rule_config(rule.name, args.get_config())
         findings = rule.check(pods, config, context)
         if rule.name == TOLERATE_GPU_TAINT:
             findings = _with_namespace_caveats(findings, obj, pods, context, config, args.urn)
@@ -311,13 +314,13 @@ def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
 StackPods = tuple[list[tuple[Any, dict[str, Any], list[PodSpec]]], Context]
 
 
-def _stack_pods(args: StackValidationArgs) -> StackPods:
+def _stack_pods(args: StackValidationArgs, shapes: tuple[Any, ...] = ()) -> StackPods:
     """The stack's Kubernetes objects with their pod specs, and the complete context they share,
     for a stack pod policy (one is declared: `gpu-workloads-are-analyzable`)."""
     objects = [(r, kubernetes_object(r.resource_type, plain_props(r.props))) for r in args.resources]
     present = [(r, obj) for r, obj in objects if obj is not None]
     context = context_of((obj for _, obj in present), complete=True)
-    return [(r, obj, pod_specs_of(obj, context)) for r, obj in present], context
+    return [(r, obj, pod_specs_of(obj, context, shapes)) for r, obj in present], context
 
 
 def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -> list[Finding]:
@@ -345,8 +348,8 @@ def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -
 
 def _stack_pod_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        present, context = _stack_pods(args)
         config = OPERATION.rule_config(rule.name, args.get_config())
+        present, context = _stack_pods(args, config.workload_shapes)
         findings: list[Finding] = []
         for resource, obj, pods in present:
             prefix = _identity(obj, resource.resource_type, resource.name)

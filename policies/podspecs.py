@@ -189,6 +189,12 @@ class PodSpec:
     #: The pod's annotations (its template's `metadata.annotations`), where the object shows them:
     #: some schedulers take GPU shares from annotations (`gpuMarkers`).
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    #: The key the pod's tolerations are written under at `path` (vLLM's VLLMRuntime says `toleration`).
+    tolerations_key: str = "tolerations"
+
+    @property
+    def tolerations_at(self) -> str:
+        return join(self.path, self.tolerations_key)
 
     @property
     def where(self) -> str:

@@ -13,10 +13,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .admission import AKS_ADMISSION_PLUGINS
-from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, DEFAULT_GPU_TAINT, GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from .catalog import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_LABEL_VALUE,
+    DEFAULT_GPU_TAINT,
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    PASSTHROUGH_GPU_RESOURCES,
+)
 from .declarations import MISSING, Key, Problems, Reader, Section, describe
 from .documents import DocumentError, Limits, load_json, read_file
 from .scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
+from .workloads.shapes import WORKLOAD_SHAPES_SCHEMA, WorkloadShape, parse_shapes
 
 TOLERATE_GPU_TAINT = "gpu-pods-tolerate-gpu-taint"
 WHOLE_GPU_LIMITS = "gpu-limits-are-whole-numbers"
@@ -30,7 +38,7 @@ LEVELS = ("advisory", "mandatory", "disabled")
 Level = Literal["advisory", "mandatory", "disabled"]
 
 DEFAULT_GPU_TAINTS: tuple[Mapping[str, str], ...] = (parse_taint(DEFAULT_GPU_TAINT),)
-DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*")
+DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*", PASSTHROUGH_GPU_RESOURCES)
 DEFAULT_NODE_LABEL: Mapping[str, str] = {"key": ACCELERATOR_LABEL, "value": ACCELERATOR_LABEL_VALUE}
 #: NVIDIA's DRA driver's device classes (kubernetes-sigs/dra-driver-nvidia-gpu).
 DEFAULT_GPU_DEVICE_CLASSES: tuple[str, ...] = ("gpu.nvidia.com", "mig.nvidia.com")
@@ -141,6 +149,8 @@ class RuleConfig:
     gpu_markers: GpuMarkers = GpuMarkers()
     #: None when the platform is not known (no `--platform`): then the advice stays generic.
     gpu_sharing: GpuSharing | None = None
+    #: Kinds the config declares the shape of (`workloadShapes`; `gpu_aks_policies.workloads.shapes`).
+    workload_shapes: tuple[WorkloadShape, ...] = ()
 
     def namespace_annotations(self, name: str) -> Mapping[str, str] | None:
         for namespace, given in self.namespaces:
@@ -277,6 +287,7 @@ PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter i
               lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_DEVICE_CLASSES, allow_empty=True)),
     Parameter("namespaces", NAMESPACES_SCHEMA, "namespaces", _namespaces),
     Parameter("gpuMarkers", GPU_MARKERS_SCHEMA, "gpu_markers", _markers),
+    Parameter("workloadShapes", WORKLOAD_SHAPES_SCHEMA, "workload_shapes", parse_shapes),
 )}
 
 

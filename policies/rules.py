@@ -97,7 +97,8 @@ def _fit(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *, platf
     return check_fit(pods, identity[0], identity[1], platform, config, context)
 
 
-_ADMISSION = ("gpuTaints", "gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers")
+_ADMISSION = ("gpuTaints", "gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers",
+              "workloadShapes")
 
 RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
     Rule(TOLERATE_GPU_TAINT,
@@ -105,11 +106,12 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "mandatory", "resource", "pods", _ADMISSION, check_gpu_tolerations),
     Rule(WHOLE_GPU_LIMITS,
          "GPU amounts are set as limits, whole, and equal to any request, as the API server requires.",
-         "mandatory", "resource", "pods", ("gpuResources",), check_gpu_limits),
+         "mandatory", "resource", "pods", ("gpuResources", "workloadShapes"), check_gpu_limits),
     Rule(SELECT_GPU_NODES,
          "Pods that ask for GPUs select GPU nodes by label (nodeSelector or required affinity).",
          "advisory", "resource", "pods",
-         ("gpuResources", "nodeLabel", "gpuDeviceClasses", "namespaces", "gpuMarkers"), check_gpu_node_selection),
+         ("gpuResources", "nodeLabel", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
+         check_gpu_node_selection),
     Rule(TAINTED_GPU_POOLS,
          "AKS node pools with GPU VM sizes carry a NoSchedule GPU taint and bounded autoscaling.",
          "mandatory", "resource", "aks-pools", ("gpuTaints",), check_gpu_node_pool),
@@ -121,7 +123,8 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "advisory", "stack", "pods", _ADMISSION, check_analyzable),
     Rule(FIT_A_POOL,
          "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
-         "mandatory", "checker-only", "pods", ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers"),
+         "mandatory", "checker-only", "pods",
+         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),
 )}
 

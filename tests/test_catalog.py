@@ -4,8 +4,11 @@ import pytest
 from gpu_aks_policies.catalog import (
     GPU_SKUS,
     UNSUPPORTED_GPU_SKUS,
+    arm64_image_problem,
     gpu_sku,
+    image_repository,
     is_gpu_vm_size,
+    skus_with_gpu,
     unsupported_gpu_sku,
 )
 
@@ -20,6 +23,12 @@ from gpu_aks_policies.catalog import (
     ("Standard_NC40ads_H100_v5", "H100 NVL", 1, 94, True, "nvidia-h100-nvl"),
     ("Standard_ND96isr_H100_v5", "H100 80GB", 8, 80, True, "nvidia-h100-80gb"),
     ("Standard_ND96isr_H200_v5", "H200", 8, 141, True, "nvidia-h200-141gb"),
+    ("Standard_NC80adis_H100_v5", "H100 NVL", 2, 94, True, "nvidia-h100-nvl"),
+    ("Standard_ND128isr_NDR_GB200_v6", "GB200", 4, 192, False, "nvidia-gb200"),
+    ("Standard_ND128isr_GB300_v6", "GB300", 4, 288, False, "nvidia-gb300"),
+    ("Standard_NC8ads_A10_v4", "A10", 1, 8, False, "nvidia-a10"),
+    ("Standard_NC32ads_A10_v4", "A10", 1, 24, False, "nvidia-a10"),
+    ("Standard_NC288ds_xl_RTXPRO6000BSE_v6", "RTX PRO 6000", 2, 96, False, "nvidia-rtx-pro-6000"),
 ])
 def test_supported_sizes(vm_size, model, gpus, memory, mig, accelerator):
     sku = gpu_sku(vm_size)
@@ -73,3 +82,45 @@ def test_catalog_tables_do_not_overlap():
 ])
 def test_is_gpu_vm_size(vm_size, expected):
     assert is_gpu_vm_size(vm_size) is expected
+
+
+@pytest.mark.parametrize("vm_size, arch, share, ubuntu_only", [
+    ("Standard_ND128isr_NDR_GB200_v6", "arm64", None, True),
+    ("Standard_ND128isr_GB300_v6", "arm64", None, True),
+    ("Standard_NC16ads_A10_v4", "amd64", "2/3", False),
+    ("Standard_NC72ds_xl_RTXPRO6000BSE_v6", "amd64", "1/2", True),
+    ("Standard_NC40ads_H100_v5", "amd64", None, False),
+])
+def test_grace_hosts_are_arm64_and_vgpu_sizes_name_their_share(vm_size, arch, share, ubuntu_only):
+    sku = gpu_sku(vm_size)
+    assert (sku.arch, sku.gpu_share, sku.ubuntu_only) == (arch, share, ubuntu_only)
+
+
+def test_nv_a10_sizes_stay_refused_and_point_at_the_nc_sizes():
+    assert "Standard_NC8ads_A10_v4" in unsupported_gpu_sku("Standard_NV36ads_A10_v5").replacement
+
+
+@pytest.mark.parametrize("name, sizes", [
+    ("H100", {"Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5", "Standard_ND96isr_H100_v5"}),
+    ("h200", {"Standard_ND96isr_H200_v5"}),
+    ("GB200", {"Standard_ND128isr_NDR_GB200_v6"}),
+    ("B200", set()),
+])
+def test_sizes_by_gpu_name(name, sizes):
+    assert {sku.vm_size for sku in skus_with_gpu(name)} == sizes
+
+
+@pytest.mark.parametrize("image, problem", [
+    ("nvcr.io/nvidia/k8s-device-plugin:v0.20.0", None),
+    ("nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless", None),
+    ("nvcr.io/nvidia/pytorch@sha256:abc", None),
+    ("registry.example.com:5000/team/trainer:1.0", "cannot confirm an arm64 build"),
+])
+def test_arm64_builds_of_the_platform_images(image, problem):
+    found = arm64_image_problem(image)
+    assert (found is None) if problem is None else (problem in found)
+
+
+def test_image_repository_keeps_a_registry_port():
+    assert image_repository("registry.example.com:5000/team/trainer:1.0") == "registry.example.com:5000/team/trainer"
+    assert image_repository("registry.example.com:5000/team/trainer") == "registry.example.com:5000/team/trainer"

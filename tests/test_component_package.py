@@ -1,8 +1,9 @@
 """The component package: GpuCluster's schema and construction through the plugin protocol, as the
 Pulumi CLI uses them, and the program built on GpuCluster against the graph of the program before it.
 
-The plugin is started once per module as the CLI starts it (`python gpu_aks_plugin <engine address>`,
-the port read from its first line of output). `GetSchema` is checked against the settings layer and
+The plugin is started once per module as the CLI's Python host starts the folder that holds
+PulumiPlugin.yaml (tests/plugin_host.py: `python gpu_aks_plugin <engine address>`, the port read from
+its first line of output). `GetSchema` is checked against the settings layer and
 the committed snapshot; `Construct` runs against a fake engine and resource monitor served here, which
 answer with the same mocks the program's tests use, so what the plugin registers can be compared
 with what the program registers under the mock runtime.
@@ -14,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -55,6 +55,7 @@ from components.settings import DOCUMENT, SettingsError, parse_settings
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
+from tests.plugin_host import load_manifest, plugin_dirs, plugin_project_fields, run_plugin_command
 from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file
 
 # The tests start the plugin over gRPC and run the program under mocks: `make test` and CI run them, `make test-fast` does not.
@@ -319,6 +320,46 @@ class Plugin:
         return self.stub.Construct(request, timeout=60)
 
 
+def test_pulumi_reads_every_key_of_the_plugin_manifest():
+    """PluginProject has no `main` (0.3.1 named its entry point there, and Pulumi dropped it)."""
+    assert plugin_project_fields() == {"runtime", "packages", "requiredPulumiVersion", "template"}
+    for plugin_dir in plugin_dirs(ROOT):
+        manifest = load_manifest(plugin_dir)
+        assert set(manifest) <= plugin_project_fields(), f"{plugin_dir}: Pulumi ignores {set(manifest) - plugin_project_fields()}"
+        assert manifest["runtime"]["name"] == "python"
+
+
+def test_the_plugin_folder_is_the_provider_and_the_root_stays_the_program():
+    assert plugin_dirs(ROOT) == [PLUGIN], "one plugin folder: gpu_aks_plugin/ (the root is the platform program)"
+    assert run_plugin_command(PLUGIN, ["127.0.0.1:1"])[1:] == [str(PLUGIN), "127.0.0.1:1"]
+    assert yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["runtime"]["name"] == "python"
+    assert "GpuCluster(" in (ROOT / "__main__.py").read_text()
+
+
+def test_the_host_command_without_a_main_module_runs_pulumi_run_plugin(tmp_path):
+    (tmp_path / "PulumiPlugin.yaml").write_text("runtime: python\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "some-components"\n')
+    assert run_plugin_command(tmp_path, ["a"])[1:] == ["-m", "pulumi.run.plugin", "some-components", "a"]
+    (tmp_path / "__main__.py").write_text("")
+    assert run_plugin_command(tmp_path, ["a"])[1:] == [str(tmp_path), "a"]
+
+
+def _pins(path) -> dict[str, str]:
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+    return dict(line.split("==") for line in lines if "==" in line)
+
+
+def test_the_plugin_installs_what_the_program_pins_and_the_rules_from_the_repository():
+    """The CLI installs the plugin folder's requirements.txt with that folder as working directory
+    (pulumi `sdk/python/toolchain/pip.go`), where pip takes `-e ..` relative to it: the repository root."""
+    requirements = PLUGIN / "requirements.txt"
+    pins, program = _pins(requirements), _pins(ROOT / "requirements.txt")
+    assert pins and all(program.get(name) == version for name, version in pins.items()), (pins, program)
+    assert {"pulumi", "pulumi-azure-native", "pulumi-kubernetes"} <= set(pins)
+    assert "-e .." in requirements.read_text().splitlines()
+    assert (PLUGIN / ".." / "pyproject.toml").resolve() == ROOT / "pyproject.toml"
+
+
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
     engine, monitor = FakeEngine(), FakeMonitor()
@@ -327,9 +368,10 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
     resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    # As the CLI's Python language host runs a plugin: `python <plugin folder> <engine address>`, from
-    # the consumer's folder (not this repository).
-    process = subprocess.Popen([sys.executable, str(PLUGIN), f"127.0.0.1:{port}"],
+    # As the CLI's Python language host runs the folder with PulumiPlugin.yaml (tests/plugin_host.py:
+    # `python <plugin folder> <engine address>` with its virtualenv's python), from the consumer's folder.
+    [plugin_dir] = plugin_dirs(ROOT)
+    process = subprocess.Popen(run_plugin_command(plugin_dir, [f"127.0.0.1:{port}"]),
                                cwd=tmp_path_factory.mktemp("consumer"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ})
     try:
@@ -567,6 +609,8 @@ def test_yaml_programs_use_only_schema_properties_and_valid_values(source, schem
     assert unknown_properties(schema, {**platform["properties"], "gpuPool": []}) == ["gpuPool"], "the check can fail"
 
 
-def test_the_example_pins_the_package_by_tag():
+def test_the_example_names_the_plugin_folder_and_its_readme_pins_a_tag_of_it():
     packages = yaml.safe_load(EXAMPLE.read_text())["packages"]
-    assert re.fullmatch(r"github\.com/[\w.-]+/gpu-aks@v\d+\.\d+\.\d+", packages["gpu-aks"])
+    assert (EXAMPLE.parent / packages["gpu-aks"]).resolve() == PLUGIN
+    readme = (EXAMPLE.parent / "README.md").read_text()
+    assert re.search(r"pulumi package add github\.com/<org>/gpu-aks/gpu_aks_plugin@v<version>", readme)

@@ -14,7 +14,7 @@ from gpu_aks_policies.contract import (
     CONTRACT_VERSION,
     READABLE_CONTRACT_VERSIONS,
     ContractError,
-    GpuPoolContract,
+    GpuPoolEntry,
     PlatformContract,
     contract_markdown,
     json_schema,
@@ -28,6 +28,35 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The contract as gpu-aks exported it before it had a type (commit 1203a3a): the typed contract
 #: must export exactly these values.
 EXPORTED = json.loads((ROOT / "tests" / "fixtures" / "contract" / "exported-at-1203a3a.json").read_text())
+
+
+def with_offers(document: dict) -> dict:
+    """An exported contract as this release writes it: each GPU pool gains `kind`, `offers` (its one
+    VM size, from the single-size fields) and `sharing`, and nothing else changes."""
+    gained = json.loads(json.dumps(document))
+    for pool in gained.get("gpuPools", gained).values():
+        pool["kind"] = "agentPool"
+        pool["offers"] = [{"vmSize": pool["vmSize"], "gpuModel": pool["gpuModel"], "gpuMemoryGiB": pool["gpuMemoryGiB"],
+                           "gpusPerVm": pool["gpusPerVm"], "resource": pool["gpuResource"],
+                           "perNode": pool["gpusPerNode"], "migPartition": pool["migPartition"],
+                           "capacityTypes": ["spot"] if pool["spot"] else ["onDemand"]}]
+        pool["sharing"] = None
+    return gained
+
+
+WRITTEN = {name: with_offers(document) for name, document in EXPORTED.items()}
+#: A NodePool-backed pool (NAP): two VM sizes, Spot with on-demand fallback, time-sliced.
+NODE_POOL = {
+    "name": "nap", "kind": "nodePool", "taints": ["sku=gpu:NoSchedule"], "labels": {"accelerator": "nvidia"},
+    "vmSize": None, "gpusPerNode": 4, "gpuResource": "nvidia.com/gpu",
+    "offers": [
+        {"vmSize": "Standard_NC4as_T4_v3", "gpuModel": "T4", "gpuMemoryGiB": 16, "gpusPerVm": 1,
+         "resource": "nvidia.com/gpu", "perNode": 4, "migPartition": None, "capacityTypes": ["spot", "onDemand"]},
+        {"vmSize": "Standard_NC64as_T4_v3", "gpuModel": "T4", "gpuMemoryGiB": 16, "gpusPerVm": 4,
+         "resource": "nvidia.com/gpu", "perNode": 16, "migPartition": None, "capacityTypes": ["spot", "onDemand"]},
+    ],
+    "sharing": {"strategy": "timeSlicing", "replicas": 4},
+}
 CONTRACT_KEYS = ("contractVersion", "location", "kubernetesVersion", "gpuNamespace", "migStrategy", "gpuPools",
                  "cpuPools")
 MIXED_SPOT_EXTERNAL = {
@@ -43,21 +72,65 @@ MIXED_SPOT_EXTERNAL = {
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_the_program_exports_the_contract_exactly_as_before(stack, request):
+def test_the_program_exports_the_contract_as_before_with_only_kind_offers_and_sharing_gained(stack, request):
     outputs = request.getfixturevalue(f"{stack}_run").stack_outputs
-    assert {key: outputs[key] for key in CONTRACT_KEYS} == EXPORTED[stack]
+    assert {key: outputs[key] for key in CONTRACT_KEYS} == WRITTEN[stack]
 
 
 def test_a_contract_with_mig_spot_and_an_external_plugin_is_exported_as_before():
     settings = parse_settings(MIXED_SPOT_EXTERNAL, "x", "westeurope", today=date(2026, 11, 22))
-    assert platform_contract(settings) == EXPORTED["mixed-spot-external"]
+    assert platform_contract(settings) == WRITTEN["mixed-spot-external"]
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTED))
 def test_from_json_and_to_json_round_trip_and_match_the_schema(name):
-    document = EXPORTED[name]
+    document = WRITTEN[name]
     jsonschema.validate(document, json_schema())
     assert PlatformContract.from_json(document).to_json() == document
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTED))
+def test_a_contract_written_before_offers_reads_with_its_one_offer_derived(name):
+    contract = PlatformContract.from_json(EXPORTED[name])
+    assert contract.to_json() == WRITTEN[name]
+    assert all(pool.kind == "agentPool" and pool.sharing is None and len(pool.offers) == 1
+               for pool in contract.gpu_pools.values())
+
+
+def test_a_node_pool_with_several_offers_and_sharing_reads_and_round_trips():
+    document = {**WRITTEN["dev"], "gpuPools": {"nap": NODE_POOL}}
+    pool = PlatformContract.from_json(document).gpu_pools["nap"]
+    assert pool.kind == "nodePool" and pool.sharing is not None and pool.sharing.replicas == 4
+    assert [(offer.vm_size, offer.per_node, offer.capacity_types) for offer in pool.offers] == [
+        ("Standard_NC4as_T4_v3", 4, ("spot", "onDemand")), ("Standard_NC64as_T4_v3", 16, ("spot", "onDemand"))]
+    written = PlatformContract.from_json(document).to_json()["gpuPools"]["nap"]
+    assert {key: written[key] for key in NODE_POOL} == NODE_POOL
+    # Offers given are read as given, never re-derived from the single-size fields.
+    assert PlatformContract.from_json(json.loads(json.dumps(document).replace(": 4,", ": 4.0,"))).gpu_pools[
+        "nap"].offers == pool.offers
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"kind": "karpenter"}, "gpuPools.nap.kind: expected agentPool or nodePool, got 'karpenter'"),
+    ({"offers": []}, "gpuPools.nap.offers: expected a non-empty list of objects (vmSize, gpuModel"),
+    ({"offers": {"vmSize": "x"}}, "gpuPools.nap.offers: expected a non-empty list of objects"),
+    ({"offers": [{"resource": "nvidia.com/gpu", "perNode": 1.5}]},
+     "gpuPools.nap.offers[0].perNode: expected a whole number from 0 to 1000000, got 1.5"),
+    ({"offers": [{"resource": "nvidia.com/gpu"}]},
+     "gpuPools.nap.offers[0] has no perNode: this is not a gpu-aks outputs contract"),
+    ({"offers": [{"resource": "nvidia.com/gpu", "perNode": 1, "capacityTypes": ["spot", "spot"]}]},
+     "gpuPools.nap.offers[0].capacityTypes: expected a non-empty list of onDemand and spot, got ['spot', 'spot']"),
+    ({"offers": [{"resource": "nvidia.com/gpu", "perNode": 1, "capacityTypes": ["reserved"]}]},
+     "gpuPools.nap.offers[0].capacityTypes: expected a non-empty list of onDemand and spot"),
+    ({"sharing": {"strategy": "mig", "replicas": 2}}, "gpuPools.nap.sharing.strategy: expected timeSlicing or mps, "
+                                                        "got 'mig'"),
+    ({"sharing": {"strategy": "mps", "replicas": 0}}, "gpuPools.nap.sharing.replicas: expected a whole number from 1"),
+    ({"sharing": {"strategy": "mps"}}, "gpuPools.nap.sharing has no replicas: this is not a gpu-aks outputs contract"),
+    ({"sharing": "timeSlicing"}, "gpuPools.nap.sharing: expected null or an object (strategy, replicas)"),
+])
+def test_each_bad_kind_offer_or_sharing_is_named_by_its_key(change, expected):
+    with pytest.raises(ContractError, match=re.escape(expected)):
+        PlatformContract.from_json({"gpuPools": {"nap": {**NODE_POOL, **change}}})
 
 
 def test_a_stack_reference_delivers_floats_and_the_counts_come_back_whole():
@@ -70,7 +143,7 @@ def test_a_stack_reference_delivers_floats_and_the_counts_come_back_whole():
 @pytest.mark.parametrize("version", [99, "banana", True, 0, 2.5])
 def test_unknown_contract_versions_are_refused_naming_the_versions_read(version):
     with pytest.raises(ContractError) as error:
-        PlatformContract.from_json({**EXPORTED["dev"], "contractVersion": version})
+        PlatformContract.from_json({**WRITTEN["dev"], "contractVersion": version})
     assert str(error.value).startswith("contractVersion: ") and "it reads 1, 2" in str(error.value)
 
 
@@ -123,7 +196,7 @@ def test_the_smoke_test_pods_carry_the_platforms_pool_label_and_the_contract_pla
                               today=date(2026, 11, 22))
     pool = settings.gpu_pools[0]
     template = smoke_job_spec(pool, "img", "cm")["template"]
-    contract: GpuPoolContract = contract_of(settings).gpu_pools["gput4"]
+    contract: GpuPoolEntry = contract_of(settings).gpu_pools["gput4"]
     assert template["metadata"]["labels"][POOL_LABEL] == "gput4" and "gpu-aks/pool" not in template["metadata"]["labels"]
     assert template["spec"]["nodeSelector"] == contract.node_selector
     assert template["spec"]["containers"][0]["resources"]["limits"] == {contract.gpu_resource: 1}
@@ -178,9 +251,9 @@ def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has
     source = Path(app.__file__).read_text()
     read = set(re.findall(r"""pool(?:\.get\(|\[)["']([A-Za-z]+)["']""", source))
     assert read, "the helper reads pools with pool.get('key') / pool['key']"
-    assert read <= set(json_schema()["$defs"]["GpuPoolContract"]["properties"]), read
+    assert read <= set(json_schema()["$defs"]["GpuPoolEntry"]["properties"]), read
     for version in (99, "banana"):
         with pytest.raises(app.PlacementError):
             app.place({**EXPORTED["dev"], "contractVersion": version}, app.GpuRequest())
         with pytest.raises(ContractError):
-            PlatformContract.from_json({**EXPORTED["dev"], "contractVersion": version})
+            PlatformContract.from_json({**WRITTEN["dev"], "contractVersion": version})

@@ -19,12 +19,13 @@ from components.dcgm_exporter import (
 from components.manifests import device_plugin_daemonset
 from components.observability import action_group_short_name, azure_monitor_profile, msprom_name
 from components.settings import ObservabilitySettings, SettingsError, parse_settings
-from observability.__main__ import main as generate
 from observability.dashboard import dashboard_queries, grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
 from observability.rules import metric_names, platform_alert_rules
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION
+from tools.observability import DASHBOARD_FILE, RULES_FILE
+from tools.observability import main as generate
 
 POOLS = {"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"]},
                       {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g",
@@ -165,8 +166,14 @@ def test_every_dashboard_query_uses_exported_metrics_and_each_pool_has_a_row():
     json.dumps(board)
 
 
-def test_generated_files_are_current():
-    assert generate(["--check"]) == 0, "run: python -m observability"
+def test_the_generator_writes_each_stacks_files_where_it_is_told(tmp_path, capsys):
+    assert generate(["--out", str(tmp_path)]) == 0
+    written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    assert written == [f"{stack}/{name}" for stack in ("dev", "prod") for name in sorted((DASHBOARD_FILE, RULES_FILE))]
+    assert "observability.enabled is true" in (tmp_path / "prod" / RULES_FILE).read_text()
+    json.loads((tmp_path / "dev" / DASHBOARD_FILE).read_text())
+    assert generate(["--out", str(tmp_path), "no-such-stack"]) == 2
+    assert "error: stack no-such-stack" in capsys.readouterr().err
 
 
 # --- Azure resources ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The GPU alert rules under promtool: the committed rule files are valid (`promtool check rules`),
+"""The GPU alert rules under promtool: the rule files `python -m tools.observability` writes are valid (`promtool check rules`),
 and every alert fires on synthetic series that should fire it and stays quiet on series that should
 not (`promtool test rules`), with each stack's own thresholds. promtool comes from Debian's
 `prometheus` package; without it these tests skip and say so."""
@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from observability.__main__ import GENERATED, RULES_FILE, stack_settings
 from observability.rules import AlertRule, platform_alert_rules
-from tests.conftest import ROOT
+from tools.observability import rules_text, stack_settings
 
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(
@@ -149,8 +148,9 @@ def _cases(rules: list[AlertRule], stack: str) -> list[dict[str, Any]]:
 
 @needs_promtool
 @pytest.mark.parametrize("stack", STACKS)
-def test_committed_rule_files_pass_promtool_check(stack):
-    result = _promtool("check", "rules", str(GENERATED / stack / RULES_FILE), cwd=ROOT)
+def test_generated_rule_files_pass_promtool_check(stack, tmp_path):
+    (tmp_path / "rules.yaml").write_text(rules_text(stack_settings(stack)))
+    result = _promtool("check", "rules", "rules.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -161,7 +161,7 @@ def test_every_alert_fires_on_its_series_and_not_on_others(stack, tmp_path):
     tests = _cases(rules, stack)
     covered = {check["alertname"] for case in tests for check in case["alert_rule_test"]}
     assert covered == {rule.name for rule in rules}, "every alert has a promtool test"
-    (tmp_path / "rules.yaml").write_text((GENERATED / stack / RULES_FILE).read_text())
+    (tmp_path / "rules.yaml").write_text(rules_text(stack_settings(stack)))
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(
         {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}, sort_keys=False))
     result = _promtool("test", "rules", "tests.yaml", cwd=tmp_path)
@@ -177,6 +177,6 @@ def test_promtool_catches_a_rule_that_does_not_fire(tmp_path):
                                                                                  "UUID": "G"}, "0x3")],
             "alert_rule_test": [{"eval_time": "2m", "alertname": xid.name,
                                  "exp_alerts": [_expected(xid, {"pool": "p", "node": "n", "gpu": "0", "UUID": "G"}, "0")]}]}
-    (tmp_path / "rules.yaml").write_text((GENERATED / "prod" / RULES_FILE).read_text())
+    (tmp_path / "rules.yaml").write_text(rules_text(stack_settings("prod")))
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "tests": [case]}))
     assert _promtool("test", "rules", "tests.yaml", cwd=tmp_path).returncode != 0

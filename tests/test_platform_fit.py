@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from gpu_aks_policies.check import main
+from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.podspecs import gpu_asks
+from gpu_aks_policies.rule_config import default_rule_config
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
 from tools.doctor import main as doctor_main
@@ -218,3 +221,45 @@ def test_pool_names_from_the_platform_cannot_steer_the_explainer(tmp_path, capsy
     out = capsys.readouterr().out
     assert "lands on: t4spot\\n::error::fits" in out, out
     assert not any(line.lstrip().startswith("::") for line in out.splitlines()), out
+
+
+def test_a_pool_that_shares_its_gpus_is_offered_as_gpu_sharing(tmp_path):
+    outputs = json.loads(PROD_OUTPUTS.read_text())
+    outputs["gpuPools"] = {"t4spot": {**outputs["gpuPools"]["t4spot"], "sharing": {"strategy": "timeSlicing",
+                                                                                   "replicas": 4}}}
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(outputs))
+    code, out = check(tmp_path, FRACTIONAL_POD, platform=platform)
+    assert code == 1 and "ask for a whole nvidia.com/gpu on a time-sliced pool (each is a share of a GPU)" in out
+
+
+NAP_POOL = {
+    "kind": "nodePool", "taints": ["sku=gpu:NoSchedule"], "labels": {"accelerator": "nvidia"},
+    "gpusPerNode": 1, "gpuResource": "nvidia.com/gpu",
+    "offers": [{"vmSize": "Standard_NC4as_T4_v3", "resource": "nvidia.com/gpu", "perNode": 1},
+               {"vmSize": "Standard_NC64as_T4_v3", "resource": "nvidia.com/gpu", "perNode": 4},
+               {"vmSize": "Standard_NC24ads_A100_v4", "resource": "nvidia.com/mig-1g.10gb", "perNode": 7,
+                "migPartition": "1g.10gb"}],
+}
+
+
+@pytest.mark.parametrize(("limits", "reasons"), [
+    ({"nvidia.com/gpu": 4}, []),  # only the single-size fields (1 per node) would refuse it
+    ({"nvidia.com/mig-1g.10gb": 7}, []),
+    ({"nvidia.com/gpu": 5}, ["it asks for 5 nvidia.com/gpu but the largest node this pool may bring has 4 "
+                             "(Standard_NC64as_T4_v3)"]),
+    ({"amd.com/gpu": 1}, ["it asks for amd.com/gpu, which this pool does not offer (it offers whole GPUs as "
+                          "nvidia.com/gpu or MIG 1g.10gb slices as nvidia.com/mig-1g.10gb)"]),
+    ({"nvidia.com/gpu": 1, "nvidia.com/mig-1g.10gb": 1},
+     ["no one VM size this pool may bring offers all of 1 nvidia.com/gpu, 1 nvidia.com/mig-1g.10gb"]),
+])
+def test_a_pool_with_several_offers_is_judged_by_each_vm_size_it_may_bring(limits, reasons):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+           "spec": {"tolerations": [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [{"name": "c", "image": "i", "resources": {"limits": limits}}]}}
+    config = default_rule_config()["gpu-pods-fit-a-pool"]
+    if "amd.com/gpu" in limits:
+        config = replace(config, gpu_resources=("nvidia.com/*", "amd.com/gpu"))
+    [explanation] = explain(pod, {"gpuPools": {"nap": NAP_POOL}}, config)
+    [verdict] = explanation.verdicts
+    assert (verdict.fits, list(verdict.reasons)) == (not reasons, reasons)

@@ -377,9 +377,10 @@ def test_rule_config_reports_every_problem():
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
         "ExtendedResourceToleration, PodTolerationRestriction, PodNodeSelector",
         # The config engine's wording (gpu_aks_policies.declarations), as for the platform's settings.
-        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; allowed: enforcementLevel, gpuResources",
+        "gpu-limits-are-whole-numbers.nodeLabel: unknown setting; allowed: enforcementLevel, gpuResources, "
+        "workloadShapes",
         "gpu-pods-select-gpu-nodes.nodeLabels: unknown setting; did you mean 'nodeLabel'? allowed: enforcementLevel, "
-        "gpuResources, nodeLabel, gpuDeviceClasses, namespaces, gpuMarkers",
+        "gpuResources, nodeLabel, gpuDeviceClasses, namespaces, gpuMarkers, workloadShapes",
     ]
 
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
-from gpu_aks_policies.contract import GpuPoolContract, PlatformContract
+from gpu_aks_policies.contract import GpuPoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -223,7 +223,7 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolContract,
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolEntry,
                 platform: Platform, plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
     name = _name(node)
     resource, expected = typed.gpu_resource, typed.gpus_per_node
@@ -356,10 +356,9 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
     reports = []
     matched: set[str] = set()
     nodes_by_label = _NodesByLabel(nodes)
-    # The pools as the typed contract read them (checked types; counts are ints), read once.
-    contract = platform.contract or PlatformContract.from_json({"gpuPools": platform.pools})
-    for pool_name, pool in platform.pools.items():
-        typed = contract.gpu_pools[pool_name]
+    # The pools as the typed contract read them (checked types; counts are ints).
+    for pool_name, typed in platform.pools.items():
+        pool = typed.to_json()
         # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
         pool_label = typed.pool_label or {POOL_LABEL: pool_name}
         members = nodes_by_label.matching(pool_label)
@@ -391,7 +390,8 @@ def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], p
             by_node.setdefault(as_str(as_mapping(pod.get("spec")).get("nodeName")), []).append(pod)
             pools_with_pods.add(as_str(_labels(pod).get(POOL_LABEL)))
     for report in reports:
-        if as_mapping(platform.pools.get(report.name)).get("dcgmExporter") != "gpu-aks" and \
+        pool = platform.pools.get(report.name)
+        if (pool is None or pool.dcgm_exporter != "gpu-aks") and \
                 report.name not in pools_with_pods:
             continue
         for node in report.nodes:

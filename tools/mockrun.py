@@ -108,6 +108,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 FAKE_TENANT = "00000000-0000-0000-0000-000000000000"
 FAKE_SUBSCRIPTION = "11111111-1111-1111-1111-111111111111"
 FAKE_DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
+#: The principal IDs of a cluster's system-assigned identity and of a user-assigned identity.
+FAKE_CLUSTER_PRINCIPAL_ID = "44444444-4444-4444-4444-444444444444"
+FAKE_IDENTITY_PRINCIPAL_ID = "66666666-6666-6666-6666-666666666666"
 AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 
@@ -155,6 +158,9 @@ class PlatformMocks(pulumi.runtime.Mocks):
             name = args.inputs.get("resourceName", args.name)
             state["name"] = name
             state["fqdn"] = f"{name}.hcp.eastus2.azmk8s.io"
+            identity = args.inputs.get("identity") or {}
+            if identity.get("type") == "SystemAssigned":
+                state["identity"] = {**identity, "principalId": FAKE_CLUSTER_PRINCIPAL_ID, "tenantId": FAKE_TENANT}
             if (args.inputs.get("oidcIssuerProfile") or {}).get("enabled"):
                 state["oidcIssuerProfile"] = {"enabled": True,
                                               "issuerURL": f"https://eastus2.oic.prod-aks.azure.com/{FAKE_TENANT}/{name}/"}
@@ -175,6 +181,12 @@ class PlatformMocks(pulumi.runtime.Mocks):
         if args.token == "azure-native:authorization:getClientConfig":
             return {"clientId": "33333333-3333-3333-3333-333333333333", "objectId": FAKE_DEPLOYER_OBJECT_ID,
                     "subscriptionId": FAKE_SUBSCRIPTION, "tenantId": FAKE_TENANT}, []
+        if args.token == "azure-native:managedidentity:getUserAssignedIdentity":
+            name = args.args.get("resourceName", "identity")
+            return {"id": f"/subscriptions/{FAKE_SUBSCRIPTION}/resourceGroups/{args.args.get('resourceGroupName')}/"
+                          f"providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}", "name": name,
+                    "principalId": FAKE_IDENTITY_PRINCIPAL_ID, "clientId": "55555555-5555-5555-5555-555555555555",
+                    "tenantId": FAKE_TENANT}, []
         if args.token == "kubernetes:yaml:decode":
             return {"result": [doc for doc in yaml.safe_load_all(args.args["text"]) if doc]}, []
         return {}, []

@@ -36,6 +36,7 @@ from components.aks_api import (
     supported_minors,
 )
 from components.settings.common import PROJECT, ParseContext
+from components.settings.identity import IDENTITY, IdentitySettings
 from components.settings.production import (
     API_SERVER_ACCESS_PROFILE,
     NETWORK_PROFILE,
@@ -45,6 +46,7 @@ from components.settings.production import (
     check_region,
     warn_open_api_server,
 )
+from components.settings.security_profile import SECURITY_PROFILE, SecurityProfileSettings
 
 #: `kubelogin convert-kubeconfig -l` modes that work without a person at the keyboard.
 KubeloginMode = Literal["azurecli", "spn", "msi", "workloadidentity"]
@@ -84,6 +86,10 @@ class ClusterSettings:
     secret: bool = False
     network_profile: NetworkSettings = field(default_factory=NetworkSettings)
     api_server_access_profile: ApiServerAccessSettings = field(default_factory=ApiServerAccessSettings)
+    #: The control plane's managed identity (the AKS `identity` block).
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
+    #: Defender, KMS and Image Cleaner (each off by default); workload identity is `workload_identity`.
+    security_profile: SecurityProfileSettings = field(default_factory=SecurityProfileSettings)
     #: Pulumi's `protect` on the cluster and its resource group.
     protect: bool = False
 
@@ -173,6 +179,25 @@ def _autoscaler_profile(reader: Reader, value: Any) -> dict[str, Any]:
     return {**DEFAULT_AUTOSCALER_PROFILE, **checked}
 
 
+def _grants_before_the_cluster(reader: Reader) -> None:
+    """Your own private DNS zone and KMS need the control plane's identity granted before the cluster
+    exists, which only a user-assigned identity can be (learn.microsoft.com/azure/aks/private-clusters;
+    learn.microsoft.com/azure/aks/use-kms-etcd-encryption, "Limitations"; Azure/terraform-azurerm-aks
+    `main.tf` preconditions)."""
+    if reader.get("identity.type") == "UserAssigned":
+        return
+    zone = reader.get("apiServerAccessProfile.privateDNSZone")
+    if zone and zone not in ("system", "none"):
+        reader.problem("apiServerAccessProfile.privateDNSZone", "is your own zone, which needs identity.type "
+                                                                "UserAssigned: the identity must hold Private DNS Zone "
+                                                                "Contributor on the zone before AKS creates the cluster")
+    if reader.get("securityProfile.azureKeyVaultKms.enabled"):
+        reader.problem("securityProfile.azureKeyVaultKms.enabled", "needs identity.type UserAssigned: \"KMS etcd "
+                                                                   "encryption doesn't work with system-assigned managed "
+                                                                   "identity\" (learn.microsoft.com/azure/aks/"
+                                                                   "use-kms-etcd-encryption)")
+
+
 def _cluster(reader: Reader) -> ClusterSettings:
     context: ParseContext = reader.context
     location = context.location if isinstance(context.location, str) and context.location.strip() else ""
@@ -247,8 +272,13 @@ CLUSTER = Section(
         API_SERVER_ACCESS_PROFILE,
         Check(warn_open_api_server, reads=("apiServerAccessProfile",),
               doc="A warning when the API server has neither authorized ranges nor a private endpoint."),
+        IDENTITY,
+        SECURITY_PROFILE,
+        Check(_grants_before_the_cluster, reads=("identity", "apiServerAccessProfile", "securityProfile"),
+              doc="Your own private DNS zone and KMS need `identity.type: UserAssigned`."),
         PROTECT,
     ), build=_cluster,
     listed=("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel", "nodeOSUpgradeChannel",
             "aadProfile", "disableLocalAccounts", "oidcIssuerProfile", "workloadIdentity", "kubeloginMode",
-            "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "protect"))
+            "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "identity", "securityProfile",
+            "protect"))

@@ -32,12 +32,16 @@ from components.aks_api import (
     NETWORK_POLICIES,
     NODE_SOAK_RANGE,
     OUTBOUND_TYPES,
+    PRIVATE_DNS_ZONE_MODES,
+    PRIVATE_DNS_ZONE_NAME_RE,
     RESERVED_CIDRS,
+    RESOURCE_ID_FORMS,
     START_TIME_PATTERN,
     UNDRAINABLE_NODE_BEHAVIORS,
     UTC_OFFSET_PATTERN,
     WEEK_DAYS,
     os_sku_problem,
+    parse_resource_id,
 )
 from components.azure_catalog import cpu_vm_size_problem, region_check
 
@@ -92,6 +96,14 @@ class ApiServerAccessSettings:
 
     authorized_ip_ranges: tuple[str, ...] = ()
     private_cluster: bool = False
+    #: `privateDNSZone` of a private cluster: `system`, `none` or your zone's resource ID; None leaves
+    #: AKS's default (`system`).
+    private_dns_zone: str | None = None
+
+    @property
+    def own_private_dns_zone(self) -> str | None:
+        """The resource ID of your own private DNS zone, when the cluster uses one."""
+        return self.private_dns_zone if self.private_dns_zone not in (None, *PRIVATE_DNS_ZONE_MODES) else None
 
     @property
     def open_to_internet(self) -> bool:
@@ -397,6 +409,35 @@ def _authorized_ranges(reader: Reader, value: Any) -> tuple[str, ...]:
     return tuple(ranges)
 
 
+def _private_dns_zone_problem(value: Any) -> str | None:
+    if value in PRIVATE_DNS_ZONE_MODES:
+        return None
+    zone = parse_resource_id("privateDnsZone", value)
+    if zone is None:
+        return (f"is not allowed; AKS API {API_VERSION} takes {', '.join(PRIVATE_DNS_ZONE_MODES)} or your private DNS "
+                f"zone's resource ID ({RESOURCE_ID_FORMS['privateDnsZone'][1]})")
+    if not PRIVATE_DNS_ZONE_NAME_RE.fullmatch(zone.name):
+        return (f"names zone {zone.name!r}; AKS takes privatelink.<region>.azmk8s.io or <subzone>.privatelink.<region>."
+                "azmk8s.io (learn.microsoft.com/azure/aks/private-clusters, \"Configure a private DNS zone\")")
+    return None
+
+
+def _private_dns_zone_fits(reader: Reader) -> None:
+    value = reader.get("privateDNSZone")
+    if value is None:
+        return
+    if not reader.get("enablePrivateCluster"):
+        reader.problem("privateDNSZone", "is only used by a private cluster; set enablePrivateCluster: true or remove it")
+        return
+    zone = parse_resource_id("privateDnsZone", value)
+    match = PRIVATE_DNS_ZONE_NAME_RE.fullmatch(zone.name) if zone else None
+    location = reader.context.location
+    if match and isinstance(location, str) and location and match.group("region") != location:
+        reader.problem("privateDNSZone", f"names zone {zone.name!r} of region {match.group('region')!r}, but the "
+                                         f"cluster is in {location!r} (azure-native:location); AKS needs the cluster's "
+                                         "region in the zone name")
+
+
 def _private_or_ranges(reader: Reader) -> None:
     if reader.get("enablePrivateCluster") and reader.get("authorizedIPRanges"):
         reader.problem("authorizedIPRanges", "is not used by a private cluster (enablePrivateCluster: true), whose API "
@@ -414,6 +455,12 @@ API_SERVER_ACCESS_PROFILE = Section(
                 source=f"{_CLUSTER_MODEL} apiServerAccessProfile.enablePrivateCluster"),
         Check(_private_or_ranges, reads=("authorizedIPRanges", "enablePrivateCluster"),
               doc="A private cluster takes no authorized ranges."),
+        text("privateDNSZone", "A private cluster's DNS zone: `system` (AKS creates one), `none` (public DNS only) or "
+             "your own zone's resource ID (needs cluster.identity UserAssigned; gpu-aks grants it Private DNS Zone "
+             "Contributor there).", None, check=_private_dns_zone_problem, attr="private_dns_zone",
+             source=f"{_CLUSTER_MODEL} apiServerAccessProfile.privateDNSZone"),
+        Check(_private_dns_zone_fits, reads=("privateDNSZone", "enablePrivateCluster"),
+              doc="`privateDNSZone` only with `enablePrivateCluster: true`; your zone names the cluster's region."),
     ), cls=ApiServerAccessSettings, source=f"{_CLUSTER_MODEL} apiServerAccessProfile")
 
 

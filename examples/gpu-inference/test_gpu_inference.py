@@ -47,7 +47,8 @@ def test_the_server_lands_on_the_t4_pool_in_half_precision_behind_a_service():
         assert service.inputs["spec"]["selector"] == deployment.inputs["spec"]["selector"]["matchLabels"]
         assert service.inputs["spec"]["ports"][0]["targetPort"] == "http"
 
-    return program["deployment"].urn.apply(check)
+    # Both registered before the check looks (the Service registers after the Deployment).
+    return pulumi.Output.all(program["deployment"].urn, program["service"].urn).apply(check)
 
 
 @pulumi.runtime.test

@@ -7,12 +7,16 @@ adapter recognises it (a compiled Kubeflow pipeline)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..podspecs import PodSpec, api_group, find_pod_specs, object_namespace
+from ..podspecs import PodSpec, api_group, find_pod_specs, object_identity, object_namespace
 from .context import Context, Recognize, is_kubernetes_object
+from .mentions import gpu_mention
+
+if TYPE_CHECKING:
+    from .shapes import WorkloadShape
 
 #: (object, objects checked together) -> the pod specs its controller will create.
 Adapter = Callable[[Mapping[str, Any], Context], list[PodSpec]]
@@ -70,16 +74,40 @@ def adapter_for(obj: Any) -> Adapter | None:
     return ADAPTERS.get((api_group(obj), obj["kind"]))
 
 
-def pod_specs_of(obj: Any, context: Context | None = None) -> list[PodSpec]:
-    """The pod specs `obj` leads to: from its registered adapter, else (for a Kubernetes object)
-    from the generic search. A document that is not a Kubernetes object and that no document
-    adapter knows leads to none: nothing creates pods from it."""
+def pod_specs_of(obj: Any, context: Context | None = None, shapes: Sequence[WorkloadShape] = ()) -> list[PodSpec]:
+    """The pod specs `obj` leads to: from the shape the policy config declares for its kind, else
+    from its registered adapter, else (for a Kubernetes object) from the generic search. A document
+    that is not a Kubernetes object and that no document adapter knows leads to none: nothing
+    creates pods from it. A kind nobody knows that names a GPU outside every pod spec the search
+    finds is not evaluated (`mentions`): one pod spec with the advisory and nothing to judge."""
+    if shapes and is_kubernetes_object(obj):
+        from .shapes import declared_shape, pods_of_shape
+
+        shape = declared_shape(shapes, api_group(obj), obj["kind"])
+        if shape is not None:
+            return pods_of_shape(shape, obj)
     adapter = adapter_for(obj)
     if adapter is not None:
         return adapter(obj, context or Context())
     if not is_kubernetes_object(obj):
         return []
-    return find_pod_specs(obj, namespace=object_namespace(obj))
+    pods = find_pod_specs(obj, namespace=object_namespace(obj))
+    mention = gpu_mention(obj, (id(pod.spec) for pod in pods))
+    if mention is None:
+        return pods
+    return [not_evaluated(obj, *mention)]
+
+
+def not_evaluated(obj: Mapping[str, Any], path: str, name: str) -> PodSpec:
+    """The advisory for an object of a kind no adapter or declaration knows that names a GPU."""
+    kind = object_identity(obj)[0]
+    group = api_group(obj)
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else group
+    note = (f"not evaluated: declare this kind's shape. No adapter or declared shape knows {kind} ({api_version}), "
+            f"and it names {name!r} at {path}, outside any pod spec the rules can find; any verdict would be a guess. "
+            f"Declare where its pods are in the policy config (workloadShapes: {{apiVersion: {api_version}, kind: "
+            f"{kind}, pods: [...]}}; docs/workloads.md)")
+    return PodSpec("spec", {}, (), object_namespace(obj), f"{kind}", notes=(note,))
 
 
 # --- The reference page -------------------------------------------------------------------------
