@@ -20,7 +20,9 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
-from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
+# SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
+# is declared once, in the catalog beside NVIDIA's limits.
+from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -47,9 +49,6 @@ PoolKind = Literal["agentPool", "nodePool"]
 #: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
 #: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
 CapacityType = Literal["onDemand", "spot"]
-#: How the device plugin shares one GPU between pods (NVIDIA k8s-device-plugin's `sharing.timeSlicing`
-#: and `sharing.mps`).
-SharingStrategy = Literal["timeSlicing", "mps"]
 
 
 class ContractError(ValueError):

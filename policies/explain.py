@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
-from .check import load_config, read_inputs
+from .check import LoadedObject, load_config, read_inputs
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
@@ -53,6 +54,20 @@ def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
     return [e for obj in objects for e in explain(obj, platform, config, context)]
 
 
+def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
+                   configs: Mapping[str, RuleConfig] | None = None) -> list[PodExplanation]:
+    """`explain_all` over objects read from files: each explanation names the file and line of its
+    pod spec, as the checker names those of a finding."""
+    context = context_of([loaded.obj for loaded in objects])
+    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    explanations = []
+    for loaded in objects:
+        for explanation in explain(loaded.obj, platform, config, context):
+            line, _ = loaded.locate(explanation.pod.path)
+            explanations.append(replace(explanation, location=f"{loaded.file}:{line}"))
+    return explanations
+
+
 def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-aks-explain", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--platform", required=True, metavar="OUTPUTS.json", help="the platform stack's outputs as JSON")
@@ -69,7 +84,7 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
     objects, errors = read_inputs(args.paths, stdin=stdin)
     for problem in errors:
         print(safe_text(f"{escape_line(problem.file)}:{problem.line}: error: {problem.message}"), file=sys.stderr)
-    explanations = explain_all((o.obj for o in objects), platform, configs)
+    explanations = explain_loaded(objects, platform, configs)
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2

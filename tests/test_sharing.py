@@ -3,6 +3,7 @@ to a copy of NVIDIA's own source (`tests/fixtures/nvidia_device_plugin/`, tag v0
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,16 @@ from gpu_aks_policies.catalog import (
     POOL_LABEL,
     SHARING_STRATEGIES,
 )
+from gpu_aks_policies.check import main as check_main
+from gpu_aks_policies.contract import PlatformContract
+from gpu_aks_policies.explain import explain
+from gpu_aks_policies.explain import main as explain_main
+from gpu_aks_policies.fit import render
 from gpu_aks_policies.gpu_rules import is_device_plugin_daemonset
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from components.contract import platform_contract
 from components.dcgm_exporter import exporter_daemonset
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.manifests import (
@@ -388,3 +397,160 @@ def test_the_dashboard_shows_slices_per_gpu_and_counts_each_shared_gpu_once():
         'sum by (node) (max by (node, gpu, GPU_I_ID) (DCGM_FI_DEV_FB_USED{pool="t4x4",node=~"$node"}))']
     assert {name for query in dashboard_queries(board) for name in metric_names(query)} <= KNOWN_METRICS
     assert "Slices: allocatable, allocated, busy" in by_title and "GPUs: allocatable, allocated, busy" in by_title
+
+
+# --- The contract and the rules --------------------------------------------------------------------
+
+TOLERATE_ALL = [{"operator": "Exists"}]
+
+
+def pod(name: str, amount: Any, pool: str | None = None, containers: int = 1) -> dict[str, Any]:
+    spec: dict[str, Any] = {"tolerations": TOLERATE_ALL, "containers": [
+        {"name": f"c{index}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": amount}}}
+        for index in range(containers)]}
+    if pool:
+        spec["nodeSelector"] = {"accelerator": "nvidia", POOL_LABEL: pool}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def shared_platform(**sharing: Any) -> dict[str, Any]:
+    return platform_contract(platform(
+        {**T4, "minCount": 1, "sharing": sharing or {"strategy": "timeSlicing", "replicas": 4}},
+        {**T4X4, "minCount": 1, "nodeLabels": {"team": "ml"}}))
+
+
+def test_the_contract_carries_sharing_and_counts_shares_per_node():
+    outputs = platform_contract(platform(shared(T4X4, "mps", 3), T4))
+    shared_pool, whole = outputs["gpuPools"]["t4x4"], outputs["gpuPools"]["t4"]
+    assert shared_pool["sharing"] == {"strategy": "mps", "replicas": 3}
+    assert shared_pool["gpusPerNode"] == shared_pool["offers"][0]["perNode"] == 12
+    assert whole["sharing"] is None and whole["gpusPerNode"] == 1
+    assert PlatformContract.from_json(outputs).gpu_pools["t4x4"].sharing.replicas == 3
+
+
+def test_the_explainer_says_one_slice_of_a_shared_pool_is_a_share_of_which_gpu():
+    [explanation] = explain(pod("one", 1, "t4"), shared_platform())
+    assert explanation.lands_on == ["t4"]
+    [verdict] = [v for v in explanation.verdicts if v.fits]
+    assert verdict.gets[0].startswith("gets 1/4 of a T4, time-sliced (the pool shares each GPU 4 ways by time-slicing")
+    [mps] = explain(pod("one", 1, "t4"), shared_platform(strategy="mps", replicas=2))
+    assert [v for v in mps.verdicts if v.fits][0].gets[0].startswith("gets 1/2 of a T4, shared through MPS")
+
+
+def test_two_shares_fit_no_shared_pool_but_a_whole_gpu_pool_still_takes_them():
+    [explanation] = explain(pod("two", 2), shared_platform())
+    assert explanation.lands_on == ["t4x4"]
+    [refused] = [v for v in explanation.verdicts if v.pool == "t4"]
+    assert refused.reasons == ("a container asks for 2 nvidia.com/gpu, but this pool shares each GPU 4 ways "
+                               "(time-slicing) and gives a container at most one share: NVIDIA's device plugin refuses "
+                               "more (failRequestsGreaterThanOne), so the kubelet fails the pod; ask for 1 here, or for "
+                               "whole GPUs on an unshared pool",)
+    # Two containers of one share each are two allocations of one: NVIDIA's plugin serves them.
+    [two_containers] = explain(pod("pair", 1, "t4", containers=2), shared_platform())
+    assert two_containers.lands_on == ["t4"]
+
+
+def test_the_checker_admits_one_slice_and_refuses_two_on_a_shared_platform(tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(shared_platform()))
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    one.write_text(yaml.safe_dump(pod("one", 1, "t4")))
+    two.write_text(yaml.safe_dump(pod("two", 2, "t4")))
+    assert check_main(["--platform", str(outputs), str(one)]) == 0
+    capsys.readouterr()
+    assert check_main(["--platform", str(outputs), str(two)]) == 1
+    out = capsys.readouterr().out
+    assert "[mandatory] gpu-pods-fit-a-pool" in out and "gives a container at most one share" in out
+
+
+def test_the_fraction_advice_and_the_explainers_hints_name_the_same_shared_pools(tmp_path, capsys):
+    outputs = shared_platform()
+    [explanation] = explain(pod("half", 0.5), outputs)
+    [refusal] = explanation.refusals
+    assert "ask for nvidia.com/gpu: 1 on pool t4 (1/4 of a T4, time-sliced)" in refusal
+    assert explanation.hints == ("pool t4 shares each GPU 4 ways (time-slicing): ask for nvidia.com/gpu: 1 and get "
+                                 "1/4 of a T4, time-sliced",)
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    manifest = tmp_path / "half.yaml"
+    manifest.write_text(yaml.safe_dump(pod("half", 0.5)))
+    assert check_main(["--platform", str(path), str(manifest)]) == 1
+    assert "ask for nvidia.com/gpu: 1 on pool t4 (1/4 of a T4, time-sliced)" in capsys.readouterr().out
+
+
+def test_the_explainer_shows_file_and_line_like_the_checker(tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(shared_platform()))
+    manifest = tmp_path / "pods.yaml"
+    manifest.write_text(yaml.safe_dump(pod("first", 1, "t4")) + "---\n" + yaml.safe_dump(pod("second", 1, "t4")))
+    assert explain_main(["--platform", str(outputs), str(manifest)]) == 0
+    out = capsys.readouterr().out
+    spec_lines = [number for number, line in enumerate(manifest.read_text().splitlines(), 1) if line == "spec:"]
+    assert [line.split(": Pod/")[0] for line in out.splitlines() if ": Pod/" in line] == \
+        [f"{manifest}:{number}" for number in spec_lines]
+
+
+def test_the_explainer_says_what_a_pod_gets_on_each_pool_and_why():
+    outputs = platform_contract(platform(
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g", "minCount": 0},
+        {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot", "minCount": 0}))
+    [explanation] = explain(pod("plain", 1), outputs)
+    gets = {verdict.pool: verdict.gets for verdict in explanation.verdicts}
+    assert gets["a100mig"][0] == ("gets a MIG 2g.20gb slice of an A100 80GB (the pool's GPUs are split into MIG "
+                                  "instances; each is isolated in hardware)")
+    assert "Azure/AKS#5161" in gets["a100mig"][1]
+    assert gets["t4spot"] == (
+        "gets a whole T4",
+        "runs on Spot VMs: Azure can evict the node with 30 seconds' notice, stopping the pod mid-run",
+        "waits while the pool scales up from zero when no node has room: a new GPU node takes minutes")
+    rendered = render(explain(pod("plain", 1), outputs))
+    assert "  t4spot: runs on Spot VMs" in rendered and "  a100mig: gets a MIG 2g.20gb slice" in rendered
+
+
+# Whole-GPU and MIG pools of every catalog family gpu-aks can share, and pods asking 1 to 8 GPUs.
+SIZES = ["Standard_NC4as_T4_v3", "Standard_NC64as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_NC48ads_A100_v4",
+         "Standard_ND96isr_H100_v5"]
+
+
+@st.composite
+def pools_and_sharing(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    count = draw(st.integers(1, 4))
+    pools = []
+    for index in range(count):
+        size = draw(st.sampled_from(SIZES))
+        pool: dict[str, Any] = {"name": f"p{index}", "vmSize": size, "minCount": draw(st.integers(0, 1)),
+                                "scaleSetPriority": draw(st.sampled_from(["Regular", "Spot"]))}
+        if "T4" not in size and draw(st.booleans()):
+            # A served MIG pool keeps a node under `mixed` (Azure/AKS#5161): the settings refuse minCount 0.
+            pool.update(gpuInstanceProfile=draw(st.sampled_from(["MIG1g", "MIG2g", "MIG7g"])), minCount=1)
+        pools.append(pool)
+    shared_pools = []
+    for pool in pools:
+        if draw(st.booleans()):
+            strategy = "timeSlicing" if pool.get("gpuInstanceProfile") else draw(st.sampled_from(["timeSlicing", "mps"]))
+            pool = {**pool, "sharing": {"strategy": strategy, "replicas": draw(st.integers(2, 48))}}
+        shared_pools.append(pool)
+    return pools, shared_pools
+
+
+@settings(max_examples=60, deadline=None)
+@given(pools_and_sharing(), st.integers(1, 8), st.sampled_from(["single", "mixed"]), st.integers(1, 2))
+def test_sharing_never_turns_a_fitting_pod_into_a_misfit_on_an_unshared_pool(drawn, amount, strategy, containers):
+    pools, with_sharing = drawn
+    plain = platform_contract(platform(*pools, devicePlugin={"migStrategy": strategy}))
+    shared_outputs = platform_contract(platform(*with_sharing, devicePlugin={"migStrategy": strategy}))
+    unshared = {pool["name"] for pool in with_sharing if "sharing" not in pool}
+    for resource in ("nvidia.com/gpu", *(f"nvidia.com/mig-{p}" for p in ("1g.10gb", "2g.20gb"))):
+        manifest = pod("p", amount, containers=containers)
+        for container in manifest["spec"]["containers"]:
+            container["resources"]["limits"] = {resource: amount}
+        [before] = explain(manifest, plain)
+        [after] = explain(manifest, shared_outputs)
+        verdicts_before = {v.pool: v for v in before.verdicts}
+        for verdict in after.verdicts:
+            if verdict.pool in unshared:
+                assert verdict == verdicts_before[verdict.pool]
+        # One container: what fits a pool once it shares fits it whole, and only one share fits.
+        for verdict in after.verdicts if containers == 1 else ():
+            if verdict.fits and verdict.pool not in unshared:
+                assert amount == 1 and verdicts_before[verdict.pool].fits
