@@ -82,7 +82,7 @@ def device_plugin_daemonset(
     # The whole-GPU DaemonSet keeps gpu-aks 0.1's selector labels: a selector cannot change in place.
     selector = "nvidia-device-plugin-mig-ds" if mig else "nvidia-device-plugin-ds"
     if shared is not None:
-        name, selector = shared_plugin_name(shared), f"{shared_plugin_name(shared)}-ds"
+        name, selector = shared_plugin_name(shared.name), f"{shared_plugin_name(shared.name)}-ds"
     labels = {DEVICE_PLUGIN_APP_LABEL[0]: DEVICE_PLUGIN_APP_LABEL[1], "name": selector}
     # No FAIL_ON_INIT_ERROR=false: NVIDIA dropped it from its static manifests because with it
     # "failures in loading GPU information is silently ignored" and the plugin still looks Ready
@@ -123,13 +123,13 @@ def device_plugin_daemonset(
 # --- Sharing (time-slicing and MPS) ------------------------------------------------------------
 
 
-def shared_plugin_name(pool: GpuNodePoolSettings) -> str:
+def shared_plugin_name(pool_name: str) -> str:
     """The device-plugin DaemonSet and ConfigMap of a shared pool (pool names are at most 12 characters)."""
-    return f"nvidia-device-plugin-{pool.name}"
+    return f"nvidia-device-plugin-{pool_name}"
 
 
-def mps_daemon_name(pool: GpuNodePoolSettings) -> str:
-    return f"{MPS_CONTROL_DAEMON_APP}-{pool.name}"
+def mps_daemon_name(pool_name: str) -> str:
+    return f"{MPS_CONTROL_DAEMON_APP}-{pool_name}"
 
 
 def sharing_config(pool: GpuNodePoolSettings) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def sharing_config_map(namespace_name: str, pool: GpuNodePoolSettings) -> dict[s
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": shared_plugin_name(pool), "namespace": namespace_name, "labels": dict(PART_OF)},
+        "metadata": {"name": shared_plugin_name(pool.name), "namespace": namespace_name, "labels": dict(PART_OF)},
         "data": {_CONFIG_KEY: yaml.safe_dump(sharing_config(pool), sort_keys=False)},
     }
 
@@ -178,7 +178,7 @@ def _read_sharing_config(pool: GpuNodePoolSettings, pod: dict[str, Any], contain
     assert pool.sharing is not None
     container["env"].append({"name": "CONFIG_FILE", "value": DEVICE_PLUGIN_CONFIG_FILE})
     container["volumeMounts"].append({"name": "config", "mountPath": _CONFIG_DIR, "readOnly": True})
-    pod["volumes"].append({"name": "config", "configMap": {"name": shared_plugin_name(pool)}})
+    pod["volumes"].append({"name": "config", "configMap": {"name": shared_plugin_name(pool.name)}})
     if pool.sharing.strategy == "mps":
         container["env"].append({"name": "MPS_ROOT", "value": MPS_ROOT})
         container["volumeMounts"] += [{"name": "mps-shm", "mountPath": "/dev/shm"},
@@ -195,12 +195,12 @@ def mps_control_daemon(namespace_name: str, image: str, pool: GpuNodePoolSetting
     label only GPU Feature Discovery writes, and its default affinity wants NFD labels AKS nodes
     lack, so the daemon is pinned to the pool's nodes by gpu-aks's pool label and tolerates the
     pool's taints, as the plugin is; and the config is mounted directly, as for the plugin."""
-    labels = {"app.kubernetes.io/name": MPS_CONTROL_DAEMON_APP, "name": f"{mps_daemon_name(pool)}-ds"}
+    labels = {"app.kubernetes.io/name": MPS_CONTROL_DAEMON_APP, "name": f"{mps_daemon_name(pool.name)}-ds"}
     resources = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": mps_daemon_name(pool), "namespace": namespace_name, "labels": {**labels, **PART_OF}},
+        "metadata": {"name": mps_daemon_name(pool.name), "namespace": namespace_name, "labels": {**labels, **PART_OF}},
         "spec": {
             "selector": {"matchLabels": dict(labels)},
             "updateStrategy": {"type": "RollingUpdate"},
@@ -240,7 +240,7 @@ def mps_control_daemon(namespace_name: str, image: str, pool: GpuNodePoolSetting
                                          {"name": "mps-root", "mountPath": "/mps"},
                                          {"name": "config", "mountPath": _CONFIG_DIR, "readOnly": True}],
                     }],
-                    "volumes": [*_mps_volumes(), {"name": "config", "configMap": {"name": shared_plugin_name(pool)}}],
+                    "volumes": [*_mps_volumes(), {"name": "config", "configMap": {"name": shared_plugin_name(pool.name)}}],
                 },
             },
         },

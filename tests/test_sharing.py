@@ -12,6 +12,7 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
+from gpu_aks_app import GpuRequest, PlacementError, place
 from gpu_aks_policies.catalog import (
     DEVICE_PLUGIN_CONFIG_FILE,
     DEVICE_PLUGIN_IMAGE,
@@ -25,8 +26,8 @@ from gpu_aks_policies.check import main as check_main
 from gpu_aks_policies.contract import PlatformContract
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
-from gpu_aks_policies.fit import render
-from gpu_aks_policies.gpu_rules import is_device_plugin_daemonset
+from gpu_aks_policies.fit import platform_from_outputs, render
+from gpu_aks_policies.gpu_rules import POD_RULES, is_device_plugin_daemonset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,8 @@ from observability.metrics import KNOWN_METRICS
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION
+from tests.helpers import findings
+from tools.doctor import diagnose
 from tools.mockrun import run_pulumi
 
 NVIDIA = Path(__file__).parent / "fixtures" / "nvidia_device_plugin"
@@ -554,3 +557,83 @@ def test_sharing_never_turns_a_fitting_pod_into_a_misfit_on_an_unshared_pool(dra
         for verdict in after.verdicts if containers == 1 else ():
             if verdict.fits and verdict.pool not in unshared:
                 assert amount == 1 and verdicts_before[verdict.pool].fits
+
+
+# --- The app helper --------------------------------------------------------------------------------
+
+
+def test_the_app_helper_gives_one_share_only_when_asked_and_never_two():
+    outputs = platform_contract(platform(shared(T4, "timeSlicing", 4), T4X4))
+    placement = place(outputs, GpuRequest(shared=True))
+    assert (placement.pool, placement.limits, placement.share) == ("t4", {"nvidia.com/gpu": 1},
+                                                                   "1/4 of a T4, time-sliced")
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+                "spec": placement.pod_spec([{"name": "app", "image": "app:1"}])}
+    assert all(findings(manifest, name) == [] for name in POD_RULES)
+    [explanation] = explain(manifest, outputs)
+    assert explanation.lands_on == ["t4"]
+    # A plain request gets a whole GPU; naming the shared pool gets a share.
+    assert (place(outputs, GpuRequest()).pool, place(outputs, GpuRequest()).share) == ("t4x4", None)
+    assert place(outputs, GpuRequest(pool="t4")).share == "1/4 of a T4, time-sliced"
+    with pytest.raises(PlacementError, match=r"^2 GPUs from a shared pool: a container gets at most one share"):
+        place(outputs, GpuRequest(gpus=2, shared=True))
+    with pytest.raises(PlacementError, match="t4 \\(T4, 4 shares per node, each 1/4 of a T4, time-sliced\\)"):
+        place(outputs, GpuRequest(gpus=2, pool="t4"))
+    only_shared = platform_contract(platform(shared(T4, "mps", 2)))
+    with pytest.raises(PlacementError, match="the platform has only shared pools for this request; ask with shared=True"):
+        place(only_shared, GpuRequest())
+
+
+def test_the_testing_helpers_shared_pool_is_the_real_contracts():
+    from gpu_aks_app_testing import gpu_pool
+
+    real = platform_contract(platform({**shared(T4X4, "mps", 3), "name": "gput4"}))["gpuPools"]["gput4"]
+    sample = gpu_pool(vm_size="Standard_NC64as_T4_v3", gpus_per_vm=4, sharing={"strategy": "mps", "replicas": 3})
+    assert {k: v for k, v in sample.items() if k != "azureName"} == {k: v for k, v in real.items() if k != "azureName"}
+
+
+# --- The doctor ------------------------------------------------------------------------------------
+
+
+def gpu_node(name: str, pool: dict[str, Any], advertised: int) -> dict[str, Any]:
+    return {"kind": "Node", "metadata": {"name": name, "labels": {**pool["labels"]}},
+            "spec": {"taints": [dict(zip(("key", "value", "effect"), re.split("[=:]", taint), strict=True))
+                                for taint in pool["taints"]]},
+            "status": {"allocatable": {"nvidia.com/gpu": str(advertised)}, "capacity": {"nvidia.com/gpu": str(advertised)},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def agent_pod(name: str, node: str, app: str, ready: bool = True) -> dict[str, Any]:
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "gpu-resources",
+                                        "labels": {"app.kubernetes.io/name": app}},
+            "spec": {"nodeName": node},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": str(ready)}]}}
+
+
+@pytest.mark.parametrize(("advertised", "mps_ready", "expected"), [
+    (8, True, []),
+    (4, True, [("gpu-sharing", "advertises 4 nvidia.com/gpu, its 4 device(s) unshared, but the contract says 8 per "
+                               "node (4 x 2 replicas, MPS): pods get whole GPUs and fewer fit")]),
+    (12, True, [("gpu-sharing", "advertises 12 nvidia.com/gpu (4 device(s) x 3 replicas), but the contract says 2 "
+                                "replicas (8 per node)")]),
+    (8, False, [("mps-control-daemon", "the pool shares its GPUs through MPS, but its MPS control daemon pod mps-0 is "
+                                       "not Ready (Running): the device plugin serves no MPS shares without it")]),
+], ids=["healthy", "plugin ignored the config", "stale replicas", "MPS daemon down"])
+def test_the_doctor_accepts_gpus_times_replicas_and_checks_it_against_the_config(advertised, mps_ready, expected):
+    outputs = platform_contract(platform({**shared(T4X4, "mps", 2), "minCount": 1}))
+    node = gpu_node("aks-t4x4-0", outputs["gpuPools"]["t4x4"], advertised)
+    pods = [agent_pod("plugin-0", "aks-t4x4-0", "nvidia-device-plugin"),
+            agent_pod("mps-0", "aks-t4x4-0", "nvidia-mps-control-daemon", ready=mps_ready)]
+    diagnosis = diagnose(platform_from_outputs(outputs), [node], pods)
+    assert [(p.check, p.message) for p in diagnosis.problems] == expected
+    if expected and expected[0][0] == "gpu-sharing":
+        assert "rollout restart daemonset nvidia-device-plugin-t4x4" in diagnosis.problems[0].fix
+
+
+def test_the_doctor_notices_a_node_shared_although_the_pool_is_not():
+    outputs = platform_contract(platform({**T4, "minCount": 1}))
+    node = gpu_node("aks-t4-0", outputs["gpuPools"]["t4"], 4)
+    diagnosis = diagnose(platform_from_outputs(outputs), [node], [agent_pod("plugin-0", "aks-t4-0", "nvidia-device-plugin")])
+    assert [(p.check, p.message) for p in diagnosis.problems] == [
+        ("gpu-sharing", "advertises 4 nvidia.com/gpu, 4 shares of each of its 1 device(s), but the contract says the pool "
+                        "does not share its GPUs (1 per node)")]
