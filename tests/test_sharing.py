@@ -3,6 +3,7 @@ to a copy of NVIDIA's own source (`tests/fixtures/nvidia_device_plugin/`, tag v0
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -48,8 +49,9 @@ from observability.dashboard import dashboard_queries, grafana_dashboard
 from observability.metrics import KNOWN_METRICS
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
-from tests.conftest import KUBERNETES_SCHEMA_VERSION
+from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tests.helpers import findings
+from tools import preview
 from tools.doctor import diagnose
 from tools.mockrun import run_pulumi
 
@@ -637,3 +639,36 @@ def test_the_doctor_notices_a_node_shared_although_the_pool_is_not():
     assert [(p.check, p.message) for p in diagnosis.problems] == [
         ("gpu-sharing", "advertises 4 nvidia.com/gpu, 4 shares of each of its 1 device(s), but the contract says the pool "
                         "does not share its GPUs (1 per node)")]
+
+
+# --- The whole program -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_stack_with_a_time_sliced_and_an_mps_pool_runs_whole_and_the_preview_says_so(tmp_path):
+    stack = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack["config"]["gpu-aks:gpuPools"] = [
+        {"name": "slices", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "timeSlicing", "replicas": 4}},
+        {"name": "mps", "vmSize": "Standard_NC64as_T4_v3", "sharing": {"strategy": "mps", "replicas": 3}}]
+    stack_file = tmp_path / "Pulumi.share.yaml"
+    stack_file.write_text(yaml.safe_dump(stack))
+    run = run_stack("share", stack_file)
+    assert run.error is None, run.error
+    names = {(r.type, r.inputs["metadata"]["name"]) for r in run.resources if r.type.startswith("kubernetes:")
+             and isinstance(r.inputs.get("metadata"), dict)}
+    assert {("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-slices"),
+            ("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-mps"),
+            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-slices"),
+            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-mps"),
+            ("kubernetes:apps/v1:DaemonSet", "nvidia-mps-control-daemon-mps")} <= names
+    assert ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset") not in names, "no unshared pool"
+    pools = run.stack_outputs["gpuPools"]
+    assert pools["slices"]["sharing"] == {"strategy": "timeSlicing", "replicas": 4}
+    assert pools["mps"]["offers"][0]["perNode"] == 12
+    summary = "\n".join(preview.render_summary("share", run))
+    assert "slices: Standard_NC4as_T4_v3, T4, 4 nvidia.com/gpu per node (4 shares per GPU, time-slicing)," in summary
+    assert "mps: Standard_NC64as_T4_v3, T4, 12 nvidia.com/gpu per node (3 shares per GPU, MPS)," in summary
+    # The policy pack, over its real gRPC interface, finds nothing to refuse in the shared pools' objects.
+    out = io.StringIO()
+    assert preview.main(["share", "--config-file", str(stack_file)], stdout=out) == 0, out.getvalue()
+    assert "no violations" in out.getvalue()

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
+from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import safe_text
 from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
 
@@ -191,6 +192,9 @@ def _pool_lines(run: ProgramRun) -> list[str]:
         gpu = f"{pool.get('gpuModel')}, {_whole_numbers(pool.get('gpusPerNode'))} {pool.get('gpuResource')} per node"
         if pool.get("migPartition"):
             gpu += f" (MIG {pool['migPartition']})"
+        sharing = pool.get("sharing")
+        if isinstance(sharing, dict):
+            gpu += f" ({_whole_numbers(sharing.get('replicas'))} shares per GPU, {sharing_name(str(sharing.get('strategy')))})"
         spot = ", Spot" if pool.get("spot") else ""
         lines.append(f"    {name}: {pool.get('vmSize')}, {gpu}, {_count_range(pool)}{spot}; taints: {taints}")
     return lines
