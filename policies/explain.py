@@ -9,10 +9,14 @@ YAML/JSON file, a directory or `-`; they are read together, as the checker reads
 spec the explainer says where it fits and, per pool, every reason it does not: an untolerated taint
 (the Spot one named as such), a nodeSelector (its namespace's included) or required affinity no node
 label satisfies, more GPUs than a node has, a GPU or MIG resource the pool does not offer, DRA
-claims, and GPUs Azure no longer sells. A pod the API server would refuse (fractional GPUs, a
-request without a limit) lands nowhere, with a hint for the MIG slice that serves it. When a fit
-rests on admission or on the controller ("tolerated through AKS's ExtendedResourceToleration") it
-says so. Exit code: 0 every GPU pod fits somewhere, 1 one fits nowhere, 2 bad input.
+claims, more than one share of a pool that shares its GPUs, and GPUs Azure no longer sells. On each
+pool a pod fits it says what the pod gets there and why: a whole GPU, a MIG slice (which), a share
+of a GPU ("1/4 of a T4, time-sliced"), Spot eviction, and the wait while the pool brings up a node.
+A pod the API server would refuse (fractional GPUs, a request without a limit) lands nowhere, with
+hints for what serves it on this platform (a MIG slice, one share of a shared pool): the same offers
+its reason names. When a fit rests on admission or on the controller ("tolerated through AKS's
+ExtendedResourceToleration") it says so. Each pod is named by the file and line of its spec, as the
+checker names its findings. Exit code: 0 every GPU pod fits somewhere, 1 one fits nowhere, 2 bad input.
 """
 
 from __future__ import annotations
