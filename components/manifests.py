@@ -124,8 +124,9 @@ def device_plugin_daemonset(
 
 
 def shared_plugin_name(pool_name: str) -> str:
-    """The device-plugin DaemonSet and ConfigMap of a shared pool (pool names are at most 12 characters)."""
-    return f"nvidia-device-plugin-{pool_name}"
+    """The device-plugin DaemonSet and ConfigMap of a shared pool: `shared-` keeps it apart from the
+    unshared DaemonSets (`nvidia-device-plugin-daemonset`) whatever the pool is called."""
+    return f"nvidia-device-plugin-shared-{pool_name}"
 
 
 def mps_daemon_name(pool_name: str) -> str:

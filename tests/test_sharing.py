@@ -263,7 +263,7 @@ def test_pools_without_sharing_keep_exactly_the_daemonsets_they_had():
     assert manifests[:2] == [device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[:1]),
                              device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[1:], mig=True)]
     assert [(m["kind"], m["metadata"]["name"]) for m in manifests[2:]] == [
-        ("ConfigMap", "nvidia-device-plugin-t4x4"), ("DaemonSet", "nvidia-device-plugin-t4x4"),
+        ("ConfigMap", "nvidia-device-plugin-shared-t4x4"), ("DaemonSet", "nvidia-device-plugin-shared-t4x4"),
         ("DaemonSet", "nvidia-mps-control-daemon-t4x4")]
     without = platform(T4, A100_MIG)
     assert device_plugin_manifests("gpu-resources", IMAGE, "single", without.gpu_pools) == manifests[:2]
@@ -284,7 +284,8 @@ def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_i
         assert env["CONFIG_FILE"] == chart_env["CONFIG_FILE"] == DEVICE_PLUGIN_CONFIG_FILE
         mounts = {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
         assert mounts["config"] == chart_mounts["config"]
-        assert by_name(pod["volumes"])["config"] == {"name": "config", "configMap": {"name": f"nvidia-device-plugin-{pool.name}"}}
+        config_map = {"name": f"nvidia-device-plugin-shared-{pool.name}"}
+        assert by_name(pod["volumes"])["config"] == {"name": "config", "configMap": config_map}
         assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
         assert daemon_set["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
         assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == \
@@ -318,7 +319,7 @@ def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_
         their_mounts = [m for m in theirs["volumeMounts"] if m["name"] != "available-configs"]
         assert [{**m, "readOnly": True} if m["name"] == "config" else m for m in their_mounts] == mine["volumeMounts"]
     chart_volumes = [v for v in chart["volumes"] if v["name"] not in ("available-configs", "config")]
-    assert ours["volumes"] == [*chart_volumes, {"name": "config", "configMap": {"name": "nvidia-device-plugin-t4x4"}}]
+    assert ours["volumes"] == [*chart_volumes, {"name": "config", "configMap": {"name": "nvidia-device-plugin-shared-t4x4"}}]
     assert ours["hostPID"] is chart["hostPID"] is True and "shareProcessNamespace" not in ours
     assert ours["priorityClassName"] == chart["priorityClassName"]
     # The chart selects nodes by a label only GPU Feature Discovery writes; gpu-aks pins to the pool.
@@ -343,7 +344,7 @@ def test_a_change_of_replicas_rolls_the_shared_pods():
 def test_only_mps_pools_run_the_control_daemon_and_each_daemonset_is_listed_for_the_alerts():
     settings = platform(T4, shared(T4X4, "timeSlicing", 2))
     names = [m["metadata"]["name"] for m in device_plugin_daemonsets("gpu-resources", IMAGE, "none", settings.gpu_pools)]
-    assert names == ["nvidia-device-plugin-daemonset", "nvidia-device-plugin-t4x4"]
+    assert names == ["nvidia-device-plugin-daemonset", "nvidia-device-plugin-shared-t4x4"]
 
 
 def test_the_component_creates_the_config_map_before_the_daemonsets_that_mount_it():
@@ -357,12 +358,12 @@ def test_the_component_creates_the_config_map_before_the_daemonsets_that_mount_i
     run = run_pulumi(program, "unit")
     assert run.error is None, run.error
     config_map = run.one("kubernetes:core/v1:ConfigMap")
-    assert config_map.name == "nvidia-device-plugin-t4x4"
+    assert config_map.name == "nvidia-device-plugin-shared-t4x4"
     daemon_sets = {ds.name: ds for ds in run.by_type("kubernetes:apps/v1:DaemonSet")}
-    assert set(daemon_sets) == {"nvidia-device-plugin-daemonset", "nvidia-device-plugin-t4x4",
+    assert set(daemon_sets) == {"nvidia-device-plugin-daemonset", "nvidia-device-plugin-shared-t4x4",
                                 "nvidia-device-plugin-mps-control-daemon-t4x4"}
     assert config_map.urn not in daemon_sets["nvidia-device-plugin-daemonset"].dependencies
-    for name in ("nvidia-device-plugin-t4x4", "nvidia-device-plugin-mps-control-daemon-t4x4"):
+    for name in ("nvidia-device-plugin-shared-t4x4", "nvidia-device-plugin-mps-control-daemon-t4x4"):
         assert config_map.urn in daemon_sets[name].dependencies
 
 
@@ -629,7 +630,7 @@ def test_the_doctor_accepts_gpus_times_replicas_and_checks_it_against_the_config
     diagnosis = diagnose(platform_from_outputs(outputs), [node], pods)
     assert [(p.check, p.message) for p in diagnosis.problems] == expected
     if expected and expected[0][0] == "gpu-sharing":
-        assert "rollout restart daemonset nvidia-device-plugin-t4x4" in diagnosis.problems[0].fix
+        assert "rollout restart daemonset nvidia-device-plugin-shared-t4x4" in diagnosis.problems[0].fix
 
 
 def test_the_doctor_notices_a_node_shared_although_the_pool_is_not():
@@ -656,10 +657,10 @@ def test_a_stack_with_a_time_sliced_and_an_mps_pool_runs_whole_and_the_preview_s
     assert run.error is None, run.error
     names = {(r.type, r.inputs["metadata"]["name"]) for r in run.resources if r.type.startswith("kubernetes:")
              and isinstance(r.inputs.get("metadata"), dict)}
-    assert {("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-slices"),
-            ("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-mps"),
-            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-slices"),
-            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-mps"),
+    assert {("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-shared-slices"),
+            ("kubernetes:core/v1:ConfigMap", "nvidia-device-plugin-shared-mps"),
+            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-shared-slices"),
+            ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-shared-mps"),
             ("kubernetes:apps/v1:DaemonSet", "nvidia-mps-control-daemon-mps")} <= names
     assert ("kubernetes:apps/v1:DaemonSet", "nvidia-device-plugin-daemonset") not in names, "no unshared pool"
     pools = run.stack_outputs["gpuPools"]
