@@ -135,7 +135,7 @@ class GpuPoolContract(TypedDict):
     gpusPerVm: int
     """Physical GPUs per VM."""
     gpusPerNode: int
-    """What a node offers: GPUs, or MIG instances on a MIG pool."""
+    """What a node offers: GPUs, MIG instances on a MIG pool, or GPUs times the replicas on a shared pool."""
     gpuResource: str
     """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
     gpuInstanceProfile: NotRequired[str]

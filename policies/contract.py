@@ -350,7 +350,8 @@ class GpuPoolEntry(_Written):
     gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
     gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
     gpus_per_node: int = _field("gpusPerNode", COUNT, "How many of `gpuResource` one node offers (MIG "
-                                "instances count one each).", 0, reader_needs=True)
+                                "instances count one each; on a shared pool, GPUs times the sharing replicas).", 0,
+                                reader_needs=True)
     gpu_resource: str = _field("gpuResource", RESOURCE, "The extended resource a pod asks for: nvidia.com/gpu, or "
                                "nvidia.com/mig-<profile> under migStrategy mixed.", "", reader_needs=True)
     gpu_instance_profile: str | None = _field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "
