@@ -673,3 +673,15 @@ def test_a_stack_with_a_time_sliced_and_an_mps_pool_runs_whole_and_the_preview_s
     out = io.StringIO()
     assert preview.main(["share", "--config-file", str(stack_file)], stdout=out) == 0, out.getvalue()
     assert "no violations" in out.getvalue()
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_each_hint_for_a_fraction_offers_what_its_reason_offers(strategy):
+    outputs = platform_contract(platform({**A100_MIG, "minCount": 1}, shared(T4, "mps", 2),
+                                         devicePlugin={"migStrategy": strategy}))
+    [explanation] = explain(pod("half", 0.5), outputs)
+    [refusal] = explanation.refusals
+    assert len(explanation.hints) == 2
+    for hint in explanation.hints:
+        pool, resource = re.search(r"^pool (\w+) .*ask for ([\w./-]+)", hint).groups()
+        assert resource in refusal and (pool in refusal or resource.startswith("nvidia.com/mig-")), (hint, refusal)
