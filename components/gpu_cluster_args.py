@@ -490,7 +490,7 @@ class Sharing(TypedDict, total=False):
 
 
 class GpuPool(TypedDict, total=False):
-    """One GPU pool: the CPU pool keys, MIG and the GPU driver."""
+    """One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing."""
 
     name: Required[str]
     """The pool's name: lowercase letters and digits, starting with a letter; at most 8 (12 with keepAzureName). Required."""

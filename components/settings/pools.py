@@ -496,7 +496,7 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     NODE_LABELS,
 ), build=_cpu_pool, listed=POOL_KEYS_LISTED)
 
-GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the GPU driver.", (
+GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
     POOL_NAME,
     Key("vmSize", "An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their "
         "replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size", source=f"{_POOL} vmSize", create_only=True,
