@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import io
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from pathlib import Path
 import yaml
 from gpu_aks_policies.check import check_paths
 from gpu_aks_policies.check import main as check_main
-from gpu_aks_policies.rule_config import default_rule_config
+from gpu_aks_policies.rules import default_rule_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")
@@ -58,6 +59,87 @@ def manifest(index: int, rng: random.Random, violating: bool = False) -> str:
         body = {"spec": {"selector": {"matchLabels": {"app": f"app-{index}"}}, "template": template}}
     api = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1", "Pod": "v1", "CronJob": "batch/v1"}
     return yaml.safe_dump({"apiVersion": api[kind], "kind": kind, "metadata": metadata, **body}, sort_keys=False)
+
+
+SMALL_KINDS = ("Pod", "Job", "CronJob", "Deployment", "List", "PodTemplate")
+
+
+def _container(index: int, number: int, rng: random.Random) -> str:
+    gpus = rng.choice(['"1"', "2", '"500m"', "1", "1500m"])
+    limits = f"{{nvidia.com/gpu: {gpus}, cpu: {rng.choice(['500m', '2', '1500m'])}, memory: {rng.choice(['1Gi', '512Mi'])}}}" \
+        if number == 0 else f"{{cpu: 250m, memory: {rng.choice(['256Mi', '1G'])}}}"
+    return (f"- name: c{number}\n  image: registry.example.com/app{index}:{number}\n"
+            f"  resources:\n    limits: {limits}\n")
+
+
+def small_manifest(index: int, rng: random.Random) -> str:
+    """A small manifest of about 16 lines: a Pod, Job, CronJob, Deployment, List or pod template,
+    with two or three containers whose resources are quantity strings; nearly every one breaks a
+    rule (a GPU asked for with no toleration, or a fraction of one)."""
+    kind = SMALL_KINDS[index % len(SMALL_KINDS)]
+    containers = "".join(_container(index, number, rng) for number in range(rng.choice((2, 2, 3))))
+    tolerations = "tolerations: [{key: sku, operator: Exists}]\n" if rng.random() < 0.1 else ""
+
+    def pod(indent: int) -> str:
+        pad = " " * indent
+        return "".join(f"{pad}{line}\n" for line in f"{tolerations}containers:\n{containers}".splitlines())
+
+    if kind == "Pod":
+        return f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{index}}}\nspec:\n{pod(2)}"
+    if kind == "PodTemplate":
+        return f"apiVersion: v1\nkind: PodTemplate\nmetadata: {{name: t{index}}}\ntemplate:\n  spec:\n{pod(4)}"
+    if kind == "Job":
+        return f"apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j{index}}}\nspec:\n  template:\n    spec:\n{pod(6)}"
+    if kind == "CronJob":
+        return (f"apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: cj{index}}}\nspec:\n  schedule: '0 * * * *'\n"
+                f"  jobTemplate:\n    spec:\n      template:\n        spec:\n{pod(10)}")
+    if kind == "Deployment":
+        return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d{index}}}\nspec:\n"
+                f"  selector: {{matchLabels: {{app: d{index}}}}}\n  template:\n    metadata: {{labels: {{app: d{index}}}}}\n"
+                f"    spec:\n{pod(6)}")
+    return f"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {{name: l{index}}}\n  spec:\n{pod(4)}"
+
+
+def small_corpus(directory: Path, count: int) -> list[Path]:
+    rng = random.Random(2)
+    directory.mkdir()
+    files = []
+    for index in range(count):
+        path = directory / f"s{index:05d}.yaml"
+        path.write_text(small_manifest(index, rng))
+        files.append(path)
+    return files
+
+
+PARSE_ONLY_PROCESS = ("import sys, os, yaml\n"
+                      "for name in sorted(os.listdir(sys.argv[1])):\n"
+                      "    with open(os.path.join(sys.argv[1], name), encoding='utf-8') as f:\n"
+                      "        list(yaml.load_all(f.read(), Loader=yaml.CSafeLoader))\n")
+
+
+def child_times(command: list[str]) -> tuple[float, float]:
+    """Wall seconds of a command, and the CPU seconds (user and system) it used: on a shared
+    machine the CPU time shows what the wall time blurs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = wall_time(command)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def process_to_process(directory: Path, runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) seconds, the best of `runs`, of a process that only imports PyYAML and parses the
+    files with its C loader, and of the checker as a command over the folder; interleaved run by run
+    so that a slower stretch of the machine weighs on both."""
+    python = sys.executable
+    floor = [python, "-c", PARSE_ONLY_PROCESS, str(directory)]
+    checker = [python, "-m", "gpu_aks_policies.check", "--format", "text", str(directory)]
+    wall_time(floor), wall_time(checker)  # warm the page cache
+    floors, checks = [], []
+    for _ in range(runs):
+        floors.append(child_times(floor))
+        checks.append(child_times(checker))
+    return ((min(wall for wall, _ in floors), min(cpu for _, cpu in floors)),
+            (min(wall for wall, _ in checks), min(cpu for _, cpu in checks)))
 
 
 def parse_only(files: list[Path]) -> int:

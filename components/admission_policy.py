@@ -13,7 +13,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from gpu_aks_policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
 from gpu_aks_policies.fit import gpu_pool_taints
-from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, default_rule_config
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig
+from gpu_aks_policies.rules import default_rule_config
 
 from components.settings import AdmissionPolicySettings, GpuNodePoolSettings
 

@@ -244,7 +244,9 @@ RESERVED_CIDRS = ("169.254.0.0/16", "172.30.0.0/16", "172.31.0.0/16", "192.0.2.0
 #: `drainTimeoutInMinutes`: 1-1440 (AKS's default 30); `nodeSoakDurationInMinutes`: 0-30.
 DRAIN_TIMEOUT_RANGE = (1, 1440)
 NODE_SOAK_RANGE = (0, 30)
-#: `UndrainableNodeBehavior`: Cordon (leave the node cordoned and go on) or Schedule (the default).
+#: `UndrainableNodeBehavior` (API 2025-09-01): with either, a node whose pods cannot be evicted fails the
+#: upgrade and the cluster. Schedule (the default): the node is made schedulable, not upgraded, the surge
+#: nodes are deleted. Cordon: the node stays cordoned and one surge node per blocked node stays.
 UNDRAINABLE_NODE_BEHAVIORS = ("Cordon", "Schedule")
 
 # --- Planned maintenance (MaintenanceConfiguration at 2025-09-01) ---------------------------------

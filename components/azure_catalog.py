@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 #: Azure public-cloud region names (`az account list-locations --query "[?metadata.regionType==
 #: 'Physical'].name"`, and learn.microsoft.com/azure/reliability/regions-list, checked 2026-11).
@@ -116,3 +117,97 @@ def did_you_mean(name: str, known: list[str], cutoff: float = 0.85) -> str | Non
     by_lower = {k.lower(): k for k in known}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=cutoff)
     return by_lower[close[0]] if close else None
+
+
+# --- Local disks: where an Ephemeral OS disk can go -------------------------------------------------
+
+#: Sources of the disk sizes below:
+#: - `TEMP_SOURCE`: the "Temp Disk Size (GiB)" column of each series' page on Microsoft Learn
+#:   (MicrosoftDocs/azure-compute-docs `articles/virtual-machines/sizes/gpu-accelerated/ncast4v3-series.md`,
+#:   `nca100v4-series.md`, `ncadsh100v5-series.md`, `sizes/general-purpose/ddsv5-series.md`);
+#: - `CACHE_SOURCE`: `CachedDiskBytes` of the Azure Resource SKUs API (`az vm list-skus`), as captured in
+#:   Azure/karpenter-provider-azure `pkg/fake/zz_generated.sku.southcentralus.go` (generated 2025-06-03);
+#:   the Learn pages no longer list the cache. `0`: the size has no cache disk.
+TEMP_SOURCE = "Microsoft Learn VM size pages, Temp Disk Size (GiB)"
+CACHE_SOURCE = "Azure Resource SKUs API CachedDiskBytes (Azure/karpenter-provider-azure pkg/fake, 2025-06-03)"
+
+
+@dataclass(frozen=True)
+class LocalDisks:
+    """A VM size's local disks in GiB. AKS places an Ephemeral OS disk in the VM's cache or on its
+    temp (resource) disk, so it must fit in the larger of the two ("Size of Ephemeral OS disk depends
+    on the local storage (cache disk, or temp disk) available on the VM", learn.microsoft.com/azure/
+    virtual-machines/ephemeral-os-disks-faq; AKS refuses an explicit Ephemeral request that does not fit,
+    learn.microsoft.com/azure/aks/concepts-storage, "Ephemeral OS disk": "If a user explicitly requested
+    ephemeral OS, they would receive a validation error").
+
+    `cache_gib`: the cache, when a source gives it (0: none). Otherwise `cache_at_most` may bound it by a
+    larger size of the same series whose cache is known (`cache_bound_by`): Azure sizes a series' cache
+    with its vCPUs (every series table that lists the cache grows with the size, e.g. Dsv3's 50, 100, 200
+    ... GiB in MicrosoftDocs/azure-docs `includes/auto-updated-vm-sizes/dsv3.md`), so a smaller size has
+    no more. Neither: the limit is not known, and a size above the temp disk only gets a warning."""
+
+    temp_gib: int
+    cache_gib: int | None = None
+    cache_at_most: int | None = None
+    cache_bound_by: str = ""
+
+    @property
+    def ephemeral_limit_gib(self) -> int | None:
+        """The largest Ephemeral OS disk the size takes, when the cache is known or bounded."""
+        cache = self.cache_gib if self.cache_gib is not None else self.cache_at_most
+        return None if cache is None else max(self.temp_gib, cache)
+
+
+_GIB = 1024 ** 3
+LOCAL_DISKS: Mapping[str, LocalDisks] = {size.lower(): disks for size, disks in {
+    # NCasT4_v3: temp 176/352/352/2816 GiB; NC16as_T4_v3's cache is 154618822656 bytes (144 GiB), which
+    # bounds the cache of the smaller NC4as and NC8as.
+    "Standard_NC4as_T4_v3": LocalDisks(176, cache_at_most=154618822656 // _GIB, cache_bound_by="Standard_NC16as_T4_v3"),
+    "Standard_NC8as_T4_v3": LocalDisks(352, cache_at_most=154618822656 // _GIB, cache_bound_by="Standard_NC16as_T4_v3"),
+    "Standard_NC16as_T4_v3": LocalDisks(352, 154618822656 // _GIB),
+    "Standard_NC64as_T4_v3": LocalDisks(2816),
+    # NC A100 v4: temp 64/128/256 GiB; NC24ads_A100_v4's cache is 274877906944 bytes (256 GiB), so
+    # a 256 GiB Ephemeral OS disk fits there although its temp disk has 64.
+    "Standard_NC24ads_A100_v4": LocalDisks(64, 274877906944 // _GIB),
+    "Standard_NC48ads_A100_v4": LocalDisks(128),
+    "Standard_NC96ads_A100_v4": LocalDisks(256),
+    # NC H100 v5: temp 3576/7152 GiB, above the API's 2048 GiB maximum for osDiskSizeGB.
+    "Standard_NC40ads_H100_v5": LocalDisks(3576),
+    "Standard_NC80adis_H100_v5": LocalDisks(7152),
+    # Ddsv5 (the system and CPU pools' default sizes): temp 75 to 3600 GiB, no cache disk (the v5
+    # 'd' sizes report no CachedDiskBytes, e.g. Standard_E4d_v5 in the same capture).
+    "Standard_D2ds_v5": LocalDisks(75, 0),
+    "Standard_D4ds_v5": LocalDisks(150, 0),
+    "Standard_D8ds_v5": LocalDisks(300, 0),
+    "Standard_D16ds_v5": LocalDisks(600, 0),
+    "Standard_D32ds_v5": LocalDisks(1200, 0),
+    "Standard_D48ds_v5": LocalDisks(1800, 0),
+    "Standard_D64ds_v5": LocalDisks(2400, 0),
+    "Standard_D96ds_v5": LocalDisks(3600, 0),
+}.items()}
+
+
+def local_disks(vm_size: str) -> LocalDisks | None:
+    return LOCAL_DISKS.get(vm_size.lower())
+
+
+def ephemeral_os_disk_check(vm_size: str, size_gib: int | None) -> tuple[str | None, str | None]:
+    """(problem, warning) for an Ephemeral OS disk of `size_gib` (None: AKS's default size) on `vm_size`."""
+    disks = local_disks(vm_size)
+    if disks is None or size_gib is None or size_gib == 0:
+        return None, None
+    limit = disks.ephemeral_limit_gib
+    if limit is not None and size_gib > limit:
+        if disks.cache_gib is not None:
+            cache = f"its cache {disks.cache_gib} GiB" if disks.cache_gib else "it has no cache disk"
+        else:
+            cache = (f"its cache is at most {disks.cache_at_most} GiB (the cache of {disks.cache_bound_by}, a larger "
+                     "size of its series)")
+        return (f"{size_gib} GiB does not fit an Ephemeral OS disk on {vm_size}: its temp disk has {disks.temp_gib} GiB "
+                f"and {cache} ({TEMP_SOURCE}; {CACHE_SOURCE}); use at most {limit}, or osDiskType: Managed"), None
+    if limit is None and size_gib > disks.temp_gib:
+        return None, (f"{size_gib} GiB is larger than {vm_size}'s {disks.temp_gib} GiB temp disk, and gpu-aks does not "
+                      "know its cache size: AKS refuses the pool if the cache is smaller too (`az vm list-skus "
+                      "--size <size>` shows CachedDiskBytes)")
+    return None, None

@@ -114,6 +114,7 @@ def _system_pool_profile(
         availability_zones=list(pool.availability_zones) or None,
         node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
         upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge),
+        **pool.baseline.as_api(),
     )
 
 

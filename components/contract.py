@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOffer, GpuPoolEntry, PlatformContract, PoolSharing
+from gpu_aks_policies.contract import (
+    CONTRACT_VERSION,
+    CpuPoolEntry,
+    GpuOfferEntry,
+    GpuPoolEntry,
+    PlatformContract,
+    PoolSharing,
+)
 
 from components.manifests import pool_tolerations
 from components.settings import GpuNodePoolSettings, NodePoolSettings, PlatformSettings
@@ -31,7 +38,7 @@ def gpu_node_selector(pool: GpuNodePoolSettings) -> dict[str, str]:
 def gpu_pool_contract(pool: GpuNodePoolSettings, exported: bool = False) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it."""
     # An AgentPool-backed pool brings one VM size: its one offer, which the single-size fields repeat.
-    offer = GpuOffer(vm_size=pool.vm_size, gpu_model=pool.gpu.model, gpu_memory_gib=pool.gpu.gpu_memory_gib,
+    offer = GpuOfferEntry(vm_size=pool.vm_size, gpu_model=pool.gpu.model, gpu_memory_gib=pool.gpu.gpu_memory_gib,
                      gpus_per_vm=pool.gpu.gpus, resource=pool.gpu_resource, per_node=pool.advertised_per_node,
                      mig_partition=pool.mig_partition, capacity_types=("spot",) if pool.spot else ("onDemand",))
     return GpuPoolEntry(

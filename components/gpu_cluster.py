@@ -365,7 +365,7 @@ class GpuCluster(pulumi.ComponentResource):
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,
-            azure_monitor_profile(settings.observability)), top)
+            azure_monitor_profile(settings.observability), settings.subnets()), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
             previous.output(DEPLOYER_OUTPUT) if previous else None), top)

@@ -133,6 +133,13 @@ class OsSKU(StrEnum):
     UBUNTU2204 = "Ubuntu2204"
 
 
+class OsDiskType(StrEnum):
+    """The values `systemPool.osDiskType` allows."""
+
+    MANAGED = "Managed"
+    EPHEMERAL = "Ephemeral"
+
+
 class UndrainableNodeBehavior(StrEnum):
     """The values `cpuPools[].undrainableNodeBehavior` allows."""
 
@@ -268,7 +275,7 @@ class NetworkProfile(TypedDict, total=False):
     networkPlugin: NotRequired[NetworkPlugin]
     """The CNI plugin. Default: azure."""
     networkPluginMode: NotRequired[NetworkPluginMode]
-    """`overlay`: pods get addresses from podCidr, not the subnet. Default: overlay with networkPlugin azure."""
+    """`overlay`: pods get addresses from podCidr, not the subnet. Default: overlay with networkPlugin azure, unless the pools name podSubnetID."""
     networkDataplane: NotRequired[NetworkDataplane]
     """The dataplane (`cilium`: eBPF, Azure CNI powered by Cilium). Default: cilium with networkPlugin azure."""
     networkPolicy: NotRequired[NetworkPolicy]
@@ -280,7 +287,7 @@ class NetworkProfile(TypedDict, total=False):
     dnsServiceIP: NotRequired[str]
     """The cluster DNS service's address, inside serviceCidr. Default: the tenth address of serviceCidr (10.0.0.10)."""
     outboundType: NotRequired[OutboundType]
-    """Egress: `loadBalancer` or `managedNATGateway` (the others need your own subnet). Default: loadBalancer."""
+    """Egress: `loadBalancer`, `managedNATGateway`, or with the pools in your subnets `userDefinedRouting` (through your firewall), `userAssignedNATGateway` or `none`. Default: loadBalancer."""
 
 
 class ApiServerAccessProfile(TypedDict, total=False):
@@ -434,6 +441,18 @@ class SystemPool(TypedDict, total=False):
     """Extra nodes during an upgrade: a node count or a percentage. Default: 33%."""
     onlyCriticalAddonsEnabled: NotRequired[bool]
     """Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off. Default: true."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
 
 
 class CpuPool(TypedDict, total=False):
@@ -464,13 +483,25 @@ class CpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist)."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
     """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
 
 
 class GpuProfile(TypedDict, total=False):
@@ -517,13 +548,25 @@ class GpuPool(TypedDict, total=False):
     nodeSoakDurationInMinutes: NotRequired[int]
     """Minutes to wait after upgrading a node before the next. Default: 5."""
     undrainableNodeBehavior: NotRequired[UndrainableNodeBehavior]
-    """`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; `Schedule`: the upgrade fails there. Default: Cordon."""
+    """What AKS does with a node whose pods cannot be evicted; either way the upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label `kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, billed, until you act (canceled, not failed, when too few surge nodes exist). Default: Schedule."""
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
     """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
+    vnetSubnetID: NotRequired[str]
+    """The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource ID. All pools share one VNet; docs/network.md. Create-only: a change replaces the resource."""
+    podSubnetID: NotRequired[str]
+    """The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools or none. Create-only: a change replaces the resource."""
+    osDiskType: NotRequired[OsDiskType]
+    """`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, faster node start). Create-only: a change replaces the resource."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size in GiB (0: the size's default); an Ephemeral disk must fit the VM's cache or temp disk. Create-only: a change replaces the resource."""
+    maxPods: NotRequired[int]
+    """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
+    enableEncryptionAtHost: NotRequired[bool]
+    """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
     gpuInstanceProfile: NotRequired[GpuInstanceProfile]
     """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
     gpuProfile: NotRequired[GpuProfile]
@@ -669,6 +712,8 @@ class Observability(TypedDict, total=False):
     """Turn on managed Prometheus, the exporter and the alerts (they cost money: docs/observe.md). Default: false."""
     azureMonitorWorkspaceResourceId: NotRequired[str]
     """An existing Azure Monitor workspace; default: one is created."""
+    azureMonitorWorkspaceLocation: NotRequired[str]
+    """The region of that workspace; default: read from Azure. The data collection endpoint and rule and the rule groups go to the workspace's region (Microsoft's templates); required for a private cluster."""
     grafana: NotRequired[bool]
     """Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace. Default: false."""
     dcgmExporter: NotRequired[DcgmExporter]

@@ -84,6 +84,8 @@ class NodePool(pulumi.ComponentResource):
             "node_taints": list(pool.taints),
             "node_labels": dict(pool.labels),
             "availability_zones": list(pool.availability_zones) or None,
+            # Subnets, OS disk, pod density, host encryption: only what the config sets.
+            **pool.baseline.as_api(),
         }
         upgrade = pool.upgrade_settings()
         if upgrade is None:

@@ -11,11 +11,24 @@ cluster's `azureMonitorProfile.metrics.enabled` (`azure_monitor_profile` below, 
 component takes). The alerts are one `PrometheusRuleGroup` (`Microsoft.AlertsManagement`,
 2023-03-01) on the workspace, limited to this cluster's series by `clusterName`, notifying an
 action group given by ID and/or one created for an email list (`Microsoft.Insights/actionGroups`,
-2024-10-01-preview). Names follow the ARM template: `MSProm-<region>-<cluster>`, cut to 44 characters.
+2024-10-01-preview).
+
+Microsoft's onboarding templates (Azure/prometheus-collector `AddonArmTemplate`, `AddonBicepTemplate`,
+`AddonTerraformTemplate`; copies in tests/fixtures/prometheus-collector/) are followed where they decide:
+- the node, Kubernetes and UX recording rule groups they always create are created too
+  (`observability/recording_rules.py`), beside gpu-aks's GPU alert group;
+- the data collection endpoint, the rule and every rule group go to the *workspace's* region; only the
+  association follows the cluster. A private cluster in another region than its workspace also gets a
+  data collection endpoint in its own region, associated with the cluster (the Terraform template's
+  `dce_mismatch` and `dcra_mismatch`);
+- names: the endpoint `MSProm-<workspace region>-<cluster>` cut to 44 characters, the rule the same cut
+  to 64, the association `MSProm-<cluster region>-<cluster>` uncut (the ARM template's `dceName`,
+  `dcrName`, `dcraName`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -31,6 +44,7 @@ from pulumi_azure_native import alertsmanagement, authorization, dashboard, moni
 from components.access import assign_role, role_definition_id
 from components.propagation import RolePropagationWait
 from components.settings import ClusterSettings, GpuNodePoolSettings, ObservabilitySettings
+from observability.recording_rules import azure_recording_rules, recording_rule_groups
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
 
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
@@ -46,7 +60,13 @@ GRAFANA_EDITOR_ROLE = "a79a5197-3a5c-4973-a920-486035ffd60f"
 GRAFANA_TOKEN_RESOURCE = "ce34e7e5-485f-4d76-964f-b3d2b16d1e4f"
 #: An action group's short name is at most 12 characters (ActionGroup.groupShortName).
 SHORT_NAME_LENGTH = 12
-MSPROM_NAME_LENGTH = 44
+#: The ARM template's cuts (`dceName`: min(44, ...), `dcrName`: min(64, ...)); `dcraName` is not cut.
+DCE_NAME_LENGTH = 44
+DCR_NAME_LENGTH = 64
+#: The name Azure gives an association of a data collection *endpoint* with a resource (the azurerm
+#: provider's default for `data_collection_endpoint_id`, which the Terraform template relies on;
+#: Azure/prometheus-collector `internal/scripts/troubleshoot/TroubleshootError.ps1` skips DCRAs of this name).
+ENDPOINT_ASSOCIATION_NAME = "configurationAccessEndpoint"
 
 
 def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | None:
@@ -57,8 +77,28 @@ def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | N
     return {"metrics": {"enabled": True}} if settings.enabled else None
 
 
-def msprom_name(location: str, cluster_name: str) -> str:
-    return f"MSProm-{location}-{cluster_name}"[:MSPROM_NAME_LENGTH]
+def msprom_name(location: str, cluster_name: str, length: int | None = None) -> str:
+    """`MSProm-<region>-<cluster>`, cut to `length` characters where the template cuts it."""
+    return f"MSProm-{location}-{cluster_name}"[:length]
+
+
+def same_region(first: str, second: str) -> bool:
+    """Azure answers with `eastus2` or `East US 2` for one region."""
+    return first.replace(" ", "").lower() == second.replace(" ", "").lower()
+
+
+def private_link_endpoint_name(workspace_location: str, cluster_name: str) -> str:
+    """The Terraform template's `dce_mismatch` name: `MSProm-PL-<workspace region>-<cluster>`, cut to 44."""
+    return f"MSProm-PL-{workspace_location}-{cluster_name}"[:DCE_NAME_LENGTH]
+
+
+def _checked_region(configured: str, found: str | None, workspace_id: str) -> str:
+    """The configured workspace region, after Azure's answer agrees with it (refused, not guessed, when not)."""
+    if found and not same_region(configured, found):
+        # RunError: the SDK reports the message and stops, without a traceback.
+        raise pulumi.RunError(f"gpu-aks:observability.azureMonitorWorkspaceLocation: {configured!r}, but the workspace "
+                              f"{workspace_id} is in {found!r}; set azureMonitorWorkspaceLocation: {found}")
+    return configured
 
 
 def workspace_parts(resource_id: str) -> tuple[str, str]:
@@ -66,6 +106,25 @@ def workspace_parts(resource_id: str) -> tuple[str, str]:
     match = re.search(r"/resourceGroups/([^/]+)/providers/Microsoft\.Monitor/accounts/([^/]+)$", resource_id, re.IGNORECASE)
     assert match, resource_id
     return match.group(1), match.group(2)
+
+
+#: Azure Managed Grafana workspace names: 2-23 characters, letters, digits and hyphens, starting with a
+#: letter and ending with a letter or digit (the bound Microsoft's own Bicep states, e.g. Azure/ARO-HCP
+#: `take('aro-hcp-grafana-...', 23)`). Left to Pulumi's auto-naming the name was about 29 characters.
+GRAFANA_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,21}[A-Za-z0-9]")
+GRAFANA_NAME_LENGTH = 23
+
+
+def grafana_name(cluster_name: str) -> str:
+    """The cluster's name made a valid Grafana workspace name; when it must be cut, a short hash of the
+    whole name keeps two long cluster names apart. Deterministic: the same cluster, the same name."""
+    cleaned = re.sub(r"[^A-Za-z0-9-]", "-", cluster_name).strip("-")
+    if not cleaned[:1].isalpha():
+        cleaned = f"g-{cleaned}".rstrip("-")
+    if len(cleaned) <= GRAFANA_NAME_LENGTH and GRAFANA_NAME_RE.fullmatch(cleaned):
+        return cleaned
+    digest = hashlib.sha256(cluster_name.encode()).hexdigest()[:4]
+    return f"{cleaned[:GRAFANA_NAME_LENGTH - 5].rstrip('-')}-{digest}"
 
 
 def action_group_short_name(cluster_name: str) -> str:
@@ -149,7 +208,6 @@ class GpuObservability(pulumi.ComponentResource):
         settings, cluster = args.settings, args.cluster
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(cluster.tags) if not cluster.secret else None
-        base = msprom_name(cluster.location, cluster.name)
 
         if settings.workspace_id:
             group, workspace_name = workspace_parts(settings.workspace_id)
@@ -159,19 +217,29 @@ class GpuObservability(pulumi.ComponentResource):
             self.workspace_id: pulumi.Output[str] = pulumi.Output.from_input(settings.workspace_id)
             self.query_endpoint: pulumi.Output[Any] = existing.metrics.apply(
                 lambda metrics: metrics.prometheus_query_endpoint if metrics else None)
+            configured = settings.workspace_location
+            # Config names the region before anything is planned; Azure's answer is checked against it.
+            workspace_location: pulumi.Input[str] = existing.location.apply(
+                lambda found: _checked_region(configured, found, settings.workspace_id or "")) \
+                if configured else existing.location
         else:
             workspace = monitor.AzureMonitorWorkspace(
                 f"{name}-workspace", resource_group_name=args.resource_group_name, location=cluster.location,
                 tags=tags, opts=child)
             self.workspace_id = workspace.id
             self.query_endpoint = workspace.metrics.apply(lambda metrics: metrics.prometheus_query_endpoint if metrics else None)
+            configured, workspace_location = cluster.location, cluster.location
+        self.workspace_location = pulumi.Output.from_input(workspace_location)
 
         endpoint = monitor.DataCollectionEndpoint(
-            f"{name}-dce", data_collection_endpoint_name=base, resource_group_name=args.resource_group_name,
-            location=cluster.location, kind="Linux", tags=tags, opts=child)
+            f"{name}-dce", data_collection_endpoint_name=self.workspace_location.apply(
+                lambda region: msprom_name(region, cluster.name, DCE_NAME_LENGTH)),
+            resource_group_name=args.resource_group_name, location=workspace_location, kind="Linux", tags=tags,
+            opts=child)
         rule = monitor.DataCollectionRule(
-            f"{name}-dcr", data_collection_rule_name=base, resource_group_name=args.resource_group_name,
-            location=cluster.location, kind="Linux", tags=tags,
+            f"{name}-dcr", data_collection_rule_name=self.workspace_location.apply(
+                lambda region: msprom_name(region, cluster.name, DCR_NAME_LENGTH)),
+            resource_group_name=args.resource_group_name, location=workspace_location, kind="Linux", tags=tags,
             data_collection_endpoint_id=endpoint.id,
             data_sources={"prometheus_forwarder": [{"name": "PrometheusDataSource", "streams": [PROMETHEUS_STREAM]}]},
             destinations={"monitoring_accounts": [{"account_resource_id": self.workspace_id,
@@ -180,8 +248,31 @@ class GpuObservability(pulumi.ComponentResource):
             description="gpu-aks: the cluster's Prometheus metrics to its Azure Monitor workspace",
             opts=child)
         monitor.DataCollectionRuleAssociation(
-            f"{name}-dcra", association_name=base, resource_uri=args.cluster_id, data_collection_rule_id=rule.id,
+            f"{name}-dcra", association_name=msprom_name(cluster.location, cluster.name),
+            resource_uri=args.cluster_id, data_collection_rule_id=rule.id,
             description="gpu-aks: managed Prometheus for this cluster", opts=child)
+        # A private cluster reaches a data collection endpoint through a private link in its own region:
+        # Microsoft's Terraform template adds one there when the workspace is elsewhere (`dce_mismatch`,
+        # `dcra_mismatch`). The settings require the workspace's region in config for a private cluster.
+        if cluster.api_server.private_cluster and configured and not same_region(configured, cluster.location):
+            private_endpoint = monitor.DataCollectionEndpoint(
+                f"{name}-dce-private-link",
+                data_collection_endpoint_name=private_link_endpoint_name(configured, cluster.name),
+                resource_group_name=args.resource_group_name, location=cluster.location, kind="Linux", tags=tags,
+                opts=child)
+            monitor.DataCollectionRuleAssociation(
+                f"{name}-dcea", association_name=ENDPOINT_ASSOCIATION_NAME, resource_uri=args.cluster_id,
+                data_collection_endpoint_id=private_endpoint.id,
+                description="gpu-aks: the private cluster's data collection endpoint in its own region", opts=child)
+
+        # Microsoft's recording rules: Managed Grafana's Kubernetes dashboards and the portal read their series.
+        for recording in recording_rule_groups(cluster.name):
+            alertsmanagement.PrometheusRuleGroup(
+                f"{name}-{recording.id}-recording-rules",
+                rule_group_name=recording.name, resource_group_name=args.resource_group_name,
+                location=workspace_location, tags=tags, scopes=[self.workspace_id, args.cluster_id],
+                cluster_name=cluster.name, interval=recording.interval, description=recording.description,
+                rules=azure_recording_rules(recording), opts=child)  # type: ignore[arg-type]  # plain dicts
 
         if settings.alerts_on:
             groups: list[pulumi.Input[str]] = []
@@ -199,7 +290,7 @@ class GpuObservability(pulumi.ComponentResource):
             rules = alert_rules(settings.alerts, args.pools, args.gpu_namespace, args.agent_daemonsets)
             alertsmanagement.PrometheusRuleGroup(
                 f"{name}-gpu-alerts", rule_group_name=f"{GROUP_NAME}-{cluster.name}",
-                resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
+                resource_group_name=args.resource_group_name, location=workspace_location, tags=tags,
                 # "To limit your rule group to a cluster scope ... add the Azure Resource ID of your cluster
                 # to the rule group scopes[] list. The scopes list must still include the Azure Monitor
                 # workspace resource ID" (learn.microsoft.com/azure/azure-monitor/essentials/prometheus-rule-groups).
@@ -212,7 +303,8 @@ class GpuObservability(pulumi.ComponentResource):
         self.dashboard_url: pulumi.Output[Any] = pulumi.Output.from_input(None)
         if settings.grafana:
             grafana = dashboard.Grafana(
-                f"{name}-grafana", resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
+                f"{name}-grafana", workspace_name=grafana_name(cluster.name),
+                resource_group_name=args.resource_group_name, location=cluster.location, tags=tags,
                 sku={"name": "Standard"}, identity={"type": "SystemAssigned"},
                 properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
                     {"azure_monitor_workspace_resource_id": self.workspace_id}]}},

@@ -64,8 +64,10 @@ DCGM_METRICS: tuple[ExporterMetric, ...] = (
 EXPORTER_METRIC_NAMES = frozenset(m.field for m in DCGM_METRICS if m.kind != "label")
 
 #: kube-state-metrics series the managed Prometheus add-on keeps under its default minimal ingestion
-#: profile (Azure/prometheus-collector `otelcollector/configmapparser/
-#: tomlparser-default-targets-metrics-keep-list.rb`, `@kubestateRegex_minimal`; the add-on scrapes
+#: profile (Azure/prometheus-collector `otelcollector/shared/configmap/mp/
+#: tomlparser-default-targets-metrics-keep-list.go`, `kubestateRegex_minimal_mac`, at commit
+#: 39583fd50b2f828f83cc18fc0cece9e3074f56db; tests/fixtures/prometheus-collector/ holds that line, and
+#: tests/test_observability.py every name below to it. The add-on scrapes
 #: kube-state-metrics by default as job `kube-state-metrics`, learn.microsoft.com/azure/azure-monitor/
 #: containers/prometheus-metrics-scrape-configuration-minimal). Names and labels: kube-state-metrics
 #: `docs/metrics/workload/pod-metrics.md`, `docs/metrics/cluster/node-metrics.md`,

@@ -101,11 +101,6 @@ def _superset(ss: Normal, t: Normal) -> bool:
     return ss_op == "Exists"
 
 
-def is_superset(ss: Mapping[str, Any], t: Mapping[str, Any]) -> bool:
-    """`isSuperset(ss, t)` of `pkg/util/tolerations`: whether ss tolerates a superset of t."""
-    return _superset(_normal(ss), _normal(t))
-
-
 def _bucket(t: Normal) -> tuple[str, ...] | None:
     """The group of tolerations `t` sits in for `Covers`: by operator class, key, effect (and value
     for Equal). An unknown operator covers nothing but its equal."""
@@ -269,11 +264,17 @@ def requested_extended_resources(pod: PodSpec) -> tuple[list[str], bool]:
             continue
         spec = container.spec
         resources = as_mapping(spec).get("resources") if spec is not UNKNOWN else UNKNOWN
-        if resources is UNKNOWN or any(as_mapping(resources).get(kind) is UNKNOWN for kind in ("requests", "limits")):
+        if resources is UNKNOWN:
             unknown = True
             continue
-        for kind in ("requests", "limits"):
-            names.update(n for n in as_mapping(as_mapping(resources).get(kind)) if is_extended_resource_name(n))
+        resources = as_mapping(resources)
+        requests, limits = resources.get("requests"), resources.get("limits")
+        if requests is UNKNOWN or limits is UNKNOWN:
+            unknown = True
+            continue
+        for amounts in (requests, limits):
+            if amounts:  # absent (None) or empty: nothing to add
+                names.update(n for n in as_mapping(amounts) if is_extended_resource_name(n))
     return sorted(names), unknown
 
 

@@ -422,7 +422,3 @@ def arm64_image_problem(image: str) -> str | None:
     if "arm64" not in known.architectures:
         return f"{image} has no arm64 build ({known.source})"
     return None
-
-
-def accelerator_values() -> list[str]:
-    return sorted({sku.accelerator for sku in _SUPPORTED})

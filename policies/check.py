@@ -54,15 +54,8 @@ from .documents import (
 )
 from .fit import Platform, PlatformError, read_platform
 from .podspecs import PodSpec, object_identity
-from .rule_config import (
-    RuleConfig,
-    RuleConfigError,
-    parse_rule_config,
-    read_rule_config_file,
-    with_platform_sharing,
-    with_platform_taints,
-)
-from .rules import RULES, Rule
+from .rule_config import RuleConfig, RuleConfigError, with_platform_sharing
+from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_platform_taints
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
 from .workloads import Context, context_of, pod_specs_of

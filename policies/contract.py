@@ -45,7 +45,7 @@ DevicePluginOwner = Literal["gpu-aks", "external"]
 MetricsExporter = Literal["gpu-aks", "none"]
 #: What backs a pool: an AKS AgentPool (fixed size or cluster-autoscaled), or a NAP / Karpenter
 #: `karpenter.sh/v1` NodePool, which may bring several VM sizes.
-PoolKind = Literal["agentPool", "nodePool"]
+PoolKindName = Literal["agentPool", "nodePool"]
 #: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
 #: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
 CapacityType = Literal["onDemand", "spot"]
@@ -302,7 +302,7 @@ class CpuPoolEntry(_Written):
 
 
 @dataclass(frozen=True)
-class GpuOffer(_Written):
+class GpuOfferEntry(_Written):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed
     pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
 
@@ -341,7 +341,7 @@ class GpuPoolEntry(_Written):
     offer, and a NodePool-backed pool's first offer or null."""
 
     name: str = _pool_field("name")
-    kind: PoolKind = _field("kind", _one_of(PoolKind), "What backs the pool: an AKS AgentPool (agentPool) or a NAP "
+    kind: PoolKindName = _field("kind", _one_of(PoolKindName), "What backs the pool: an AKS AgentPool (agentPool) or a NAP "
                             "Karpenter NodePool (nodePool); agentPool when absent.", "agentPool")
     azure_name: str | None = _pool_field("azureName")
     pool_label: dict[str, str] = _pool_field("poolLabel")
@@ -376,7 +376,7 @@ class GpuPoolEntry(_Written):
                                                      "for the pool's taints.", ())
     node_selector: dict[str, str] = _field("nodeSelector", LABELS, "The nodeSelector that pins a pod to the pool's "
                                            "GPU nodes.", {})
-    offers: tuple[GpuOffer, ...] = _field("offers", _Objects(GpuOffer), "The GPUs the pool may bring, one offer per "
+    offers: tuple[GpuOfferEntry, ...] = _field("offers", _Objects(GpuOfferEntry), "The GPUs the pool may bring, one offer per "
                                           "VM size; derived from the single-size fields when absent.", ())
     sharing: PoolSharing | None = _field("sharing", _Object(PoolSharing), "How pods share a GPU (time-slicing or "
                                          "MPS), or null: each pod gets whole GPUs or MIG instances.", None)
@@ -456,10 +456,10 @@ def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, pro
     return read
 
 
-def single_size_offer(pool: GpuPoolEntry) -> GpuOffer:
+def single_size_offer(pool: GpuPoolEntry) -> GpuOfferEntry:
     """The one offer an AgentPool-backed pool's single-size fields describe (what `from_json` gives a
     contract written before pools had `offers`)."""
-    return GpuOffer(vm_size=pool.vm_size, gpu_model=pool.gpu_model, gpu_memory_gib=pool.gpu_memory_gib,
+    return GpuOfferEntry(vm_size=pool.vm_size, gpu_model=pool.gpu_model, gpu_memory_gib=pool.gpu_memory_gib,
                     gpus_per_vm=pool.gpus_per_vm, resource=pool.gpu_resource, per_node=pool.gpus_per_node,
                     mig_partition=pool.mig_partition, capacity_types=("spot",) if pool.spot else ("onDemand",))
 
@@ -520,7 +520,7 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: _object_schema(cls, (cls.__doc__ or "").strip(), False)
-                  for cls in (GpuPoolEntry, GpuOffer, PoolSharing, CpuPoolEntry)},
+                  for cls in (GpuPoolEntry, GpuOfferEntry, PoolSharing, CpuPoolEntry)},
     }
     return schema
 
@@ -547,7 +547,7 @@ def contract_markdown() -> str:
         "`kubeconfig` output (a secret) sits beside these keys and is not part of the typed contract.", "",
         "## Top level", "", *_field_table(PlatformContract), "",
         "## `gpuPools.<name>`", "", (GpuPoolEntry.__doc__ or "").strip(), "", *_field_table(GpuPoolEntry), "",
-        "## `gpuPools.<name>.offers[]`", "", (GpuOffer.__doc__ or "").strip(), "", *_field_table(GpuOffer), "",
+        "## `gpuPools.<name>.offers[]`", "", (GpuOfferEntry.__doc__ or "").strip(), "", *_field_table(GpuOfferEntry), "",
         "## `gpuPools.<name>.sharing`", "", (PoolSharing.__doc__ or "").strip(), "", *_field_table(PoolSharing), "",
         "## `cpuPools.<name>`", "", (CpuPoolEntry.__doc__ or "").strip(), "", *_field_table(CpuPoolEntry), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "

@@ -373,6 +373,10 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         self.merge_budget = limits.max_nodes
         self.merged_entries = 0
         self._flat: dict[int, list[Any]] = {}
+        #: Whether child nodes are built directly: the stream holds no anchor (`_construct_direct`). A
+        #: flag, not the bound method itself: that would be a reference cycle keeping every loader,
+        #: and its text, alive while the collector is paused.
+        self._direct = "&" not in stream
 
     def construct_document(self, node: Any) -> Any:
         self.document_lines.append(node.start_mark.line + 1)
@@ -380,6 +384,13 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
             return super().construct_document(node)
         finally:
             self._flat = {}
+
+    # libyaml's composer calls these two for every node (`_yaml.pyx`, `_compose_node`); without path
+    # resolvers (asserted below) `BaseResolver`'s return at once, and their answer is not used. A
+    # builtin taking the same arguments costs a fifth of a Python call, a million times per 10,000
+    # small manifests.
+    descend_resolver = staticmethod(slice)  # (parent, index)
+    ascend_resolver = staticmethod(tuple)  # ()
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         # libyaml's composer asks for the tag of every scalar. For a plain scalar the safe resolver's
@@ -448,9 +459,30 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
     def construct_yaml_seq(self, node: Any) -> Any:
         data: list[Any] = []
         yield data
-        construct = self.construct_object
+        self._fill_sequence(data, node)
+
+    def _fill_sequence(self, data: list[Any], node: Any) -> None:
+        construct = self._construct_direct if self._direct else self.construct_object
         data.extend([child.value if child.tag == _STR and type(child) is _ScalarNode else construct(child)
                      for child in node.value])
+
+    def _construct_direct(self, node: Any) -> Any:
+        """A child node built without `construct_object`'s bookkeeping, for documents with no anchor:
+        there no node is reached twice, so nothing needs remembering, and no node can contain itself.
+        Its generic dispatch, one generator per collection and the memo of every node cost more than
+        building the dicts and lists (most manifests are small and break a rule, so reading weighs).
+        Recursion is bounded: the nesting was checked against `Limits.max_depth` before composing."""
+        kind, tag = type(node), node.tag
+        if kind is _MappingNode and tag == _MAP:
+            mapping: dict[Any, Any] = {}
+            self._fill_mapping(mapping, node)
+            return mapping
+        if kind is _SequenceNode and tag == _SEQ:
+            sequence: list[Any] = []
+            self._fill_sequence(sequence, node)
+            return sequence
+        scalar = _DIRECT_SCALARS.get(tag) if kind is _ScalarNode else None
+        return scalar(self, node) if scalar is not None else self.construct_object(node)
 
     def construct_yaml_map(self, node: Any) -> Any:
         data: dict[Any, Any] = {}
@@ -461,7 +493,7 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         mark = node.start_mark
         lines = [mark.line + 1, 0 if node.flow_style else mark.column + 1]
         self.index.mappings[id(data)] = lines
-        construct = self.construct_object
+        construct = self._construct_direct if self._direct else self.construct_object
         merges = False
         duplicates: list[tuple[Any, int]] = []
         for key_node, value_node in node.value:
@@ -565,6 +597,11 @@ for _tag, _constructor in (("int", _BoundedLoader.construct_yaml_int), ("float",
                            ("seq", _BoundedLoader.construct_yaml_seq), ("map", _BoundedLoader.construct_yaml_map)):
     _BoundedLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _constructor)
 _BoundedLoader.add_constructor(None, _BoundedLoader.construct_undefined)
+#: The scalar constructors `_construct_direct` calls itself (none of them is a generator).
+_DIRECT_SCALARS = {f"tag:yaml.org,2002:{tag}": constructor for tag, constructor in (
+    ("null", _BoundedLoader.construct_yaml_null), ("int", _BoundedLoader.construct_yaml_int),
+    ("float", _BoundedLoader.construct_yaml_float), ("bool", _BoundedLoader.construct_yaml_bool),
+    ("timestamp", _BoundedLoader.construct_yaml_timestamp), ("str", _BoundedLoader.construct_yaml_str))}
 assert not _BoundedLoader.yaml_path_resolvers, "the scalar tag cache assumes no path resolvers"
 _PLAIN_SCALAR_TAGS: dict[str, str] = {}
 
@@ -636,6 +673,8 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
     without, a duplicate key is a DocumentError, as go-yaml v3 (Pulumi's stack files) refuses it."""
     check_nesting(text, limits)
     loader = _BoundedLoader(text, limits)
+    if index is not None:
+        loader.index = index  # recorded in place: a copy per file cost time and memory
     documents: list[Any] = []
     try:
         while loader.check_data():
@@ -667,10 +706,7 @@ def _checked(documents: list[Any], loader: _BoundedLoader, text: str, limits: Li
     if expanded or "&" in text:
         for line, document in pairs:
             check_structure(document, line, limits, expanded, start=loader.merged_entries)
-    if index is not None:
-        index.mappings.update(loader.index.mappings)
-        index.duplicates.extend(loader.index.duplicates)
-    elif loader.index.duplicates:
+    if index is None and loader.index.duplicates:
         raise loader.index.duplicates[0]
     return pairs
 

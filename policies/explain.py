@@ -31,7 +31,8 @@ from .check import LoadedObject, load_config, read_inputs
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
-from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError, default_rule_config, with_platform_taints
+from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError
+from .rules import default_rule_config, with_platform_taints
 from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -27,15 +27,17 @@ from .catalog import (
     sharing_name,
     sharing_phrase,
 )
-from .contract import ContractError, GpuOffer, GpuPoolEntry, PlatformContract, PoolSharing
+from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
+from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
-from .gpu_rules import Finding, amount_of, gpu_demand, limit_problem
-from .podspecs import ABSENT, PodSpec, Toleration, UndecidableError, as_list, as_mapping, asks_by_container
+from .gpu_rules import Finding
+from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container, is_gpu_resource
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
+    Tolerating,
     format_taint,
     node_selector_term_matches,
     parse_taint,
@@ -101,7 +103,7 @@ def _a(model: str) -> str:
     return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
 
 
-def _device(offer: GpuOffer, count: int = 1) -> str:
+def _device(offer: GpuOfferEntry, count: int = 1) -> str:
     """One (or `count`) of what the offer advertises, in words: "a T4", "a MIG 2g.20gb slice of an A100 80GB"."""
     model = offer.gpu_model or "GPU"
     if offer.mig_partition:
@@ -110,7 +112,7 @@ def _device(offer: GpuOffer, count: int = 1) -> str:
     return _a(model) if count == 1 else f"{count} {model} GPUs"
 
 
-def share_of(offer: GpuOffer, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
+def share_of(offer: GpuOfferEntry, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
     """What `amount` of the offer's resource gives a pod on its pool: "a whole T4", "a MIG 2g.20gb
     slice of an A100 80GB", "1/4 of a T4, time-sliced"."""
     count = int(amount) if amount.denominator == 1 else 1
@@ -196,12 +198,15 @@ class PodExplanation:
     refusals: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    #: What else puts it on GPU nodes without a count of GPUs (`gpuMarkers`: KAI, Run:ai, Volcano vGPU, HAMi).
+    gpu_markers: tuple[str, ...] = ()
     #: `file:line` of the pod's spec, when the explanation came from a file.
     location: str = field(default="", compare=False)
 
     @property
     def asks_for_gpus(self) -> bool:
-        return bool(self.gpu_asks or self.gpu_claims)
+        """It lands on GPU nodes: the rules' own answer (`demand.GpuDemand.any`)."""
+        return bool(self.gpu_asks or self.gpu_claims or self.gpu_markers)
 
     @property
     def lands_on(self) -> list[str]:
@@ -217,8 +222,8 @@ def pod_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
         if isinstance(result, UndecidableError):
             continue
         for ask in result:
-            if ask.container.role == "ephemeral":
-                continue
+            if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue  # a share (Volcano vGPU, HAMi memory or cores) is not a count of GPUs
             amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
             if amount is None or amount <= 0:
                 continue
@@ -236,8 +241,10 @@ def container_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
         if isinstance(result, UndecidableError):
             continue
         for ask in result:
+            if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue
             amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
-            if ask.container.role != "ephemeral" and amount is not None and amount > most.get(ask.resource, 0):
+            if amount is not None and amount > most.get(ask.resource, 0):
                 most[ask.resource] = amount
     return most
 
@@ -276,57 +283,16 @@ def _pool_labels(name: str, pool: GpuPoolEntry) -> dict[str, str]:
     return aks_node_labels(pool.azure_name or name, pool.labels, pool.spot)
 
 
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool)) or value is None
+def _tolerating(admitted: Admitted) -> Tolerating:
+    return Tolerating((item.toleration, item.source == WRITTEN) for item in admitted.tolerations)
 
 
-class Tolerating:
-    """Which of a pod's tolerations tolerate a taint, by lookup instead of a scan, with the answers
-    of `scheduling.tolerates` (Kubernetes' `ToleratesTaint`): an empty key or effect matches every
-    one, Exists ignores the value, Equal (the default) needs it. Built once per pod, so a pod with
-    thousands of tolerations against thousands of pools and taints stays linear."""
-
-    def __init__(self, tolerations: Sequence[Toleration]) -> None:
-        #: (operator, key, effect[, value]) -> (index of the first such toleration, whether any is written)
-        self.groups: dict[tuple[Any, ...], tuple[int, bool]] = {}
-        for index, item in enumerate(tolerations):
-            toleration = item.toleration
-            if not isinstance(toleration, Mapping):
-                continue
-            key, effect = toleration.get("key") or "", toleration.get("effect") or ""
-            operator = toleration.get("operator") or "Equal"
-            value = toleration.get("value") or ""
-            # A key, effect or value that is a list or a map equals no taint's text: it tolerates nothing.
-            if not (_hashable(key) and _hashable(effect)) or operator not in ("Exists", "Equal"):
-                continue
-            if operator == "Equal" and not _hashable(value):
-                continue
-            group = (operator, key, effect) if operator == "Exists" else (operator, key, effect, value)
-            first, written = self.groups.get(group, (index, False))
-            self.groups[group] = (first, written or item.source == WRITTEN)
-
-    def first(self, taint: Mapping[str, str]) -> tuple[int | None, bool]:
-        """The index of the first toleration that tolerates `taint` (None if none does), and whether
-        one that does was written in the pod spec."""
-        first: int | None = None
-        written = False
-        value = taint.get("value") or ""
-        for key in {taint["key"], ""}:
-            for effect in {taint["effect"], ""}:
-                for group in (("Exists", key, effect), ("Equal", key, effect, value)):
-                    found = self.groups.get(group)
-                    if found is not None:
-                        first = found[0] if first is None else min(first, found[0])
-                        written = written or found[1]
-        return first, written
-
-
-def _offered(offer: GpuOffer) -> str:
+def _offered(offer: GpuOfferEntry) -> str:
     return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
         f"whole GPUs as {offer.resource}"
 
 
-def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[GpuOffer]) -> list[GpuOffer]:
+def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[GpuOfferEntry]:
     return [offer for offer in offers
             if all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())]
 
@@ -351,9 +317,9 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]
     gets: list[str] = []
     fitting = _fitting_offers(asks, pool.offers) if asks else []
     if fitting:
-        amounts = [(offer, sum(asks.values(), Fraction(0))) for offer in fitting]
+        amount = sum(asks.values(), Fraction(0))
         what = [share_of(offer, pool.sharing, amount) + (f" on {offer.vm_size}" if len(fitting) > 1 else "")
-                for offer, amount in amounts]
+                for offer in fitting]
         why = ""
         if shares(pool.sharing):
             assert pool.sharing is not None
@@ -379,7 +345,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]
     return gets
 
 
-def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOffer]) -> list[str]:
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
     if not asks or _fitting_offers(asks, offers):
         return []
@@ -412,7 +378,7 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
             taints.append(parse_taint(text))
         except TaintSyntaxError:
             continue
-    tolerating = tolerating or Tolerating(admitted.tolerations)
+    tolerating = tolerating or _tolerating(admitted)
     matches = [tolerating.first(taint) for taint in taints]
     untolerated = [taint for taint, (first, _) in zip(taints, matches, strict=True)
                    if first is None and taint.get("effect") in HARD_TAINT_EFFECTS]
@@ -462,25 +428,24 @@ def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Seque
 
 def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: RuleConfig,
                 context: Context) -> PodExplanation:
+    """Where the pod lands, judged with the rules' own code: its GPU demand (`demand.gpu_demand`,
+    markers included), the amounts the API server refuses (`demand.amount_verdicts`, as
+    `gpu-limits-are-whole-numbers`) and admission with the config's Namespaces (`admit`)."""
+    if config.gpu_sharing is None:
+        # The refusal's advice names what this platform offers, as the hints below do.
+        config = replace(config, gpu_sharing=platform.gpu_sharing())
     asks = pod_gpu_asks(pod, config)
     demand = gpu_demand(pod, config, context)
-    refusals: list[str] = []
-    for result in asks_by_container(pod, config.gpu_resources):
-        for ask in result if not isinstance(result, UndecidableError) else []:
-            if ask.container.limits_set_by_controller:
-                continue
-            try:
-                problem = limit_problem(ask, platform.gpu_sharing())
-            except UndecidableError:
-                continue
-            if problem:
-                refusals.append(f"container '{ask.container.name}' {problem.text}")
+    shares = [f"container '{ask.container.name}' asking for {ask.resource}" for ask in demand.asks
+              if is_gpu_resource(ask.resource, config.gpu_markers.resources)]
+    refusals = [f"container '{verdict.container.name}' {verdict.problem.text}"
+                for verdict in amount_verdicts(pod, config) if verdict.problem is not None]
     try:
-        admitted = admit(pod, context, config.admission_plugins)
+        admitted = admit(pod, context, config.admission_plugins, config.namespaces)
     except UndecidableError:
         admitted = Admitted((), {}, ())
     refusals += admitted.refusals
-    tolerating = Tolerating(admitted.tolerations)
+    tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container)
                      for pool_name, pool in platform.pools.items())
@@ -497,7 +462,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                                 "across them is slow or fails; ask a pool of whole GPUs for more than one")
                 break
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
-                          tuple(_hints(pod, config, platform, refusals)))
+                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares))
 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
@@ -527,10 +492,13 @@ def render(explanations: Sequence[PodExplanation]) -> str:
     lines = []
     for explanation in explanations:
         asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
-        asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or "no GPU"
+        asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or \
+            ("no GPU count" if explanation.gpu_markers else "no GPU")
+        markers = explanation.gpu_markers
+        marked = f"; {', '.join(markers)} put{'s' if len(markers) == 1 else ''} it on GPU nodes" if markers else ""
         where = f"{escape_line(explanation.location)}: " if explanation.location else ""
         lines.append(f"{where}{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
-                     f"{escape_line(explanation.pod.where)} asks for {asks}")
+                     f"{escape_line(explanation.pod.where)} asks for {asks}{escape_line(marked)}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)

@@ -66,10 +66,11 @@ from pulumi_policy.proxy import (
 )
 
 from . import __version__, sdk_patches
-from .gpu_rules import Finding, StackResource, check_gpu_tolerations, undecided
+from .gpu_rules import DAEMONSET_TYPES, Finding, StackResource, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
-from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig, parse_rule_config
-from .rules import RULES, Rule
+from .pools import is_pool_resource
+from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
+from .rules import RULES, Rule, parse_rule_config
 from .scope import remembered, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
@@ -302,7 +303,7 @@ def _with_namespace_caveats(findings: list[Finding], obj: Mapping[str, Any], pod
 
 def _pool_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        if not args.resource_type.startswith("azure-native:containerservice"):
+        if not is_pool_resource(args.resource_type):
             return
         findings = rule.check(args.resource_type, plain_props(args.props), OPERATION.rule_config(rule.name, args.get_config()))
         _report(findings, report)
@@ -335,7 +336,7 @@ def _registered_late(resource: Any, pods: Sequence[PodSpec], context: Context) -
                   or (kind == "ResourceClaimTemplate" and (namespace, name) in context.table(CLAIM_TEMPLATES)))
     if not late:
         return []
-    now = {f.message for f in check_gpu_tolerations(pods, early.config, context) if f.decided}
+    now = {f.message for f in RULES[TOLERATE_GPU_TAINT].check(pods, early.config, context) if f.decided}
     why = (f"was judged when the engine registered it, before {', '.join(late)}, which the program registers later; "
            f"make it depend on {'them' if len(late) > 1 else 'it'} (for example metadata.namespace: "
            f"ns.metadata.name) so that its verdict counts them.")
@@ -367,7 +368,7 @@ def _stack_resources_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
-            if r.resource_type.startswith(("azure-native:containerservice", "kubernetes:apps/v1:DaemonSet"))
+            if is_pool_resource(r.resource_type) or r.resource_type in DAEMONSET_TYPES
         ]
         _report(rule.check(resources, OPERATION.rule_config(rule.name, args.get_config())), report)
 

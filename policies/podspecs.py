@@ -21,7 +21,7 @@ from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from .scope import current_scope, remembered
@@ -152,8 +152,9 @@ class Container:
     #: ("limits" or "requests", resource) -> path (Spark's `gpu.quantity`, Dynamo's `limits.gpu`).
     written_at: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def resources_at(self) -> str:
+        # Cached in the instance's __dict__ (a frozen dataclass allows that): every rule asks.
         return self.resources_path or join(self.path, "resources")
 
 
@@ -349,21 +350,23 @@ def asks_by_container(pod: PodSpec, gpu_resources: Sequence[str]) -> list[list[G
 
 def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[GpuAsk]:
     # Plain dicts (almost every input) skip building the paths mapping_at would name on an unknown.
+    # An absent field (None) is empty without naming its path.
     spec = container.spec if type(container.spec) is dict else mapping_at(container.spec, container.path)
     resources = spec.get("resources")
     if type(resources) is not dict:
-        resources = mapping_at(resources, container.resources_at)
+        resources = {} if resources is None else mapping_at(resources, container.resources_at)
     limits = resources.get("limits")
     if type(limits) is not dict:
-        limits = mapping_at(limits, join(container.resources_at, "limits"))
+        limits = {} if limits is None else mapping_at(limits, join(container.resources_at, "limits"))
     requests = resources.get("requests")
     if type(requests) is not dict:
-        requests = mapping_at(requests, join(container.resources_at, "requests"))
+        requests = {} if requests is None else mapping_at(requests, join(container.resources_at, "requests"))
     if not limits and not requests:
         return []
+    patterns = gpu_resources if type(gpu_resources) is tuple else tuple(gpu_resources)
     asks = []
-    for name in dict.fromkeys([*limits, *requests]):
-        if isinstance(name, str) and is_gpu_resource(name, gpu_resources):
+    for name in (dict.fromkeys([*limits, *requests]) if requests else limits):
+        if isinstance(name, str) and _is_gpu_resource(name, patterns):
             asks.append(GpuAsk(container, name, limits.get(name, ABSENT), requests.get(name, ABSENT)))
     return asks
 

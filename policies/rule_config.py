@@ -1,6 +1,8 @@
 """The policies' configuration: names, defaults, the schema the Pulumi CLI validates against, and
-one parser shared by the pack, `gpu_aks_policies.check`, `gpu_aks_policies.explain`, the offline preview and the
-admission policy the platform generates.
+the parser of each rule's section. The registry (`gpu_aks_policies.rules`) sits above this module and
+parses the whole config with it (`rules.parse_rule_config`, shared by the pack, `gpu_aks_policies.check`,
+`gpu_aks_policies.explain`, the offline preview and the admission policy the platform generates); this
+module never reads the registry, it is given the rule declarations.
 
 The CLI sends `Configure` with the schema defaults filled in, but other callers may send nothing at
 all, so every default is applied here too. No Pulumi imports.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import (
@@ -22,7 +24,6 @@ from .catalog import (
     PASSTHROUGH_GPU_RESOURCES,
 )
 from .declarations import MISSING, Key, Problems, Reader, Section, describe
-from .documents import DocumentError, Limits, load_json, read_file
 from .scheduling import TAINT_EFFECTS, TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 from .workloads.shapes import WORKLOAD_SHAPES_SCHEMA, WorkloadShape, parse_shapes
 
@@ -296,13 +297,6 @@ PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter i
 _DEFAULTS = RuleConfig(level="advisory")
 
 
-def _registry() -> Mapping[str, Any]:
-    # The rule declarations import the rules, which import this module's names: read them lazily.
-    from .rules import RULES
-
-    return RULES
-
-
 def _level_problem(value: Any) -> str | None:
     return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
 
@@ -310,7 +304,20 @@ def _level_problem(value: Any) -> str | None:
 _SECTIONS: dict[str, Section] = {}
 
 
-def rule_section(rule: Any) -> Section:
+class Declared(Protocol):
+    """What the config needs of a rule's declaration (`gpu_aks_policies.rules.Rule`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def parameters(self) -> tuple[str, ...]: ...
+
+
+def rule_section(rule: Declared) -> Section:
     """A rule's config section, declared with the config engine: its enforcement level and the
     parameters it takes (from its declaration in `gpu_aks_policies.rules`)."""
     section = _SECTIONS.get(rule.name)
@@ -323,13 +330,13 @@ def rule_section(rule: Any) -> Section:
     return section
 
 
-def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
+def parse_configs(raw: Any, rules: Mapping[str, Declared]) -> dict[str, RuleConfig]:
     """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}) with the
-    config engine (`gpu_aks_policies.declarations`): each rule's section comes from its declaration.
+    config engine (`gpu_aks_policies.declarations`): each rule's section comes from its declaration
+    (`rules`, the registry's: `gpu_aks_policies.rules.parse_rule_config` passes them).
 
     Raises RuleConfigError with every problem found.
     """
-    rules = _registry()
     raw = raw if raw is not None else {}
     if not isinstance(raw, Mapping):
         raise RuleConfigError([f"expected a JSON object of policy name -> settings, got {describe(raw)}"])
@@ -357,29 +364,10 @@ def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
     return configs
 
 
-def default_rule_config() -> dict[str, RuleConfig]:
-    return parse_rule_config({})
-
-
-RULE_CONFIG_FILE_LIMITS = Limits(max_bytes=1024 * 1024)
-
-
-def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -> dict[str, Any]:
-    """The raw `--policy-pack-config` JSON from a file, validated (RuleConfigError otherwise)."""
-    try:
-        raw = load_json(read_file(path, limits), limits)
-    except DocumentError as problem:
-        raise RuleConfigError([problem.at(path)]) from None
-    try:
-        parse_rule_config(raw)
-    except RuleConfigError as error:
-        raise RuleConfigError([f"{path}: {problem}" for problem in error.problems]) from None
-    return raw if isinstance(raw, dict) else {}
-
-
-def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
-    """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
-    rules = _registry()
+def platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...],
+                    rules: Mapping[str, Declared]) -> dict[str, RuleConfig]:
+    """The configs with the GPU taints the platform's pools really carry (from `--platform`), for
+    the rules that take `gpuTaints`."""
     return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in rules[name].parameters else config
             for name, config in configs.items()}
 
@@ -388,24 +376,3 @@ def with_platform_sharing(configs: Mapping[str, RuleConfig], sharing: GpuSharing
     """The configs with what the platform offers to share a GPU (from `--platform`): the advice for a
     fractional GPU then names only those (MIG resources, time-sliced pools) or says there are none."""
     return {name: replace(config, gpu_sharing=sharing) for name, config in configs.items()}
-
-
-def __getattr__(name: str) -> Any:
-    """The per-rule tables older callers import (levels, descriptions, schemas, names), derived from
-    the rule declarations on first use."""
-    if name not in _DERIVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    rules = _registry()
-    derived: dict[str, Any] = {
-        "DEFAULT_LEVELS": {rule.name: rule.level for rule in rules.values()},
-        "DESCRIPTIONS": {rule.name: rule.description for rule in rules.values()},
-        "CONFIG_SCHEMAS": {rule.name: {key: PARAMETERS[key].schema for key in rule.parameters}
-                           for rule in rules.values()},
-        "POLICY_NAMES": tuple(rules),
-        "CHECKER_ONLY": tuple(rule.name for rule in rules.values() if rule.scope == "checker-only"),
-        "PACK_POLICY_NAMES": tuple(rule.name for rule in rules.values() if rule.scope != "checker-only"),
-    }
-    return derived[name]
-
-
-_DERIVED = ("DEFAULT_LEVELS", "DESCRIPTIONS", "CONFIG_SCHEMAS", "POLICY_NAMES", "CHECKER_ONLY", "PACK_POLICY_NAMES")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .documents import DocumentError, Limits, load_json, read_file
 from .fit import Platform, check_fit
 from .gpu_rules import (
     Finding,
@@ -51,6 +52,9 @@ from .rule_config import (
     WHOLE_GPU_LIMITS,
     Level,
     RuleConfig,
+    RuleConfigError,
+    parse_configs,
+    platform_taints,
 )
 from .workloads import Context
 
@@ -125,13 +129,51 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models; on a "
          "pool that shares its GPUs, one share per container).",
          "mandatory", "checker-only", "pods",
-         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers", "workloadShapes"),
+         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),
 )}
 
 #: The rules over one object's pod specs that need nothing but the objects (by name).
 POD_RULES: Mapping[str, Rule] = {name: rule for name, rule in RULES.items()
                                  if rule.subject == "pods" and not rule.needs_platform}
+
+
+
+# --- The config of every rule ------------------------------------------------------------------
+
+
+def parse_rule_config(raw: Any) -> dict[str, RuleConfig]:
+    """Parse `--policy-pack-config` JSON (policy name -> level or {enforcementLevel, ...}): each rule's
+    section comes from its declaration here. Raises RuleConfigError with every problem found."""
+    return parse_configs(raw, RULES)
+
+
+def default_rule_config() -> dict[str, RuleConfig]:
+    return parse_rule_config({})
+
+
+RULE_CONFIG_FILE_LIMITS = Limits(max_bytes=1024 * 1024)
+
+
+def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -> dict[str, Any]:
+    """The raw `--policy-pack-config` JSON from a file, validated (RuleConfigError otherwise)."""
+    try:
+        raw = load_json(read_file(path, limits), limits)
+    except DocumentError as problem:
+        raise RuleConfigError([problem.at(path)]) from None
+    try:
+        parse_rule_config(raw)
+    except RuleConfigError as error:
+        raise RuleConfigError([f"{path}: {problem}" for problem in error.problems]) from None
+    return raw if isinstance(raw, dict) else {}
+
+
+def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
+    """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
+    return platform_taints(configs, taints, RULES)
+
+
+# --- The reference page ------------------------------------------------------------------------
 
 _WHERE = {
     "resource": "`Analyze` (each resource, before it is created)",

@@ -112,6 +112,53 @@ def tolerates_any(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, 
     return any(tolerates(toleration, taint) for toleration in tolerations)
 
 
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+class Tolerating:
+    """Which of a pod's tolerations tolerate a taint, by lookup instead of a scan, with the answers
+    of `scheduling.tolerates` (Kubernetes' `ToleratesTaint`): an empty key or effect matches every
+    one, Exists ignores the value, Equal (the default) needs it. Built once per pod, so a pod with
+    thousands of tolerations against thousands of pools and taints stays linear. Takes each
+    toleration with whether the pod spec wrote it (rather than admission or its controller adding it);
+    a property test holds it to `tolerates`."""
+
+    def __init__(self, tolerations: Iterable[tuple[Any, bool]]) -> None:
+        #: (operator, key, effect[, value]) -> (index of the first such toleration, whether any is written)
+        self.groups: dict[tuple[Any, ...], tuple[int, bool]] = {}
+        for index, (toleration, is_written) in enumerate(tolerations):
+            if not isinstance(toleration, Mapping):
+                continue
+            key, effect = toleration.get("key") or "", toleration.get("effect") or ""
+            operator = toleration.get("operator") or "Equal"
+            value = toleration.get("value") or ""
+            # A key, effect or value that is a list or a map equals no taint's text: it tolerates nothing.
+            if not (_hashable(key) and _hashable(effect)) or operator not in ("Exists", "Equal"):
+                continue
+            if operator == "Equal" and not _hashable(value):
+                continue
+            group = (operator, key, effect) if operator == "Exists" else (operator, key, effect, value)
+            first, written = self.groups.get(group, (index, False))
+            self.groups[group] = (first, written or is_written)
+
+    def first(self, taint: Mapping[str, str]) -> tuple[int | None, bool]:
+        """The index of the first toleration that tolerates `taint` (None if none does), and whether
+        one that does was written in the pod spec."""
+        first: int | None = None
+        written = False
+        value = taint.get("value") or ""
+        for key in {taint["key"], ""}:
+            for effect in {taint["effect"], ""}:
+                for group in (("Exists", key, effect), ("Equal", key, effect, value)):
+                    found = self.groups.get(group)
+                    if found is not None:
+                        first = found[0] if first is None else min(first, found[0])
+                        written = written or found[1]
+        return first, written
+
+
+
 def untolerated_taints(
     tolerations: Sequence[Mapping[str, Any]], taints: Iterable[Mapping[str, Any]],
 ) -> list[Mapping[str, Any]]:

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from gpu_aks_policies.admission import is_superset, merge_tolerations
+from gpu_aks_policies.admission import merge_tolerations
 from gpu_aks_policies.podspecs import Toleration
-from gpu_aks_policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT, parse_rule_config
+from gpu_aks_policies.rule_config import SELECT_GPU_NODES, TOLERATE_GPU_TAINT
+from gpu_aks_policies.rules import parse_rule_config
 
 from tests.helpers import findings
 
@@ -102,8 +103,11 @@ def test_pod_node_selector_counts_for_gpu_node_selection():
      {"key": "foo", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10}, False),
     ({"key": "bar", "operator": "Exists"}, {"key": "foo", "operator": "Exists"}, False),
 ])
-def test_is_superset_follows_kubernetes(ss, t, superset):
-    assert is_superset(ss, t) is superset
+def test_a_toleration_that_tolerates_a_superset_covers_the_other_as_kubernetes_is_superset(ss, t, superset):
+    # MergeTolerations drops a toleration when one kept before it tolerates a superset of it
+    # (`isSuperset` of kubernetes pkg/util/tolerations).
+    merged = merge_tolerations([Toleration(ss, "ss")], [Toleration(t, "t")])
+    assert ("t" not in {item.source for item in merged}) is superset
 
 
 def test_merge_keeps_only_what_no_other_toleration_covers():

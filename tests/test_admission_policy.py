@@ -24,7 +24,8 @@ from gpu_aks_policies.admission_policy import validating_admission_policy, valid
 from gpu_aks_policies.gpu_rules import check_gpu_limits, check_gpu_tolerations
 from gpu_aks_policies.podspecs import ABSENT, PodSpec, asks_by_container
 from gpu_aks_policies.quantities import format_amount, parse_quantity
-from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig, default_rule_config, parse_rule_config
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig
+from gpu_aks_policies.rules import default_rule_config, parse_rule_config
 from gpu_aks_policies.workloads import Context, context_of, pod_specs_of
 
 MANIFESTS = Path(__file__).parent / "manifests"

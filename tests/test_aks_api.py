@@ -16,6 +16,7 @@ import pytest
 from azure.mgmt.containerservice import models
 
 from components import aks_api
+from tests.conftest import ROOT
 
 PULUMI_ONLY = {"resourceName", "resourceGroupName", "agentPoolName"}
 #: Properties whose values must be members of an enum (the attribute map only says `str`).
@@ -25,8 +26,14 @@ ENUMS = {
     "scaleSetPriority": models.ScaleSetPriority, "scaleSetEvictionPolicy": models.ScaleSetEvictionPolicy,
     "gpuInstanceProfile": models.GPUInstanceProfile, "driver": models.GPUDriver, "mode": models.AgentPoolMode,
     "osType": models.OSType, "networkPlugin": models.NetworkPlugin, "networkPluginMode": models.NetworkPluginMode,
+    "keyVaultNetworkAccess": models.KeyVaultNetworkAccessTypes, "osDiskType": models.OSDiskType,
+    "outboundType": models.OutboundType,
 }
 PYTHON_TYPES = {"str": str, "bool": bool, "int": (int, float), "float": (int, float)}
+#: Maps the provider takes as a list of their keys and sends as the map the API wants:
+#: pulumi-azure-native's `ManagedClusterIdentityArgs.user_assigned_identities` is a sequence of resource
+#: IDs (`pulumi_azure_native/containerservice/_inputs.py`); the API's is `{id: {}}`.
+PROVIDER_LISTS_OF_MAP_KEYS = {"userAssignedIdentities"}
 
 
 def values(enum: Any) -> set[str]:
@@ -88,7 +95,10 @@ def _walk(value: Any, model: type, path: str, problems: list[str]) -> None:
         if attribute is None:
             problems.append(f"{path}.{key}: no such property in {model.__name__}")
             continue
-        _check(item, attribute["type"], f"{path}.{key}", problems)
+        if key in PROVIDER_LISTS_OF_MAP_KEYS and attribute["type"].startswith("{"):
+            _check(item, "[str]", f"{path}.{key}", problems)
+        else:
+            _check(item, attribute["type"], f"{path}.{key}", problems)
         if key in ENUMS and isinstance(item, str) and item not in values(ENUMS[key]):
             problems.append(f"{path}.{key}: {item!r} is not in {ENUMS[key].__name__}")
 
@@ -264,3 +274,31 @@ def test_network_change_problems_follow_what_aks_updates_in_place():
     assert moved == ["gpu-aks:cluster.networkProfile.serviceCidr: the cluster has '10.0.0.0/16', the config says "
                      "'10.1.0.0/16'; it is fixed when the cluster is created. Put '10.0.0.0/16' back, or create a new "
                      "cluster (a new stack) and move the workloads"]
+
+
+# --- Issue 28, item 5: what undrainableNodeBehavior does, in Microsoft's words -------------------------
+
+
+def _member_texts(enum: type) -> dict[str, str]:
+    """The attribute docstrings of an enum's members (only in its source: Python drops them at runtime)."""
+    import inspect
+
+    source = inspect.getsource(enum)
+    return {name: " ".join(text.split()) for name, text in
+            re.findall(r'^\s+(\w+) = "\w+"\n\s+"""(.*?)"""', source, re.MULTILINE | re.DOTALL)}
+
+
+def test_undrainable_node_behavior_is_documented_as_microsoft_describes_it():
+    microsoft = _member_texts(models.UndrainableNodeBehavior)
+    assert "the upgrade operation and the managed cluster will be in failed state" in microsoft["CORDON"]
+    assert "A surge node will be retained for each blocked node" in microsoft["CORDON"]
+    assert "kubernetes.azure.com/upgrade-status:Quarantined" in microsoft["CORDON"]
+    assert "managed cluster will be in failed state if there are any blocked nodes" in microsoft["SCHEDULE"]
+    key = next(key for key in platform_settings.upgrade_keys(platform_settings.GPU_POOL_UPGRADE)
+               if key.name == "undrainableNodeBehavior")
+    for documented in (key.doc, (ROOT / "docs" / "platform.md").read_text()):
+        text = " ".join(documented.split())
+        assert "and go on" not in text and "the upgrade goes on" not in text  # 0.3.1's promise
+        assert "failed" in text and "surge node" in text and "Quarantined" in text
+    # The GPU default: Cordon would keep a second, billed GPU VM per blocked node; the upgrade fails anyway.
+    assert platform_settings.GPU_POOL_UPGRADE.undrainable_node_behavior == "Schedule"

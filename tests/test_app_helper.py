@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_aks_app import GpuRequest, PlacementError, place
-from gpu_aks_policies.gpu_rules import POD_RULES
+from gpu_aks_policies.rules import POD_RULES
 
 from components.contract import platform_contract
 from components.settings import parse_settings

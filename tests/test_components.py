@@ -255,8 +255,7 @@ REFUSED = [
                                                                              "networkPolicy": "cilium"}}},
      "gpu-aks:cluster.networkProfile.networkPolicy: cilium needs networkDataplane: cilium"),
     ("outbound needing a subnet", {**GPU, "cluster": {"networkProfile": {"outboundType": "userDefinedRouting"}}},
-     "gpu-aks:cluster.networkProfile.outboundType: userDefinedRouting needs the cluster in your own subnet "
-     "(vnetSubnetID), which gpu-aks does not create; use loadBalancer or managedNATGateway"),
+     "gpu-aks:cluster.networkProfile.outboundType: 'userDefinedRouting' needs the nodes in your own subnets"),
     ("authorized range", {**GPU, "cluster": {"apiServerAccessProfile": {"authorizedIPRanges": ["10.0.0.300/24"]}}},
      "gpu-aks:cluster.apiServerAccessProfile.authorizedIPRanges[0]: '10.0.0.300/24' is not an IPv4 address or CIDR "
      "like 203.0.113.0/24"),
@@ -324,11 +323,11 @@ def test_warnings_name_their_key():
 def test_gpu_pools_protect_long_jobs_and_spot_pools_send_no_upgrade_settings():
     pools = parse({"gpuPools": [{"name": "a", "vmSize": "Standard_NC4as_T4_v3"},
                                 {"name": "b", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"}]}).gpu_pools
-    assert (pools[0].drain_timeout_minutes, pools[0].node_soak_minutes, pools[0].undrainable_node_behavior) == (60, 5, "Cordon")
+    assert (pools[0].drain_timeout_minutes, pools[0].node_soak_minutes, pools[0].undrainable_node_behavior) == (60, 5, "Schedule")
     assert pools[1].upgrade_settings() is None
     run = run_pulumi(lambda: GpuNodePool("a", GpuNodePoolArgs(pools[0], _target())), "unit")
     assert run.one("azure-native:containerservice:AgentPool").inputs["upgradeSettings"] == {
-        "maxSurge": "33%", "drainTimeoutInMinutes": 60, "nodeSoakDurationInMinutes": 5, "undrainableNodeBehavior": "Cordon"}
+        "maxSurge": "33%", "drainTimeoutInMinutes": 60, "nodeSoakDurationInMinutes": 5, "undrainableNodeBehavior": "Schedule"}
 
 
 def test_role_assignment_names_are_deterministic_guids():

@@ -29,9 +29,9 @@ from gpu_aks_policies.admission import (
 )
 from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.documents import DocumentError, Limits, _nesting_bound, gc_paused, load_json, load_yaml, read_bounded
-from gpu_aks_policies.fit import Tolerating, platform_from_outputs
+from gpu_aks_policies.fit import platform_from_outputs
 from gpu_aks_policies.podspecs import Toleration, find_pod_specs
-from gpu_aks_policies.scheduling import tolerates
+from gpu_aks_policies.scheduling import Tolerating, tolerates
 from gpu_aks_policies.terminal import BROKEN_PIPE_STATUS, escape_json, escape_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -966,7 +966,7 @@ _TAINT = st.fixed_dictionaries({"key": st.sampled_from(["a", "b"]), "value": st.
 def test_the_toleration_lookup_answers_as_tolerates_taint(tolerations, taint):
     items = [Toleration(t, "written in the pod spec" if i % 2 else "added") for i, t in enumerate(tolerations)]
     by = [index for index, item in enumerate(items) if tolerates(item.toleration, taint)]
-    first, written = Tolerating(items).first(taint)
+    first, written = Tolerating((item.toleration, item.source == "written in the pod spec") for item in items).first(taint)
     assert first == (by[0] if by else None)
     assert written == any(items[index].source == "written in the pod spec" for index in by)
 

@@ -20,8 +20,8 @@ from tools.stacks import stacks
 
 
 def _tracked() -> list[str]:
-    result = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True,
-                            timeout=60)
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
     return [name for name in result.stdout.split("\0") if name]
 
 

@@ -4,7 +4,9 @@ resources' bodies against Microsoft's REST models where a matching API version i
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 
 import kubernetes_validate
 import pytest
@@ -17,15 +19,25 @@ from components.dcgm_exporter import (
     exporter_manifests,
 )
 from components.manifests import device_plugin_daemonset
-from components.observability import action_group_short_name, azure_monitor_profile, msprom_name
+from components.observability import (
+    DCE_NAME_LENGTH,
+    DCR_NAME_LENGTH,
+    action_group_short_name,
+    azure_monitor_profile,
+    msprom_name,
+)
 from components.settings import ObservabilitySettings, SettingsError, parse_settings
 from observability.dashboard import dashboard_queries, grafana_dashboard
-from observability.metrics import DCGM_METRICS, KNOWN_METRICS, metrics_csv
+from observability.metrics import DCGM_METRICS, KNOWN_METRICS, KUBE_STATE_METRICS, metrics_csv
 from observability.rules import metric_names, platform_alert_rules
 from observability.settings import DCGM_EXPORTER_IMAGE
-from tests.conftest import KUBERNETES_SCHEMA_VERSION
-from tools.observability import DASHBOARD_FILE, RULES_FILE
+from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
+from tools.mockrun import PlatformMocks
+from tools.observability import DASHBOARD_FILE, RECORDING_FILE, RULES_FILE
 from tools.observability import main as generate
+
+WORKSPACE_INVOKE = "azure-native:monitor:getAzureMonitorWorkspace"
+ARM = json.loads((ROOT / "tests" / "fixtures" / "prometheus-collector" / "arm-template-excerpt.json").read_text())
 
 POOLS = {"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"]},
                       {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g",
@@ -169,7 +181,8 @@ def test_every_dashboard_query_uses_exported_metrics_and_each_pool_has_a_row():
 def test_the_generator_writes_each_stacks_files_where_it_is_told(tmp_path, capsys):
     assert generate(["--out", str(tmp_path)]) == 0
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
-    assert written == [f"{stack}/{name}" for stack in ("dev", "prod") for name in sorted((DASHBOARD_FILE, RULES_FILE))]
+    files = sorted((DASHBOARD_FILE, RECORDING_FILE, RULES_FILE))
+    assert written == [f"{stack}/{name}" for stack in ("dev", "prod") for name in files]
     assert "observability.enabled is true" in (tmp_path / "prod" / RULES_FILE).read_text()
     json.loads((tmp_path / "dev" / DASHBOARD_FILE).read_text())
     assert generate(["--out", str(tmp_path), "no-such-stack"]) == 2
@@ -192,13 +205,13 @@ def test_prod_creates_managed_prometheus_alerts_and_the_exporter(prod_run):
     rule = prod_run.one("azure-native:monitor:DataCollectionRule").inputs
     assert rule["dataSources"]["prometheusForwarder"][0]["streams"] == ["Microsoft-PrometheusMetrics"]
     assert rule["dataFlows"] == [{"streams": ["Microsoft-PrometheusMetrics"], "destinations": ["MonitoringAccount1"]}]
-    group = prod_run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
+    group = prod_run.one("azure-native:alertsmanagement:PrometheusRuleGroup", "observability-gpu-alerts").inputs
     assert group["clusterName"] == "gpu-aks-prod" and group["scopes"] == ["observability-workspace-id", "aks-cluster-id"]
     assert {r["alert"] for r in group["rules"]} == {
         "GpuXidError", "GpuUncorrectableEccErrors", "GpuTemperatureHigh", "GpuNodeCondition", "GpuNodeAgentDown",
         "GpuPodPending", "GpuAllocatedButIdle"}
     assert all(r["actions"] == [{"actionGroupId": "observability-action-group-id"}] for r in group["rules"])
-    association = prod_run.one("azure-native:monitor:DataCollectionRuleAssociation").inputs
+    association = prod_run.one("azure-native:monitor:DataCollectionRuleAssociation", "observability-dcra").inputs
     assert association["resourceUri"] == "aks-cluster-id"
     exporters = [r.name for r in prod_run.resources if r.type == "kubernetes:apps/v1:DaemonSet" and "dcgm" in r.name]
     assert sorted(exporters) == ["dcgm-exporter-a100mig", "dcgm-exporter-t4spot"]
@@ -220,7 +233,8 @@ def test_grafana_and_a_given_workspace():
                                                              "microsoft.insights/actionGroups/oncall"}})
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
-        ["nvidia-device-plugin-daemonset"], deployer_principal_type="ServicePrincipal")), "unit")
+        ["nvidia-device-plugin-daemonset"], deployer_principal_type="ServicePrincipal")), "unit",
+        mocks=PlatformMocks(extra_calls={WORKSPACE_INVOKE: lambda _args: {"location": "westeurope"}}))
     assert run.error is None, run.error
     types = sorted(r.type for r in run.resources if r.custom)
     assert "azure-native:monitor:AzureMonitorWorkspace" not in types and "azure-native:monitor:ActionGroup" not in types
@@ -238,7 +252,7 @@ def test_grafana_and_a_given_workspace():
     assert editor["principalType"] == "ServicePrincipal"
     assert len(editor["roleAssignmentName"]) == 36 and len(reader["roleAssignmentName"]) == 36
     assert reader["roleDefinitionId"].endswith("/b0d8363b-8ddd-447d-831f-62ca05bff136")
-    group = run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
+    group = run.one("azure-native:alertsmanagement:PrometheusRuleGroup", "obs-gpu-alerts").inputs
     assert group["scopes"] == [workspace, "cluster-id"]
     assert group["rules"][0]["actions"][0]["actionGroupId"].endswith("/actionGroups/oncall")
     assert [c.token for c in run.calls if "Workspace" in c.token] == ["azure-native:monitor:getAzureMonitorWorkspace"]
@@ -252,8 +266,16 @@ def test_dashboard_upload_is_grafanas_create_or_replace_call():
                                 "message": "gpu-aks: pulumi up"}
 
 
-def test_names_fit_azures_limits():
-    assert msprom_name("eastus2", "x" * 63) == ("MSProm-eastus2-" + "x" * 63)[:44]
+def test_names_follow_the_arm_templates_cuts():
+    """`dceName` is cut to 44, `dcrName` to 64, `dcraName` not at all (AddonArmTemplate, copied in
+    tests/fixtures/prometheus-collector/arm-template-excerpt.json)."""
+    variables = ARM["variables"]
+    assert "min(44," in variables["dceName"] and "min(64," in variables["dcrName"] and "min(" not in variables["dcraName"]
+    assert "azureMonitorWorkspaceLocation" in variables["dceName"] + variables["dcrName"]
+    assert "clusterLocation" in variables["dcraName"]
+    assert msprom_name("eastus2", "x" * 63, DCE_NAME_LENGTH) == ("MSProm-eastus2-" + "x" * 63)[:44]
+    assert msprom_name("eastus2", "x" * 63, DCR_NAME_LENGTH) == ("MSProm-eastus2-" + "x" * 63)[:64]
+    assert msprom_name("eastus2", "x" * 63) == "MSProm-eastus2-" + "x" * 63
     assert action_group_short_name("gpu-aks-prod") == "gpuaksprod" and len(action_group_short_name("a" * 63)) == 12
 
 
@@ -295,7 +317,7 @@ def test_data_collection_bodies_against_the_2022_06_01_models(prod_run):
     assert model.destinations.monitoring_accounts[0].account_resource_id == "observability-workspace-id"
     endpoint = prod_run.one("azure-native:monitor:DataCollectionEndpoint").inputs
     _deserialize(models.DataCollectionEndpointResource, {"location": endpoint["location"], "kind": endpoint["kind"]})
-    association = prod_run.one("azure-native:monitor:DataCollectionRuleAssociation").inputs
+    association = prod_run.one("azure-native:monitor:DataCollectionRuleAssociation", "observability-dcra").inputs
     assert _deserialize(models.DataCollectionRuleAssociationProxyOnlyResource, {"properties": {
         "dataCollectionRuleId": association["dataCollectionRuleId"], "description": association["description"]}})
 
@@ -306,7 +328,7 @@ def test_rule_group_and_grafana_bodies_match_the_sdks_generated_types(prod_run):
     REST spec at exactly those API versions."""
     from pulumi_azure_native.alertsmanagement import _inputs as alerts
     allowed = set(alerts.PrometheusRuleArgsDict.__annotations__) | {"for"}
-    group = prod_run.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
+    group = prod_run.one("azure-native:alertsmanagement:PrometheusRuleGroup", "observability-gpu-alerts").inputs
     snake = {"resolveConfiguration": "resolve_configuration"}
     for rule in group["rules"]:
         assert {snake.get(k, k) for k in rule} <= allowed
@@ -356,3 +378,44 @@ def test_the_doctor_wants_a_ready_exporter_on_every_watched_gpu_node():
     assert exporter_problems(None, [{**healthy[0], "metadata": {**healthy[0]["metadata"], "labels": {
         "app.kubernetes.io/name": "dcgm-exporter", "gpu-aks.io/pool": "t4"}}}]) == [
         ("n2", "no DCGM exporter pod runs on the node")], "a pool with exporter pods is watched even without the key"
+
+
+def test_kube_state_metrics_names_are_in_the_add_ons_minimal_keep_list():
+    """The keep list is Go now (0.3.1 cited a Ruby file Azure/prometheus-collector deleted)."""
+    from observability import metrics
+    fixture = ROOT / "tests" / "fixtures" / "prometheus-collector" / "keep-list.kubestate-minimal.go.txt"
+    source = fixture.read_text()
+    assert "otelcollector/shared/configmap/mp/tomlparser-default-targets-metrics-keep-list.go" in source
+    assert "tomlparser-default-targets-metrics-keep-list.go" in inspect.getsource(metrics)
+    assert ".rb" not in inspect.getsource(metrics)
+    keep = re.search(r'kubestateRegex_minimal_mac\s+= "([^"]+)"', source)
+    assert keep
+    pattern = re.compile(f"(?:{keep.group(1)})")
+    assert [name for name in sorted(KUBE_STATE_METRICS) if not pattern.fullmatch(name)] == []
+    assert not pattern.fullmatch("kube_pod_container_resource_requests_total"), "the check can fail"
+
+
+@pytest.mark.parametrize("cluster", ["gpu-aks-prod", "gpu-aks-dev", "a", "x" * 63, "gpu_aks_prod_with_a_long_name",
+                                     "9lives", "-", "gpu-aks-" + "y" * 14 + "-z", "Team.A-GPU"])
+def test_grafana_names_are_valid_and_deterministic(cluster):
+    from components.observability import GRAFANA_NAME_RE, grafana_name
+    name = grafana_name(cluster)
+    assert 2 <= len(name) <= 23 and GRAFANA_NAME_RE.fullmatch(name), name
+    assert grafana_name(cluster) == name
+
+
+def test_grafana_names_keep_long_clusters_apart_and_short_ones_readable():
+    from components.observability import grafana_name
+    assert grafana_name("gpu-aks-prod") == "gpu-aks-prod"
+    assert grafana_name("x" * 40 + "a") != grafana_name("x" * 40 + "b")
+
+
+def test_grafana_gets_its_explicit_name():
+    platform = settings({"enabled": True, "grafana": True}, cluster={"name": "gpu-aks-" + "p" * 30})
+    from components.observability import GpuObservability, GpuObservabilityArgs, grafana_name
+    from tools.mockrun import run_pulumi
+    run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
+        platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
+        ["nvidia-device-plugin-daemonset"])), "unit")
+    assert run.error is None, run.error
+    assert run.one("azure-native:dashboard:Grafana").inputs["workspaceName"] == grafana_name(platform.cluster.name)

@@ -10,7 +10,7 @@ import grpc
 import pytest
 import yaml
 from google.protobuf import json_format
-from gpu_aks_policies.rule_config import CONFIG_SCHEMAS, PACK_POLICY_NAMES
+from gpu_aks_policies.rules import RULES
 
 from tools.analyzer import PolicyPackProcess, struct, wire_struct
 from tools.mockrun import SECRET_SIG, SECRET_VALUE_SIG
@@ -46,13 +46,14 @@ def test_analyzer_info_lists_every_policy_with_its_level_and_schema(pack):
     info = pack.info()
     assert info.name == "gpu-aks-policies" and info.supportsConfig
     policies = {p.name: p for p in info.policies}
-    assert set(policies) == set(PACK_POLICY_NAMES)
+    pack_policy_names = [name for name, rule in RULES.items() if rule.scope != "checker-only"]
+    assert set(policies) == set(pack_policy_names)
     levels = {name: policy.enforcementLevel for name, policy in policies.items()}
     assert levels == {"gpu-pods-tolerate-gpu-taint": 1, "gpu-limits-are-whole-numbers": 1,
                       "gpu-pods-select-gpu-nodes": 0, "gpu-node-pools-are-tainted": 1,
                       "device-plugin-tolerates-gpu-pools": 1, "gpu-workloads-are-analyzable": 0}
-    for name in PACK_POLICY_NAMES:
-        assert set(policies[name].configSchema.properties) == set(CONFIG_SCHEMAS[name])
+    for name in pack_policy_names:
+        assert set(policies[name].configSchema.properties) == set(RULES[name].parameters)
     taints = policies["gpu-pods-tolerate-gpu-taint"].configSchema.properties["gpuTaints"]
     assert taints["default"][0] == {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
 
@@ -397,7 +398,7 @@ def test_up_skip_preview_stops_every_mandatory_violation_before_its_object_exist
     `AnalyzeStack`. Every mandatory verdict the checker gives (all objects known, namespace-aware) comes
     from `Analyze`, for the object it concerns, and `Analyze` gives none the checker does not."""
     from gpu_aks_policies.check import check_object
-    from gpu_aks_policies.rule_config import default_rule_config
+    from gpu_aks_policies.rules import default_rule_config
     from gpu_aks_policies.workloads import context_of
 
     configs = default_rule_config()

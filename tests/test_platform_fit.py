@@ -15,7 +15,7 @@ from gpu_aks_policies.check import main
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.podspecs import gpu_asks
-from gpu_aks_policies.rule_config import default_rule_config
+from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
 from tools.doctor import main as doctor_main
@@ -263,3 +263,79 @@ def test_a_pool_with_several_offers_is_judged_by_each_vm_size_it_may_bring(limit
     [explanation] = explain(pod, {"gpuPools": {"nap": NAP_POOL}}, config)
     [verdict] = explanation.verdicts
     assert (verdict.fits, list(verdict.reasons)) == (not reasons, reasons)
+
+
+# --- The fit answers as the rules do (it calls their code) -------------------------------------
+
+T4_POOL = {"gpuPools": {"t4": {"taints": ["sku=gpu:NoSchedule"], "labels": {"accelerator": "nvidia"},
+                               "gpuResource": "nvidia.com/gpu", "gpusPerNode": 1}}}
+SKU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def _pod(limits: dict[str, Any], tolerations: list[dict[str, str]] = (), **metadata: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml", **metadata},
+            "spec": {"tolerations": list(tolerations),
+                     "containers": [{"name": "c", "image": "i", "resources": {"limits": limits}}]}}
+
+
+def _fit_and_rules(pod: dict[str, Any], raw_config: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
+    """Where the fit lands the pod, and how many decided findings each pod rule gives, under one config."""
+    from gpu_aks_policies.fit import check_fit, platform_from_outputs
+    from gpu_aks_policies.rules import POD_RULES, RULES, parse_rule_config
+
+    configs = parse_rule_config({name: {key: value for key, value in raw_config.items() if key in RULES[name].parameters}
+                                 for name in [*POD_RULES, "gpu-pods-fit-a-pool"]})
+    context = context_of([pod])
+    [explanation] = explain(pod, platform_from_outputs(T4_POOL), configs["gpu-pods-fit-a-pool"], context)
+    pods = pod_specs_of(pod, context)
+    fit_findings = check_fit(pods, "Pod", "p", platform_from_outputs(T4_POOL), configs["gpu-pods-fit-a-pool"], context)
+    assert bool(fit_findings) == (explanation.asks_for_gpus and not any(v.fits for v in explanation.verdicts))
+    rules = {name: len([f for f in rule.check(pods, configs[name], context) if f.decided])
+             for name, rule in POD_RULES.items()}
+    return explanation.lands_on, rules
+
+
+def test_the_fit_honours_the_namespaces_the_config_names():
+    # The namespace's default toleration (PodTolerationRestriction) lets the pod on the tainted pool.
+    defaults = json.dumps([SKU_TOLERATION])
+    config = {"namespaces": {"ml": {"scheduler.alpha.kubernetes.io/defaultTolerations": defaults}}}
+    lands_on, rules = _fit_and_rules(_pod({"nvidia.com/gpu": 1}), config)
+    assert lands_on == ["t4"] and rules["gpu-pods-tolerate-gpu-taint"] == 0
+    lands_on, rules = _fit_and_rules(_pod({"nvidia.com/gpu": 1}), {})
+    assert lands_on == [] and rules["gpu-pods-tolerate-gpu-taint"] == 1
+
+
+def test_a_pod_that_only_a_gpu_marker_puts_on_gpu_nodes_must_fit_a_pool_too(tmp_path):
+    marked = _pod({}, annotations={"gpu-fraction": "0.5"})
+    lands_on, rules = _fit_and_rules(marked, {})
+    assert lands_on == [] and rules["gpu-pods-tolerate-gpu-taint"] == 1
+    lands_on, rules = _fit_and_rules(_pod({}, [SKU_TOLERATION], annotations={"gpu-fraction": "0.5"}), {})
+    assert lands_on == ["t4"] and rules["gpu-pods-tolerate-gpu-taint"] == 0
+    platform = tmp_path / "outputs.json"
+    platform.write_text(json.dumps(T4_POOL))
+    code, out = check(tmp_path, marked, platform=platform)
+    assert code == 1 and "[mandatory] gpu-pods-fit-a-pool" in out and "does not tolerate the taint sku=gpu" in out
+
+
+def test_custom_gpu_resources_give_the_fit_the_rules_answer():
+    # HAMi: a GPU plus a share of its memory; with nvidia.com/* counted as GPUs the memory share is a
+    # marker resource, which no rule counts as GPUs, so neither does the fit.
+    hami = _pod({"nvidia.com/gpu": 1, "nvidia.com/gpumem": 3000}, [SKU_TOLERATION])
+    lands_on, rules = _fit_and_rules(hami, {"gpuResources": ["nvidia.com/*"]})
+    assert lands_on == ["t4"] and rules["gpu-limits-are-whole-numbers"] == 0
+    # A fraction of a memory share is no fraction of a GPU: neither the limits rule nor the fit refuses it.
+    share = _pod({"nvidia.com/gpu": 1, "nvidia.com/gpucores": "0.5"}, [SKU_TOLERATION])
+    lands_on, rules = _fit_and_rules(share, {"gpuResources": ["nvidia.com/*"]})
+    assert lands_on == ["t4"] and rules["gpu-limits-are-whole-numbers"] == 0
+    # A real fraction of a GPU: both refuse it.
+    lands_on, rules = _fit_and_rules(_pod({"nvidia.com/gpu": "0.5"}, [SKU_TOLERATION]), {})
+    assert lands_on == [] and rules["gpu-limits-are-whole-numbers"] == 1
+
+
+def test_a_marker_is_shown_where_the_explainer_says_what_the_pod_asks_for():
+    from gpu_aks_policies.fit import platform_from_outputs, render
+
+    explanations = explain(_pod({}, [SKU_TOLERATION], annotations={"gpu-fraction": "0.5"}),
+                           platform_from_outputs(T4_POOL))
+    assert render(explanations).splitlines()[:2] == [
+        "Pod/p: pod spec at spec asks for no GPU count; annotation gpu-fraction puts it on GPU nodes", "  lands on: t4"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from gpu_aks_policies.gpu_rules import POD_RULES, StackResource, check_device_plugin_coverage, check_gpu_node_pool
+from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.podspecs import UNKNOWN
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.rule_config import (
@@ -13,8 +13,8 @@ from gpu_aks_policies.rule_config import (
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
-    default_rule_config,
 )
+from gpu_aks_policies.rules import POD_RULES, default_rule_config
 from gpu_aks_policies.scheduling import TAINT_EFFECTS, tolerates, toleration_for
 from hypothesis import given, settings
 from hypothesis import strategies as st

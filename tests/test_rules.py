@@ -19,9 +19,8 @@ from gpu_aks_policies.rule_config import (
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
     RuleConfigError,
-    parse_rule_config,
 )
-from gpu_aks_policies.rules import RULES, Rule, policies_markdown
+from gpu_aks_policies.rules import POD_RULES, RULES, Rule, parse_rule_config, policies_markdown
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
 from tests.helpers import DEFAULTS, findings, verdicts
@@ -443,14 +442,12 @@ def test_docs_policies_md_is_generated_from_the_declarations():
 
 def test_every_consumer_derives_from_the_registry():
     from gpu_aks_policies.check import sarif_rules
-    from gpu_aks_policies.gpu_rules import POD_RULES
-    from gpu_aks_policies.rule_config import CONFIG_SCHEMAS, DEFAULT_LEVELS, PACK_POLICY_NAMES
 
     assert [r["id"] for r in sarif_rules()] == list(RULES)
-    assert {name: rule.level for name, rule in RULES.items()} == DEFAULT_LEVELS
-    assert tuple(name for name, rule in RULES.items() if rule.scope != "checker-only") == PACK_POLICY_NAMES
-    assert all(set(CONFIG_SCHEMAS[name]) == set(rule.parameters) for name, rule in RULES.items())
+    defaults = parse_rule_config({})
+    assert {name: config.level for name, config in defaults.items()} == {name: rule.level for name, rule in RULES.items()}
     assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
+    assert all(rule.check is RULES[name].check for name, rule in POD_RULES.items())
 
 
 # --- GPU pods without an extended GPU resource; the advice for a fractional GPU -------------------

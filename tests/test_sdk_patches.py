@@ -168,7 +168,7 @@ def test_a_late_look_judges_with_the_config_the_early_verdict_used(monkeypatch):
     # The toleration rule tolerated a custom taint; the analyzable rule that looks again at AnalyzeStack
     # is configured separately (defaults here). Its second look must use the toleration rule's config,
     # or it reports a verdict change that did not happen.
-    from gpu_aks_policies.rule_config import parse_rule_config
+    from gpu_aks_policies.rules import parse_rule_config
     from gpu_aks_policies.workloads import context_of, pod_specs_of
     taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
     config = parse_rule_config({"gpu-pods-tolerate-gpu-taint": {"gpuTaints": [taint]}})["gpu-pods-tolerate-gpu-taint"]

@@ -214,6 +214,7 @@ CASES = [
      [f"{P}.nodeTaint: unknown setting; did you mean 'nodeTaints'? allowed: name, vmSize, minCount, maxCount, "
       "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
       "gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
@@ -308,6 +309,7 @@ CASES = [
      [f"{P}.1: unknown setting; allowed: name, vmSize, minCount, maxCount, nodeTaints, nodeLabels, availabilityZones, "
       "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
+      "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
       "gpuInstanceProfile, gpuProfile, sharing"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
@@ -400,7 +402,10 @@ def test_every_key_is_on_the_reference_page():
 CREATE_ONLY_CHANGES = {
     "vmSize": "Standard_NC48ads_A100_v4", "osSKU": "AzureLinux", "availabilityZones": ["1"],
     "scaleSetPriority": "Spot", "gpuInstanceProfile": "MIG2g", "gpuProfile": {"driver": "None"},
+    "osDiskType": "Ephemeral", "osDiskSizeGB": 128, "maxPods": 110, "enableEncryptionAtHost": True,
 }
+#: Create-only too, but they need the system pool in a subnet: tests/test_network.py renames with them.
+CREATE_ONLY_SUBNET_KEYS = {"vnetSubnetID", "podSubnetID"}
 UPDATABLE_CHANGES = {"minCount": 1, "maxCount": 9, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
                      "nodeLabels": {"team": "ml"}, "maxSurge": "1"}
 
@@ -409,7 +414,7 @@ def test_create_only_keys_are_declared_once_and_each_renames_the_pool():
     from components.settings import create_only_properties
 
     declared = create_only_properties()
-    assert set(declared) - {"spotMaxPrice", "scaleSetEvictionPolicy"} == set(CREATE_ONLY_CHANGES)
+    assert set(declared) - {"spotMaxPrice", "scaleSetEvictionPolicy"} == set(CREATE_ONLY_CHANGES) | CREATE_ONLY_SUBNET_KEYS
     base = {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}
 
     def azure_name(**changes: Any) -> str:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from gpu_aks_policies.rule_config import parse_rule_config
+from gpu_aks_policies.rules import parse_rule_config
 
 from tests.conftest import ROOT
 

@@ -415,7 +415,7 @@ def test_notebooks_workspace_kind(index, policy, paths):
 
 def test_notebooks_sample_passes_where_the_gpu_taint_is_nvidia_com_gpu():
     """The published sample's big_gpu tolerates nvidia.com/gpu: right on a platform with that taint."""
-    from gpu_aks_policies.rule_config import parse_rule_config
+    from gpu_aks_policies.rules import parse_rule_config
     config = parse_rule_config({T: {"gpuTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}})[T]
     sample = documents("notebooks-workspacekind.yaml")[0]
     assert findings(sample, T, config=config) == []

@@ -161,6 +161,11 @@ class PlatformMocks(pulumi.runtime.Mocks):
             identity = args.inputs.get("identity") or {}
             if identity.get("type") == "SystemAssigned":
                 state["identity"] = {**identity, "principalId": FAKE_CLUSTER_PRINCIPAL_ID, "tenantId": FAKE_TENANT}
+            elif identity.get("userAssignedIdentities"):
+                # The provider sends a list of IDs; Azure answers with a map of ID -> its principal and client.
+                state["identity"] = {**identity, "userAssignedIdentities": {
+                    key: {"principalId": FAKE_IDENTITY_PRINCIPAL_ID, "clientId": "55555555-5555-5555-5555-555555555555"}
+                    for key in identity["userAssignedIdentities"]}}
             if (args.inputs.get("oidcIssuerProfile") or {}).get("enabled"):
                 state["oidcIssuerProfile"] = {"enabled": True,
                                               "issuerURL": f"https://eastus2.oic.prod-aks.azure.com/{FAKE_TENANT}/{name}/"}

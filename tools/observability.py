@@ -3,8 +3,10 @@
     python -m tools.observability [--out DIR] [STACK ...]
 
 For every stack named (default: each `Pulumi.<stack>.yaml`) it parses the stack's config as `pulumi up`
-does and writes `<DIR>/<stack>/gpu-alerts.rules.yaml` (the same rules the Azure `PrometheusRuleGroup`s
-hold, in Prometheus's rule-file format for `promtool`) and `gpu-dashboard.json` (Grafana dashboard JSON),
+does and writes `<DIR>/<stack>/gpu-alerts.rules.yaml` (the same rules the Azure `PrometheusRuleGroup`
+holds, in Prometheus's rule-file format for `promtool`), `microsoft-recording.rules.yaml` (Microsoft's
+node, Kubernetes and UX recording rules, which the Azure rule groups beside it hold) and
+`gpu-dashboard.json` (Grafana dashboard JSON),
 DIR being `build/observability` unless `--out` says otherwise. Files are written whether or not the stack
 turns observability on, for teams that run their own Prometheus or Grafana.
 
@@ -26,6 +28,7 @@ from gpu_aks_policies.documents import safe_text
 
 from components.settings import PlatformSettings, SettingsError
 from observability.dashboard import dashboard_json
+from observability.recording_rules import prometheus_recording_rule_file, recording_rule_groups
 from observability.rules import exporter_pools, platform_alert_rules, prometheus_rule_file
 from tools.mockrun import StackFileError, settings_from_stack_file
 from tools.stacks import stacks
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build") / "observability"
 RULES_FILE = "gpu-alerts.rules.yaml"
 DASHBOARD_FILE = "gpu-dashboard.json"
+RECORDING_FILE = "microsoft-recording.rules.yaml"
 
 
 def stack_settings(stack: str, root: Path = ROOT) -> PlatformSettings:
@@ -48,8 +52,16 @@ def rules_text(settings: PlatformSettings) -> str:
                                    allow_unicode=False)
 
 
+def recording_rules_text(settings: PlatformSettings) -> str:
+    header = ("# Microsoft's managed-Prometheus recording rules (observability/recording_rules.py), written by "
+              f"`python -m tools.observability` for cluster {settings.cluster.name}; do not edit.\n")
+    return header + yaml.safe_dump(prometheus_recording_rule_file(recording_rule_groups(settings.cluster.name)),
+                                   sort_keys=False, width=200, allow_unicode=False)
+
+
 def generated_files(settings: PlatformSettings) -> dict[str, str]:
     return {RULES_FILE: rules_text(settings),
+            RECORDING_FILE: recording_rules_text(settings),
             DASHBOARD_FILE: dashboard_json(exporter_pools(settings), settings.observability.alerts)}
 
 

@@ -28,7 +28,8 @@ from typing import Any, TextIO
 import pulumi
 from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import safe_text
-from gpu_aks_policies.rule_config import RuleConfigError, read_rule_config_file
+from gpu_aks_policies.rule_config import RuleConfigError
+from gpu_aks_policies.rules import read_rule_config_file
 
 from components.aks_api import kubernetes_minor
 from components.settings import PROJECT
@@ -42,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The inputs worth a line in the tree: what a reviewer checks before `pulumi up`.
 SHOWN_INPUTS = (
     "location", "kubernetesVersion", "agentPoolName", "vmSize", "count", "minCount", "maxCount", "nodeTaints", "nodeLabels",
-    "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles",
+    "scaleSetPriority", "gpuInstanceProfile", "gpuProfile", "agentPoolProfiles", "vnetSubnetID", "podSubnetID",
+    "osDiskType", "osDiskSizeGB", "maxPods", "outboundType",
 )
 
 
@@ -169,6 +171,7 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 
 #: Resource types the summary reads (pulumi-azure-native 3.29 and pulumi-kubernetes 4 type tokens).
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+AGENT_POOL = "azure-native:containerservice:AgentPool"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 def _count_range(pool: dict[str, Any]) -> str:
@@ -197,6 +200,27 @@ def _pool_lines(run: ProgramRun) -> list[str]:
             gpu += f" ({_whole_numbers(sharing.get('replicas'))} shares per GPU, {sharing_name(str(sharing.get('strategy')))})"
         spot = ", Spot" if pool.get("spot") else ""
         lines.append(f"    {name}: {pool.get('vmSize')}, {gpu}, {_count_range(pool)}{spot}; taints: {taints}")
+    return lines
+
+
+def _network_lines(run: ProgramRun) -> list[str]:
+    """Egress, API server and identity, and which subnet each pool's nodes join (docs/network.md)."""
+    lines = []
+    for cluster in run.by_type(MANAGED_CLUSTER):
+        inputs = cluster.masked_inputs
+        network, api = inputs.get("networkProfile") or {}, inputs.get("apiServerAccessProfile") or {}
+        mode = f" {network['networkPluginMode']}" if network.get("networkPluginMode") else ""
+        private = (f"private (DNS zone {str(api.get('privateDNSZone', 'system')).rsplit('/', 1)[-1]})"
+                   if api.get("enablePrivateCluster") else "public")
+        identity = (inputs.get("identity") or {}).get("type", "SystemAssigned")
+        lines.append(f"  Network: {network.get('networkPlugin')}{mode}, outbound {network.get('outboundType')}; API "
+                     f"server {private}; control-plane identity {identity}")
+        pools = [(pool.get("name"), pool) for pool in inputs.get("agentPoolProfiles") or []]
+        pools += [(pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)]
+        placed = [f"{name} -> {str(pool['vnetSubnetID']).rsplit('/', 1)[-1]}" for name, pool in pools
+                  if pool.get("vnetSubnetID")]
+        lines.append(f"    nodes in your subnets: {', '.join(placed)}" if placed else
+                     "    nodes in the VNet AKS manages")
     return lines
 
 
@@ -273,7 +297,7 @@ def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None)
 def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
     """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`)."""
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(run),
-            *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
+            *_network_lines(run), *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:

@@ -1,9 +1,12 @@
 """The stacks of this project: one per `Pulumi.<stack>.yaml` beside `Pulumi.yaml`.
 
-    python3 tools/stacks.py [--github-output] [DIR]
+    python3 tools/stacks.py [--github-output] [--examples] [DIR]
 
 Prints the stack names as a JSON list (`--github-output`: as `stacks=<list>`, the line a GitHub
 Actions step appends to $GITHUB_OUTPUT, so the PR workflow's matrix follows the files present).
+`--examples`: the example stack files of this project's program instead, `examples/<dir>/Pulumi.<stack>.yaml`
+in a folder without a `Pulumi.yaml` of its own (a folder with one is an app project), as a list of
+`{"stack", "file"}`; the workflow previews each with `tools.preview STACK --config-file FILE`.
 Standard library only: the workflow runs it before anything is installed.
 """
 
@@ -25,11 +28,25 @@ def stacks(root: Path = ROOT) -> list[str]:
     return sorted(match.group(1) for match in names if match)
 
 
+def example_stacks(root: Path = ROOT) -> list[dict[str, str]]:
+    found = []
+    for path in sorted((root / "examples").glob("*/Pulumi.*.yaml")):
+        match = STACK_FILE.fullmatch(path.name)
+        if match and not (path.parent / "Pulumi.yaml").exists():
+            found.append({"stack": match.group(1), "file": path.relative_to(root).as_posix()})
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--github-output", action="store_true", help="print `stacks=<json>` for $GITHUB_OUTPUT")
+    parser.add_argument("--examples", action="store_true", help="list the example stack files under examples/")
     parser.add_argument("root", nargs="?", type=Path, default=ROOT, help="the project directory")
     args = parser.parse_args(argv)
+    if args.examples:
+        examples = json.dumps(example_stacks(args.root))
+        print(f"examples={examples}" if args.github_output else examples)
+        return 0
     found = stacks(args.root)
     if not found:
         print(f"error: no Pulumi.<stack>.yaml in {args.root}", file=sys.stderr)

@@ -31,6 +31,7 @@ from components.settings.admission_policy import ADMISSION_POLICY, VALIDATION_AC
 from components.settings.cluster import CLUSTER, DEFAULT_AUTOSCALER_PROFILE, KUBELOGIN_MODES, ClusterSettings
 from components.settings.common import AKS_MAX_NODES_PER_POOL, PROJECT, ZONES, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.node_baseline import SUBNETS_CHECK, all_subnets
 from components.settings.observability import OBSERVABILITY, AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     CPU_POOLS,
@@ -72,6 +73,12 @@ class PlatformSettings:
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
+
+    def subnets(self) -> tuple[str, ...]:
+        """Every subnet the pools' nodes and pods join, once each (IDs compared without case): the
+        control-plane identity's Network Contributor scopes."""
+        baselines = [self.system_pool.baseline, *(pool.baseline for pool in (*self.cpu_pools, *self.gpu_pools))]
+        return all_subnets(baselines)
 
     def served_gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
         return tuple(pool for pool in self.gpu_pools if pool.device_plugin)
@@ -117,6 +124,7 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, SYSTEM_POOL, CPU_POOLS, GPU_POOLS,
                      Check(_pool_names_are_unique, doc="Pool names are unique across systemPool, cpuPools and gpuPools."),
+                     SUBNETS_CHECK,
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY), build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "

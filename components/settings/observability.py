@@ -10,6 +10,7 @@ from typing import Any
 
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
 
+from components.azure_catalog import region_check
 from observability.settings import (
     ACTION_GROUP_ID_RE,
     DCGM_EXPORTER_IMAGE,
@@ -47,6 +48,8 @@ class ObservabilitySettings:
     enabled: bool = False
     #: An existing Azure Monitor workspace; None: gpu-aks creates one beside the cluster.
     workspace_id: str | None = None
+    #: That workspace's region; None: read from Azure (the created workspace is in the cluster's region).
+    workspace_location: str | None = None
     #: Azure Managed Grafana with the dashboard, reading the workspace. Off: it costs money.
     grafana: bool = False
     exporter_enabled: bool = True
@@ -90,6 +93,30 @@ def _grafana_reads_the_workspace(reader: Reader) -> None:
                                   "workspace, which only exists when observability is enabled")
 
 
+def _region(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return "is not an Azure region name"
+    problem, _warning = region_check(value)
+    # The reader shows the value before the message; region_check names it too.
+    return problem.removeprefix(f"{value!r} ") if problem else None
+
+
+def _workspace_location(reader: Reader) -> None:
+    location = reader.get("azureMonitorWorkspaceLocation")
+    if location and not reader.get("azureMonitorWorkspaceResourceId"):
+        reader.problem("azureMonitorWorkspaceLocation", "is set without azureMonitorWorkspaceResourceId; the workspace "
+                                                        "gpu-aks creates is in the cluster's region (azure-native:location)")
+    private = reader.root.children["cluster"].get("apiServerAccessProfile.enablePrivateCluster")
+    if reader.get("enabled") and reader.get("azureMonitorWorkspaceResourceId") and private and not location:
+        # Microsoft's Terraform template (AddonTerraformTemplate/main.tf) gives a private cluster whose region
+        # differs from the workspace's a second data collection endpoint in the cluster's region; whether that
+        # endpoint exists must be known when the program plans, not read from Azure while it runs.
+        reader.problem("azureMonitorWorkspaceLocation", "is needed for a private cluster with an existing workspace: "
+                                                        "a private cluster in another region than its workspace needs "
+                                                        "a second data collection endpoint in its own region; set it "
+                                                        "to the workspace's region, e.g. eastus2")
+
+
 def _minutes(name: str, doc: str, default: int, low: int, attr: str) -> Key:
     return Key(name, doc, "integer", default, check=_whole(low, 1440, "minutes"), convert=int, attr=attr)
 
@@ -126,6 +153,13 @@ OBSERVABILITY = Section(
                                                             "<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/"
                                                             "accounts/<name>"),
             attr="workspace_id", source="Microsoft.Monitor/accounts (API 2023-04-03)"),
+        Key("azureMonitorWorkspaceLocation", "The region of that workspace; default: read from Azure. The data "
+            "collection endpoint and rule and the rule groups go to the workspace's region (Microsoft's templates); "
+            "required for a private cluster.", "string", None, check=_region, attr="workspace_location",
+            source="Azure/prometheus-collector AddonArmTemplate (azureMonitorWorkspaceLocation)"),
+        Check(_workspace_location, reads=("enabled", "azureMonitorWorkspaceResourceId", "azureMonitorWorkspaceLocation"),
+              doc="`azureMonitorWorkspaceLocation` goes with `azureMonitorWorkspaceResourceId`, and a private cluster "
+                  "with an existing workspace needs it."),
         boolean("grafana", "Azure Managed Grafana (Standard) with the GPU dashboard, reading the workspace.", False,
                 attr="grafana", source="Microsoft.Dashboard/grafana (API 2024-10-01)"),
         Check(_grafana_reads_the_workspace, reads=("enabled", "grafana"), doc="`grafana: true` needs `enabled: true`."),

@@ -50,6 +50,13 @@ from components.aks_api import API_VERSION, GPU_DRIVERS, GPU_INSTANCE_PROFILES, 
 from components.azure_catalog import did_you_mean
 from components.settings.common import count_key, surge_key, zones_key
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.node_baseline import (
+    NODE_BASELINE_KEYS,
+    NodeBaseline,
+    node_baseline,
+    node_baseline_items,
+    placed_in_system_subnet,
+)
 from components.settings.production import (
     CPU_POOL_UPGRADE,
     CPU_SIZE_CHECK,
@@ -111,6 +118,8 @@ class NodePoolSettings:
     drain_timeout_minutes: int | None = None
     node_soak_minutes: int | None = None
     undrainable_node_behavior: str | None = None
+    #: Subnets, OS disk, pod density and host encryption (components/settings/node_baseline.py).
+    baseline: NodeBaseline = NodeBaseline()
 
     def upgrade_settings(self) -> PoolUpgradeSettings | None:
         """What the pool sends as `upgradeSettings`; None on Spot pools, where AKS uses none."""
@@ -121,7 +130,8 @@ class NodePoolSettings:
 
     def create_only(self) -> dict[str, Any]:
         """The properties Azure fixes at creation; any change to them needs a new pool."""
-        return create_only_identity(self.vm_size, self.os_sku, self.availability_zones, self.spot, self.spot_max_price)
+        return create_only_identity(self.vm_size, self.os_sku, self.availability_zones, self.spot, self.spot_max_price,
+                                    **self.baseline.create_only())
 
 
 @dataclass(frozen=True)
@@ -198,6 +208,8 @@ class SystemPoolSettings:
     max_surge: str = "33%"
     #: Adds `CriticalAddonsOnly=true:NoSchedule` so app pods stay off the system pool.
     only_critical_addons: bool = True
+    #: Subnets, OS disk, pod density and host encryption (components/settings/node_baseline.py).
+    baseline: NodeBaseline = NodeBaseline()
 
 
 # --- Readers for structured keys ---------------------------------------------------------------
@@ -405,9 +417,15 @@ def _with_spot_taint(taints: tuple[str, ...], spot: bool) -> tuple[str, ...]:
     return (*taints, SPOT_TAINT) if spot and SPOT_TAINT not in taints else taints
 
 
+def _pool_baseline(reader: Reader) -> NodeBaseline:
+    """The pool's baseline; without a subnet of its own it joins the system pool's, as AKS places it."""
+    return placed_in_system_subnet(node_baseline(reader), node_baseline(reader.root.children["systemPool"]))
+
+
 def _pool_fields(reader: Reader) -> dict[str, Any]:
     attrs = reader.section.attrs(reader)
     attrs["taints"] = _with_spot_taint(reader.get("nodeTaints") or (), attrs["spot"])
+    attrs["baseline"] = _pool_baseline(reader)
     return attrs
 
 
@@ -415,7 +433,7 @@ def _cpu_pool(reader: Reader) -> NodePoolSettings:
     attrs = _pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), POOL_LABEL: attrs["name"]}
     identity = create_only_identity(attrs["vm_size"], attrs["os_sku"], attrs["availability_zones"], attrs["spot"],
-                                    attrs["spot_max_price"])
+                                    attrs["spot_max_price"], **attrs["baseline"].create_only())
     return NodePoolSettings(**attrs, azure_name=suffixed_name(attrs["name"], identity, attrs["keep_azure_name"]))
 
 
@@ -429,7 +447,7 @@ def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> Gpu
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
     identity = create_only_identity(attrs["vm_size"], attrs["os_sku"], attrs["availability_zones"], attrs["spot"],
                                     attrs["spot_max_price"], gpuInstanceProfile=attrs["gpu_instance_profile"],
-                                    gpuDriver=attrs["gpu_driver"])
+                                    gpuDriver=attrs["gpu_driver"], **attrs["baseline"].create_only())
     return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin,
                                azure_name=suffixed_name(attrs["name"], identity, attrs["keep_azure_name"]))
 
@@ -479,7 +497,7 @@ SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool betwe
 #: The order pool keys are listed in (messages, the reference page); parsing follows the items.
 POOL_KEYS_LISTED = ("name", "vmSize", "minCount", "maxCount", "nodeTaints", "nodeLabels", "availabilityZones", "osSKU",
                     "maxSurge", "maxUnavailable", "drainTimeoutInMinutes", "nodeSoakDurationInMinutes",
-                    "undrainableNodeBehavior", "scaleSetPriority", "spotMaxPrice", "keepAzureName")
+                    "undrainableNodeBehavior", "scaleSetPriority", "spotMaxPrice", "keepAzureName", *NODE_BASELINE_KEYS)
 
 CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
     POOL_NAME,
@@ -487,6 +505,7 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
          create_only=True),
     _not_a_gpu_size("declare GPU pools under gpuPools so they get the GPU taint, labels and the device plugin"),
     CPU_SIZE_CHECK,
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps.", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 3, f"{_POOL} maxCount"),
     _counts_in_order(0),
@@ -501,6 +520,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU 
     Key("vmSize", "An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their "
         "replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size", source=f"{_POOL} vmSize", create_only=True,
         required=True),
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{_POOL} maxCount"),
     _counts_in_order(0),
@@ -529,6 +549,7 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
     text("vmSize", "The VM size of the system nodes.", "Standard_D4ds_v5", attr="vm_size", source=f"{_POOL} vmSize"),
     _not_a_gpu_size("the system pool runs CPU add-ons, use a D-series size"),
     CPU_SIZE_CHECK,
+    *node_baseline_items(),
     count_key("minCount", "Fewest nodes (at least 1).", 1, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes.", 3, f"{_POOL} maxCount"),
     _counts_in_order(1),
@@ -540,8 +561,9 @@ SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replace
     surge_key(f"{_POOL} upgradeSettings.maxSurge"),
     boolean("onlyCriticalAddonsEnabled", "Taint the pool `CriticalAddonsOnly=true:NoSchedule` so app pods stay off.",
             True, attr="only_critical_addons", source="ManagedClusterAgentPoolProfile onlyCriticalAddonsEnabled"),
-), cls=SystemPoolSettings, listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
-                                    "onlyCriticalAddonsEnabled"))
+), build=lambda reader: SystemPoolSettings(**reader.section.attrs(reader), baseline=node_baseline(reader)),
+   listed=("name", "vmSize", "minCount", "maxCount", "availabilityZones", "osSKU", "maxSurge",
+           "onlyCriticalAddonsEnabled", *NODE_BASELINE_KEYS))
 
 CPU_POOLS = ListOf("cpuPools", "CPU user pools, each an AgentPool of its own.", CPU_POOL, pool_key, noun="pools")
 GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted, labelled and served by the device "

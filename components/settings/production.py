@@ -154,12 +154,16 @@ class PoolUpgradeSettings:
             ("undrainable_node_behavior", self.undrainable_node_behavior)) if value is not None}
 
 
-#: GPU pools: let a drain wait an hour on PodDisruptionBudgets (AKS's default is 30 minutes, after
-#: which the upgrade fails), soak 5 minutes between nodes, and leave a node whose pods still cannot
-#: be evicted cordoned (`Cordon`) instead of failing the upgrade, so a job guarded by a PDB finishes
-#: on it (AgentPoolUpgradeSettings; learn.microsoft.com/azure/aks/upgrade-aks-node-pools-rolling).
+#: GPU pools: let a drain wait an hour on PodDisruptionBudgets (AKS's default is 30 minutes), soak 5
+#: minutes between nodes (AgentPoolUpgradeSettings; learn.microsoft.com/azure/aks/upgrade-aks-node-pools-rolling).
+#: A node still undrainable after that fails the upgrade under either `undrainableNodeBehavior`
+#: (Microsoft's enum text, azure-mgmt-containerservice 40.1.0 `UndrainableNodeBehavior`, API 2025-09-01).
+#: `Cordon` (gpu-aks 0.3.1's GPU default) would also keep one surge GPU node per blocked node, billed,
+#: beside the quarantined one until someone acts: two GPU VMs for one job. GPU pools therefore write
+#: AKS's own default, `Schedule`, explicitly: the job keeps running on its node, the surge nodes go,
+#: and the failed upgrade is retried once the job is done (docs/platform.md, "Pools during an upgrade").
 GPU_POOL_UPGRADE = PoolUpgradeSettings(max_surge="33%", drain_timeout_minutes=60, node_soak_minutes=5,
-                                       undrainable_node_behavior="Cordon")
+                                       undrainable_node_behavior="Schedule")
 CPU_POOL_UPGRADE = PoolUpgradeSettings(max_surge="33%")
 #: "When you upgrade a Spot node pool, AKS internally issues a cordon and an eviction notice, but no
 #: drain is applied. There are no surge nodes available for Spot node pool upgrades"
@@ -298,6 +302,24 @@ def tenth_address(cidr: str | None) -> str:
     return str(network.network_address + 10) if network is not None and network.num_addresses > 11 else DEFAULT_DNS_SERVICE_IP
 
 
+def pools_name_pod_subnets(raw_root: Mapping[str, Any]) -> bool:
+    """Whether any pool in the raw config names a `podSubnetID` (read before the pools are parsed, for
+    the network plugin mode's default)."""
+    pools = [raw_root.get("systemPool")]
+    for list_key in ("cpuPools", "gpuPools"):
+        listed = raw_root.get(list_key)
+        pools += listed if isinstance(listed, list) else []
+    return any(isinstance(pool, Mapping) and pool.get("podSubnetID") for pool in pools)
+
+
+def _default_plugin_mode(reader: Reader) -> str | None:
+    """Overlay with Azure CNI, except where the pools name pod subnets: those are Azure CNI with dynamic
+    pod IP allocation, which is not Overlay (docs/network.md)."""
+    if reader.get("networkPlugin") != "azure" or pools_name_pod_subnets(reader.root.raw):
+        return None
+    return "overlay"
+
+
 def _overlay_or_kubenet(reader: Reader) -> bool:
     return reader.get("networkPluginMode") == "overlay" or reader.get("networkPlugin") == "kubenet"
 
@@ -320,7 +342,7 @@ def _pods_and_services_apart(reader: Reader) -> None:
 
 def _network_combinations(reader: Reader) -> None:
     plugin, mode = reader.get("networkPlugin"), reader.get("networkPluginMode")
-    dataplane, policy, outbound = reader.get("networkDataplane"), reader.get("networkPolicy"), reader.get("outboundType")
+    dataplane, policy = reader.get("networkDataplane"), reader.get("networkPolicy")
     if "podCidr" in reader.raw and not _overlay_or_kubenet(reader):
         reader.problem("podCidr", "is only used by Azure CNI Overlay (networkPluginMode: overlay) or kubenet; Azure "
                                   "CNI without overlay gives pods subnet addresses")
@@ -333,13 +355,9 @@ def _network_combinations(reader: Reader) -> None:
     elif dataplane == "cilium" and policy not in ("cilium", "none"):
         reader.problem("networkPolicy", f"{policy} cannot run with networkDataplane: cilium, which enforces policy "
                                         "itself; use cilium (or none)")
-    if outbound in ("userDefinedRouting", "userAssignedNATGateway", "none"):
-        reader.problem("outboundType", f"{outbound} needs the cluster in your own subnet (vnetSubnetID), which gpu-aks "
-                                       "does not create; use loadBalancer or managedNATGateway")
 
 
-_NETWORK_KEYS_READ = ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr",
-                      "outboundType")
+_NETWORK_KEYS_READ = ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr")
 NETWORK_PROFILE = Section(
     "networkProfile", "The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium "
     "network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; "
@@ -347,8 +365,8 @@ NETWORK_PROFILE = Section(
         api_choice("networkPlugin", "The CNI plugin.", NETWORK_PLUGINS, "azure", attr="plugin",
                    source=f"{_CLUSTER_MODEL} networkProfile.networkPlugin"),
         api_choice("networkPluginMode", "`overlay`: pods get addresses from podCidr, not the subnet.",
-                   NETWORK_PLUGIN_MODES, Default(lambda r: "overlay" if r.get("networkPlugin") == "azure" else None,
-                                                 "overlay with networkPlugin azure"),
+                   NETWORK_PLUGIN_MODES, Default(_default_plugin_mode, "overlay with networkPlugin azure, unless the "
+                                                                       "pools name podSubnetID"),
                    attr="plugin_mode", source=f"{_CLUSTER_MODEL} networkProfile.networkPluginMode"),
         api_choice("networkDataplane", "The dataplane (`cilium`: eBPF, Azure CNI powered by Cilium).",
                    NETWORK_DATAPLANES, Default(lambda r: "cilium" if r.get("networkPlugin") == "azure" else "azure",
@@ -358,7 +376,8 @@ NETWORK_PROFILE = Section(
                    Default(lambda r: "cilium" if r.get("networkDataplane") == "cilium" else "none",
                            "cilium with the cilium dataplane, else none"),
                    attr="policy", source=f"{_CLUSTER_MODEL} networkProfile.networkPolicy"),
-        api_choice("outboundType", "Egress: `loadBalancer` or `managedNATGateway` (the others need your own subnet).",
+        api_choice("outboundType", "Egress: `loadBalancer`, `managedNATGateway`, or with the pools in your subnets "
+                   "`userDefinedRouting` (through your firewall), `userAssignedNATGateway` or `none`.",
                    OUTBOUND_TYPES, "loadBalancer", attr="outbound_type",
                    source=f"{_CLUSTER_MODEL} networkProfile.outboundType (create-only)"),
         Key("podCidr", "Pod addresses (Overlay or kubenet).", "string",
@@ -374,8 +393,7 @@ NETWORK_PROFILE = Section(
         Check(_pods_and_services_apart, reads=("podCidr", "serviceCidr"),
               doc="`podCidr` and `serviceCidr` do not overlap."),
         Check(_network_combinations, reads=_NETWORK_KEYS_READ,
-              doc="Overlay and Cilium need Azure CNI; Cilium policy needs the Cilium dataplane; the outbound type "
-                  "needs no subnet of your own."),
+              doc="Overlay and Cilium need Azure CNI; Cilium policy needs the Cilium dataplane."),
     ), cls=NetworkSettings, source=f"{_CLUSTER_MODEL} networkProfile (ContainerServiceNetworkProfile)",
     listed=("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr", "serviceCidr",
             "dnsServiceIP", "outboundType"))
@@ -432,7 +450,7 @@ def _private_dns_zone_fits(reader: Reader) -> None:
     zone = parse_resource_id("privateDnsZone", value)
     match = PRIVATE_DNS_ZONE_NAME_RE.fullmatch(zone.name) if zone else None
     location = reader.context.location
-    if match and isinstance(location, str) and location and match.group("region") != location:
+    if zone and match and isinstance(location, str) and location and match.group("region") != location:
         reader.problem("privateDNSZone", f"names zone {zone.name!r} of region {match.group('region')!r}, but the "
                                          f"cluster is in {location!r} (azure-native:location); AKS needs the cluster's "
                                          "region in the zone name")
@@ -505,8 +523,12 @@ def upgrade_keys(default: PoolUpgradeSettings) -> tuple[Key, ...]:
         Key("nodeSoakDurationInMinutes", "Minutes to wait after upgrading a node before the next.", "integer",
             default.node_soak_minutes, check=_whole_in(NODE_SOAK_RANGE), convert=int, attr="node_soak_minutes",
             source=f"{_POOL_MODEL} upgradeSettings.nodeSoakDurationInMinutes"),
-        api_choice("undrainableNodeBehavior", "`Cordon`: leave a node whose pods cannot be evicted cordoned and go on; "
-                   "`Schedule`: the upgrade fails there.", UNDRAINABLE_NODE_BEHAVIORS,
+        api_choice("undrainableNodeBehavior", "What AKS does with a node whose pods cannot be evicted; either way the "
+                   "upgrade and the cluster end failed. `Schedule` (AKS's default): the node is made schedulable again, "
+                   "not upgraded, and the surge nodes are deleted. `Cordon`: the node stays cordoned (label "
+                   "`kubernetes.azure.com/upgrade-status: Quarantined`) and one surge node per blocked node stays, "
+                   "billed, until you act (canceled, not failed, when too few surge nodes exist).",
+                   UNDRAINABLE_NODE_BEHAVIORS,
                    default.undrainable_node_behavior, attr="undrainable_node_behavior",
                    source=f"{_POOL_MODEL} upgradeSettings.undrainableNodeBehavior"),
     )

@@ -1,0 +1,224 @@
+"""What a pod asks of GPU nodes, and which GPU amounts the API server refuses.
+
+Shared by the rules (`gpu_rules`) and the fit (`fit`): a GPU pod's demand (extended GPU resources,
+DRA claims, and the markers that put it on GPU nodes without one) and the API server's own check of
+GPU amounts. Below every check; imports no rule. No Pulumi imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .podspecs import (
+    ABSENT,
+    UNKNOWN,
+    Container,
+    GpuAsk,
+    PodSpec,
+    UndecidableError,
+    asks_by_container,
+    derived,
+    is_gpu_resource,
+    known,
+)
+from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
+from .rule_config import GpuSharing, RuleConfig
+from .secrets import is_secret
+from .workloads import Claims, Context, pod_claims
+
+
+def amount_of(value: Any) -> Fraction | None:
+    """A GPU amount, or None when it is not a quantity at all."""
+    try:
+        return parse_quantity(value)
+    except QuantityError:
+        return None
+
+
+def asks_gpu(ask: GpuAsk) -> bool | None:
+    """Whether a container asks the scheduler for a GPU: its request after defaulting (a limit alone
+    sets the request) is more than 0. Malformed amounts count as asking; None when unknown."""
+    written = ask.request if ask.request is not ABSENT else ask.limit
+    if written is UNKNOWN:
+        return None
+    amount = amount_of(written)
+    return amount is None or amount > 0
+
+
+@dataclass(frozen=True)
+class GpuDemand:
+    asks: tuple[GpuAsk, ...]
+    claims: Claims
+    #: An unknown container or amount during preview that might also ask for a GPU.
+    unknown: UndecidableError | None
+    #: What else puts the pod on GPU nodes (`gpuMarkers`): "annotation gpu-fraction", "container 'x'
+    #: asks for volcano.sh/vgpu-number". Counted for tolerations and node selection, never for limits.
+    markers: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.asks or self.claims.gpu or self.markers)
+
+    def summary(self) -> str:
+        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks]
+        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu]
+        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers]
+        return ", ".join(parts)
+
+
+def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, config.gpu_markers)
+    return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
+
+
+def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], UndecidableError | None]:
+    asks: list[GpuAsk] = []
+    unknown: UndecidableError | None = None
+    for result in asks_by_container(pod, patterns):
+        if isinstance(result, UndecidableError):
+            unknown = unknown or result
+            continue
+        for ask in result:
+            asking = asks_gpu(ask)
+            if asking is None:
+                unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
+            elif asking:
+                asks.append(ask)
+    return asks, unknown
+
+
+def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
+    asks, unknown = _asks(pod, config.gpu_resources)
+    markers = [f"annotation {name}" for name in config.gpu_markers.annotations if name in pod.annotations]
+    if config.gpu_markers.resources:
+        marked, _ = _asks(pod, config.gpu_markers.resources)
+        markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked
+                    if not is_gpu_resource(ask.resource, config.gpu_resources)]
+    return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
+
+
+@dataclass(frozen=True)
+class LimitProblem:
+    """Why the API server refuses one GPU amount, and how to write it instead."""
+
+    text: str
+    advice: str
+
+    def __str__(self) -> str:
+        return f"{self.text}. {self.advice}"
+
+
+def sharing_advice(sharing: GpuSharing | None) -> str:
+    """How to share a GPU, as far as the platform offers it: nothing is suggested that nothing sets up
+    (no time-slicing or MPS unless the platform's outputs say a pool shares its GPUs)."""
+    if sharing is None:
+        return ("to share a GPU, ask for a MIG partition resource (nvidia.com/mig-<profile>) where the platform has "
+                "MIG pools; otherwise ask for a whole GPU")
+    offers = []
+    if sharing.mig_resources:
+        offers.append(f"a MIG partition ({', '.join(sharing.mig_resources)})")
+    offers += sharing.shared_pools
+    if not offers:
+        return "this platform offers no GPU sharing (no MIG or shared pools): ask for a whole GPU"
+    return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
+
+
+def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
+    # A secret amount is named only by its path: nothing derived from it is printed either.
+    secret = is_secret(value)
+    written = f"{kind}.{resource}: {shown(value)}"
+    try:
+        amount = parse_quantity(value)
+    except QuantityError as error:
+        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
+    if amount < 0:
+        return f"has {written}, a negative amount"
+    if amount.denominator != 1:
+        amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
+        return (f"has {written}{amount_text}, a fraction; GPUs are whole devices and the API server refuses "
+                f"fractions ({sharing_advice(sharing)})")
+    if amount > MAX_AMOUNT:
+        return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
+    return None
+
+
+def _amount_text(value: Any, amount: Fraction | None, fallback: str) -> str:
+    if is_secret(value) or amount is None:
+        return fallback
+    return format_amount(amount)
+
+
+def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProblem | None:
+    """What the API server's `ValidateResourceRequirements` (kubernetes pkg/apis/core/validation)
+    refuses for a non-overcommitable extended resource: a quantity that is not a whole, non-negative
+    number; a request without a limit (at any amount, 0 included); a request that is not the limit.
+    Raises UndecidableError when an amount is unknown during preview."""
+    resource = ask.resource
+    limit = known(ask.limit, ask.limit_path)
+    request = known(ask.request, ask.request_path)
+    for kind, value in (("limits", limit), ("requests", request)):
+        if value is not ABSENT:
+            problem = _amount_problem(kind, resource, value, sharing)
+            if problem:
+                return LimitProblem(problem, f"Write a whole number:\nresources:\n  limits:\n    {resource}: 1")
+    if request is not ABSENT and limit is ABSENT:
+        amount = amount_of(request)
+        suggestion = _amount_text(request, amount, "1") if amount is not None and amount > 0 else "1"
+        return LimitProblem(
+            f"sets requests.{resource}: {shown(request)} without a limit; the API server refuses that at any amount, "
+            f"0 included (\"Limit must be set for non overcommitable resources\")",
+            f"Put the amount in limits (a limit alone also sets the request):\nresources:\n  limits:\n"
+            f"    {resource}: {suggestion}")
+    if request is not ABSENT and amount_of(request) != amount_of(limit):
+        equal = _amount_text(limit, amount_of(limit) or Fraction(0), "<the limit>")
+        return LimitProblem(
+            f"has requests.{resource}: {shown(request)} but limits.{resource}: {shown(limit)}; for GPUs the API server "
+            f"requires the request to equal the limit",
+            f"Drop the request (the limit sets it) or write:\nresources:\n  limits:\n    {resource}: {equal}\n"
+            f"  requests:\n    {resource}: {equal}")
+    return None
+
+
+@dataclass(frozen=True)
+class AmountVerdict:
+    """The API server's verdict on one GPU amount a container writes: a problem, or an unknown value
+    that hides the answer during preview (`unknown`)."""
+
+    container: Container
+    ask: GpuAsk | None
+    problem: LimitProblem | None = None
+    unknown: UndecidableError | None = None
+
+    @property
+    def where(self) -> str:
+        """The field a finding points at."""
+        if self.unknown is not None:
+            return self.unknown.path
+        assert self.ask is not None
+        return self.ask.limit_path if self.ask.limit is not ABSENT else self.ask.request_path
+
+
+def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]:
+    """Every GPU amount of the pod the API server refuses, or cannot be judged yet, as
+    `gpu-limits-are-whole-numbers` and the fit both judge them: containers whose GPU amounts the
+    controller writes are not judged, nor the shares `gpuMarkers.resources` names (Volcano vGPU, HAMi
+    memory or cores: not counts of GPUs)."""
+    for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+        if isinstance(result, UndecidableError):
+            yield AmountVerdict(container, None, unknown=result)
+            continue
+        if container.limits_set_by_controller:
+            continue
+        for ask in result:
+            if is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue
+            try:
+                problem = limit_problem(ask, config.gpu_sharing)
+            except UndecidableError as error:
+                yield AmountVerdict(container, ask, unknown=error)
+                continue
+            if problem:
+                yield AmountVerdict(container, ask, problem)

@@ -1,0 +1,132 @@
+"""The pack half of the pool kinds (`gpu_aks_policies.pools`): each kind recognises its resources and
+answers the pool rules' questions; the rules judge any registered kind without reading its fields."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from gpu_aks_policies import pools
+from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
+from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.pools import PoolView, Scaling, is_pool_resource, pools_of
+from gpu_aks_policies.pools.registry import register
+from gpu_aks_policies.rules import RULES
+
+from tests.helpers import DEFAULTS
+
+POOL_CONFIG = DEFAULTS["gpu-node-pools-are-tainted"]
+T4 = {"vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"], "enableAutoScaling": True,
+      "minCount": 0, "maxCount": 2}
+
+
+@pytest.mark.parametrize(("resource_type", "recognized"), [
+    ("azure-native:containerservice:AgentPool", True),
+    ("azure-native:containerservice/v20250801:AgentPool", True),
+    ("azure-native:containerservice:ManagedCluster", True),
+    ("azure-native:containerservice:Fleet", False),
+    ("kubernetes:apps/v1:DaemonSet", False),
+])
+def test_the_agent_pool_kind_recognizes_agent_pools_and_cluster_profiles(resource_type, recognized):
+    assert is_pool_resource(resource_type) is recognized
+    assert [kind.name for kind in pools.KINDS] == ["agentPool"]
+
+
+def test_an_agent_pool_answers_the_rules_questions():
+    [pool] = pools_of("azure-native:containerservice:AgentPool",
+                      {**T4, "agentPoolName": "t4", "scaleSetPriority": "Spot", "gpuInstanceProfile": "MIG1g",
+                       "nodeLabels": {"team": "ml"}, "maxCount": 3.0})
+    assert (pool.name, pool.path, pool.where, pool.vm_sizes(), pool.mig()) == ("t4", "", "nodeTaints",
+                                                                                ("Standard_NC4as_T4_v3",), True)
+    taints, problems = pool.taints()
+    assert [t["key"] for t in taints] == ["sku", "kubernetes.azure.com/scalesetpriority"] and problems == []
+    assert pool.scaling() == Scaling(True, 0, 3.0, "enableAutoScaling: True, minCount: 0, maxCount: 3",
+                                     "enableAutoScaling: true, minCount: 0, maxCount: <the most GPUs nodes you will pay for>")
+    assert pool.node_labels()["team"] == "ml" and pool.node_labels()["kubernetes.azure.com/agentpool"] == "t4"
+    assert pool.served_by_nvidia_plugin()
+
+
+def test_cluster_profiles_are_pools_at_their_own_path_and_an_unknown_value_stays_in_its_pool():
+    profiles = [{**T4, "name": "gpu"}, {**T4, "vmSize": UNKNOWN}]
+    first, second = pools_of("azure-native:containerservice:ManagedCluster", {"agentPoolProfiles": profiles})
+    assert (first.name, first.where, second.name, second.where) == ("gpu", "agentPoolProfiles[0]", "#1",
+                                                                    "agentPoolProfiles[1]")
+    findings = check_gpu_node_pool("azure-native:containerservice:ManagedCluster",
+                                   {"agentPoolProfiles": [{**profiles[0], "nodeTaints": []}, profiles[1]]}, POOL_CONFIG)
+    assert [(f.path, f.decided) for f in findings] == [("agentPoolProfiles[0]", True),
+                                                       ("agentPoolProfiles[1].vmSize", False)]
+
+
+@pytest.mark.parametrize(("gpu_profile", "served"), [
+    (None, True), ({"driver": "Install"}, True), ({"driver": "None"}, False),
+    ({"nvidia": {"managementMode": "Managed"}}, False),
+])
+def test_a_pool_whose_driver_or_plugin_someone_else_runs_needs_no_self_installed_plugin(gpu_profile, served):
+    props = {**T4, "agentPoolName": "t4", **({"gpuProfile": gpu_profile} if gpu_profile else {})}
+    [pool] = pools_of("azure-native:containerservice:AgentPool", props)
+    assert pool.served_by_nvidia_plugin() is served
+
+
+class _Karpenterish(PoolView):
+    """A stand-in kind: a pool that may bring several sizes, with its own field names."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        self.name, self.path, self.props = str(props["name"]), "", props
+
+    @property
+    def taints_path(self) -> str:
+        return "spec.template.spec.taints"
+
+    def vm_sizes(self) -> tuple[str, ...]:
+        return tuple(self.props["sizes"])
+
+    def taints(self) -> tuple[list[dict[str, str]], list[str]]:
+        return [dict(t) for t in self.props.get("taints", [])], []
+
+    def scaling(self) -> Scaling:
+        limit = self.props.get("limit")
+        return Scaling(limit is not None, 0, limit, f"spec.limits: {limit}", "spec.limits.nvidia.com/gpu: <most GPUs>",
+                       "min", "spec.limits")
+
+    def node_labels(self) -> dict[str, str]:
+        return {"karpenter.sh/nodepool": self.name}
+
+    def mig(self) -> bool:
+        return False
+
+    def served_by_nvidia_plugin(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def stand_in_kind(monkeypatch):
+    monkeypatch.setattr(pools.registry, "KINDS", list(pools.KINDS))
+
+    @register("nodePool", lambda resource_type: resource_type == "test:karpenter.sh/v1:NodePool")
+    def stand_in(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
+        return [_Karpenterish(props)]
+
+    return "test:karpenter.sh/v1:NodePool"
+
+
+def test_a_new_kind_is_judged_by_the_same_rules_without_a_change_to_them(stand_in_kind):
+    props = {"name": "nap", "sizes": ["Standard_NC4as_T4_v3", "Standard_NC64as_T4_v3"], "taints": []}
+    findings = check_gpu_node_pool(stand_in_kind, props, POOL_CONFIG)
+    assert [f.path for f in findings] == ["spec.template.spec.taints"] * 2
+    assert findings[0].message.startswith("GPU node pool 'nap' (Standard_NC4as_T4_v3, Standard_NC64as_T4_v3) carries "
+                                          "no NoSchedule GPU taint")
+    assert "(spec.limits: None)" in findings[1].message and "Fix: spec.limits.nvidia.com/gpu" in findings[1].message
+    plugin = StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"spec": {
+        "nodeSelector": {"kubernetes.azure.com/agentpool": "x"},
+        "containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}}}})
+    [gap] = check_device_plugin_coverage([plugin, StackResource("urn:nap", stand_in_kind, props)],
+                                         DEFAULTS["device-plugin-tolerates-gpu-pools"])
+    assert gap.subject == "urn:nap" and "does not select its nodes" in gap.message
+    assert RULES["gpu-node-pools-are-tainted"].check is check_gpu_node_pool
+
+
+def test_a_kind_registers_once(stand_in_kind):
+    [kind] = [kind for kind in pools.registry.KINDS if kind.name == "nodePool"]
+    with pytest.raises(ValueError, match="registered twice"):
+        register("nodePool", kind.recognizes)(kind.pools_of)
