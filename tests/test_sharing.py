@@ -686,3 +686,12 @@ def test_each_hint_for_a_fraction_offers_what_its_reason_offers(strategy):
     for hint in explanation.hints:
         pool, resource = re.search(r"^pool (\w+) .*ask for ([\w./-]+)", hint).groups()
         assert resource in refusal and (pool in refusal or resource.startswith("nvidia.com/mig-")), (hint, refusal)
+
+
+def test_shares_beyond_max_pods_are_warned_about_not_refused():
+    warned = platform({**shared(T4X4, "timeSlicing", 10), "maxPods": 30}).warnings
+    assert "gpu-aks:gpuPools[t4x4].sharing.replicas: a node advertises 40 shares (10 per GPU), but maxPods is 30: at " \
+           "most 30 pods, its DaemonSets included, run on it, so the rest can never be used; lower replicas or raise " \
+           "maxPods" in warned
+    assert not any("sharing" in warning for warning in platform({**shared(T4X4, "timeSlicing", 10),
+                                                                  "maxPods": 50}).warnings)

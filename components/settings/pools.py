@@ -347,6 +347,17 @@ def _sharing_fits_the_pool(reader: Reader) -> None:
                         "(MIG already splits each GPU)")
 
 
+def _shares_fit_max_pods(reader: Reader) -> None:
+    replicas, max_pods, sku = reader.get("sharing.replicas"), reader.get("maxPods"), gpu_sku(reader.get("vmSize"))
+    if replicas is None or max_pods is None or sku is None:
+        return
+    shares = sku.gpus_per_node(reader.get("gpuInstanceProfile")) * replicas
+    if shares > max_pods:
+        reader.warn("sharing.replicas", f"a node advertises {shares} shares ({replicas} per GPU), but maxPods is "
+                                        f"{max_pods}: at most {max_pods} pods, its DaemonSets included, run on it, so "
+                                        "the rest can never be used; lower replicas or raise maxPods")
+
+
 # --- Checks across keys (pools) ----------------------------------------------------------------
 
 
@@ -543,6 +554,8 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU 
     SHARING,
     Check(_sharing_fits_the_pool, reads=("gpuInstanceProfile", "sharing.strategy"),
           doc="`sharing.strategy: mps` cannot share a MIG pool (NVIDIA `internal/plugin/mps.go`)."),
+    Check(_shares_fit_max_pods, reads=("vmSize", "gpuInstanceProfile", "maxPods", "sharing.replicas"),
+          doc="A shared node's shares (GPUs x `replicas`) beyond its `maxPods` are warned about: no pod can use them."),
 ), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile", "sharing"))
 
 SYSTEM_POOL = Section("systemPool", "The inline system (CPU) pool; never replaced, so its name has no suffix.", (
