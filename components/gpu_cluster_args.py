@@ -526,7 +526,7 @@ class GpuPool(TypedDict, total=False):
     name: Required[str]
     """The pool's name: lowercase letters and digits, starting with a letter; at most 8 (12 with keepAzureName). Required."""
     vmSize: Required[str]
-    """An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their replacement. Required. Create-only: a change replaces the resource."""
+    """An NVIDIA GPU size gpu-aks knows (docs/configuration.md, "GPU sizes a GPU pool accepts"); retired sizes are refused with their replacement. Required. Create-only: a change replaces the resource."""
     minCount: NotRequired[int]
     """Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0). Default: 0."""
     maxCount: NotRequired[int]

@@ -29,6 +29,8 @@ output goes away early (`| head -1`), as for any tool SIGPIPE ends.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.metadata
 import os
 import stat
 import sys
@@ -347,14 +349,44 @@ def render_json(report: Report) -> str:
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+DISTRIBUTION = "gpu-aks-policies"
+
+
+@functools.lru_cache(maxsize=1)
+def repository_url() -> str | None:
+    """The `Repository` URL of the installed package's metadata (`[project.urls]` in pyproject.toml), so a
+    fork's SARIF links to its own docs by changing one line. None when the package is not installed (the
+    pack copied elsewhere) or names no repository: SARIF's `helpUri` is optional."""
+    try:
+        entries = importlib.metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "repository" and url.strip().startswith("https://"):
+            return url.strip().rstrip("/")
+    return None
+
+
+def help_uri(rule: Rule) -> str | None:
+    """Where a rule is documented: docs/policies.md of the package's repository, at the rule's anchor."""
+    repository = repository_url()
+    return f"{repository}/blob/main/docs/policies.md#{rule.name}" if repository else None
+
+
 def sarif_rules() -> list[dict[str, Any]]:
     """The SARIF `rules` metadata, one per rule declaration (`gpu_aks_policies.rules`)."""
-    return [{
-        "id": rule.name, "name": rule.name, "shortDescription": {"text": rule.description},
-        "fullDescription": {"text": rule.description},
-        "defaultConfiguration": {"level": "error" if rule.level == "mandatory" else "warning"},
-        "helpUri": f"https://github.com/gpu-aks/gpu-aks/blob/main/docs/policies.md#{rule.name}",
-    } for rule in RULES.values()]
+    rules = []
+    for rule in RULES.values():
+        entry: dict[str, Any] = {
+            "id": rule.name, "name": rule.name, "shortDescription": {"text": rule.description},
+            "fullDescription": {"text": rule.description},
+            "defaultConfiguration": {"level": "error" if rule.level == "mandatory" else "warning"}}
+        uri = help_uri(rule)
+        if uri:
+            entry["helpUri"] = uri
+        rules.append(entry)
+    return rules
 
 
 def sarif_uri(file: str, directories: dict[str, str]) -> str:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import pickle
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.gpu_rules import Finding
@@ -17,10 +22,25 @@ def findings(obj: Any, policy: str, config: RuleConfig | None = None, together: 
              context: Context | None = None) -> list[Finding]:
     """One policy's findings on one object, with `together` checked alongside it."""
     context = context or context_of([obj, *together])
-    return POD_RULES[policy].check(pod_specs_of(obj, context), config or DEFAULTS[policy], context)
+    config = config or DEFAULTS[policy]
+    return POD_RULES[policy].check(pod_specs_of(obj, context, config.workload_shapes), config, context)
 
 
 def verdicts(obj: Any, config: Mapping[str, Any] | None = None, together: Iterable[Any] = ()) -> dict[str, list[str]]:
     """Policy -> paths of its decided findings, under the default config (or `config`)."""
     configs = parse_rule_config(config) if config else DEFAULTS
     return {name: [f.path for f in findings(obj, name, configs[name], together) if f.decided] for name in POD_RULES}
+
+
+def parse_python(path: Path) -> ast.Module:
+    """The module's syntax tree. CPython 3.11.7's AST validator can keep a wrong recursion depth after a
+    RecursionError caught earlier in the same process (the hostile-input tests provoke some;
+    python/cpython#106905): then it parses in a fresh interpreter."""
+    try:
+        return ast.parse(path.read_text())
+    except SystemError:
+        source = "import ast, pickle, sys; sys.stdout.buffer.write(pickle.dumps(ast.parse(open(sys.argv[1]).read())))"
+        result = subprocess.run([sys.executable, "-c", source, str(path)], capture_output=True, check=True)
+        tree = pickle.loads(result.stdout)
+        assert isinstance(tree, ast.Module)
+        return tree

@@ -195,6 +195,18 @@ def test_a_cpu_pod_and_a_tolerating_gpu_pod_are_admitted():
     assert policy.admits(cpu) and policy.admits(tolerating)
 
 
+def test_a_virt_launcher_pod_asking_for_a_passthrough_gpu_is_judged_in_the_cluster_too():
+    """KubeVirt's virt-launcher asks for the device name (`nvidia.com/TU104GL_Tesla_T4`), not nvidia.com/gpu:
+    the generated CEL counts it as the pack and the checker do (a character class, not a prefix)."""
+    policy = CompiledPolicy(validating_admission_policy(CONFIGS["defaults"]))
+    launcher = admitted(_gpu_pod("virt-launcher-vm-gpus", resources={"limits": {"nvidia.com/TU104GL_Tesla_T4": 1}}))
+    assert launcher["spec"]["containers"][-1]["resources"]["requests"] == {"nvidia.com/TU104GL_Tesla_T4": "1"}
+    assert not policy.admits(launcher)
+    hami = {"metadata": {"name": "hami"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+        "requests": {"nvidia.com/gpumem": "3000"}, "limits": {"nvidia.com/gpumem": "3000"}}}]}}
+    assert policy.admits(hami), "HAMi's lower-case memory share is no GPU count"
+
+
 def test_the_cel_uses_standard_cel_only():
     """No Kubernetes CEL library (quantity(), isQuantity, url(), authorizer, format...): cel-python
     compiled every expression above; this guards the names it would also accept as plain calls."""

@@ -124,3 +124,21 @@ def test_arm64_builds_of_the_platform_images(image, problem):
 def test_image_repository_keeps_a_registry_port():
     assert image_repository("registry.example.com:5000/team/trainer:1.0") == "registry.example.com:5000/team/trainer"
     assert image_repository("registry.example.com:5000/team/trainer") == "registry.example.com:5000/team/trainer"
+
+
+def test_the_configuration_reference_lists_every_gpu_size_a_pool_accepts_with_gpus_and_mig():
+    """Issue 28: until 0.3.1 the accepted sizes were listed only in the vmSize error message."""
+    from gpu_aks_policies.catalog import GPU_SKUS, UNSUPPORTED_GPU_SKUS
+
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    assert "## GPU sizes a GPU pool accepts" in page
+    rows = {line.split("|")[1].strip(" `"): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in page.splitlines() if line.startswith("| `Standard_")}
+    for sku in GPU_SKUS.values():
+        model, gpus, memory, mig, _notes = rows[sku.vm_size]
+        assert (model, int(gpus), int(memory)) == (sku.model, sku.gpus, sku.gpu_memory_gib)
+        assert (mig == "no") == (not sku.supports_mig)
+        assert all(f"{profile}: {partition}" in mig for profile, partition in sku.mig_partitions.items())
+    assert all(sku.vm_size in rows for sku in UNSUPPORTED_GPU_SKUS.values())

@@ -172,3 +172,24 @@ def test_make_help_lists_every_target():
     assert phony
     listed = {line.split()[0] for line in result.stdout.splitlines()[1:] if line.strip()}
     assert listed == set(phony.group(1).split())
+
+
+def test_a_not_supported_page_names_every_kind_of_gpu_size_gpu_aks_refuses():
+    """Issue 28: a platform team sees what gpu-aks does not do before adopting it."""
+    from gpu_aks_policies.catalog import UNSUPPORTED_GPU_SKUS
+
+    page = (DOCS / "not-supported.md").read_text()
+    for series in {sku.reason.split(" ")[0].removesuffix("-series") for sku in UNSUPPORTED_GPU_SKUS.values()}:
+        assert series in page, series
+    topics = ("MI300X", "NV A10 v5", "Windows", "managementMode", "GPU Operator", "helm.v3.Release", "Azure/AKS#5161",
+              "azure-only.md")
+    for topic in topics:
+        assert topic in page, topic
+
+
+def test_the_architecture_page_and_the_observability_page_agree_on_managed_prometheus():
+    """0.3.1's architecture page said the managed Prometheus stack is not installed; observe.md said it is."""
+    architecture = " ".join((DOCS / "architecture.md").read_text().split())
+    assert "which this project does not install" not in architecture
+    assert "gpu-aks installs both when `observability.enabled` is true" in architecture
+    assert "`enabled` | boolean | `false`" in (DOCS / "configuration.md").read_text()

@@ -650,5 +650,5 @@ def test_the_preview_summary_says_where_the_nodes_are_and_how_they_egress(exampl
     text = "\n".join(render_summary("landing-zone", example_run, EXAMPLE))
     assert ("Network: azure overlay, outbound userDefinedRouting; API server private (DNS zone "
             "privatelink.eastus2.azmk8s.io); control-plane identity UserAssigned") in text
-    assert "nodes in your subnets: system -> snet-system, cpu -> snet-system, a100 -> snet-gpu" in text
+    assert "nodes in your subnets: system -> snet-system, a100 -> snet-gpu, cpu -> snet-system" in text
     assert "nodes in the VNet AKS manages" in "\n".join(render_summary("dev", dev_run))

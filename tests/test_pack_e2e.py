@@ -291,6 +291,26 @@ def test_azure_gpu_pool_rule(pack):
     assert any("has minCount 3 above maxCount 1" in m for m in messages)
 
 
+def test_declared_workload_shapes_reach_the_pack(pack):
+    """The worked example of docs/workloads.md: not evaluated without its declaration, judged with it."""
+    from gpu_aks_policies.workloads.shapes import EXAMPLE_OBJECT, example_config
+
+    fleet_type = "kubernetes:fleet.example.com/v1:InferenceFleet"
+    fleet = yaml.safe_load(EXAMPLE_OBJECT)
+    assert pack.analyze(fleet_type, "chat", fleet) == []
+    [note] = pack.analyze_stack(stack((fleet_type, "chat", fleet)))
+    assert note.policy == "gpu-workloads-are-analyzable" and "not evaluated: declare this kind's shape" in note.message
+    pack.configure(example_config())
+    try:
+        verdicts = sorted((d.policy, d.level) for d in pack.analyze(fleet_type, "chat", fleet))
+        assert verdicts == [("gpu-limits-are-whole-numbers", "mandatory"), ("gpu-pods-select-gpu-nodes", "advisory"),
+                            ("gpu-pods-select-gpu-nodes", "advisory"), ("gpu-pods-tolerate-gpu-taint", "mandatory"),
+                            ("gpu-pods-tolerate-gpu-taint", "mandatory")]
+        assert pack.analyze_stack(stack((fleet_type, "chat", fleet))) == []
+    finally:
+        pack.configure({})
+
+
 def test_configure_with_a_non_default_taint_then_stack_analysis(pack):
     flyte_taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     pack.configure({

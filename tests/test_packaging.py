@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from gpu_aks_policies import __version__
 
 from components.kubeconfig import KUBELOGIN_VERSION
 from tests.conftest import ROOT
+from tests.helpers import parse_python
 from tools.analyzer import PolicyPackProcess
 
 POLICIES = ROOT / "policies"
@@ -56,15 +56,7 @@ def installed(bin_dir: Path) -> set[str]:
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    try:
-        tree = ast.parse(path.read_text())
-    except SystemError:
-        # CPython 3.11.7's AST validator can keep a wrong recursion depth after a RecursionError caught
-        # earlier in the same process (the hostile-input tests provoke some; python/cpython#106905):
-        # parse in a fresh interpreter then.
-        source = "import ast, pickle, sys; sys.stdout.buffer.write(pickle.dumps(ast.parse(open(sys.argv[1]).read())))"
-        result = subprocess.run([sys.executable, "-c", source, str(path)], capture_output=True, check=True)
-        tree = pickle.loads(result.stdout)
+    tree = parse_python(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

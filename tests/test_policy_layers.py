@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import parse_python
 
 POLICIES = ROOT / "policies"
 PACKAGE = "gpu_aks_policies"
@@ -37,7 +38,7 @@ def imported_names(module: str) -> list[tuple[str, str]]:
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse_python(path)):
         if isinstance(node, ast.Import):
             found += [(alias.name, "") for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -108,7 +109,7 @@ def test_the_rule_registry_sits_on_top_of_the_rules():
 
 
 def test_only_the_registry_imports_the_checks():
-    checks = {"check_fit", *(node.name for node in ast.parse((POLICIES / "gpu_rules.py").read_text()).body
+    checks = {"check_fit", *(node.name for node in parse_python(POLICIES / "gpu_rules.py").body
                              if isinstance(node, ast.FunctionDef) and node.name.startswith("check_"))}
     importers = sorted(module for module in MODULES for _, name in imported_names(module) if name in checks)
     assert set(importers) == {f"{PACKAGE}.rules"}, importers

@@ -131,3 +131,36 @@ def test_main_job_runs_as_a_module():
                             text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "no violations" in result.stdout
+
+
+# --- Issue 28, item 6: output that lands in PR comments and diffs is the same run after run ----------
+
+
+@pytest.mark.parametrize("argv", [("prod",), ("prod", "--json")], ids=["summary", "json"])
+def test_the_preview_prints_the_same_text_run_after_run_whatever_the_registration_order(argv, monkeypatch):
+    import tools.preview as module
+
+    first, second = preview(*argv), preview(*argv)
+    assert first == second
+    real = module.run_stack_program
+
+    def registered_in_reverse(*args, **kwargs):
+        run = real(*args, **kwargs)
+        run.resources.reverse()
+        return run
+
+    monkeypatch.setattr(module, "run_stack_program", registered_in_reverse)
+    assert preview(*argv) == first
+
+
+def test_violations_print_in_one_order():
+    from tools.analyzer import Diagnostic
+    from tools.mockrun import ProgramRun
+    from tools.preview import in_print_order
+
+    diagnostics = [Diagnostic("b", "advisory", "urn:2", "m"), Diagnostic("a", "mandatory", "urn:9", "z"),
+                   Diagnostic("a", "mandatory", "urn:1", "y"), Diagnostic("a", "advisory", "urn:1", "x")]
+    run = ProgramRun([], {}, set(), [])
+    ordered = in_print_order(run, diagnostics)
+    assert ordered == in_print_order(run, list(reversed(diagnostics)))
+    assert [(d.policy, d.urn) for d in ordered] == [("a", "urn:1"), ("a", "urn:1"), ("a", "urn:9"), ("b", "urn:2")]

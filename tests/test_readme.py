@@ -102,8 +102,8 @@ def test_every_make_target_module_and_path_a_page_names_exists(page):
         assert re.search(rf"^{re.escape(target)}:", makefile, re.MULTILINE), f"make {target}"
     for module in set(re.findall(r"python -m ((?:policies|tools|benchmarks)\.[a-z_]+)", text)):
         assert (ROOT / (module.replace(".", "/") + ".py")).is_file(), module
-    for path in set(re.findall(
-            r"`((?:components|policies|tools|tests|examples|app_sdk|smoke|benchmarks|docs|\.github)/[^`\s]*)`", text)):
+    folders = "components|policies|tools|tests|examples|app_sdk|smoke|benchmarks|docs|observability|gpu_aks_plugin|\\.github"
+    for path in set(re.findall(rf"`((?:{folders})/[^`\s]*)`", text)):
         path = path.split("::", 1)[0]  # a pytest node id names its file
         if "<" not in path and "*" not in path and "STACK" not in path:
             assert (ROOT / path).exists() or (page.parent / path).exists(), path

@@ -506,3 +506,47 @@ def test_the_fractional_advice_offers_only_what_the_platform_has():
     shared = "nvidia.com/gpu: 1 on pool nb (1/4 of a T4, time-sliced)"
     [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), shared_pools=(shared,))))
     assert f"ask for {shared}" in sliced.message and "MIG" not in sliced.message
+
+
+# --- Issue 28, item 6: the SARIF help link comes from the package metadata, not a hard-coded fork ------
+
+
+def test_sarif_help_links_follow_the_packages_repository_url(monkeypatch):
+    import importlib.metadata
+    import tomllib
+
+    from gpu_aks_policies import check
+
+    repository = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["urls"][
+        "Repository"]
+    check.repository_url.cache_clear()
+    assert check.repository_url() == repository, "the installed metadata is stale: run `make setup`"
+    assert all(entry["helpUri"] == f"{repository}/blob/main/docs/policies.md#{entry['id']}"
+               for entry in check.sarif_rules())
+
+    class Fork:
+        @staticmethod
+        def get_all(_name):
+            return ["Homepage, https://example.org", "Repository, https://github.com/acme/gpu-aks/"]
+
+    monkeypatch.setattr(importlib.metadata, "metadata", lambda _name: Fork)
+    check.repository_url.cache_clear()
+    try:
+        assert {entry["helpUri"] for entry in check.sarif_rules()} == {
+            f"https://github.com/acme/gpu-aks/blob/main/docs/policies.md#{name}" for name in RULES}
+
+        def missing(_name):
+            raise importlib.metadata.PackageNotFoundError(_name)
+
+        monkeypatch.setattr(importlib.metadata, "metadata", missing)
+        check.repository_url.cache_clear()
+        assert all("helpUri" not in entry for entry in check.sarif_rules()), "the pack copied elsewhere: no link"
+    finally:
+        monkeypatch.undo()
+        check.repository_url.cache_clear()
+
+
+def test_no_source_names_a_github_fork():
+    root = Path(__file__).parent.parent
+    sources = [*root.glob("policies/**/*.py"), *root.glob("components/**/*.py"), *root.glob("tools/*.py")]
+    assert [str(path) for path in sources if "github.com/gpu-aks/" in path.read_text()] == []

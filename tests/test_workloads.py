@@ -70,6 +70,40 @@ EXPECTED = [
     ("dra-gpu-test1.yaml", 3, T, []),
     ("dra-gpu-test1.yaml", 3, A, ["spec.resourceClaims"]),
     ("dra-gpu-test1.yaml", 5, T, []),
+    # NVIDIA NIM operator: the GPU ask is spec.resources (GetResources), the tolerations spec.tolerations.
+    ("nim-service-basic.yaml", 0, T, []),
+    ("nim-service-basic.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-basic.yaml", 1, L, []),
+    ("nim-service-basic.yaml", 2, T, []),
+    ("nim-service-basic.yaml", 2, S, []),
+    ("nim-service-basic.yaml", 3, T, []),
+    ("nim-service-basic.yaml", 3, A, ["spec"]),
+    ("nim-service-multinode.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-multinode.yaml", 1, L, []),
+    ("nim-service-dra-manual.yaml", 2, T, ["spec.tolerations"]),
+    ("nim-service-dra-manual.yaml", 2, A, []),
+    ("nim-service-dra-created.yaml", 1, T, ["spec.tolerations"]),
+    ("nim-service-dra-created.yaml", 2, T, []),
+    ("nim-pipeline-rag.yaml", 0, T, [f"spec.services[{i}].spec.tolerations" for i in range(3)]),
+    ("nim-pipeline-rag.yaml", 1, T, []),
+    # vLLM production stack: deploymentConfig.resources.gpu on `vllm`, deploymentConfig.toleration.
+    ("vllm-runtime.yaml", 0, T, ["spec.deploymentConfig.toleration"]),
+    ("vllm-runtime.yaml", 0, L, []),
+    ("vllm-runtime.yaml", 1, T, []),
+    ("vllm-runtime.yaml", 1, S, []),
+    ("vllm-runtime.yaml", 2, T, []),
+    ("vllm-runtime.yaml", 2, L, ["spec.deploymentConfig.resources.gpu"]),
+    # Slinky: the GPU is on spec.slurmd, the tolerations in spec.template.spec.
+    ("slinky-nodeset-gpu.yaml", 0, T, ["spec.template.spec.tolerations"]),
+    ("slinky-nodeset-gpu.yaml", 1, T, []),
+    ("slinky-nodeset-gpu.yaml", 1, S, []),
+    # KubeVirt: the virt-launcher asks for each device name; the VMI's tolerations are the pod's.
+    ("kubevirt-vmi-gpu.yaml", 0, T, ["spec.tolerations"]),
+    ("kubevirt-vmi-gpu.yaml", 0, L, []),
+    ("kubevirt-vmi-gpu.yaml", 1, T, []),
+    ("kubevirt-vmi-gpu.yaml", 1, S, []),
+    ("kubevirt-vmi-gpu.yaml", 2, T, []),
+    ("kubevirt-vmi-gpu.yaml", 2, A, ["spec.resourceClaims"]),
 ]
 
 
@@ -120,6 +154,42 @@ def test_kaito_pods_carry_what_kaito_adds():
     assert pod.own_nodes == "KAITO"
 
 
+def test_nim_pods_follow_the_operator():
+    _, service, *_ = documents("nim-service-basic.yaml")
+    [pod] = pod_specs_of(service)
+    assert [c.name for c in pod.containers] == ["meta-llama-3-2-1b-instruct-ctr"]
+    assert pod.containers[0].spec["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    docs = documents("nim-service-dra-created.yaml")
+    [pod] = pod_specs_of(docs[1], context_of(docs))
+    assert pod.spec["resourceClaims"] == [{"name": "draresources-0", "resourceClaimTemplateName":
+                                           "meta-llama3-2-1b-instruct-draresources-0-generated"}]
+    pipeline, fixed = documents("nim-pipeline-rag.yaml")
+    assert len(pod_specs_of(pipeline)) == 3 and len(pod_specs_of(fixed)) == 2, "a disabled service runs no pods"
+
+
+def test_vllm_runtime_reads_gpu_type_and_the_singular_toleration():
+    runtime = documents("vllm-runtime.yaml")[0]
+    runtime["spec"]["deploymentConfig"]["resources"]["gpuType"] = "nvidia.com/mig-3g.40gb"
+    runtime["spec"]["deploymentConfig"]["sidecarConfig"]["resources"]["gpu"] = "1"
+    [pod] = pod_specs_of(runtime)
+    vllm, sidecar = pod.containers
+    assert vllm.name == "vllm" and vllm.spec["resources"]["limits"] == {"nvidia.com/mig-3g.40gb": "1"}
+    assert sidecar.name == "sidecar" and sidecar.spec["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert pod.tolerations_key == "toleration"
+    [finding] = findings(runtime, T)
+    assert "Add to spec.deploymentConfig:\ntoleration:\n" in finding.message
+
+
+def test_slinky_and_kubevirt_pods_carry_what_their_controllers_add():
+    [pod] = pod_specs_of(documents("slinky-nodeset-gpu.yaml")[1])
+    assert [c.name for c in pod.containers] == ["slurmd", "dcgm-exporter-sidecar"]
+    assert [t.toleration["key"] for t in pod.added_tolerations] == ["nodeset.slinky.slurm.net/worker"]
+    [launcher] = pod_specs_of(documents("kubevirt-vmi-gpu.yaml")[1])
+    assert launcher.containers[0].spec["resources"]["limits"] == {
+        "nvidia.com/TU104GL_Tesla_T4": 1, "nvidia.com/GRID_T4-1Q": 1, "intel.com/qat": 1}
+    assert launcher.path == "spec.template.spec"
+
+
 def test_argo_boundary_templates_count():
     workflow = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "spec": {"templates": [
         {"name": "dag", "tolerations": [{"key": "sku", "operator": "Exists"}],
@@ -149,7 +219,13 @@ json_keys = st.sampled_from(["spec", "template", "templates", "containers", "res
                              "extra_pod_spec", "custom", "options", "podConfig", "values", "deploymentSpec", "executors",
                              "container", "accelerator", "type", "count", "resourceType", "resourceCount", "platforms",
                              "kubernetes", "platformSpec", "tolerationJson", "runtimeValue", "constant", "nodeSelector",
-                             "labels", "pipelineInfo", "root", "stringData", "data"]) | st.text(max_size=4)
+                             "labels", "pipelineInfo", "root", "stringData", "data",
+                             # NIM, vLLM, Slinky, KubeVirt, Run:ai, Argo resource templates (issue 29)
+                             "draResources", "claimCreationSpec", "devices", "deviceClassName", "resourceClaimName",
+                             "resourceClaimTemplateName", "multiNode", "enabled", "deploymentConfig", "toleration",
+                             "nodeSelectorTerms", "gpuType", "sidecarConfig", "slurmd", "domain", "gpus", "hostDevices",
+                             "deviceName", "virtualMachineTemplate", "value", "items", "manifest", "action",
+                             "amd.com/gpu", "gpu.nvidia.com"]) | st.text(max_size=4)
 json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_size=4)
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
 
@@ -165,6 +241,25 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     for policy in (T, L, S, A):
         assert isinstance(findings(obj, policy, context=context), list)
     assert all(p.path is not None for p in pods)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values)
+def test_declared_shapes_and_unknown_kinds_never_crash(declaration, spec):
+    """Any config value is a shape or a reported problem; any object of a declared or unknown kind
+    gives pods or none."""
+    from gpu_aks_policies.workloads.shapes import parse_shapes
+
+    problems: list[str] = []
+    shapes = parse_shapes(declaration, "workloadShapes", lambda where, message: problems.append(where))
+    assert shapes or problems or declaration in ([], ())
+    obj = {"apiVersion": "x.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": spec}
+    fixed = parse_shapes([{"apiVersion": "x.example.com/v1", "kind": "Thing", "pods": [
+        {"path": "spec.*[*].template", "form": "container", "gpu": "spec.*[*].gpu", "tolerations": "spec.tolerations"},
+        {"path": "spec.template.spec", "nodeSelectorTerms": "spec.terms"}]}], "w", lambda *_: pytest.fail())
+    for declared in (shapes, fixed, ()):
+        pods = pod_specs_of(obj, context_of([obj]), declared)
+        assert all(isinstance(p.path, str) for p in pods)
 
 
 @settings(max_examples=150, deadline=None)
@@ -533,3 +628,129 @@ def test_kfp_platform_specs_sharing_a_first_label_are_all_candidates():
     other_executors["exec-z-another-pipeline"] = {}
     for together in ([own, other], [other, own]):
         assert findings(pipeline, T, together=together) == [], together
+
+
+# --- The long tail (issue 29): runs missing, Run:ai, Argo resource templates, unknown kinds ---------
+
+
+def test_tekton_task_or_pipeline_asking_for_gpus_without_a_run_says_where_the_toleration_comes_from():
+    docs = documents("tekton-gpu.yaml")
+    task, pipeline = docs[0], docs[4 - 1]
+    assert task["kind"] == "Task" and pipeline["kind"] == "Pipeline"
+    [alone] = findings(task, A)
+    assert alone.path == "spec" and "no TaskRun or PipelineRun that runs this Task" in alone.message
+    assert "spec.taskRunTemplate.podTemplate" in alone.message and "among the objects checked" in alone.message
+    assert findings(task, A, together=docs) == [], "its TaskRun is checked with it"
+    assert findings(task, A, together=[pipeline, docs[4]]) == [], "a PipelineRun runs it through the Pipeline"
+    assert findings(task, A, together=[pipeline]) != [], "a Pipeline alone runs nothing"
+    inline = {"apiVersion": "tekton.dev/v1", "kind": "Pipeline", "metadata": {"name": "p"}, "spec": {"tasks": [
+        {"name": "t", "taskSpec": {"steps": [{"name": "s", "image": "i",
+                                              "computeResources": {"limits": {"nvidia.com/gpu": 1}}}]}}]}}
+    [note] = findings(inline, A)
+    assert note.path == "spec.tasks[0].taskSpec" and "runs this Pipeline" in note.message
+    inline["spec"]["tasks"][0]["taskSpec"]["steps"][0]["computeResources"] = {"limits": {"cpu": 1}}
+    assert findings(inline, A) == [], "no GPU, nothing to say"
+
+
+RUNAI = {"apiVersion": "run.ai/v2alpha1", "kind": "TrainingWorkload", "metadata": {"name": "train", "namespace": "team"},
+         "spec": {"image": {"value": "pytorch/pytorch"}}}
+SKU = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("gpu, tolerations, expected", [
+    ("1", None, {T: ["spec.tolerations"], L: []}),
+    ({"value": "2"}, SKU, {T: [], L: []}),
+    # A Run:ai fraction is a GPU share the scheduler serves: a GPU pod, not a whole-GPU amount.
+    ("0.5", None, {T: ["spec.tolerations"], L: []}),
+    ({"value": "0.5"}, {"items": {"gpu": {"value": SKU[0]}}}, {T: [], L: []}),
+    # Above one GPU, Run:ai asks for whole devices: 1.5 is refused.
+    ("1.5", SKU, {T: [], L: ["spec.gpu"]}),
+    ("0", None, {T: [], L: []}),
+])
+def test_runai_workloads_whole_gpus_and_fractions(gpu, tolerations, expected):
+    workload = {**RUNAI, "spec": {**RUNAI["spec"], "gpu": gpu}}
+    if tolerations is not None:
+        workload["spec"]["tolerations"] = tolerations
+    for policy, paths in expected.items():
+        assert [f.path for f in findings(workload, policy) if f.decided] == paths, policy
+    [pod] = pod_specs_of(workload)
+    assert ("gpu-fraction" in pod.annotations) == (gpu in ("0.5", {"value": "0.5"}))
+
+
+ARGO = [
+    (0, T, []),
+    (1, T, ["spec.templates[0].resource.manifest.spec.template.spec.tolerations"]),
+    (1, L, []),
+    (2, T, []),
+    (2, A, ["spec.templates[0].resource.manifest"]),
+    (3, T, []),
+    (3, A, []),
+]
+
+
+@pytest.mark.parametrize("index, policy, paths", ARGO, ids=[f"#{i}-{p}" for i, p, _ in ARGO])
+def test_argo_resource_templates_judge_the_object_they_create(index, policy, paths):
+    docs = documents("argo-resource-gpu-job.yaml")
+    assert sorted(f.path for f in findings(docs[index], policy, together=docs) if f.decided) == sorted(paths)
+
+
+def test_argo_resource_template_manifests_that_cannot_be_read_are_said_only_when_they_name_a_gpu():
+    def workflow(manifest: str, action: str = "create") -> dict[str, Any]:
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "w"},
+                "spec": {"templates": [{"name": "t", "resource": {"action": action, "manifest": manifest}}]}}
+
+    broken = "kind: Job\nspec: [nvidia.com/gpu: 1"
+    [note] = findings(workflow(broken), A)
+    assert "could not be judged: its manifest does not parse" in note.message
+    assert findings(workflow("kind: Job\nspec: [cpu"), A) == []
+    two = "apiVersion: v1\nkind: Pod\nspec: {}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: nvidia.com/x}\n"
+    assert "is not one Kubernetes object" in findings(workflow(two), A)[0].message
+    job = documents("argo-resource-gpu-job.yaml")[1]["spec"]["templates"][0]["resource"]["manifest"]
+    assert findings(workflow(job, "delete"), T) == [], "delete creates nothing"
+    [pod] = pod_specs_of(documents("argo-resource-gpu-job.yaml")[1])
+    assert pod.namespace == "ml", "created in the workflow's namespace"
+
+
+UNKNOWN_KIND = {"apiVersion": "serving.example.com/v1", "kind": "ModelServer", "metadata": {"name": "m"},
+                "spec": {"accelerator": {"resource": "nvidia.com/gpu", "count": 1},
+                         "sidecars": {"containers": [{"name": "proxy", "image": "envoy"}]}}}
+
+
+def test_an_unknown_kind_naming_a_gpu_outside_every_pod_spec_is_not_evaluated():
+    pods = pod_specs_of(UNKNOWN_KIND)
+    assert [p.containers for p in pods] == [()], "no verdict: nothing to judge"
+    [note] = findings(UNKNOWN_KIND, A)
+    assert note.message.startswith("ModelServer at spec: not evaluated: declare this kind's shape")
+    assert "'nvidia.com/gpu' at spec.accelerator.resource" in note.message
+    assert all(findings(UNKNOWN_KIND, policy) == [] for policy in (T, L, S))
+
+
+@pytest.mark.parametrize("mention", ["amd.com/gpu", "gpu.nvidia.com", "nvidia.com/gpu.product", "gpu.intel.com/i915"])
+def test_gpu_names_that_make_an_unknown_kind_unevaluated(mention):
+    obj = {"apiVersion": "x.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"a": [{"b": mention}]}}
+    assert pod_specs_of(obj)[0].notes
+    obj["spec"]["a"] = [{"b": "nvcr.io/nvidia/pytorch"}]
+    assert pod_specs_of(obj) == [], "an image from NVIDIA's registry names no GPU"
+
+
+def test_an_unknown_kind_whose_gpus_sit_in_the_pod_specs_found_keeps_its_verdicts():
+    """PyTorchJob, RayCluster and the like write plain pod templates: the generic search judges them."""
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "j"}, "spec": {
+        "pytorchReplicaSpecs": {"Worker": {"template": {"spec": {
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100"},
+            "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}}}
+    assert [f.path for f in findings(job, T)] == ["spec.pytorchReplicaSpecs.Worker.template.spec.tolerations"]
+
+
+@pytest.mark.parametrize("api_version, kind, spec", [
+    ("kueue.x-k8s.io/v1beta1", "Workload", {"podSets": [{"name": "main", "count": 1, "template": {"spec": {
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}]}),
+    ("kueue.x-k8s.io/v1beta1", "ClusterQueue", {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"]}]}),
+    ("kueue.x-k8s.io/v1beta1", "ResourceFlavor", {"nodeTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}),
+    ("v1", "ResourceQuota", {"hard": {"requests.nvidia.com/gpu": 4, "nvidia.com/gpu": 4}}),
+    ("karpenter.sh/v1", "NodePool", {"template": {"spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}}}),
+    ("resource.k8s.io/v1", "DeviceClass", {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}),
+])
+def test_kinds_that_create_no_pods_get_no_verdict_and_no_advisory(api_version, kind, spec):
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+    assert pod_specs_of(obj) == []

@@ -216,7 +216,8 @@ def _network_lines(run: ProgramRun) -> list[str]:
         lines.append(f"  Network: {network.get('networkPlugin')}{mode}, outbound {network.get('outboundType')}; API "
                      f"server {private}; control-plane identity {identity}")
         pools = [(pool.get("name"), pool) for pool in inputs.get("agentPoolProfiles") or []]
-        pools += [(pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)]
+        pools += sorted(((pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)),
+                        key=lambda named: str(named[0]))
         placed = [f"{name} -> {str(pool['vnetSubnetID']).rsplit('/', 1)[-1]}" for name, pool in pools
                   if pool.get("vnetSubnetID")]
         lines.append(f"    nodes in your subnets: {', '.join(placed)}" if placed else
@@ -310,6 +311,13 @@ def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
     }, indent=2)
 
 
+def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Sorts the run's resources by URN and returns the diagnostics sorted by policy, URN and message:
+    every renderer then prints the same text for the same program, run after run."""
+    run.resources.sort(key=lambda resource: resource.urn)
+    return sorted(diagnostics, key=lambda d: (d.policy, d.urn, d.level, d.message))
+
+
 def load_pack_config(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
@@ -334,7 +342,9 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
     except PreviewInputError as error:
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
-    diagnostics = analyze(run, pack_config)
+    # The pack sees resources in the order the program registered them, as the engine would; what is
+    # printed (PR comments, diffs) must not depend on that order, which the SDK's async runtime varies.
+    diagnostics = in_print_order(run, analyze(run, pack_config))
     if args.json:
         print(to_json(args.stack, run, diagnostics), file=out)
     else:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from gpu_aks_policies.catalog import GPU_SKUS, UNSUPPORTED_GPU_SKUS
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
 
@@ -148,7 +149,32 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
     return settings
 
 
+def gpu_sizes_markdown() -> str:
+    """The sizes `gpuPools[].vmSize` accepts and those it refuses, from the catalog the parser reads
+    (`gpu_aks_policies.catalog`): until 0.3.1 they were listed only in an error message."""
+    lines = ["## GPU sizes a GPU pool accepts", "",
+             "`gpuPools[].vmSize` takes these sizes (`gpu_aks_policies.catalog`, which the parser reads). MIG: the "
+             "`gpuInstanceProfile` values the size takes and the partition each makes; `gpusPerNode` is then GPUs x "
+             "instances per GPU (MIG1g: 7, MIG2g: 3, MIG3g: 2, MIG4g and MIG7g: 1).", "",
+             "| vmSize | GPU | GPUs per VM | GPU memory (GiB) | MIG (`gpuInstanceProfile`: partition) | notes |",
+             "|---|---|---|---|---|---|"]
+    for sku in GPU_SKUS.values():
+        mig = ", ".join(f"{profile}: {partition}" for profile, partition in sku.mig_partitions.items()) or "no"
+        notes = [note for note in (
+            f"a {sku.gpu_share} share of one GPU (vGPU)" if sku.gpu_share and sku.gpu_share != "1" else "",
+            f"{sku.arch} host" if sku.arch != "amd64" else "",
+            "Ubuntu only" if sku.ubuntu_only else "") if note]
+        lines.append(f"| `{sku.vm_size}` | {sku.model} | {sku.gpus} | {sku.gpu_memory_gib} | {mig} | "
+                     f"{'; '.join(notes)} |")
+    lines += ["", "Refused, with the reason and the replacement the error names:", "",
+              "| vmSize | why | use instead |", "|---|---|---|"]
+    for unsupported in UNSUPPORTED_GPU_SKUS.values():
+        lines.append(f"| `{unsupported.vm_size}` | {unsupported.reason} | {unsupported.replacement} |")
+    return "\n".join(lines) + "\n"
+
+
 def reference_markdown() -> str:
-    """`docs/configuration.md`, generated from the declarations."""
+    """`docs/configuration.md`, generated from the declarations and the GPU catalog."""
     return _reference_markdown(DOCUMENT, "Write keys as in `Pulumi.dev.yaml` and `Pulumi.prod.yaml`; run "
-                                         "`python -m tools.preview` to see what a stack would create.")
+                                         "`python -m tools.preview` to see what a stack would create.") + \
+        "\n" + gpu_sizes_markdown()

@@ -528,9 +528,9 @@ CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
     POOL_NAME,
-    Key("vmSize", "An NVIDIA GPU size gpu-aks knows (policies/catalog.py); retired sizes are refused with their "
-        "replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size", source=f"{_POOL} vmSize", create_only=True,
-        required=True),
+    Key("vmSize", "An NVIDIA GPU size gpu-aks knows (docs/configuration.md, \"GPU sizes a GPU pool accepts\"); "
+        "retired sizes are refused with their replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size",
+        source=f"{_POOL} vmSize", create_only=True, required=True),
     *node_baseline_items(),
     count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{_POOL} minCount"),
     count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{_POOL} maxCount"),

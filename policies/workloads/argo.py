@@ -11,13 +11,21 @@ Sources, argoproj/argo-workflows at main (2026-08):
 - `podSpecPatch` (workflow or template) is a patch applied when the pod is built, often with
   `{{ }}` expressions: it cannot be evaluated here, which is said as an advisory.
 A CronWorkflow's workflow is `spec.workflowSpec`.
+- `workflow/executor/resource.go` (`ExecResource`): a `resource` template with `action` create,
+  apply or replace hands its `manifest` (a string) to the API server as is, after the controller has
+  substituted the `{{ }}` expressions in it. The object it creates (a GPU Job, a Volcano Job) is
+  judged here as its own adapter reads it, with paths under `resource.manifest`; a manifest that
+  holds expressions or does not parse, and names a GPU, is said as "could not be judged".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from ..documents import DocumentError, Limits, load_yaml
 from ..podspecs import (
     SCHEDULING_FIELDS,
     UNKNOWN,
@@ -30,8 +38,75 @@ from ..podspecs import (
     join,
     object_namespace,
 )
-from .context import Context
-from .registry import register
+from .context import Context, is_kubernetes_object
+from .mentions import GPU_DEVICE_CLASS_NAMES, GPU_NAME_PREFIXES
+from .registry import pod_specs_of, register
+
+#: The actions whose manifest becomes an object (`workflow/executor/resource.go`); get, delete and
+#: patch create nothing new.
+CREATING_ACTIONS = ("create", "apply", "replace")
+#: A manifest is text inside a template: small. The checker has bounded the file already.
+MANIFEST_LIMITS = Limits(max_bytes=1024 * 1024, max_depth=64, max_nodes=100_000)
+_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+EXPRESSION_MARKER = "argo-expression-substituted-at-run-time"
+
+
+def _names_gpu(text: str) -> bool:
+    return any(prefix in text for prefix in GPU_NAME_PREFIXES) or any(name in text for name in GPU_DEVICE_CLASS_NAMES)
+
+
+def _relocated(pod: PodSpec, prefix: str, workload: str) -> PodSpec:
+    """A pod of the created object with its paths under the template's `resource.manifest`."""
+    def moved(path: str) -> str:
+        return join(prefix, path) if path else prefix
+
+    containers = tuple(replace(c, path=moved(c.path), resources_path=moved(c.resources_path) if c.resources_path else "",
+                               written_at={key: moved(value) for key, value in c.written_at.items()})
+                       for c in pod.containers)
+    return replace(pod, path=moved(pod.path), containers=containers, workload=f"{workload} ({pod.where})")
+
+
+def _resource_pods(template: Mapping[str, Any], path: str, namespace: str, name: str, context: Context) -> list[PodSpec]:
+    resource = as_mapping(template.get("resource"))
+    manifest = resource.get("manifest")
+    if not isinstance(manifest, str) or as_str(resource.get("action")) not in CREATING_ACTIONS:
+        return []
+    prefix = join(join(path, "resource"), "manifest")
+    workload = f"Argo resource template '{name}'"
+
+    def unjudged(why: str) -> list[PodSpec]:
+        if not _names_gpu(manifest):
+            return []
+        return [PodSpec(prefix, {}, (), namespace, workload, notes=(
+            f"could not be judged: {why}, and it names a GPU. Check the object it creates on its own",))]
+
+    # Expressions become a marker before parsing (an unquoted `{{x}}` would read as a YAML mapping);
+    # one left in a field the rules read means the verdict waits for the run.
+    text = _EXPRESSION.sub(EXPRESSION_MARKER, manifest)
+    try:
+        documents = [document for _, document in load_yaml(text, MANIFEST_LIMITS) if document is not None]
+    except DocumentError as error:
+        return unjudged(f"its manifest does not parse ({error.message})")
+    if len(documents) != 1 or not is_kubernetes_object(documents[0]):
+        return unjudged("its manifest is not one Kubernetes object")
+    created = documents[0]
+    metadata = as_mapping(created.get("metadata"))
+    if namespace and not as_str(metadata.get("namespace")):
+        # Argo creates a namespaced object in the workflow's namespace when the manifest names none.
+        created = {**created, "metadata": {**metadata, "namespace": namespace}}
+    kind = as_str(created.get("kind"))
+    created_name = as_str(metadata.get("name") or metadata.get("generateName")).replace(EXPRESSION_MARKER, "{{…}}")
+    pods = pod_specs_of(created, context)
+    if text != manifest and any(_substituted(pod) for pod in pods):
+        return unjudged("Argo substitutes the {{ }} expressions in its manifest's resources or scheduling fields when "
+                        "it runs")
+    return [_relocated(pod, prefix, f"{workload} creates {kind} '{created_name}'") for pod in pods]
+
+
+def _substituted(pod: PodSpec) -> bool:
+    fields = [pod.spec.get(key) for key in (*SCHEDULING_FIELDS, "resourceClaims")]
+    fields += [as_mapping(container.spec).get("resources") for container in pod.containers]
+    return any(EXPRESSION_MARKER in str(value) for value in fields if value is not None)
 
 
 def _template_containers(template: Mapping[str, Any], path: str) -> tuple[Container, ...]:
@@ -71,7 +146,7 @@ def _first_set(key: str, *sources: Mapping[str, Any]) -> Any:
     return None
 
 
-def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> list[PodSpec]:
+def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str, context: Context) -> list[PodSpec]:
     templates = list(iter_mappings(spec.get("templates")))
     callers = _callers(templates)
     defaults = as_mapping(spec.get("templateDefaults"))
@@ -81,6 +156,8 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> l
         path = join(join(spec_path, "templates"), index)
         template = {**defaults, **written}
         containers = _template_containers(template, path)
+        if "resource" in written:
+            pods += _resource_pods(written, path, namespace, as_str(written.get("name"), f"#{index}"), context)
         if not containers:
             continue
         name = as_str(template.get("name"), f"#{index}")
@@ -105,7 +182,7 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str) -> l
 
 
 _ARGO_GPUS = ("`container`, `script`, `containerSet.containers`, `initContainers`, `sidecars` of each template "
-              "(`templateDefaults` fill in)")
+              "(`templateDefaults` fill in); the object a `resource` template's `manifest` creates, as its adapter reads it")
 _ARGO_TOLERATIONS = ("the template's `tolerations`/`nodeSelector`/`affinity`, else its calling steps or DAG "
                      "template's, else the workflow's; a `podSpecPatch` is an advisory")
 _ARGO_SOURCE = "argoproj/argo-workflows `workflow/controller/workflowpod.go`, `workflow/controller/operator.go`"
@@ -113,12 +190,12 @@ _ARGO_SOURCE = "argoproj/argo-workflows `workflow/controller/workflowpod.go`, `w
 
 @register("argoproj.io", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", gpus=_ARGO_GPUS,
           tolerations=_ARGO_TOLERATIONS, source=_ARGO_SOURCE)
-def workflow(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
-    return _workflow_pods(as_mapping(obj.get("spec")), "spec", object_namespace(obj))
+def workflow(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
+    return _workflow_pods(as_mapping(obj.get("spec")), "spec", object_namespace(obj), context)
 
 
 @register("argoproj.io", "CronWorkflow", gpus=f"{_ARGO_GPUS}, under `spec.workflowSpec`",
           tolerations=_ARGO_TOLERATIONS, source=_ARGO_SOURCE)
-def cron_workflow(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
+def cron_workflow(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     spec = as_mapping(as_mapping(obj.get("spec")).get("workflowSpec"))
-    return _workflow_pods(spec, "spec.workflowSpec", object_namespace(obj))
+    return _workflow_pods(spec, "spec.workflowSpec", object_namespace(obj), context)

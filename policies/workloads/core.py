@@ -14,48 +14,35 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
-from ..podspecs import UNKNOWN, PodSpec, as_mapping, object_namespace, pod_spec
+from ..podspecs import PodSpec, as_mapping
 from .context import NAMESPACES, Context, collects
 from .registry import register
+from .shapes import PodBlock, WorkloadShape, register_shape
 
-_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec",),
-    "PodTemplate": ("template", "spec"),
-    "ReplicationController": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+#: Where each built-in kind keeps its pod spec: a shape each, as a user would declare it.
+TEMPLATE_PATHS: dict[tuple[str, str], str] = {
+    ("", "Pod"): "spec",
+    ("", "PodTemplate"): "template.spec",
+    ("", "ReplicationController"): "spec.template.spec",
+    ("apps", "ReplicaSet"): "spec.template.spec",
+    ("apps", "Deployment"): "spec.template.spec",
+    ("apps", "StatefulSet"): "spec.template.spec",
+    ("apps", "DaemonSet"): "spec.template.spec",
+    ("batch", "Job"): "spec.template.spec",
+    ("batch", "CronJob"): "spec.jobTemplate.spec.template.spec",
 }
-
-
-def _at(obj: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    value: Any = obj
-    for key in keys:
-        value = as_mapping(value).get(key)
-    return value
-
-
-def _builtin(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
-    keys = _TEMPLATE_PATHS[str(obj.get("kind"))]
-    spec = _at(obj, keys)
-    if not isinstance(spec, Mapping) and spec is not UNKNOWN:
-        return []
-    # The pod's annotations sit beside its spec, in the template's (or the Pod's) metadata.
-    annotations = as_mapping(as_mapping(as_mapping(_at(obj, keys[:-1])).get("metadata")).get("annotations"))
-    return [pod_spec(spec, ".".join(keys), object_namespace(obj), annotations=annotations)]
-
 
 _SOURCE = "Kubernetes API reference (`core/v1`, `apps/v1`, `batch/v1`)"
 _GPUS = "`resources` of `containers`, `initContainers`, `ephemeralContainers` of the pod template"
 _TOLERATIONS = "the pod template's `tolerations`, `nodeSelector`, `affinity`, plus what AKS admission adds"
-register("", "Pod", "PodTemplate", "ReplicationController", gpus=_GPUS, tolerations=_TOLERATIONS,
-         source=_SOURCE)(_builtin)
-register("apps", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", gpus=_GPUS, tolerations=_TOLERATIONS,
-         source=_SOURCE)(_builtin)
-register("batch", "Job", "CronJob", gpus=_GPUS, tolerations=_TOLERATIONS, source=_SOURCE)(_builtin)
+_SAME_PLACE: dict[tuple[str, str], list[str]] = {}
+for (_group, _kind), _path in TEMPLATE_PATHS.items():
+    _SAME_PLACE.setdefault((_group, _path), []).append(_kind)
+for (_group, _path), (_first, *_rest) in _SAME_PLACE.items():
+    register_shape(WorkloadShape(_group, _first, (PodBlock(_path, created="once" if _first == "Pod" else "perReplica"),),
+                                 declared_by=_SOURCE),
+                   *_rest, gpus=_GPUS if _path == "spec.template.spec" else f"{_GPUS} (`{_path}`)",
+                   tolerations=_TOLERATIONS, source=_SOURCE, workload="")
 
 
 @register("", "Secret", "ConfigMap", gpus="never (no controller creates pods from them)", tolerations="never",

@@ -190,4 +190,6 @@ def workloads_markdown() -> str:
             group, kinds = f"`{registration.group}`" if registration.group else "core (`v1`)", ", ".join(registration.kinds)
         rows.append(f"| {_cell(group)} | {_cell(kinds)} | {_cell(registration.gpus)} | {_cell(registration.tolerations)} "
                     f"| {_cell(registration.source)} |")
-    return _PAGE_INTRO + "\n".join(rows) + "\n" + _RECIPE
+    from .shapes import shapes_markdown
+
+    return _PAGE_INTRO + "\n".join(rows) + "\n" + _RECIPE + shapes_markdown()

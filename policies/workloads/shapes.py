@@ -66,8 +66,10 @@ def parse_path(text: str) -> tuple[Step, ...]:
         raise ShapePathError("is empty")
     steps: list[Step] = []
     for segment in text.split("."):
-        if segment == "*":
+        if segment in ("*", "*[*]"):
             steps.append(("map", ""))
+            if segment == "*[*]":
+                steps.append(("list", ""))
             continue
         key, wildcard = (segment[:-3], True) if segment.endswith("[*]") else (segment, False)
         if not _KEY.fullmatch(key):
@@ -155,6 +157,8 @@ class PodBlock:
     tolerations: str = ""
     node_selector: str = ""
     affinity: str = ""
+    #: A list of NodeSelectorTerms the controller makes the pod's required node affinity.
+    node_selector_terms: str = ""
     created: Created = "perReplica"
     #: Read once at construction: the steps of each path.
     steps: Mapping[str, tuple[Step, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -162,7 +166,8 @@ class PodBlock:
     def __post_init__(self) -> None:
         if not self.steps:
             paths = {name: getattr(self, name) for name in ("path", "gpu", "gpu_resource_field", "pod_spec",
-                                                            "tolerations", "node_selector", "affinity")}
+                                                            "tolerations", "node_selector", "affinity",
+                                                            "node_selector_terms")}
             object.__setattr__(self, "steps", {name: parse_path(text) for name, text in paths.items() if text})
 
 
@@ -193,6 +198,11 @@ def _pod_fields(obj: Any, block: PodBlock, bound: Sequence[str | int], base: Map
                 fields.pop(key, None)
             else:
                 fields[key] = value
+    if "node_selector_terms" in block.steps:
+        terms = _field(obj, block, "node_selector_terms", bound)[1]
+        if terms is not None:
+            fields["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": terms}}}
     return fields
 
 
@@ -211,10 +221,10 @@ def _workload(shape: WorkloadShape, block: PodBlock) -> str:
     return f"{shape.kind} pod" if block.created == "once" else f"{shape.kind} pods (one per replica)"
 
 
-def _container_block(obj: Any, shape: WorkloadShape, block: PodBlock, concrete: str, value: Any,
-                     bound: Sequence[str | int], namespace: str) -> PodSpec:
+def _container_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
+                     namespace: str, workload: str) -> PodSpec:
     spec = as_mapping(value)
-    beside_path, beside = ("", {})
+    beside_path, beside = "", as_mapping(None)
     if "pod_spec" in block.steps:
         beside_path, found = _field(obj, block, "pod_spec", bound)
         beside = as_mapping(found)
@@ -235,7 +245,7 @@ def _container_block(obj: Any, shape: WorkloadShape, block: PodBlock, concrete: 
     containers = (main, *containers_of_spec(beside, beside_path)) if beside else (main,)
     fix, key = _fix_path(block, concrete, bound)
     return PodSpec(fix, _pod_fields(obj, block, bound, {k: beside[k] for k in SCHEDULING_FIELDS if k in beside}),
-                   containers, namespace, _workload(shape, block), tolerations_key=key)
+                   containers, namespace, workload, tolerations_key=key)
 
 
 def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
@@ -246,12 +256,27 @@ def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound:
     annotations: Mapping[str, Any] = {}
     if concrete == "spec" or concrete.endswith(".spec"):
         annotations = as_mapping(as_mapping(as_mapping(holder).get("metadata")).get("annotations"))
-    if not any(attr in block.steps for attr, _ in _POD_FIELDS):
+    if not any(attr in block.steps for attr in ("tolerations", "node_selector", "affinity", "node_selector_terms")):
         return pod_spec(value, concrete, namespace, workload, annotations=annotations)
     fix, key = _fix_path(block, concrete, bound)
     base = pod_spec(value, concrete, namespace, workload, annotations=annotations)
     return PodSpec(fix, _pod_fields(obj, block, bound, base.spec), base.containers, namespace, workload,
                    annotations=annotations, tolerations_key=key)
+
+
+def _reach(obj: Any, block: PodBlock) -> list[tuple[str, Any, tuple[str | int, ...], Any]]:
+    """`expand` for the block's path; a path without wildcards (every built-in kind's) is read
+    directly, as the adapters it replaces read it: this runs once per object the pack sees."""
+    steps = block.steps["path"]
+    if any(kind != "key" for kind, _ in steps):
+        return expand(obj, steps)
+    holder, value = None, obj
+    for _, key in steps:
+        holder = as_mapping(value)
+        if key not in holder:
+            return []
+        value = holder[key]
+    return [(block.path, value, (), holder)]
 
 
 def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | None = None) -> list[PodSpec]:
@@ -260,13 +285,13 @@ def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | 
     namespace = object_namespace(obj)
     pods: list[PodSpec] = []
     for block in shape.pods:
-        for concrete, value, bound, holder in expand(obj, block.steps["path"]):
+        for concrete, value, bound, holder in _reach(obj, block):
+            name = _workload(shape, block) if workload is None else workload
             if block.form == "container":
                 if isinstance(value, Mapping) or value is UNKNOWN:
-                    pods.append(_container_block(obj, shape, block, concrete, value, bound, namespace))
+                    pods.append(_container_block(obj, block, concrete, value, bound, namespace, name))
                 continue
-            pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace,
-                                  _workload(shape, block) if workload is None else workload)
+            pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace, name)
             if pod is not None:
                 pods.append(pod)
     return pods
@@ -290,8 +315,8 @@ Report = Callable[[str, str], None]
 _BLOCK_KEYS = {"path": "path", "form": "form", "containerName": "container_name", "gpu": "gpu",
                "gpuResource": "gpu_resource", "gpuResourceField": "gpu_resource_field", "podSpec": "pod_spec",
                "tolerations": "tolerations", "nodeSelector": "node_selector", "affinity": "affinity",
-               "created": "created"}
-_FIELD_PATHS = ("gpu", "gpuResourceField", "podSpec", "tolerations", "nodeSelector", "affinity")
+               "nodeSelectorTerms": "node_selector_terms", "created": "created"}
+_FIELD_PATHS = ("gpu", "gpuResourceField", "podSpec", "tolerations", "nodeSelector", "affinity", "nodeSelectorTerms")
 _CONTAINER_ONLY = ("containerName", "gpu", "gpuResource", "gpuResourceField", "podSpec")
 
 WORKLOAD_SHAPES_SCHEMA: Mapping[str, Any] = {
@@ -450,3 +475,161 @@ def declared_shape(shapes: Sequence[WorkloadShape], group: str, kind: str) -> Wo
         if shape.kind == kind and shape.group == group:
             return shape
     return None
+
+
+# --- The reference page's section, with its worked example (tested as written) -------------------
+
+EXAMPLE_OBJECT = """\
+apiVersion: fleet.example.com/v1
+kind: InferenceFleet
+metadata:
+  name: chat
+  namespace: ml
+spec:
+  router:
+    replicas: 2
+    podTemplate:
+      containers:
+      - name: router
+        image: ghcr.io/example/router:1.4
+  shards:
+  - name: small
+    replicas: 4
+    accelerators: "1"
+    acceleratorResource: nvidia.com/gpu
+    server:
+      image: ghcr.io/example/server:1.4
+      resources:
+        limits: {memory: 64Gi}
+    placement:
+      tolerations:
+      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+      nodeSelector: {kubernetes.azure.com/accelerator: nvidia}
+  - name: large
+    replicas: 1
+    accelerators: "0.5"
+    server:
+      image: ghcr.io/example/server:1.4
+  warmup:
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: warm
+          image: ghcr.io/example/warm:1.4
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+
+EXAMPLE_SHAPES = """\
+[{
+  "apiVersion": "fleet.example.com/v1",
+  "kind": "InferenceFleet",
+  "pods": [
+    {"path": "spec.router.podTemplate"},
+    {"path": "spec.shards[*].server", "form": "container", "containerName": "server",
+     "gpu": "spec.shards[*].accelerators", "gpuResourceField": "spec.shards[*].acceleratorResource",
+     "tolerations": "spec.shards[*].placement.tolerations",
+     "nodeSelector": "spec.shards[*].placement.nodeSelector"},
+    {"path": "spec.warmup.template.spec", "created": "once"}
+  ]
+}]
+"""
+#: The rules that judge pods, each of which takes `workloadShapes` (as each takes `namespaces`: the
+#: pack hands every policy its own config only).
+POD_RULE_NAMES = ("gpu-pods-tolerate-gpu-taint", "gpu-limits-are-whole-numbers", "gpu-pods-select-gpu-nodes",
+                  "gpu-workloads-are-analyzable", "gpu-pods-fit-a-pool")
+EXAMPLE_CONFIG = "{\n" + ",\n".join(f'  "{rule}": {{"workloadShapes": SHAPES}}' for rule in POD_RULE_NAMES) + "\n}\n"
+
+
+def example_config() -> dict[str, Any]:
+    """`EXAMPLE_CONFIG` with `EXAMPLE_SHAPES` in place of SHAPES, as a user writes the file."""
+    import json
+
+    shapes = json.loads(EXAMPLE_SHAPES)
+    return {rule: {"workloadShapes": shapes} for rule in POD_RULE_NAMES}
+
+
+EXAMPLE_OUTPUT = """\
+fleet.yaml:26 (document 0) InferenceFleet/chat [mandatory] gpu-pods-tolerate-gpu-taint at spec.shards[1].placement.tolerations:
+fleet.yaml:33 (document 0) InferenceFleet/chat [mandatory] gpu-pods-tolerate-gpu-taint at spec.warmup.template.spec.tolerations:
+fleet.yaml:28 (document 0) InferenceFleet/chat [mandatory] gpu-limits-are-whole-numbers at spec.shards[1].accelerators:
+fleet.yaml:26 (document 0) InferenceFleet/chat [advisory] gpu-pods-select-gpu-nodes at spec.shards[1].placement.nodeSelector:
+fleet.yaml:33 (document 0) InferenceFleet/chat [advisory] gpu-pods-select-gpu-nodes at spec.warmup.template.spec.nodeSelector:
+1 object(s) checked: 3 mandatory and 2 advisory violation(s), 0 input error(s)
+"""
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in text.splitlines())
+
+
+def shapes_markdown() -> str:
+    """The `docs/workloads.md` section on declared shapes."""
+    keys = "\n".join(f"| `{key}` | {doc} |" for key, doc in (
+        ("path", "Where the block is: a pod spec (`form: podSpec`, the default) or one container "
+                 "(`form: container`). `[*]` after a key: every entry of a list; `*`: every value of a map."),
+        ("form", "`podSpec` or `container`."),
+        ("containerName", "The name the controller gives the container (`form: container`; default its `name`)."),
+        ("gpu", "A bare GPU count the controller makes the container's limit (`\"1\"`, `\"0.5\"`)."),
+        ("gpuResource", "The resource `gpu` counts (default `nvidia.com/gpu`); it must match `gpuResources` to be "
+                        "judged as a GPU."),
+        ("gpuResourceField", "A field naming that resource instead (vLLM's `gpuType`)."),
+        ("podSpec", "`form: container`: a pod spec beside the container whose containers join the pod and whose "
+                    "scheduling fields are the pod's."),
+        ("tolerations, nodeSelector, affinity", "Where the pod's fields are when not in a pod spec; a fix is "
+                                                "written there, under that key."),
+        ("nodeSelectorTerms", "A list of NodeSelectorTerms the controller makes the required node affinity."),
+        ("created", "`perReplica` (default) or `once`: said in messages."),
+    ))
+    return f"""
+## Declaring a kind's shape
+
+No list of adapters is ever complete. A kind no adapter knows is searched generically (every
+mapping with a `containers` list), and when it names a GPU (`nvidia.com/...`, `amd.com/gpu`,
+`gpu.intel.com/...`, a GPU DRA device class) outside every pod spec that search finds, it gets **no
+verdict**: one advisory of `gpu-workloads-are-analyzable`, "not evaluated: declare this kind's
+shape". Declare it in the policy config (the pack's `--policy-pack-config`, `gpu-aks-check --config`,
+`gpu-aks-explain --config`) under `workloadShapes`, on each rule that judges pods
+(`gpu-pods-tolerate-gpu-taint`, `gpu-limits-are-whole-numbers`, `gpu-pods-select-gpu-nodes`,
+`gpu-workloads-are-analyzable`, `gpu-pods-fit-a-pool`). A declaration wins over a built-in adapter
+for its kind. The built-in kinds are declared the same way (`policies/workloads/core.py`, `vllm.py`,
+`slinky.py`). Inside the cluster the admission policy judges the Pods such a kind creates, as any Pod.
+
+Each declaration names `apiVersion` (or `group`), `kind` and `pods`, a list of blocks:
+
+| key | meaning |
+| --- | --- |
+{keys}
+
+A field path uses the same `[*]` as its block's path and is read at the same entry. Every mistake is
+reported at once, with its key and path (`gpu-pods-tolerate-gpu-taint.workloadShapes[0].pods[1].gpu:
+'spec.other[*].n' uses a wildcard outside its block's path ...`), and nothing runs.
+
+### Worked example: an `InferenceFleet` no adapter knows
+
+An invented operator runs a router (a pod spec), one server pod per replica of each shard (the
+container is `server`, its GPU count `accelerators`, its tolerations under `placement`), and one
+warm-up pod. The object:
+
+{_indented(EXAMPLE_OBJECT)}
+
+Without a declaration it names `nvidia.com/gpu` outside any pod spec the search finds, so it is
+not evaluated. Its shape, declared (`SHAPES`):
+
+{_indented(EXAMPLE_SHAPES)}
+
+given to each rule that judges pods (the pack hands each policy its own config only, as for
+`namespaces`):
+
+{_indented(EXAMPLE_CONFIG)}
+
+`gpu-aks-check --config fleet-config.json fleet.yaml` judges its four pods (the router asks for no
+GPU; each finding's message, indented below its line, is left out here):
+
+{_indented(EXAMPLE_OUTPUT)}
+
+The `large` shard asks for half a GPU, which the operator would pass to the API server, and has no
+toleration; the warm-up pod has no toleration either. (`tests/test_workload_shapes.py` checks this
+example as written.)
+"""

@@ -46,11 +46,14 @@ from ..podspecs import (
 )
 from ..quantities import QuantityError, parse_quantity
 from .context import Context, collects, scoped_name
+from .mentions import names_gpu
 from .registry import register
 
 GROUP = "tekton.dev"
 TASKS = "tekton.tasks"
 PIPELINES = "tekton.pipelines"
+#: ("Task" or "Pipeline", namespace, name) of what the runs checked together run, by reference.
+RUN_REFERENCES = "tekton.run_references"
 #: v1 writes a container's resources under `computeResources`, v1beta1 under `resources`.
 _RESOURCE_KEYS = ("computeResources", "resources")
 _RUNS = "the TaskRun or PipelineRun that runs it (its podTemplate)"
@@ -64,6 +67,55 @@ def _task(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashable, Any]]:
 @collects(PIPELINES, GROUP, "Pipeline")
 def _pipeline(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashable, Any]]:
     yield scoped_name(obj, name), obj
+
+
+@collects(RUN_REFERENCES, GROUP, "TaskRun", "PipelineRun")
+def _run_references(obj: Mapping[str, Any], _: str) -> Iterator[tuple[Hashable, Any]]:
+    spec = as_mapping(obj.get("spec"))
+    namespace = scoped_name(obj, "")[0]
+    for key, kind in (("taskRef", "Task"), ("pipelineRef", "Pipeline")):
+        name = as_str(as_mapping(spec.get(key)).get("name"))
+        if name:
+            yield (kind, namespace, name), True
+    for _path, pipeline_task in _pipeline_tasks(as_mapping(spec.get("pipelineSpec")), ""):
+        name = as_str(as_mapping(pipeline_task.get("taskRef")).get("name"))
+        if name:
+            yield ("Task", namespace, name), True
+
+
+def _is_run(kind: str, namespace: str, name: str, context: Context) -> bool:
+    """Whether a run checked together runs the Task or Pipeline, directly or through a Pipeline."""
+    runs = context.table(RUN_REFERENCES)
+    if (kind, namespace, name) in runs:
+        return True
+    if kind != "Task":
+        return False
+    for key, pipeline_obj in context.table(PIPELINES).items():
+        if not isinstance(key, tuple) or key[0] != namespace or ("Pipeline", namespace, key[1]) not in runs:
+            continue
+        for _path, pipeline_task in _pipeline_tasks(as_mapping(as_mapping(pipeline_obj).get("spec")), ""):
+            if as_str(as_mapping(pipeline_task.get("taskRef")).get("name")) == name:
+                return True
+    return False
+
+
+def _asks_for_gpus(containers: tuple[Container, ...]) -> bool:
+    return any(isinstance(resource, str) and names_gpu(resource) for container in containers
+               for kind in ("limits", "requests") for resource in as_mapping(as_mapping(container.spec)
+                                                                           .get("resources")).get(kind) or {})
+
+
+def _no_run_note(kind: str, name: str, obj: Mapping[str, Any], containers: tuple[Container, ...],
+                 context: Context) -> tuple[str, ...]:
+    """The advisory for a Task or Pipeline that asks for GPUs while no run of it is checked with it:
+    its pods get their tolerations only from the run, so the toleration rule has nothing to judge."""
+    if not _asks_for_gpus(containers) or _is_run(kind, scoped_name(obj, "")[0], name, context):
+        return ()
+    scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
+    return (f"asks for GPUs, and no TaskRun or PipelineRun that runs this {kind} is {scope}. Its pods take their "
+            "tolerations from the run's podTemplate only (TaskRun spec.podTemplate; PipelineRun "
+            "spec.taskRunTemplate.podTemplate or spec.taskRunSpecs[].podTemplate; v1beta1 spec.podTemplate), or from "
+            "the cluster's default-pod-template: give the GPU toleration there, and check the run together with it",)
 
 
 def _resources(container: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str] | None:
@@ -175,20 +227,21 @@ def _resolve(table: str, kind: str, ref: Mapping[str, Any], namespace: str,
 @register(GROUP, "Task", gpus="`steps[].computeResources` (v1beta1 `resources`) merged over `stepTemplate`, "
           "`sidecars[].computeResources`", tolerations=f"none of its own: from {_RUNS}; judged at the run",
           source="tektoncd/pipeline `pkg/pod/pod.go`, `pkg/apis/pipeline/v1/container_types.go`")
-def task(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
+def task(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     containers = task_containers(as_mapping(obj.get("spec")), "spec")
     if not containers:
         return []
     name = as_str(as_mapping(obj.get("metadata")).get("name"))
     return [PodSpec("spec", {}, containers, object_namespace(obj), f"Tekton Task '{name}'", own_nodes=_RUNS,
-                    tolerations_from=_RUNS)]
+                    tolerations_from=_RUNS, notes=_no_run_note("Task", name, obj, containers, context))]
 
 
 @register(GROUP, "Pipeline", gpus="the inline `taskSpec` of each of `tasks` and `finally`, as for a Task",
           tolerations=f"none of its own: from {_RUNS}; judged at the PipelineRun",
           source="tektoncd/pipeline `pkg/apis/pipeline/v1/pipeline_types.go`")
-def pipeline(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
+def pipeline(obj: Mapping[str, Any], context: Context) -> list[PodSpec]:
     pods = []
+    name = as_str(as_mapping(obj.get("metadata")).get("name"))
     for path, pipeline_task in _pipeline_tasks(as_mapping(obj.get("spec")), "spec"):
         task_spec = pipeline_task.get("taskSpec")
         if isinstance(task_spec, Mapping):
@@ -196,7 +249,8 @@ def pipeline(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
             if containers:
                 pods.append(PodSpec(join(path, "taskSpec"), {}, containers, object_namespace(obj),
                                     f"Tekton pipeline task '{as_str(pipeline_task.get('name'))}'", own_nodes=_RUNS,
-                                    tolerations_from=_RUNS))
+                                    tolerations_from=_RUNS,
+                                    notes=_no_run_note("Pipeline", name, obj, containers, context)))
     return pods
 
 
