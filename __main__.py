@@ -1,6 +1,6 @@
 """gpu-aks: a GPU-ready AKS cluster per stack.
 
-stack config -> GpuCluster (AksCluster -> ClusterAccess -> NodePool / GpuNodePool -> GpuDevicePlugin
+stack config -> GpuCluster (AksCluster -> ClusterAccess -> CpuAgentPool / GpuAgentPool -> GpuDevicePlugin
              -> (GpuMetricsExporter, GpuObservability) -> GpuAdmissionPolicy -> (GpuSmokeTest))
              -> the outputs contract
 

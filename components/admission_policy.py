@@ -16,10 +16,11 @@ from gpu_aks_policies.fit import gpu_pool_taints
 from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig
 from gpu_aks_policies.rules import default_rule_config
 
-from components.settings import AdmissionPolicySettings, GpuNodePoolSettings
+from components.pools import PoolFacts
+from components.settings import AdmissionPolicySettings
 
 
-def platform_rule_config(pools: Sequence[GpuNodePoolSettings]) -> RuleConfig:
+def platform_rule_config(pools: Sequence[PoolFacts]) -> RuleConfig:
     """The toleration rule's config with the NoSchedule taints the GPU pools carry (not Spot's)."""
     taints = gpu_pool_taints(text for pool in pools for text in pool.taints)
     config = default_rule_config()[TOLERATE_GPU_TAINT]
@@ -29,7 +30,7 @@ def platform_rule_config(pools: Sequence[GpuNodePoolSettings]) -> RuleConfig:
 @dataclass(frozen=True)
 class GpuAdmissionPolicyArgs:
     settings: AdmissionPolicySettings
-    pools: Sequence[GpuNodePoolSettings]
+    pools: Sequence[PoolFacts]
     provider: k8s.Provider
     after: Sequence[pulumi.Resource] = ()
 

@@ -36,8 +36,6 @@ GPU_INSTANCE_PROFILES = ("MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g")
 
 #: ManagedCluster `resourceName`: 1-63 characters (REST spec `resourceName` pattern).
 CLUSTER_NAME_RE = re.compile(r"[a-zA-Z0-9]|[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]")
-#: ManagedCluster `dnsPrefix`: 1-54 characters, no underscores.
-DNS_PREFIX_RE = re.compile(r"[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]{0,52}[a-zA-Z0-9]")
 #: Resource group names: 1-90 characters of word characters, '-', '.', '_', '(' and ')', not ending
 #: with a period (Azure resource naming rules, Microsoft.Resources/resourcegroups).
 RESOURCE_GROUP_RE = re.compile(r"[-\w._()]{0,89}[-\w_()]")

@@ -4,7 +4,7 @@ Kubernetes provider everything in-cluster is created with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -15,17 +15,12 @@ from components.aks_api import dns_prefix_for
 from components.kubeconfig import decode_kubeconfig, with_kubelogin_mode
 from components.maintenance import PlannedMaintenance, PlannedMaintenanceArgs
 from components.network_grants import NetworkGrants, NetworkGrantsArgs, network_grants, user_assigned_principal
+from components.pools import agent_pool_properties
+from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
-from components.settings.production import (
-    ApiServerAccessSettings,
-    MaintenanceSettings,
-    NetworkSettings,
-    network_change_problems,
-    network_record,
-)
-
-CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
-
+from components.settings.api_server import ApiServerAccessSettings
+from components.settings.maintenance import MaintenanceSettings
+from components.settings.network import NetworkSettings, network_change_problems, network_record
 
 #: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
 NETWORK_OUTPUT = "clusterNetwork"
@@ -44,6 +39,9 @@ class AksClusterArgs:
     #: Your subnets the pools' nodes and pods join (`vnetSubnetID`, `podSubnetID` of every pool): the
     #: control-plane identity is granted Network Contributor on each.
     subnets: tuple[str, ...] = ()
+    #: What the pool kinds need of the managed cluster (`kind.cluster_properties`: NAP's
+    #: `node_provisioning_profile`), as `ManagedCluster` keyword arguments.
+    pool_properties: Mapping[str, Any] = field(default_factory=dict)
 
 
 def network_profile(network: NetworkSettings) -> dict[str, Any]:
@@ -99,23 +97,9 @@ class ClusterTarget:
 def _system_pool_profile(
     pool: SystemPoolSettings, kubernetes_version: str | None,
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
+    """The inline `agentPoolProfiles[0]`: the system pool's body from the one AgentPool builder."""
     return containerservice.ManagedClusterAgentPoolProfileArgs(
-        name=pool.name,
-        mode="System",
-        vm_size=pool.vm_size,
-        os_type="Linux",
-        os_sku=pool.os_sku,
-        type="VirtualMachineScaleSets",
-        enable_auto_scaling=True,
-        count=pool.min_count,
-        min_count=pool.min_count,
-        max_count=pool.max_count,
-        orchestrator_version=kubernetes_version,
-        availability_zones=list(pool.availability_zones) or None,
-        node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None,
-        upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge),
-        **pool.baseline.as_api(),
-    )
+        name=pool.name, **agent_pool_properties(SYSTEM.body(pool), kubernetes_version))
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -191,6 +175,7 @@ class AksCluster(pulumi.ComponentResource):
             network_profile=network_profile(cluster.network),
             api_server_access_profile=api_server_access_profile(cluster.api_server),
             azure_monitor_profile=args.azure_monitor_profile,
+            **args.pool_properties,
             # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
             # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the
             # channel moves versions the inline pool gets none and starts at the control plane's.

@@ -18,7 +18,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.manifests import device_plugin_manifests, namespace
-from components.settings import DevicePluginSettings, GpuNodePoolSettings
+from components.pools import PoolFacts
+from components.settings import DevicePluginSettings
 
 _PLUGIN_PREFIX = "nvidia-device-plugin"
 
@@ -27,7 +28,7 @@ _PLUGIN_PREFIX = "nvidia-device-plugin"
 class GpuDevicePluginArgs:
     settings: DevicePluginSettings
     #: The pools it serves: NVIDIA pools whose driver AKS installs and whose plugin nothing else runs.
-    pools: Sequence[GpuNodePoolSettings]
+    pools: Sequence[PoolFacts]
     provider: k8s.Provider
     #: What in-cluster objects wait for (the deployer's role assignment and its propagation).
     after: Sequence[pulumi.Resource] = ()

@@ -5,8 +5,9 @@ generated from them); its outputs are the outputs contract app stacks read. The 
 the inputs back into the raw config shape and hands them to the settings layer's own parser, so an
 input from Python, TypeScript or YAML is refused exactly as a stack config value is, with the same
 message naming its path (`gpuPools[gput4].minCount: 3 is above maxCount 1; ...`), every problem at
-once and before anything is registered. Then it composes AksCluster -> ClusterAccess -> NodePool /
-GpuNodePool -> GpuDevicePlugin -> GpuAdmissionPolicy -> (GpuSmokeTest), as `__main__.py` did.
+once and before anything is registered. Then it composes AksCluster -> ClusterAccess -> CpuAgentPool /
+GpuAgentPool (one per pool, by its kind: components/pools/) -> GpuDevicePlugin -> GpuAdmissionPolicy ->
+(GpuSmokeTest), as `__main__.py` did.
 
 Inputs must be known when the program runs (they decide which resources exist): an output of
 another resource, a secret or an unknown value is refused with a message naming where it is.
@@ -18,7 +19,7 @@ No `from __future__ import annotations`: Pulumi's component host reads the annot
 import enum
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, cast
 
 import pulumi
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
@@ -31,14 +32,23 @@ from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
-from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
-from components.observability import GpuObservability, GpuObservabilityArgs, azure_monitor_profile
+from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract
+from components.node_pools import PoolArgs, PoolComponent
+from components.observability import (
+    GpuObservability,
+    GpuObservabilityArgs,
+    agent_daemonsets,
+    azure_monitor_profile,
+    exporter_pools,
+    watched_pool,
+)
+from components.platform_settings import PlatformSettings, parse_settings
+from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
-from components.settings import PROJECT, PlatformSettings, SettingsError, parse_settings, pool_key
+from components.settings import PROJECT, SettingsError, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
 from observability.dashboard import dashboard_json
-from observability.rules import agent_daemonsets, exporter_pools
 
 TYPE_TOKEN = f"{PROJECT}:index:GpuCluster"
 #: The stack config key the `location` input stands for.
@@ -48,126 +58,7 @@ MAX_INPUT_DEPTH = 32
 MAX_INPUT_NODES = 100_000
 
 
-# --- Outputs: the contract, typed ------------------------------------------------------------------
-
-
-class Toleration(TypedDict):
-    """A Kubernetes toleration of one of the pool's taints."""
-
-    key: str
-    """The taint key."""
-    operator: str
-    """Equal (with a value) or Exists."""
-    value: NotRequired[str]
-    """The taint value, when the taint has one."""
-    effect: str
-    """The taint effect, e.g. NoSchedule."""
-
-
-class CpuPoolContract(TypedDict):
-    """A CPU pool as the outputs contract describes it."""
-
-    name: str
-    """The pool's name in the config."""
-    azureName: str
-    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
-    poolLabel: dict[str, str]
-    """gpu-aks's pool label, stable across replacements."""
-    vmSize: str
-    """The VM size."""
-    minCount: int
-    """Autoscaler minimum node count."""
-    maxCount: int
-    """Autoscaler maximum node count."""
-    taints: list[str]
-    """The pool's node taints (key=value:Effect)."""
-    labels: dict[str, str]
-    """The pool's node labels."""
-    spot: bool
-    """Whether the pool runs Spot VMs."""
-
-
-class GpuOfferContract(TypedDict):
-    """One VM size a GPU pool may bring, and what one of its nodes advertises."""
-
-    vmSize: str
-    """The VM size."""
-    gpuModel: str
-    """The GPU model, e.g. T4 or A100 80GB."""
-    gpuMemoryGiB: int
-    """Memory of one GPU in GiB."""
-    gpusPerVm: int
-    """Physical GPUs per VM."""
-    resource: str
-    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
-    perNode: int
-    """How many of the resource one node advertises: GPUs, MIG instances, or GPUs times the sharing replicas."""
-    migPartition: NotRequired[str]
-    """The MIG partition name (e.g. 2g.20gb), if any."""
-    capacityTypes: list[str]
-    """How the nodes are bought: onDemand, spot, or both."""
-
-
-class PoolSharingContract(TypedDict):
-    """How the device plugin shares each GPU of the pool between pods."""
-
-    strategy: str
-    """timeSlicing or mps."""
-    replicas: int
-    """How many pods share one GPU (or one MIG instance)."""
-
-
-class GpuPoolContract(TypedDict):
-    """A GPU pool as the outputs contract describes it: everything a pod needs to land there."""
-
-    name: str
-    """The pool's name in the config."""
-    azureName: str
-    """The pool's name in Azure: the config name plus 4 hex characters of its create-only settings."""
-    poolLabel: dict[str, str]
-    """gpu-aks's pool label, stable across replacements."""
-    vmSize: str
-    """The VM size."""
-    gpuModel: str
-    """The GPU model, e.g. T4 or A100 80GB."""
-    gpuMemoryGiB: int
-    """Memory of one GPU in GiB."""
-    gpusPerVm: int
-    """Physical GPUs per VM."""
-    gpusPerNode: int
-    """What a node offers: GPUs, MIG instances on a MIG pool, or GPUs times the replicas on a shared pool."""
-    gpuResource: str
-    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under mixed MIG."""
-    gpuInstanceProfile: NotRequired[str]
-    """The MIG profile, if any."""
-    migPartition: NotRequired[str]
-    """The MIG partition name (e.g. 2g.20gb), if any."""
-    accelerator: str
-    """The nvidia.com/gpu.accelerator label value."""
-    spot: bool
-    """Whether the pool runs Spot VMs."""
-    minCount: int
-    """Autoscaler minimum node count."""
-    maxCount: int
-    """Autoscaler maximum node count."""
-    taints: list[str]
-    """The pool's node taints (key=value:Effect)."""
-    labels: dict[str, str]
-    """The pool's node labels."""
-    devicePlugin: str
-    """gpu-aks when gpu-aks's device plugin serves the pool, external otherwise."""
-    dcgmExporter: str
-    """gpu-aks when gpu-aks's DCGM exporter runs on the pool (gpu-aks:observability), none otherwise."""
-    tolerations: list[Toleration]
-    """The tolerations a pod needs for this pool."""
-    nodeSelector: dict[str, str]
-    """The node selector that pins a pod to this pool's GPU nodes."""
-    kind: str
-    """What backs the pool: agentPool (an AKS AgentPool) or nodePool (a NAP Karpenter NodePool)."""
-    offers: list[GpuOfferContract]
-    """The GPUs the pool may bring, one offer per VM size."""
-    sharing: NotRequired[PoolSharingContract]
-    """How pods share a GPU (time-slicing or MPS), if they do."""
+# --- Outputs: the contract, typed (components/gpu_cluster_outputs.py, generated from policies/contract.py) ---
 
 
 # --- Inputs -> raw config ------------------------------------------------------------------------
@@ -362,22 +253,31 @@ class GpuCluster(pulumi.ComponentResource):
         # The checks against the last update read this stack's own outputs (components/previous_run.py),
         # which only the program exports; a GpuCluster inside another program skips them.
         previous = PreviousRun() if program_layout else None
+        pools = platform_pools(settings)
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,
-            azure_monitor_profile(settings.observability), settings.subnets()), top)
+            azure_monitor_profile(settings.observability), pools.subnets(),
+            {key: value for kind in KINDS for key, value in kind.cluster_properties(kind.pools(settings)).items()}), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
             previous.output(DEPLOYER_OUTPUT) if previous else None), top)
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
-        for pool in settings.cpu_pools:
-            NodePool(child_name(pool.name), NodePoolArgs(pool, cluster.target), top)
-        gpu_pools = [GpuNodePool(child_name(pool.name), GpuNodePoolArgs(pool, cluster.target), top)
-                     for pool in settings.gpu_pools]
+        brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
+        gpu_pools: list[pulumi.Resource] = []
+        for kind in KINDS:
+            for pool in kind.pools(settings):
+                specs = kind.resources(pool)
+                if not specs:
+                    continue  # inline: the managed cluster's body carries it
+                component = PoolComponent(kind.component_type, child_name(pool.name), PoolArgs(
+                    specs, cluster.target, cluster.provider, after=access.ready), top, former_types=kind.former_types)
+                if brings_gpus[pool.name]:
+                    gpu_pools.append(component)
 
-        served_pools = settings.served_gpu_pools()
+        served_pools = pools.served
         device_plugin: GpuDevicePlugin | None = None
         if settings.device_plugin.enabled and served_pools:
             device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
@@ -391,22 +291,23 @@ class GpuCluster(pulumi.ComponentResource):
         query_endpoint: pulumi.Input[str | None] = None
         dashboard_url: pulumi.Input[str | None] = None
         if observability.enabled:
-            watched_pools = exporter_pools(settings)
+            watched_pools = exporter_pools(pools)
+            watched = [watched_pool(pool) for pool in watched_pools]
             if watched_pools:
                 GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
                     observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
                     after=[*([device_plugin] if device_plugin else []), *access.ready]), top)
             monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
                 observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
-                watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings),
-                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
+                watched, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
+                dashboard_json(watched, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
-        if settings.admission_policy.enabled and settings.gpu_pools:
+        if settings.admission_policy.enabled and pools.gpu:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
-                settings.admission_policy, settings.gpu_pools, cluster.provider, after=access.ready), top)
+                settings.admission_policy, pools.gpu, cluster.provider, after=access.ready), top)
 
-        contract = platform_contract(settings)
+        contract = platform_contract(settings, pools)
         self.cluster_name = cluster.managed_cluster.name
         self.resource_group_name = cluster.resource_group.name
         self.kubeconfig = cluster.kubeconfig

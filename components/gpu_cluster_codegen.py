@@ -1,5 +1,7 @@
 """Writes `components/gpu_cluster_args.py`, the typed inputs of `GpuCluster`, from the config-key
-declarations (`components/settings/`, `policies/declarations.py`).
+declarations (`components/settings/`, `policies/declarations.py`), and
+`components/gpu_cluster_outputs.py`, its typed outputs, from the outputs contract's dataclasses
+(`policies/contract.py`: each field's JSON name, type and documentation).
 
 The component's inputs are the stack config's keys, spelled the same, with the same nesting, types,
 allowed values and descriptions: Pulumi's component host reads the generated TypedDicts (their
@@ -19,21 +21,26 @@ an output of another resource and failing later.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import re
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpu_aks_policies import contract
 from gpu_aks_policies.declarations import Document, Key, ListOf, Section
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
-from components.settings import DEFAULT_AUTOSCALER_PROFILE, DOCUMENT
-from components.settings.production import ADMIN_PRINCIPAL_TYPES
+from components.platform_settings import DOCUMENT
+from components.settings import DEFAULT_AUTOSCALER_PROFILE
+from components.settings.access import ADMIN_PRINCIPAL_TYPES
 
 ARGS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_args.py"
+OUTPUTS_MODULE = Path(__file__).resolve().parent / "gpu_cluster_outputs.py"
 
 
 @dataclass(frozen=True)
@@ -281,9 +288,75 @@ def render(args_model: ArgsModel) -> str:
     return "\n".join(lines)
 
 
+# --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
+
+#: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
+OUTPUT_TYPES: dict[type, str] = {contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
+                                 contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract"}
+#: The contract types a toleration as a map of strings; the schema gives it its keys.
+TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool's taints.", (
+    FieldSpec("key", "str", "The taint key.", required=True),
+    FieldSpec("operator", "str", "Equal (with a value) or Exists.", required=True),
+    FieldSpec("value", "str", "The taint value, when the taint has one."),
+    FieldSpec("effect", "str", "The taint effect, e.g. NoSchedule.", required=True),
+))
+
+
+def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
+    """A contract field's annotation (as `policies/contract.py` writes it) as the TypedDict's, and
+    whether the field is always there (a field that may be null is NotRequired)."""
+    required = not annotation.endswith(" | None")
+    annotation = annotation.removesuffix(" | None")
+    if json_name == "tolerations":
+        return "list[Toleration]", required
+    names = {cls.__name__: name for cls, name in OUTPUT_TYPES.items()}
+    if annotation.startswith("tuple[") and annotation.endswith(", ...]"):
+        inner, _ = output_annotation(annotation[len("tuple["):-len(", ...]")], "")
+        return f"list[{inner}]", required
+    if annotation in names:
+        return names[annotation], required
+    if typing.get_origin(getattr(contract, annotation, None)) is typing.Literal:
+        return "str", required  # a closed set in the contract; the documentation names the values
+    assert annotation in ("str", "int", "bool", "dict[str, str]"), f"no output type for {annotation}"
+    return annotation, required
+
+
+def outputs_model() -> tuple[TypeSpec, ...]:
+    """The output TypedDicts, nested types first, from the contract's dataclasses."""
+    specs = [TOLERATION]
+    for cls, name in OUTPUT_TYPES.items():
+        fields = []
+        for field in dataclasses.fields(cls):
+            annotation, required = output_annotation(str(field.type), field.metadata["json"])
+            fields.append(FieldSpec(field.metadata["json"], annotation, field.metadata["doc"], required=required))
+        specs.append(TypeSpec(name, " ".join((cls.__doc__ or "").split()), tuple(fields)))
+    return tuple(specs)
+
+
+_OUTPUTS_HEADER = '''"""The typed outputs of `GpuCluster`: the outputs contract's pool entries, field by field.
+
+GENERATED from the contract's dataclasses (policies/contract.py) by `venv/bin/python -m gpu_aks_plugin.schema`;
+do not edit. No `from __future__ import annotations`: Pulumi's component host reads these annotations as objects.
+"""
+
+# ruff: noqa: E501
+from typing import NotRequired, TypedDict'''
+
+
+def render_outputs(specs: tuple[TypeSpec, ...]) -> str:
+    lines = [_OUTPUTS_HEADER]
+    for spec in specs:
+        lines += ["", "", f"class {spec.name}(TypedDict):", f"    {_quoted(spec.doc)}", ""]
+        for field_spec in spec.fields:
+            annotation = field_spec.annotation if field_spec.required else f"NotRequired[{field_spec.annotation}]"
+            lines += [f"    {field_spec.key}: {annotation}", f"    {_quoted(field_spec.doc)}"]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ARGS_MODULE.write_text(render(model()))
-    print(f"wrote {ARGS_MODULE.name}")
+    OUTPUTS_MODULE.write_text(render_outputs(outputs_model()))
+    print(f"wrote {ARGS_MODULE.name}, {OUTPUTS_MODULE.name}")
     return 0
 
 

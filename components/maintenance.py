@@ -20,7 +20,7 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from components.aks_api import AUTO_UPGRADE_SCHEDULE, NODE_OS_UPGRADE_SCHEDULE
-from components.settings.production import MaintenanceSettings, MaintenanceWindowSettings
+from components.settings.maintenance import MaintenanceSettings, MaintenanceWindowSettings
 
 #: Channels under which AKS upgrades nothing on its own, so a schedule would govern nothing.
 IDLE_UPGRADE_CHANNELS = ("none",)

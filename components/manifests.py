@@ -22,7 +22,7 @@ import yaml
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_CONFIG_FILE, MPS_ROOT, POOL_LABEL
 from gpu_aks_policies.scheduling import parse_taint, toleration_for
 
-from components.settings import GpuNodePoolSettings
+from components.pools import PoolFacts
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
 #: Every device-plugin pod gpu-aks runs carries this label (the doctor finds them by it).
@@ -47,7 +47,7 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(PART_OF)}}
 
 
-def pool_tolerations(pools: Iterable[GpuNodePoolSettings]) -> list[dict[str, str]]:
+def pool_tolerations(pools: Iterable[PoolFacts]) -> list[dict[str, str]]:
     """One toleration per distinct taint of the pools, so a new pool taint can never strand a pod."""
     tolerations: list[dict[str, str]] = []
     for pool in pools:
@@ -66,14 +66,14 @@ def pin_to_pools(pool_names: Sequence[str]) -> dict[str, Any]:
     ]}}}
 
 
-def _gpu_tolerations(pools: Iterable[GpuNodePoolSettings]) -> list[dict[str, str]]:
+def _gpu_tolerations(pools: Iterable[PoolFacts]) -> list[dict[str, str]]:
     # CriticalAddonsOnly lets the pod run while a node is in "critical add-ons only" mode (the AKS doc's manifest).
     return [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *pool_tolerations(pools)]
 
 
 def device_plugin_daemonset(
-    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[GpuNodePoolSettings], mig: bool = False,
-    shared: GpuNodePoolSettings | None = None,
+    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[PoolFacts], mig: bool = False,
+    shared: PoolFacts | None = None,
 ) -> dict[str, Any]:
     """NVIDIA's device-plugin DaemonSet, restricted to the GPU pools it serves and tolerating their
     taints; with `mig`, configured as NVIDIA's chart configures it for a MIG strategy; with `shared`
@@ -133,7 +133,7 @@ def mps_daemon_name(pool_name: str) -> str:
     return f"{MPS_CONTROL_DAEMON_APP}-{pool_name}"
 
 
-def sharing_config(pool: GpuNodePoolSettings) -> dict[str, Any]:
+def sharing_config(pool: PoolFacts) -> dict[str, Any]:
     """NVIDIA's device-plugin config for a shared pool (NVIDIA/k8s-device-plugin `api/config/v1`:
     `Config{version, sharing}`, `Sharing{timeSlicing, mps}`, `ReplicatedResources{failRequestsGreaterThanOne,
     resources}`, `ReplicatedResource{name, replicas}`). `failRequestsGreaterThanOne`: a container asking
@@ -145,12 +145,14 @@ def sharing_config(pool: GpuNodePoolSettings) -> dict[str, Any]:
         "version": "v1",
         "sharing": {pool.sharing.strategy: {
             "failRequestsGreaterThanOne": True,
-            "resources": [{"name": pool.gpu_resource, "replicas": pool.sharing.replicas}],
+            # An AgentPool-backed pool has one offer; a NodePool's offers share the plugin's MIG strategy.
+            "resources": [{"name": resource, "replicas": pool.sharing.replicas}
+                          for resource in dict.fromkeys(offer.resource for offer in pool.offers)],
         }},
     }
 
 
-def sharing_config_map(namespace_name: str, pool: GpuNodePoolSettings) -> dict[str, Any]:
+def sharing_config_map(namespace_name: str, pool: PoolFacts) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -159,7 +161,7 @@ def sharing_config_map(namespace_name: str, pool: GpuNodePoolSettings) -> dict[s
     }
 
 
-def _config_hash(pool: GpuNodePoolSettings) -> str:
+def _config_hash(pool: PoolFacts) -> str:
     return hashlib.sha256(yaml.safe_dump(sharing_config(pool), sort_keys=True).encode()).hexdigest()
 
 
@@ -169,7 +171,7 @@ def _mps_volumes() -> list[dict[str, Any]]:
             {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}}]
 
 
-def _read_sharing_config(pool: GpuNodePoolSettings, pod: dict[str, Any], container: dict[str, Any],
+def _read_sharing_config(pool: PoolFacts, pod: dict[str, Any], container: dict[str, Any],
                          template_metadata: dict[str, Any]) -> None:
     """What the chart adds to the plugin for a config file: `CONFIG_FILE` naming it, the ConfigMap
     mounted at its folder, and for MPS `MPS_ROOT` with the daemon's folders (the plugin checks the
@@ -188,7 +190,7 @@ def _read_sharing_config(pool: GpuNodePoolSettings, pod: dict[str, Any], contain
     template_metadata["annotations"] = {CONFIG_HASH_ANNOTATION: _config_hash(pool)}
 
 
-def mps_control_daemon(namespace_name: str, image: str, pool: GpuNodePoolSettings) -> dict[str, Any]:
+def mps_control_daemon(namespace_name: str, image: str, pool: PoolFacts) -> dict[str, Any]:
     """NVIDIA's MPS control daemon for one MPS pool, shaped as the chart deploys it
     (`templates/daemonset-mps-control-daemon.yml`: the privileged `mount-shm` init container, the
     privileged `mps-control-daemon` reading the same config, host PID as `mps.enableHostPID`
@@ -249,13 +251,13 @@ def mps_control_daemon(namespace_name: str, image: str, pool: GpuNodePoolSetting
 
 
 def device_plugin_manifests(namespace_name: str, image: str, mig_strategy: str,
-                            pools: Sequence[GpuNodePoolSettings]) -> list[dict[str, Any]]:
+                            pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
     """One DaemonSet for the whole-GPU pools and one for the MIG pools that do not share, each only
     where needed; then, per shared pool, its ConfigMap, its own DaemonSet and (MPS) the MPS control
     daemon. Pools that do not share get exactly the DaemonSets they had before sharing existed."""
     unshared = [pool for pool in pools if pool.sharing is None]
-    whole = [pool for pool in unshared if not pool.gpu_instance_profile]
-    mig = [pool for pool in unshared if pool.gpu_instance_profile]
+    whole = [pool for pool in unshared if not pool.mig]
+    mig = [pool for pool in unshared if pool.mig]
     manifests = ([device_plugin_daemonset(namespace_name, image, mig_strategy, whole)] if whole else []) + \
         ([device_plugin_daemonset(namespace_name, image, mig_strategy, mig, mig=True)] if mig else [])
     for pool in pools:
@@ -263,14 +265,14 @@ def device_plugin_manifests(namespace_name: str, image: str, mig_strategy: str,
             continue
         manifests += [sharing_config_map(namespace_name, pool),
                       device_plugin_daemonset(namespace_name, image, mig_strategy, [pool],
-                                              mig=bool(pool.gpu_instance_profile), shared=pool)]
+                                              mig=pool.mig, shared=pool)]
         if pool.sharing.strategy == "mps":
             manifests.append(mps_control_daemon(namespace_name, image, pool))
     return manifests
 
 
 def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
-                             pools: Sequence[GpuNodePoolSettings]) -> list[dict[str, Any]]:
+                             pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
     """The DaemonSets of `device_plugin_manifests` (the plugins and the MPS control daemons)."""
     return [manifest for manifest in device_plugin_manifests(namespace_name, image, mig_strategy, pools)
             if manifest["kind"] == "DaemonSet"]

@@ -1,119 +1,106 @@
-"""`NodePool` (CPU user pools) and `GpuNodePool`: each an AKS `AgentPool` of its own."""
+"""`PoolComponent`: one pool of any kind, made of the resources its kind's pure specs describe.
+
+What the pool is comes from its kind (`components/pools/`): the component type, and the specs (an
+AgentPool's body and Azure name; Kubernetes objects). This module only creates them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
 from components.cluster import ClusterTarget
-from components.settings import GpuNodePoolSettings, NodePoolSettings, create_only_properties
+from components.pools import AGENT_POOL_CREATE_ONLY, AgentPoolSpec, KubernetesObjectsSpec, agent_pool_properties
 
 #: Properties Azure sets at creation and refuses to change in place. `vmSize`, `gpuInstanceProfile`
 #: and `nodePublicIPTags` already force replacement in the provider; the rest would fail the update
 #: ("PropertyChangeNotAllowed"), so a change to any of them replaces the pool. With suffixed Azure
 #: names a change to them also changes the name, so the replacement is a new pool. Declared once, on
 #: the pool keys (`create_only`), in the settings layer.
-CREATE_ONLY_PROPERTIES = create_only_properties()
+CREATE_ONLY_PROPERTIES = list(AGENT_POOL_CREATE_ONLY)
+
+
+def renamed(opts: pulumi.ResourceOptions | None, former_types: Sequence[str]) -> pulumi.ResourceOptions:
+    """`opts` plus an alias for each former type of the component, alone and combined with each alias
+    `opts` already has (a pool of a gpu-aks 0.2 stack had the old type *and* the stack as parent)."""
+    opts = opts or pulumi.ResourceOptions()
+    existing = [alias for alias in opts.aliases or [] if isinstance(alias, pulumi.Alias)]
+    extra = [pulumi.Alias(type_=former) for former in former_types]
+    extra += [pulumi.Alias(name=alias.name, type_=former, parent=alias.parent, stack=alias.stack, project=alias.project)
+              for former in former_types for alias in existing]
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=extra))
 
 
 @dataclass(frozen=True)
-class NodePoolArgs:
-    pool: NodePoolSettings
+class PoolArgs:
+    #: What the pool is made of, from its kind (`kind.resources(pool)`).
+    specs: tuple[AgentPoolSpec | KubernetesObjectsSpec, ...]
     cluster: ClusterTarget
+    #: For Kubernetes objects: the cluster's provider, and what they wait for (the deployer's rights).
+    provider: k8s.Provider | None = None
+    after: Sequence[pulumi.Resource] = ()
 
 
-@dataclass(frozen=True)
-class GpuNodePoolArgs:
-    pool: GpuNodePoolSettings
-    cluster: ClusterTarget
+class PoolComponent(pulumi.ComponentResource):
+    """One pool, typed by its kind (`component_type`), made of what its kind's specs say.
 
-
-class NodePool(pulumi.ComponentResource):
-    """An autoscaled user pool with its taints and labels.
-
-    Its Azure name is the config name plus 4 hex characters of a hash of its create-only properties
-    (the Azure Verified Module's pattern). A change to one of them is a new Azure name, so Pulumi
-    creates the new pool before it deletes the old one and GPU capacity never drops to zero; pods pin
-    themselves with the `gpu-aks.io/pool` label, which both pools carry. With `keepAzureName: true`
-    the Azure name is the config name (gpu-aks 0.1 naming) and a replacement must delete first.
+    An `AgentPoolSpec` is an `AgentPool` named `<pool>-pool`: an autoscaled user pool with its taints
+    and labels. Its Azure name is the config name plus 4 hex characters of a hash of its create-only
+    properties (the Azure Verified Module's pattern). A change to one of them is a new Azure name, so
+    Pulumi creates the new pool before it deletes the old one and GPU capacity never drops to zero;
+    pods pin themselves with the `gpu-aks.io/pool` label, which both pools carry. With
+    `keepAzureName: true` the Azure name is the config name (gpu-aks 0.1 naming) and a replacement
+    must delete first. A `KubernetesObjectsSpec` is one Kubernetes object per manifest, named
+    `<pool>-<kind>` (a NAP pool's `NodePool` and `AKSNodeClass`), created with the cluster's provider.
     """
 
-    TYPE = "gpu-aks:index:NodePool"
+    def __init__(self, component_type: str, name: str, args: PoolArgs,
+                 opts: pulumi.ResourceOptions | None = None, former_types: Sequence[str] = ()) -> None:
+        super().__init__(component_type, name, None, renamed(opts, former_types))
+        self.agent_pools: list[containerservice.AgentPool] = []
+        self.objects: list[pulumi.CustomResource] = []
+        outputs: dict[str, Any] = {}
+        for spec in args.specs:
+            if isinstance(spec, AgentPoolSpec):
+                self.agent_pools.append(self._agent_pool(name, spec, args.cluster))
+                outputs = {"name": spec.name, "azureName": self.agent_pools[-1].name, "vmSize": spec.body.vm_size}
+            else:
+                self.objects += self._objects(name, spec, args)
+                outputs = {"name": spec.name}
+        self.register_outputs(outputs)
 
-    def __init__(self, name: str, args: NodePoolArgs | GpuNodePoolArgs,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(self.TYPE, name, None, opts)
-        pool = args.pool
-        self.settings = pool
-        self.agent_pool = containerservice.AgentPool(
+    def _agent_pool(self, name: str, spec: AgentPoolSpec, cluster: ClusterTarget) -> containerservice.AgentPool:
+        return containerservice.AgentPool(
             f"{name}-pool",
-            agent_pool_name=pool.azure_name,
-            resource_group_name=args.cluster.resource_group_name,
-            resource_name_=args.cluster.cluster_name,
+            agent_pool_name=spec.azure_name,
+            resource_group_name=cluster.resource_group_name,
+            resource_name_=cluster.cluster_name,
             # pulumi-azure-native#2094: re-sending a pinned orchestratorVersion after AKS's auto-upgrade
             # moved the pool asks AKS for a downgrade, which it refuses. When the channel moves versions
             # the pool sends none: it is created at the control plane's version and AKS moves it after.
-            **self.agent_pool_properties(pool, None if args.cluster.aks_moves_version else args.cluster.kubernetes_version),
+            **agent_pool_properties(spec.body, None if cluster.aks_moves_version else cluster.kubernetes_version),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[args.cluster.cluster],
+                depends_on=[cluster.cluster],
                 # The autoscaler owns the node count once the pool exists.
                 ignore_changes=["count"],
                 replace_on_changes=CREATE_ONLY_PROPERTIES,
                 # Two pools cannot share an Azure name: only a kept name has to go first.
-                delete_before_replace=pool.keep_azure_name,
+                delete_before_replace=spec.keeps_azure_name,
             ),
         )
-        self.register_outputs({"name": pool.name, "azureName": self.agent_pool.name, "vmSize": pool.vm_size})
 
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
-        properties: dict[str, Any] = {
-            "mode": "User",
-            "os_type": "Linux",
-            "os_sku": pool.os_sku,
-            "type": "VirtualMachineScaleSets",
-            "vm_size": pool.vm_size,
-            "orchestrator_version": kubernetes_version,
-            "enable_auto_scaling": True,
-            "count": pool.min_count,
-            "min_count": pool.min_count,
-            "max_count": pool.max_count,
-            "node_taints": list(pool.taints),
-            "node_labels": dict(pool.labels),
-            "availability_zones": list(pool.availability_zones) or None,
-            # Subnets, OS disk, pod density, host encryption: only what the config sets.
-            **pool.baseline.as_api(),
-        }
-        upgrade = pool.upgrade_settings()
-        if upgrade is None:
-            # Spot pools are upgraded without surge nodes or a drain (the settings refuse upgrade keys
-            # there), and their priority, price and eviction policy are fixed at creation.
-            properties.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete",
-                              spot_max_price=pool.spot_max_price)
-        else:
-            properties.update(scale_set_priority="Regular", upgrade_settings=upgrade.as_api())
-        return properties
-
-
-class GpuNodePool(NodePool):
-    """A GPU pool: a `NodePool` plus the GPU driver choice and, on A100/H100/H200, a MIG profile.
-
-    Scales to zero by default; tainted so only pods that tolerate the GPU taint land on it; labelled
-    for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
-    `nvidia.com/gpu.partition-size`).
-    """
-
-    TYPE = "gpu-aks:index:GpuNodePool"
-
-    def agent_pool_properties(self, pool: NodePoolSettings, kubernetes_version: str | None) -> dict[str, Any]:
-        assert isinstance(pool, GpuNodePoolSettings)
-        properties = super().agent_pool_properties(pool, kubernetes_version)
-        # `gpuProfile.driver` is set at creation and cannot be updated: `None` hands the driver (and
-        # the device plugin) to something else, such as the NVIDIA GPU Operator.
-        properties["gpu_profile"] = {"driver": pool.gpu_driver}
-        if pool.gpu_instance_profile:
-            properties["gpu_instance_profile"] = pool.gpu_instance_profile
-        return properties
+    def _objects(self, name: str, spec: KubernetesObjectsSpec, args: PoolArgs) -> list[pulumi.CustomResource]:
+        if args.provider is None:
+            raise ValueError(f"pool {spec.name}: Kubernetes objects need the cluster's provider")
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider,
+                                            depends_on=[args.cluster.cluster, *args.after])
+        return [k8s.apiextensions.CustomResource(
+            f"{name}-{manifest['kind'].lower()}", api_version=manifest["apiVersion"], kind=manifest["kind"],
+            metadata=manifest.get("metadata"), spec=manifest.get("spec"), opts=in_cluster)
+            for manifest in spec.manifests]

@@ -39,13 +39,18 @@ from typing import Any
 
 import pulumi
 import pulumi.dynamic
+from gpu_aks_policies.catalog import sharing_name
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
 from components.access import assign_role, role_definition_id
+from components.manifests import device_plugin_daemonsets
+from components.platform_settings import PlatformSettings
+from components.pools import PlatformPools, PoolFacts, platform_pools
 from components.propagation import RolePropagationWait
-from components.settings import ClusterSettings, GpuNodePoolSettings, ObservabilitySettings
+from components.settings import ClusterSettings, ObservabilitySettings
 from observability.recording_rules import azure_recording_rules, recording_rule_groups
-from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, alert_rules, azure_rules
+from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, AlertRule, alert_rules, azure_rules
+from observability.settings import WatchedPool, exporter_name
 
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 MONITORING_ACCOUNT_DESTINATION = "MonitoringAccount1"
@@ -75,6 +80,44 @@ def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | N
     cluster as it is when observability is off. kube-state-metrics keeps its default label and
     annotation allowlists: the alerts need no extra labels."""
     return {"metrics": {"enabled": True}} if settings.enabled else None
+
+
+# --- Which pools are watched: settings questions, answered from the pools' facts -------------------
+
+
+def watched_pool(pool: PoolFacts) -> WatchedPool:
+    """A GPU pool as the alerts and the dashboard take it (plain values: observability/ knows no pools)."""
+    offers = [f"{offer.vm_size}, {offer.sku.model}" + (f", MIG {offer.gpu_instance_profile}"
+                                                        if offer.gpu_instance_profile else "") for offer in pool.offers]
+    mig = [offer.gpu_instance_profile for offer in pool.offers if offer.gpu_instance_profile]
+    description = "; ".join(offers)
+    if pool.sharing is not None and pool.sharing.replicas > 1:
+        description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
+        return WatchedPool(pool.name, description, mig[0] if mig else None, pool.sharing.replicas)
+    return WatchedPool(pool.name, description, mig[0] if mig else None)
+
+
+def exporter_pools(pools: PlatformPools) -> tuple[PoolFacts, ...]:
+    """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
+    serves (a pool with an external driver has its GPU Operator's exporter)."""
+    return pools.exported
+
+
+def agent_daemonsets(settings: PlatformSettings, pools: PlatformPools) -> list[str]:
+    """The DaemonSets every served GPU node must run: gpu-aks's device plugin and the exporter."""
+    plugin = settings.device_plugin
+    names = [ds["metadata"]["name"] for ds in device_plugin_daemonsets(plugin.namespace, plugin.image,
+                                                                       plugin.mig_strategy, pools.served)]
+    names += [exporter_name(pool.name) for pool in exporter_pools(pools)]
+    return names
+
+
+def platform_alert_rules(settings: PlatformSettings, pools: PlatformPools | None = None) -> list[AlertRule]:
+    """The alerts a stack's settings give: what the Azure rule group holds when observability is on, and
+    what the rule file holds either way."""
+    pools = pools or platform_pools(settings)
+    return alert_rules(settings.observability.alerts, [watched_pool(pool) for pool in exporter_pools(pools)],
+                       settings.device_plugin.namespace, agent_daemonsets(settings, pools))
 
 
 def msprom_name(location: str, cluster_name: str, length: int | None = None) -> str:
@@ -190,7 +233,7 @@ class GpuObservabilityArgs:
     resource_group_name: pulumi.Input[str]
     cluster_id: pulumi.Input[str]
     #: The pools the exporter serves.
-    pools: Sequence[GpuNodePoolSettings]
+    pools: Sequence[WatchedPool]
     gpu_namespace: str
     #: The DaemonSets that must be ready on every GPU node (device plugin and exporter).
     agent_daemonsets: Sequence[str]

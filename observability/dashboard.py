@@ -1,7 +1,6 @@
 """gpu-aks's Grafana dashboard, generated from the same settings as the pools: one row per GPU pool
 the exporter serves (MIG pools chart DCGM's engine activity, since DCGM reports no GPU_UTIL for MIG
-instances; shared pools add the slices in use per GPU), a node picker, and a cluster row for Pending
-GPU pods. Pure; the panels use only the
+instances), a node picker, and a cluster row for Pending GPU pods. Pure; the panels use only the
 metrics in `observability.metrics.KNOWN_METRICS` (tests/test_observability.py checks every query).
 
 Written to `build/observability/<stack>/gpu-dashboard.json` by `python -m tools.observability` for any Grafana with the workspace
@@ -15,10 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_aks_policies.catalog import sharing_name
-
-from components.settings import AlertSettings, GpuNodePoolSettings
 from observability.metrics import KSM_GPU_RESOURCE_RE
+from observability.settings import AlertSettings, WatchedPool
 
 DASHBOARD_UID = "gpu-aks-gpus"
 DASHBOARD_TITLE = "gpu-aks: GPUs by pool and node"
@@ -38,22 +35,23 @@ def _panel(panel_id: int, title: str, unit: str, targets: Sequence[tuple[str, st
     }
 
 
-def _pool_panels(pool: GpuNodePoolSettings, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
+def _pool_panels(pool: WatchedPool, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
     sel = f'pool="{pool.name}",node=~"$node"'
     on_nodes = f'and on (node) group by (node) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})'
     gpus = f'resource=~"{KSM_GPU_RESOURCE_RE}"'
-    if pool.gpu_instance_profile:
+    if pool.mig_profile:
         usage = f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{sel}}} * 100"
-        usage_title = f"Engine activity per MIG instance ({pool.gpu_instance_profile})"
+        usage_title = f"Engine activity per MIG instance ({pool.mig_profile})"
     else:
         usage = f"DCGM_FI_DEV_GPU_UTIL{{{sel}}}"
         usage_title = "Utilisation per GPU"
+    shared = pool.replicas > 1
 
     def per_node(metric: str) -> str:
         # A shared pool's exporter repeats each GPU's series once per pod sharing it (`vgpu`): count each
         # GPU (or MIG instance) once.
         series = f"{metric}{{{sel}}}"
-        return f"sum by (node) ({f'max by (node, gpu, GPU_I_ID) ({series})' if pool.sharing else series})"
+        return f"sum by (node) ({f'max by (node, gpu, GPU_I_ID) ({series})' if shared else series})"
 
     specs: list[tuple[str, str, list[tuple[str, str]]]] = [
         (usage_title, "percent", [(f"avg by (node, gpu) ({usage})", "{{node}} GPU {{gpu}}")]),
@@ -65,24 +63,24 @@ def _pool_panels(pool: GpuNodePoolSettings, first_id: int, y: int, idle_percent:
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} uncorrectable"),
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} corrected"),
         ]),
-        ("Slices: allocatable, allocated, busy" if pool.sharing else "GPUs: allocatable, allocated, busy", "short", [
+        ("Slices: allocatable, allocated, busy" if shared else "GPUs: allocatable, allocated, busy", "short", [
             (f"sum by (node) (kube_node_status_allocatable{{{gpus}}}) {on_nodes}", "{{node}} allocatable"),
             (f'sum by (node) (kube_pod_container_resource_requests{{{gpus}}} and on (namespace, pod) '
              f'(kube_pod_status_phase{{phase="Running"}} == 1)) {on_nodes}', "{{node}} allocated"),
             (f'count by (node) (({usage}) >= {idle_percent} and {{exported_pod!=""}})', "{{node}} busy"),
         ]),
     ]
-    if pool.sharing:
+    if shared:
         # The exporter labels each pod's copy of a shared GPU's series with its replica (`vgpu`).
-        specs.append((f"Slices in use per GPU (of {pool.sharing.replicas})", "short", [
+        specs.append((f"Slices in use per GPU (of {pool.replicas})", "short", [
             (f'count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel},vgpu!=""}})', "{{node}} GPU {{gpu}}"),
-            (f"vector({pool.sharing.replicas})", "slices per GPU"),
+            (f"vector({pool.replicas})", "slices per GPU"),
         ]))
     return [_panel(first_id + index, title, unit, targets, x=(index % 3) * 8, y=y + 1 + (index // 3) * 8)
             for index, (title, unit, targets) in enumerate(specs)]
 
 
-def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSettings | None = None) -> dict[str, Any]:
+def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> dict[str, Any]:
     """The dashboard for the pools the exporter serves (empty rows for none)."""
     idle = (alerts or AlertSettings()).idle_gpu_utilization_percent
     panels: list[dict[str, Any]] = []
@@ -98,10 +96,7 @@ def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSetting
     y += 9
     next_id = 10
     for pool in pools:
-        what = f"{pool.vm_size}, {pool.gpu.model}" + (f", MIG {pool.gpu_instance_profile}" if pool.gpu_instance_profile else "")
-        if pool.sharing:
-            what += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
-        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({what})", "collapsed": False,
+        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({pool.description})", "collapsed": False,
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         pool_panels = _pool_panels(pool, next_id + 1, y, idle)
         panels += pool_panels
@@ -122,20 +117,5 @@ def grafana_dashboard(pools: Sequence[GpuNodePoolSettings], alerts: AlertSetting
     }
 
 
-def dashboard_queries(board: dict[str, Any]) -> list[str]:
-    """Every PromQL expression the dashboard runs (panels, rows' panels and variables)."""
-    queries: list[str] = []
-    stack = list(board.get("panels", []))
-    while stack:
-        panel = stack.pop()
-        stack.extend(panel.get("panels", []))
-        queries += [target["expr"] for target in panel.get("targets", [])]
-    for variable in board.get("templating", {}).get("list", []):
-        query = variable.get("query")
-        if isinstance(query, dict):
-            queries.append(query["query"].removeprefix("label_values(").rsplit(",", 1)[0])
-    return queries
-
-
-def dashboard_json(pools: Sequence[GpuNodePoolSettings], alerts: AlertSettings | None = None) -> str:
+def dashboard_json(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> str:
     return json.dumps(grafana_dashboard(pools, alerts), indent=2, sort_keys=True) + "\n"

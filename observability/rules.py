@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.manifests import device_plugin_daemonsets
-from components.settings import AlertSettings, GpuNodePoolSettings, PlatformSettings
+from observability.conditions import GPU_CONDITIONS
 from observability.metrics import KNOWN_METRICS, KSM_GPU_RESOURCE_RE
-from observability.settings import exporter_name
-from tools.doctor import GPU_CONDITIONS
+from observability.settings import AlertSettings, WatchedPool
 
 GROUP_NAME = "gpu-aks-gpu-alerts"
 #: How often Azure evaluates the group (ISO 8601, as `PrometheusRuleGroup.interval` takes it).
@@ -68,7 +66,7 @@ def _regex(names: Sequence[str]) -> str:
     return "|".join(names)
 
 
-def alert_rules(alerts: AlertSettings, pools: Sequence[GpuNodePoolSettings], gpu_namespace: str,
+def alert_rules(alerts: AlertSettings, pools: Sequence[WatchedPool], gpu_namespace: str,
                 agent_daemonsets: Sequence[str]) -> list[AlertRule]:
     """The alerts for a platform: `pools` are the pools the exporter serves, `agent_daemonsets` the
     device-plugin and exporter DaemonSets that must be ready on every GPU node."""
@@ -128,8 +126,8 @@ def alert_rules(alerts: AlertSettings, pools: Sequence[GpuNodePoolSettings], gpu
     # One rule covers every pool, so each alert is one rule of the group: whole GPUs by utilisation,
     # MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.
     limit = alerts.idle_gpu_utilization_percent
-    whole = [pool.name for pool in pools if not pool.gpu_instance_profile]
-    mig = [pool.name for pool in pools if pool.gpu_instance_profile]
+    whole = [pool.name for pool in pools if not pool.mig_profile]
+    mig = [pool.name for pool in pools if pool.mig_profile]
     terms = ([f'(DCGM_FI_DEV_GPU_UTIL{{pool=~"{_regex(whole)}",{gpu}}} < {limit})'] if whole else []) + \
         ([f'(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool=~"{_regex(mig)}",{gpu}}} * 100 < {limit})'] if mig else [])
     if terms:
@@ -172,26 +170,3 @@ def azure_rules(rules: Sequence[AlertRule], action_group_ids: Sequence[Any]) -> 
         "actions": [{"action_group_id": group} for group in action_group_ids],
         "resolve_configuration": {"auto_resolved": True, "time_to_resolve": "PT10M"},
     } for rule in rules]
-
-
-def exporter_pools(settings: PlatformSettings) -> tuple[GpuNodePoolSettings, ...]:
-    """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
-    serves (a pool with an external driver has its GPU Operator's exporter)."""
-    return settings.served_gpu_pools() if settings.observability.exporter_enabled else ()
-
-
-def agent_daemonsets(settings: PlatformSettings) -> list[str]:
-    """The DaemonSets every served GPU node must run: gpu-aks's device plugin and the exporter."""
-    pools = settings.served_gpu_pools()
-    plugin = settings.device_plugin
-    names = [ds["metadata"]["name"] for ds in device_plugin_daemonsets(plugin.namespace, plugin.image,
-                                                                       plugin.mig_strategy, pools)]
-    names += [exporter_name(pool.name) for pool in exporter_pools(settings)]
-    return names
-
-
-def platform_alert_rules(settings: PlatformSettings) -> list[AlertRule]:
-    """The alerts a stack's settings give: what the Azure rule group holds when observability is on, and
-    what the rule file holds either way."""
-    return alert_rules(settings.observability.alerts, exporter_pools(settings), settings.device_plugin.namespace,
-                       agent_daemonsets(settings))

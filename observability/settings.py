@@ -1,10 +1,13 @@
-"""Facts `gpu-aks:observability` is checked against and the exporter is named by. Pure, and imports
-nothing from the rest of the project. The section itself is declared in
-`components/settings/observability.py` (`ObservabilitySettings`, `AlertSettings`)."""
+"""Facts `gpu-aks:observability` is checked against and the exporter is named by, and the plain values
+the builders of this package take (`AlertSettings`, `WatchedPool`). Pure, and imports nothing from
+the rest of the project: `components/` calls these builders with plain values, never the reverse.
+The section itself is declared in `components/settings/observability.py` (`ObservabilitySettings`).
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 #: NVIDIA's dcgm-exporter chart 4.8.2 (tag `4.5.3-4.8.2`): `deployment/values.yaml` `image.tag`
 #: (DCGM 4.5.3, exporter 4.8.2, the distroless build the chart defaults to).
@@ -31,3 +34,37 @@ EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 #: "You can have up to 1,000 email actions in an action group" (learn.microsoft.com/azure/azure-monitor/
 #: alerts/action-groups, "Email").
 MAX_EMAILS = 1000
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    enabled: bool = True
+    #: An existing action group every alert notifies.
+    action_group_id: str | None = None
+    #: Addresses of an action group gpu-aks creates (with `action_group_id`, both are notified).
+    emails: tuple[str, ...] = ()
+    #: `GpuTemperatureHigh` fires above this many degrees Celsius for 5 minutes.
+    gpu_temperature_celsius: int = 85
+    #: `GpuPodPending` fires when a pod asking for GPUs stays Pending this long.
+    pending_gpu_pod_minutes: int = 15
+    #: `GpuAllocatedButIdle` fires when a GPU given to a pod stays under this utilisation ...
+    idle_gpu_utilization_percent: int = 5
+    #: ... for this many minutes.
+    idle_gpu_minutes: int = 60
+    #: `GpuNodeAgentDown` fires when a GPU node lacks a ready device plugin or exporter this long.
+    agent_down_minutes: int = 10
+
+
+@dataclass(frozen=True)
+class WatchedPool:
+    """A GPU pool the DCGM exporter watches, as the alerts and the dashboard need it."""
+
+    name: str
+    #: What the pool's nodes are, for the dashboard's row title (`Standard_NC4as_T4_v3, T4`).
+    description: str
+    #: The MIG profile of the pool's GPUs, or None for whole GPUs: DCGM reports no GPU_UTIL for MIG
+    #: instances, so MIG pools are charted and alerted on by graphics-engine activity.
+    mig_profile: str | None = None
+    #: How many pods share each GPU (time-slicing or MPS); 1: none. The exporter then repeats a GPU's
+    #: series once per pod sharing it (`vgpu`), and the dashboard counts the slices in use.
+    replicas: int = 1

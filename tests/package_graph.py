@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from components.pools import RENAMED_TYPES
 from tools.mockrun import ProgramRun, RegisteredResource
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,21 +54,22 @@ FULL_STACK: dict[str, Any] = {"config": {
 
 def resource_graph(run: ProgramRun, root: str | None = None) -> list[dict[str, Any]]:
     """Every registered resource, named by type and name, sorted. `root` names a GpuCluster that
-    stands in for the stack: it is left out and its children's parent is the stack."""
+    stands in for the stack: it is left out and its children's parent is the stack. A renamed
+    component type is written as it was (`RENAMED_TYPES`): an alias carries deployed pools over."""
     by_urn: dict[str, RegisteredResource] = {r.urn: r for r in run.resources}
 
     def name_of(reference: str) -> str:
         resource = by_urn.get(reference)
         if resource is None or (resource.type == GPU_CLUSTER and resource.name == root):
             return STACK_PARENT if reference else ""
-        return f"{resource.type}::{resource.name}"
+        return f"{RENAMED_TYPES.get(resource.type, resource.type)}::{resource.name}"
 
     graph = []
     for resource in run.resources:
         if resource.type == GPU_CLUSTER and resource.name == root:
             continue
         graph.append({
-            "type": resource.type, "name": resource.name, "parent": name_of(resource.parent),
+            "type": RENAMED_TYPES.get(resource.type, resource.type), "name": resource.name, "parent": name_of(resource.parent),
             "custom": resource.custom, # A provider reference is `URN::ID`.
             "provider": name_of(resource.provider.rsplit("::", 1)[0]) if resource.provider else "",
             "inputs": resource.masked_inputs, "ignoreChanges": resource.ignore_changes,

@@ -151,7 +151,8 @@ def test_the_oracle_catches_what_the_old_settings_sent():
 
 # --- Issue 17: every new resource and property against the REST models ------------------------------
 
-from components.settings import production as platform_settings  # noqa: E402
+from components.settings import network as platform_settings  # noqa: E402
+from components.settings import pool_upgrade  # noqa: E402
 
 
 @pytest.mark.parametrize("ours, enum", [
@@ -294,11 +295,11 @@ def test_undrainable_node_behavior_is_documented_as_microsoft_describes_it():
     assert "A surge node will be retained for each blocked node" in microsoft["CORDON"]
     assert "kubernetes.azure.com/upgrade-status:Quarantined" in microsoft["CORDON"]
     assert "managed cluster will be in failed state if there are any blocked nodes" in microsoft["SCHEDULE"]
-    key = next(key for key in platform_settings.upgrade_keys(platform_settings.GPU_POOL_UPGRADE)
+    key = next(key for key in pool_upgrade.upgrade_keys(pool_upgrade.GPU_POOL_UPGRADE)
                if key.name == "undrainableNodeBehavior")
     for documented in (key.doc, (ROOT / "docs" / "platform.md").read_text()):
         text = " ".join(documented.split())
         assert "and go on" not in text and "the upgrade goes on" not in text  # 0.3.1's promise
         assert "failed" in text and "surge node" in text and "Quarantined" in text
     # The GPU default: Cordon would keep a second, billed GPU VM per blocked node; the upgrade fails anyway.
-    assert platform_settings.GPU_POOL_UPGRADE.undrainable_node_behavior == "Schedule"
+    assert pool_upgrade.GPU_POOL_UPGRADE.undrainable_node_behavior == "Schedule"

@@ -8,7 +8,7 @@ from gpu_aks_app import GpuRequest, PlacementError, place
 from gpu_aks_policies.rules import POD_RULES
 
 from components.contract import platform_contract
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
 from tests.helpers import findings
 
 PLATFORM = platform_contract(parse_settings({"gpuPools": [

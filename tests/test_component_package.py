@@ -52,7 +52,9 @@ from components.gpu_cluster import (
     stack_config_from_args,
 )
 from components.gpu_cluster_args import GpuClusterArgs, GpuInstanceProfile, GpuPool, OsSKU
-from components.settings import DOCUMENT, SettingsError, parse_settings
+from components.platform_settings import DOCUMENT, parse_settings
+from components.pools import RENAMED_TYPES
+from components.settings import SettingsError
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
@@ -119,14 +121,24 @@ def test_existing_stacks_keep_their_urns_through_aliases(monkeypatch):
     run = run_stack("dev")
     assert run.error is None, run.error
     platform = run.one(TOKEN)
+    renamed = 0
     for resource in run.resources:
         aliases = AliasRecorder.aliases[resource.name]
-        if resource.parent == platform.urn:
+        if resource.parent == platform.urn and resource.type in RENAMED_TYPES:
+            # A renamed pool component (NodePool -> CpuAgentPool, GpuNodePool -> GpuAgentPool): its old
+            # type under GpuCluster (0.3 stacks) and under the stack (0.2 stacks), and the new type
+            # under the stack.
+            former = RENAMED_TYPES[resource.type]
+            assert sorted((alias.spec.type, alias.spec.noParent) for alias in aliases) == sorted(
+                [("", True), (former, False), (former, True)]), resource.name
+            renamed += 1
+        elif resource.parent == platform.urn:
             [alias] = aliases
             assert alias.spec.noParent, f"{resource.name} must alias the stack as its old parent"
         else:
             # Children follow their parent's alias; their own aliases are the providers' (type renames).
             assert not any(alias.spec.noParent for alias in aliases), resource.name
+    assert renamed == 2, "dev has a CPU and a GPU pool"
 
 
 def test_bad_config_still_stops_the_program_with_the_stack_config_message(tmp_path):
@@ -165,7 +177,7 @@ def test_two_gpu_clusters_fit_in_one_program():
     assert run.error is None, run.error
     names = [r.name for r in run.resources]
     assert len(names) == len(set(names)), "children are named after their GpuCluster"
-    assert {r.name for r in run.by_type("gpu-aks:index:GpuNodePool")} == {"east-gput4", "west-gput4", "east-a100",
+    assert {r.name for r in run.by_type("gpu-aks:index:GpuAgentPool")} == {"east-gput4", "west-gput4", "east-a100",
                                                                           "west-a100"}
     assert {r.inputs["resourceName"] for r in run.by_type("azure-native:containerservice:ManagedCluster")} == {
         "gpu-east", "gpu-west"}

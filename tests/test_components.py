@@ -9,8 +9,12 @@ from pulumi_azure_native import resources
 from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE, ClusterAccess, ClusterAccessArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterTarget
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
-from components.node_pools import GpuNodePool, GpuNodePoolArgs, NodePool, NodePoolArgs
-from components.settings import AccessSettings, parse_settings
+from components.node_pools import PoolArgs, PoolComponent
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
+from components.pools.cpu import CPU
+from components.pools.gpu import GPU as GPU_KIND
+from components.settings import AccessSettings
 from tools.mockrun import FAKE_DEPLOYER_OBJECT_ID, FAKE_SUBSCRIPTION, run_pulumi
 
 SETTINGS = parse_settings({
@@ -21,6 +25,10 @@ SETTINGS = parse_settings({
                  {"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}],
     "devicePlugin": {"migStrategy": "mixed"},
 }, "unit", "westeurope")
+
+
+def gpu_pool(name, pool, target):
+    return PoolComponent(GPU_KIND.component_type, name, PoolArgs(GPU_KIND.resources(pool), target))
 
 
 def _target(moves_version: bool = False) -> ClusterTarget:
@@ -47,16 +55,16 @@ def test_a_channel_that_moves_the_version_is_not_sent_to_pools():
     run = run_pulumi(lambda: AksCluster("c", AksClusterArgs(stable.cluster, stable.system_pool)), "unit")
     assert run.one("azure-native:containerservice:ManagedCluster").ignore_changes == ["agentPoolProfiles",
                                                                                       "kubernetesVersion"]
-    run = run_pulumi(lambda: GpuNodePool("t4", GpuNodePoolArgs(SETTINGS.gpu_pools[1], _target(True))), "unit")
+    run = run_pulumi(lambda: gpu_pool("t4", SETTINGS.gpu_pools[1], _target(True)), "unit")
     pool = run.one("azure-native:containerservice:AgentPool")
     # pulumi-azure-native#2094: a pinned version AKS has since moved must never be re-sent.
     assert pool.ignore_changes == ["count"] and "orchestratorVersion" not in pool.inputs
 
 
 def test_gpu_node_pool_alone():
-    run = run_pulumi(lambda: GpuNodePool("h100", GpuNodePoolArgs(SETTINGS.gpu_pools[0], _target())), "unit")
+    run = run_pulumi(lambda: gpu_pool("h100", SETTINGS.gpu_pools[0], _target()), "unit")
     assert run.error is None, run.error
-    component = run.one("gpu-aks:index:GpuNodePool")
+    component = run.one(GPU_KIND.component_type)
     pool = run.one("azure-native:containerservice:AgentPool")
     assert pool.parent == component.urn
     inputs = pool.inputs
@@ -71,20 +79,21 @@ def test_gpu_node_pool_alone():
 
 
 def test_cpu_node_pool_alone_has_no_gpu_fields():
-    run = run_pulumi(lambda: NodePool("cpu", NodePoolArgs(SETTINGS.cpu_pools[0], _target())), "unit")
+    run = run_pulumi(lambda: PoolComponent(CPU.component_type, "cpu", PoolArgs(
+        CPU.resources(SETTINGS.cpu_pools[0]), _target())), "unit")
     assert run.error is None, run.error
     inputs = run.one("azure-native:containerservice:AgentPool").inputs
     assert "gpuProfile" not in inputs and "gpuInstanceProfile" not in inputs
     assert inputs["nodeTaints"] == ["workload=batch:NoSchedule"]
     assert inputs["nodeLabels"] == {"tier": "batch", "gpu-aks.io/pool": "cpu"}
     assert inputs["upgradeSettings"] == {"maxSurge": "33%"}
-    assert run.one("gpu-aks:index:NodePool")
+    assert run.one(CPU.component_type)
 
 
 def test_device_plugin_alone_splits_mig_and_whole_gpu_pools():
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
-        GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(SETTINGS.device_plugin, SETTINGS.served_gpu_pools(),
+        GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(SETTINGS.device_plugin, platform_pools(SETTINGS).served,
                                                                     provider))
 
     run = run_pulumi(program, "unit")
@@ -118,7 +127,7 @@ def test_device_plugin_without_mig_pools_is_one_restricted_daemonset():
 
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
-        GpuDevicePlugin("dp", GpuDevicePluginArgs(whole_only.device_plugin, whole_only.served_gpu_pools(), provider))
+        GpuDevicePlugin("dp", GpuDevicePluginArgs(whole_only.device_plugin, platform_pools(whole_only).served, provider))
 
     run = run_pulumi(program, "unit")
     [daemon_set] = run.by_type("kubernetes:apps/v1:DaemonSet")
@@ -159,7 +168,8 @@ import pytest  # noqa: E402
 from components.access import DEPLOYER_OUTPUT, deployer_change_warning, role_assignment_name  # noqa: E402
 from components.cluster import NETWORK_OUTPUT  # noqa: E402
 from components.settings import SettingsError  # noqa: E402
-from components.settings.production import SPOT_UPGRADE_REASON, ClusterAdmin  # noqa: E402
+from components.settings.access import ClusterAdmin  # noqa: E402
+from components.settings.pool_upgrade import SPOT_UPGRADE_REASON  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tools.mockrun import PlatformMocks, config_from_stack_file, run_program  # noqa: E402
 
@@ -325,7 +335,7 @@ def test_gpu_pools_protect_long_jobs_and_spot_pools_send_no_upgrade_settings():
                                 {"name": "b", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"}]}).gpu_pools
     assert (pools[0].drain_timeout_minutes, pools[0].node_soak_minutes, pools[0].undrainable_node_behavior) == (60, 5, "Schedule")
     assert pools[1].upgrade_settings() is None
-    run = run_pulumi(lambda: GpuNodePool("a", GpuNodePoolArgs(pools[0], _target())), "unit")
+    run = run_pulumi(lambda: gpu_pool("a", pools[0], _target()), "unit")
     assert run.one("azure-native:containerservice:AgentPool").inputs["upgradeSettings"] == {
         "maxSurge": "33%", "drainTimeoutInMinutes": 60, "nodeSoakDurationInMinutes": 5, "undrainableNodeBehavior": "Schedule"}
 

@@ -21,7 +21,8 @@ from gpu_aks_policies.contract import (
 )
 
 from components.contract import contract_of, platform_contract
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
 from components.smoke_test import smoke_job_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,7 +195,7 @@ def test_a_version_1_contract_without_pool_labels_still_reads():
 def test_the_smoke_test_pods_carry_the_platforms_pool_label_and_the_contract_placement():
     settings = parse_settings({"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"}]}, "dev", "eastus2",
                               today=date(2026, 11, 22))
-    pool = settings.gpu_pools[0]
+    pool = platform_pools(settings).gpu[0]
     template = smoke_job_spec(pool, "img", "cm")["template"]
     contract: GpuPoolEntry = contract_of(settings).gpu_pools["gput4"]
     assert template["metadata"]["labels"][POOL_LABEL] == "gput4" and "gpu-aks/pool" not in template["metadata"]["labels"]

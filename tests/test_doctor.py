@@ -202,3 +202,21 @@ def test_kubectl_failing_or_missing_exits_2(tmp_path):
     result = subprocess.run([sys.executable, "-m", "tools.doctor", "--platform", str(PLATFORM)], cwd=ROOT, env=env,
                             capture_output=True, text=True, check=False)
     assert result.returncode == 2 and "kubectl is not on PATH" in result.stderr
+
+
+def test_a_node_is_held_to_the_offer_of_its_own_vm_size():
+    """A NodePool-backed pool brings several sizes: each node advertises what its size's offer says."""
+    platform = load("platform-prod.json")
+    pool = platform["gpuPools"]["t4spot"]
+    bigger = {**pool["offers"][0], "vmSize": "Standard_NC64as_T4_v3", "gpusPerVm": 4, "perNode": 4}
+    platform["gpuPools"]["t4spot"] = {**pool, "kind": "nodePool", "offers": [pool["offers"][0], bigger]}
+    nodes = load("nodes-healthy.json")
+    node = next(n for n in nodes["items"] if n["metadata"]["name"] == T4_0)
+    node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC64as_T4_v3"
+    for key in ("capacity", "allocatable"):
+        node["status"][key]["nvidia.com/gpu"] = "4"
+    diagnosis = diagnose(platform_from_outputs(platform), nodes["items"], load("pods-healthy.json")["items"])
+    assert [(p.node, p.check) for p in diagnosis.problems] == []
+    node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC4as_T4_v3"
+    diagnosis = diagnose(platform_from_outputs(platform), nodes["items"], load("pods-healthy.json")["items"])
+    assert [(p.node, p.check) for p in diagnosis.problems] == [(T4_0, "gpu-count")]

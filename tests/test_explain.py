@@ -11,7 +11,7 @@ import yaml
 from gpu_aks_policies.explain import explain, main
 
 from components.contract import platform_contract
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 

@@ -12,7 +12,9 @@ from azure.mgmt.containerservice import models
 
 from components import aks_api
 from components.network_grants import network_grants
-from components.settings import SettingsError, parse_settings
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
+from components.settings import SettingsError
 from tests.conftest import TODAY
 
 SUB = "11111111-1111-1111-1111-111111111111"
@@ -368,7 +370,7 @@ def test_pools_in_your_subnets_and_a_pool_without_one_joins_the_system_pools():
     assert result.system_pool.baseline.vnet_subnet_id == SYSTEM_SUBNET
     assert result.cpu_pools[0].baseline.vnet_subnet_id == SYSTEM_SUBNET, "placed as AKS places it"
     assert result.gpu_pools[0].baseline.vnet_subnet_id == GPU_SUBNET
-    assert result.subnets() == (SYSTEM_SUBNET, GPU_SUBNET)
+    assert platform_pools(result).subnets() == (SYSTEM_SUBNET, GPU_SUBNET)
 
 
 def test_udr_is_allowed_with_subnets_and_refused_without():
@@ -414,7 +416,7 @@ def test_pod_subnets_on_all_pools_or_none_and_never_with_overlay():
     result = settings(everywhere)
     assert result.cluster.network.plugin_mode is None and result.cluster.network.pod_cidr is None, \
         "pod subnets are Azure CNI without Overlay"
-    assert POD_SUBNET in result.subnets()
+    assert POD_SUBNET in platform_pools(result).subnets()
     partial = copy.deepcopy(everywhere)
     del partial["cpuPools"][0]["podSubnetID"]
     assert any(p.startswith("gpu-aks:cpuPools[cpu].podSubnetID: is missing while gpu-aks:systemPool.podSubnetID is "
@@ -652,3 +654,25 @@ def test_the_preview_summary_says_where_the_nodes_are_and_how_they_egress(exampl
             "privatelink.eastus2.azmk8s.io); control-plane identity UserAssigned") in text
     assert "nodes in your subnets: system -> snet-system, a100 -> snet-gpu, cpu -> snet-system" in text
     assert "nodes in the VNet AKS manages" in "\n".join(render_summary("dev", dev_run))
+
+
+# --- Properties ---------------------------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
+
+
+@given(group=_NAME, vnet=_NAME, names=st.lists(_NAME, min_size=1, max_size=4), flips=st.lists(st.booleans(),
+                                                                                             min_size=200, max_size=200))
+def test_subnets_of_one_vnet_are_one_vnet_whatever_their_case(group, vnet, names, flips):
+    """Azure compares IDs without case: the same VNet written in any case is one VNet, and every subnet
+    of it parses as a subnet."""
+    base = f"/subscriptions/{SUB}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{vnet}"
+    ids = []
+    for index, name in enumerate(names):
+        text = f"{base}/subnets/{name}"
+        ids.append("".join(c.upper() if flips[(i + index) % len(flips)] else c for i, c in enumerate(text)))
+    assert all(aks_api.parse_resource_id("subnet", subnet_id) is not None for subnet_id in ids)
+    assert len({aks_api.virtual_network_of(subnet_id) for subnet_id in ids}) == 1

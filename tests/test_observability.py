@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -25,11 +26,15 @@ from components.observability import (
     action_group_short_name,
     azure_monitor_profile,
     msprom_name,
+    platform_alert_rules,
+    watched_pool,
 )
-from components.settings import ObservabilitySettings, SettingsError, parse_settings
-from observability.dashboard import dashboard_queries, grafana_dashboard
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
+from components.settings import ObservabilitySettings, SettingsError
+from observability.dashboard import grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, KUBE_STATE_METRICS, metrics_csv
-from observability.rules import metric_names, platform_alert_rules
+from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
 from tools.mockrun import PlatformMocks
@@ -104,13 +109,13 @@ def test_all_problems_at_once_and_thresholds_flow_into_the_rules():
 
 def test_one_exporter_per_served_pool_pinned_and_tolerating_like_the_device_plugin():
     platform = settings({"enabled": True})
-    manifests = exporter_manifests("gpu-resources", DCGM_EXPORTER_IMAGE, platform.served_gpu_pools())
+    manifests = exporter_manifests("gpu-resources", DCGM_EXPORTER_IMAGE, platform_pools(platform).served)
     kinds = [(m["kind"], m["metadata"]["name"]) for m in manifests]
     assert kinds == [("ConfigMap", "dcgm-exporter-metrics"), ("DaemonSet", "dcgm-exporter-t4"),
                      ("DaemonSet", "dcgm-exporter-a100"), ("PodMonitor", "dcgm-exporter")]
-    for pool, manifest in zip(platform.served_gpu_pools(), manifests[1:3], strict=True):
+    for pool, manifest in zip(platform_pools(platform).served, manifests[1:3], strict=True):
         pod = manifest["spec"]["template"]["spec"]
-        plugin = device_plugin_daemonset("gpu-resources", "x", "single", [pool], mig=bool(pool.gpu_instance_profile))
+        plugin = device_plugin_daemonset("gpu-resources", "x", "single", [pool], mig=pool.mig)
         plugin_pod = plugin["spec"]["template"]["spec"]
         assert pod["affinity"] == plugin_pod["affinity"] and pod["tolerations"] == plugin_pod["tolerations"]
         assert manifest["spec"]["template"]["metadata"]["labels"]["gpu-aks.io/pool"] == pool.name
@@ -118,7 +123,7 @@ def test_one_exporter_per_served_pool_pinned_and_tolerating_like_the_device_plug
 
 
 def test_exporter_is_configured_as_nvidias_chart():
-    pool = settings().served_gpu_pools()[0]
+    pool = platform_pools(settings()).served[0]
     manifest = exporter_daemonset("gpu-resources", DCGM_EXPORTER_IMAGE, pool)
     container = manifest["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
@@ -134,7 +139,7 @@ def test_exporter_is_configured_as_nvidias_chart():
 
 
 def test_pod_monitor_is_in_azures_group_and_labels_series_with_pool_and_node():
-    monitor = exporter_manifests("gpu-resources", DCGM_EXPORTER_IMAGE, settings().served_gpu_pools())[-1]
+    monitor = exporter_manifests("gpu-resources", DCGM_EXPORTER_IMAGE, platform_pools(settings()).served)[-1]
     assert monitor["apiVersion"] == POD_MONITOR_API_VERSION == "azmonitoring.coreos.com/v1"
     endpoint = monitor["spec"]["podMetricsEndpoints"][0]
     assert endpoint["port"] == "metrics"
@@ -164,9 +169,24 @@ def test_metric_names_reads_promql(expr, names):
     assert metric_names(expr) == names
 
 
+def dashboard_queries(board: dict[str, Any]) -> list[str]:
+    """Every PromQL expression the dashboard runs (panels, rows' panels and variables)."""
+    queries: list[str] = []
+    stack = list(board.get("panels", []))
+    while stack:
+        panel = stack.pop()
+        stack.extend(panel.get("panels", []))
+        queries += [target["expr"] for target in panel.get("targets", [])]
+    for variable in board.get("templating", {}).get("list", []):
+        query = variable.get("query")
+        if isinstance(query, dict):
+            queries.append(query["query"].removeprefix("label_values(").rsplit(",", 1)[0])
+    return queries
+
+
 def test_every_dashboard_query_uses_exported_metrics_and_each_pool_has_a_row():
     platform = settings({"enabled": True})
-    board = grafana_dashboard(platform.served_gpu_pools())
+    board = grafana_dashboard([watched_pool(pool) for pool in platform_pools(platform).exported])
     used = {name for query in dashboard_queries(board) for name in metric_names(query)}
     assert used and used <= KNOWN_METRICS, used - KNOWN_METRICS
     rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
@@ -232,7 +252,8 @@ def test_grafana_and_a_given_workspace():
                          "alerts": {"actionGroupResourceId": "/subscriptions/s/resourceGroups/mon/providers/"
                                                              "microsoft.insights/actionGroups/oncall"}})
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
-        platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
+        platform.observability, platform.cluster, "rg", "cluster-id",
+        [watched_pool(pool) for pool in platform_pools(platform).exported], "gpu-resources",
         ["nvidia-device-plugin-daemonset"], deployer_principal_type="ServicePrincipal")), "unit",
         mocks=PlatformMocks(extra_calls={WORKSPACE_INVOKE: lambda _args: {"location": "westeurope"}}))
     assert run.error is None, run.error
@@ -415,7 +436,8 @@ def test_grafana_gets_its_explicit_name():
     from components.observability import GpuObservability, GpuObservabilityArgs, grafana_name
     from tools.mockrun import run_pulumi
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
-        platform.observability, platform.cluster, "rg", "cluster-id", platform.served_gpu_pools(), "gpu-resources",
+        platform.observability, platform.cluster, "rg", "cluster-id",
+        [watched_pool(p) for p in platform_pools(platform).exported], "gpu-resources",
         ["nvidia-device-plugin-daemonset"])), "unit")
     assert run.error is None, run.error
     assert run.one("azure-native:dashboard:Grafana").inputs["workspaceName"] == grafana_name(platform.cluster.name)

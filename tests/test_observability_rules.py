@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from observability.rules import AlertRule, platform_alert_rules
+from components.observability import platform_alert_rules
+from components.pools import platform_pools
+from observability.rules import AlertRule
 from tools.observability import rules_text, stack_settings
 
 PROMTOOL = shutil.which("promtool")
@@ -92,7 +94,7 @@ def _cases(rules: list[AlertRule], stack: str) -> list[dict[str, Any]]:
     down = by_name["GpuNodeAgentDown"][0]
     minutes = alerts.agent_down_minutes
     namespace = settings.device_plugin.namespace
-    daemonset = {"namespace": namespace, "daemonset": f"dcgm-exporter-{settings.served_gpu_pools()[0].name}"}
+    daemonset = {"namespace": namespace, "daemonset": f"dcgm-exporter-{platform_pools(settings).served[0].name}"}
     plugin = {"namespace": namespace, "daemonset": "nvidia-device-plugin-daemonset"}
     proxy = {"namespace": "kube-system", "daemonset": "kube-proxy"}
     span = f"x{minutes + 5}"
@@ -128,9 +130,9 @@ def _cases(rules: list[AlertRule], stack: str) -> list[dict[str, Any]]:
     if idle:
         rule = idle[0]
         series, fired = [], []
-        for pool in (p for p in settings.served_gpu_pools()):
+        for pool in platform_pools(settings).served:
             # Both read 1 (percent) when idle: 1% utilisation, or an engine-activity ratio of 0.01 times 100.
-            metric, low, high = (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.01", "0.5") if pool.gpu_instance_profile else
+            metric, low, high = (("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.01", "0.5") if pool.mig else
                                  ("DCGM_FI_DEV_GPU_UTIL", "1", "50"))
             held = {"pool": pool.name, "node": f"aks-{pool.name}-1", "gpu": "0", "UUID": f"GPU-{pool.name}-0",
                     "exported_namespace": "ml", "exported_pod": f"notebook-{pool.name}"}

@@ -30,7 +30,7 @@ T4 = {"vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"], "e
 ])
 def test_the_agent_pool_kind_recognizes_agent_pools_and_cluster_profiles(resource_type, recognized):
     assert is_pool_resource(resource_type) is recognized
-    assert [kind.name for kind in pools.KINDS] == ["agentPool"]
+    assert [kind.name for kind in pools.KINDS if kind.recognizes(resource_type)] == (["agentPool"] if recognized else [])
 
 
 def test_an_agent_pool_answers_the_rules_questions():
@@ -103,7 +103,7 @@ class _Karpenterish(PoolView):
 def stand_in_kind(monkeypatch):
     monkeypatch.setattr(pools.registry, "KINDS", list(pools.KINDS))
 
-    @register("nodePool", lambda resource_type: resource_type == "test:karpenter.sh/v1:NodePool")
+    @register("standIn", lambda resource_type: resource_type == "test:karpenter.sh/v1:NodePool")
     def stand_in(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
         return [_Karpenterish(props)]
 
@@ -127,6 +127,8 @@ def test_a_new_kind_is_judged_by_the_same_rules_without_a_change_to_them(stand_i
 
 
 def test_a_kind_registers_once(stand_in_kind):
-    [kind] = [kind for kind in pools.registry.KINDS if kind.name == "nodePool"]
+    [kind] = [kind for kind in pools.registry.KINDS if kind.name == "standIn"]
     with pytest.raises(ValueError, match="registered twice"):
-        register("nodePool", kind.recognizes)(kind.pools_of)
+        register("standIn", kind.recognizes)(kind.pools_of)
+    with pytest.raises(ValueError, match="registered twice"):
+        register("standIn", kind.recognizes)(lambda resource_type, props: [])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from components.pools.kind import surge_nodes
 from tests.conftest import ROOT
 from tools import preflight
 
@@ -163,7 +164,7 @@ def test_the_offline_summary_needs_no_azure():
 
 @pytest.mark.parametrize("surge, count, nodes", [("33%", 8, 3), ("1", 8, 1), ("100%", 3, 3), (None, 5, 0), ("10%", 1, 1)])
 def test_surge_rounds_up_as_aks_does(surge, count, nodes):
-    assert preflight.surge_nodes(surge, count) == nodes
+    assert surge_nodes(surge, count) == nodes
 
 
 def test_names_from_azures_answers_cannot_steer_the_report(tmp_path):

@@ -27,7 +27,7 @@ def test_dev_tree_and_clean_policies():
     assert code == 0
     assert "Previewing gpu-aks/dev offline" in output
     assert " +     ├─ gpu-aks:index:GpuCluster" in output
-    assert " +       ├─ gpu-aks:index:GpuNodePool" in output
+    assert " +       ├─ gpu-aks:index:GpuAgentPool" in output
     assert " +         ├─ azure-native:containerservice:AgentPool        gput4-pool" in output
     assert '│    agentPoolName: "gput4' in output
     assert '│    vmSize: "Standard_NC4as_T4_v3"' in output

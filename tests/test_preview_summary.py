@@ -7,8 +7,8 @@ import io
 
 import pytest
 
+from components.pools.kind import vcpus_in_size_name
 from tools import preview
-from tools.preflight import vcpus_in_size_name
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +40,13 @@ def test_the_summary_shows_maintenance_windows_or_says_there_are_none(summaries)
         assert "Maintenance windows:" in text
 
 
-def test_the_summary_shows_the_capacity_the_gpu_pools_need(summaries):
-    assert "Capacity" in summaries["prod"]
-    if "(preflight" not in summaries["prod"]:
-        assert "a100mig: 8 x Standard_NC24ads_A100_v4 = 192 vCPUs" in summaries["prod"]
-        assert "t4spot: 10 x Standard_NC4as_T4_v3 = 40 vCPUs of the regional Spot (low-priority) quota" in summaries["prod"]
+def test_the_summary_shows_the_capacity_the_pools_need_with_the_upgrade_surge(summaries):
+    """One computation, the pool kinds' (the preflight's): maxCount plus the upgrade surge; none on Spot."""
+    assert "Capacity (preflight, before `pulumi up`):" in summaries["prod"]
+    assert ("gpuPools[a100mig]: Standard_NC24ads_A100_v4 x 9 (8 at maxCount + 1 upgrade surge) = 216 vCPUs of its VM "
+            "family's vCPUs") in summaries["prod"]
+    assert ("gpuPools[t4spot]: Standard_NC4as_T4_v3 x 10 (10 at maxCount + 0 upgrade surge) = 40 vCPUs of regional "
+            "low-priority (Spot) vCPUs") in summaries["prod"]
 
 
 @pytest.mark.parametrize(("size", "vcpus"), [("Standard_NC4as_T4_v3", 4), ("Standard_NC24ads_A100_v4", 24),

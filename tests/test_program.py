@@ -9,7 +9,7 @@ import pulumi
 import pytest
 import yaml
 
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tools.mockrun import config_from_stack_file, run_program
 
@@ -38,9 +38,9 @@ def test_dev_tree(dev_run):
         ("gpu-aks:index:ClusterAccess", "access", "gpu-aks"),
         (ROLE_ASSIGNMENT, "access-deployer-cluster-admin", "access"),
         (WAIT, "access-role-propagation", "access"),
-        ("gpu-aks:index:NodePool", "cpu", "gpu-aks"),
+        ("gpu-aks:index:CpuAgentPool", "cpu", "gpu-aks"),
         (AGENT_POOL, "cpu-pool", "cpu"),
-        ("gpu-aks:index:GpuNodePool", "gput4", "gpu-aks"),
+        ("gpu-aks:index:GpuAgentPool", "gput4", "gpu-aks"),
         (AGENT_POOL, "gput4-pool", "gput4"),
         ("gpu-aks:index:GpuDevicePlugin", "nvidia-device-plugin", "gpu-aks"),
         ("kubernetes:core/v1:Namespace", "nvidia-device-plugin-namespace", "nvidia-device-plugin"),

@@ -10,8 +10,10 @@ import pytest
 from gpu_aks_policies.catalog import supported_vm_sizes
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION, KUBERNETES_CALENDAR_CHECKED, KUBERNETES_MINORS
-from components.settings import SettingsError, parse_settings
-from components.settings.production import ApiServerAccessSettings, api_server_warning
+from components.platform_settings import parse_settings
+from components.pools import platform_pools
+from components.settings import SettingsError
+from components.settings.api_server import ApiServerAccessSettings, api_server_warning
 from tests.conftest import TODAY
 
 #: Every stack without authorized ranges or a private API server gets this warning (docs/platform.md).
@@ -97,7 +99,7 @@ def test_gpu_driver_none_pool_is_not_served_by_our_device_plugin():
     raw["gpuPools"].append({"name": "operator", "vmSize": "Standard_NC24ads_A100_v4", "gpuProfile": {"driver": "None"}})
     result = settings(raw)
     assert result.device_plugin.pools == ("gput4",)
-    assert [p.name for p in result.served_gpu_pools()] == ["gput4"]
+    assert [p.name for p in platform_pools(result).served] == ["gput4"]
 
 
 def test_autoscaler_values_keep_the_api_types():
@@ -368,7 +370,7 @@ def test_no_python_reprs_in_messages():
 def test_the_configuration_reference_page_is_current():
     from pathlib import Path
 
-    from components.settings import reference_markdown
+    from components.platform_settings import reference_markdown
 
     page = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
     assert page.read_text() == reference_markdown(), (
@@ -379,7 +381,7 @@ def test_the_configuration_reference_page_is_current():
 def test_every_key_is_on_the_reference_page():
     from gpu_aks_policies.declarations import Key, ListOf, Section
 
-    from components.settings import DOCUMENT, reference_markdown
+    from components.platform_settings import DOCUMENT, reference_markdown
 
     page = reference_markdown()
 
@@ -411,9 +413,10 @@ UPDATABLE_CHANGES = {"minCount": 1, "maxCount": 9, "nodeTaints": ["nvidia.com/gp
 
 
 def test_create_only_keys_are_declared_once_and_each_renames_the_pool():
+    from components.pools.gpu import GPU_POOL
     from components.settings import create_only_properties
 
-    declared = create_only_properties()
+    declared = create_only_properties(GPU_POOL)
     assert set(declared) - {"spotMaxPrice", "scaleSetEvictionPolicy"} == set(CREATE_ONLY_CHANGES) | CREATE_ONLY_SUBNET_KEYS
     base = {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG1g"}
 

@@ -45,13 +45,17 @@ from components.manifests import (
     sharing_config,
     sharing_config_map,
 )
-from components.settings import SettingsError, parse_settings
-from observability.dashboard import dashboard_queries, grafana_dashboard
+from components.observability import watched_pool
+from components.platform_settings import parse_settings
+from components.pools import PoolFacts, platform_pools
+from components.settings import SettingsError
+from observability.dashboard import grafana_dashboard
 from observability.metrics import KNOWN_METRICS
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tests.helpers import findings
+from tests.test_observability import dashboard_queries
 from tools import preview
 from tools.doctor import diagnose
 from tools.mockrun import run_pulumi
@@ -67,6 +71,11 @@ A100_MIG = {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstancePr
 
 def platform(*pools: dict[str, Any], **extra: Any):
     return parse_settings({"gpuPools": list(pools), **extra}, "unit", "westeurope")
+
+
+def facts(*pools: dict[str, Any], **extra: Any) -> tuple[PoolFacts, ...]:
+    """The GPU pools' facts, as the components build from them."""
+    return platform_pools(platform(*pools, **extra)).gpu
 
 
 def problems(*pools: dict[str, Any], **extra: Any) -> list[str]:
@@ -212,8 +221,7 @@ def test_the_config_uses_nvidias_field_names_and_version():
     config_go, sharing_go, replicas_go = (NVIDIA / "api/config/v1" / name for name in ("config.go", "sharing.go",
                                                                                        "replicas.go"))
     assert tuple(go_json_tags(sharing_go, "Sharing")) == SHARING_STRATEGIES
-    settings = platform(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 2))
-    for pool in settings.gpu_pools:
+    for pool in facts(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 2)):
         config = sharing_config(pool)
         assert set(config) <= set(go_json_tags(config_go, "Config"))
         assert config["version"] == re.search(r'const Version = "(\w+)"', config_go.read_text()).group(1)
@@ -227,8 +235,8 @@ def test_the_config_uses_nvidias_field_names_and_version():
 
 
 def test_a_time_sliced_mig_pool_replicates_the_resource_its_strategy_advertises():
-    mixed = platform(shared(A100_MIG, "timeSlicing", 2), devicePlugin={"migStrategy": "mixed"}).gpu_pools[0]
-    single = platform(shared(A100_MIG, "timeSlicing", 2)).gpu_pools[0]
+    [mixed] = facts(shared(A100_MIG, "timeSlicing", 2), devicePlugin={"migStrategy": "mixed"})
+    [single] = facts(shared(A100_MIG, "timeSlicing", 2))
     assert sharing_config(mixed)["sharing"]["timeSlicing"]["resources"][0]["name"] == "nvidia.com/mig-2g.20gb"
     assert sharing_config(single)["sharing"]["timeSlicing"]["resources"][0]["name"] == "nvidia.com/gpu"
 
@@ -246,7 +254,7 @@ def test_the_limits_gpu_aks_repeats_are_nvidias():
 
 
 def test_the_config_map_holds_the_config_as_yaml_under_the_file_name_config_file_names():
-    [pool] = platform(shared(T4, "timeSlicing", 4)).gpu_pools
+    [pool] = facts(shared(T4, "timeSlicing", 4))
     config_map = sharing_config_map("gpu-resources", pool)
     [(key, text)] = config_map["data"].items()
     assert DEVICE_PLUGIN_CONFIG_FILE.endswith("/" + key)
@@ -258,20 +266,19 @@ def test_the_config_map_holds_the_config_as_yaml_under_the_file_name_config_file
 
 
 def test_pools_without_sharing_keep_exactly_the_daemonsets_they_had():
-    settings = platform(T4, A100_MIG, shared(T4X4, "mps", 4))
-    unshared = [pool for pool in settings.gpu_pools if pool.sharing is None]
-    manifests = device_plugin_manifests("gpu-resources", IMAGE, "single", settings.gpu_pools)
+    pools = facts(T4, A100_MIG, shared(T4X4, "mps", 4))
+    unshared = [pool for pool in pools if pool.sharing is None]
+    manifests = device_plugin_manifests("gpu-resources", IMAGE, "single", pools)
     assert manifests[:2] == [device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[:1]),
                              device_plugin_daemonset("gpu-resources", IMAGE, "single", unshared[1:], mig=True)]
     assert [(m["kind"], m["metadata"]["name"]) for m in manifests[2:]] == [
         ("ConfigMap", "nvidia-device-plugin-shared-t4x4"), ("DaemonSet", "nvidia-device-plugin-shared-t4x4"),
         ("DaemonSet", "nvidia-mps-control-daemon-t4x4")]
-    without = platform(T4, A100_MIG)
-    assert device_plugin_manifests("gpu-resources", IMAGE, "single", without.gpu_pools) == manifests[:2]
+    assert device_plugin_manifests("gpu-resources", IMAGE, "single", facts(T4, A100_MIG)) == manifests[:2]
 
 
 def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_it():
-    [time_sliced, mps] = platform(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 4)).gpu_pools
+    [time_sliced, mps] = facts(shared(T4, "timeSlicing", 4), shared(T4X4, "mps", 4))
     chart = chart_pod("daemonset-device-plugin.yml")
     chart_ctr = by_name(chart["containers"])["nvidia-device-plugin-ctr"]
     chart_env = {env["name"]: env.get("value") for env in chart_ctr["env"]}
@@ -303,8 +310,8 @@ def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_i
 
 
 def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_on_the_pool():
-    [pool] = platform({**shared(T4X4, "mps", 4), "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
-                       "scaleSetPriority": "Spot"}).gpu_pools
+    [pool] = facts({**shared(T4X4, "mps", 4), "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+                    "scaleSetPriority": "Spot"})
     daemon_set = mps_control_daemon("gpu-resources", IMAGE, pool)
     ours, chart = daemon_set["spec"]["template"]["spec"], chart_pod("daemonset-mps-control-daemon.yml")
     # The chart's config-manager init container and sidecar pick one of several configs by a node
@@ -336,15 +343,15 @@ def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_
 
 def test_a_change_of_replicas_rolls_the_shared_pods():
     def annotation(replicas: int) -> str:
-        [pool] = platform(shared(T4, "mps", replicas)).gpu_pools
+        [pool] = facts(shared(T4, "mps", replicas))
         return mps_control_daemon("gpu-resources", IMAGE, pool)["spec"]["template"]["metadata"]["annotations"][
             CONFIG_HASH_ANNOTATION]
     assert annotation(2) != annotation(3) and annotation(2) == annotation(2)
 
 
 def test_only_mps_pools_run_the_control_daemon_and_each_daemonset_is_listed_for_the_alerts():
-    settings = platform(T4, shared(T4X4, "timeSlicing", 2))
-    names = [m["metadata"]["name"] for m in device_plugin_daemonsets("gpu-resources", IMAGE, "none", settings.gpu_pools)]
+    pools = facts(T4, shared(T4X4, "timeSlicing", 2))
+    names = [m["metadata"]["name"] for m in device_plugin_daemonsets("gpu-resources", IMAGE, "none", pools)]
     assert names == ["nvidia-device-plugin-daemonset", "nvidia-device-plugin-shared-t4x4"]
 
 
@@ -354,7 +361,7 @@ def test_the_component_creates_the_config_map_before_the_daemonsets_that_mount_i
     def program() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
         GpuDevicePlugin("nvidia-device-plugin", GpuDevicePluginArgs(settings.device_plugin,
-                                                                    settings.served_gpu_pools(), provider))
+                                                                    platform_pools(settings).served, provider))
 
     run = run_pulumi(program, "unit")
     assert run.error is None, run.error
@@ -369,7 +376,7 @@ def test_the_component_creates_the_config_map_before_the_daemonsets_that_mount_i
 
 
 def test_the_policy_pack_does_not_count_the_mps_daemon_as_a_device_plugin():
-    [pool] = platform(shared(T4X4, "mps", 4)).gpu_pools
+    [pool] = facts(shared(T4X4, "mps", 4))
     daemon, plugin = mps_control_daemon("gpu-resources", IMAGE, pool), device_plugin_daemonset(
         "gpu-resources", IMAGE, "none", [pool], shared=pool)
     assert not is_device_plugin_daemonset("kubernetes:apps/v1:DaemonSet", daemon)
@@ -380,18 +387,16 @@ def test_the_policy_pack_does_not_count_the_mps_daemon_as_a_device_plugin():
 
 
 def test_the_exporter_of_a_shared_pool_attributes_every_pod_sharing_a_gpu():
-    settings = platform(T4, shared(T4X4, "timeSlicing", 4))
     env = {pool.name: {item["name"]: item.get("value") for item in exporter_daemonset(
         "gpu-resources", DCGM_EXPORTER_IMAGE, pool)["spec"]["template"]["spec"]["containers"][0]["env"]}
-        for pool in settings.gpu_pools}
+        for pool in facts(T4, shared(T4X4, "timeSlicing", 4))}
     assert env["t4x4"]["KUBERNETES_VIRTUAL_GPUS"] == "true" and "KUBERNETES_VIRTUAL_GPUS" not in env["t4"]
     # The flag is the dcgm-exporter image's own (4.5.3-4.8.2, pkg/cmd/app.go).
     assert DCGM_EXPORTER_IMAGE.endswith(":4.5.3-4.8.2-distroless")
 
 
 def test_the_dashboard_shows_slices_per_gpu_and_counts_each_shared_gpu_once():
-    settings = platform(T4, shared(T4X4, "mps", 4))
-    board = grafana_dashboard(settings.gpu_pools)
+    board = grafana_dashboard([watched_pool(pool) for pool in facts(T4, shared(T4X4, "mps", 4))])
     rows = [panel["title"] for panel in board["panels"] if panel["type"] == "row"]
     assert rows[1:] == ["Pool t4 (Standard_NC4as_T4_v3, T4)", "Pool t4x4 (Standard_NC64as_T4_v3, T4, 4 slices per GPU by MPS)"]
     by_title = {panel["title"]: panel for panel in board["panels"]}
@@ -634,15 +639,6 @@ def test_the_doctor_accepts_gpus_times_replicas_and_checks_it_against_the_config
         assert "rollout restart daemonset nvidia-device-plugin-shared-t4x4" in diagnosis.problems[0].fix
 
 
-def test_the_doctor_notices_a_node_shared_although_the_pool_is_not():
-    outputs = platform_contract(platform({**T4, "minCount": 1}))
-    node = gpu_node("aks-t4-0", outputs["gpuPools"]["t4"], 4)
-    diagnosis = diagnose(platform_from_outputs(outputs), [node], [agent_pod("plugin-0", "aks-t4-0", "nvidia-device-plugin")])
-    assert [(p.check, p.message) for p in diagnosis.problems] == [
-        ("gpu-sharing", "advertises 4 nvidia.com/gpu, 4 shares of each of its 1 device(s), but the contract says the pool "
-                        "does not share its GPUs (1 per node)")]
-
-
 # --- The whole program -----------------------------------------------------------------------------
 
 
@@ -667,7 +663,7 @@ def test_a_stack_with_a_time_sliced_and_an_mps_pool_runs_whole_and_the_preview_s
     pools = run.stack_outputs["gpuPools"]
     assert pools["slices"]["sharing"] == {"strategy": "timeSlicing", "replicas": 4}
     assert pools["mps"]["offers"][0]["perNode"] == 12
-    summary = "\n".join(preview.render_summary("share", run))
+    summary = "\n".join(preview.render_summary("share", run, stack_file))
     assert "slices: Standard_NC4as_T4_v3, T4, 4 nvidia.com/gpu per node (4 shares per GPU, time-slicing)," in summary
     assert "mps: Standard_NC64as_T4_v3, T4, 12 nvidia.com/gpu per node (3 shares per GPU, MPS)," in summary
     # The policy pack, over its real gRPC interface, finds nothing to refuse in the shared pools' objects.

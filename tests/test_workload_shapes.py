@@ -24,7 +24,7 @@ from gpu_aks_policies.workloads.shapes import (
 )
 
 from components.contract import platform_contract
-from components.settings import parse_settings
+from components.platform_settings import parse_settings
 from tests.helpers import findings
 
 T, L, S, A = TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE

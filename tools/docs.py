@@ -57,7 +57,7 @@ class GeneratedPage:
 #: One line per generated page (the helpers who own the facts list theirs in the project's
 #: GENERATORS notes; the lead completes this list when merging their branches).
 GENERATED: tuple[GeneratedPage, ...] = (
-    GeneratedPage("docs/configuration.md", "components.settings:reference_markdown"),
+    GeneratedPage("docs/configuration.md", "components.platform_settings:reference_markdown"),
     GeneratedPage("docs/policies.md", "gpu_aks_policies.rules:policies_markdown"),
     GeneratedPage("docs/contract.md", "gpu_aks_policies.contract:contract_markdown"),
     GeneratedPage("docs/contract.schema.json", "gpu_aks_policies.contract:json_schema"),

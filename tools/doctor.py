@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
-from gpu_aks_policies.contract import GpuPoolEntry
+from gpu_aks_policies.contract import GpuOfferEntry, GpuPoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -43,26 +43,16 @@ from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_ta
 from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL, MPS_CONTROL_DAEMON_APP, mps_daemon_name, shared_plugin_name
+from observability.conditions import GPU_CONDITIONS
 from observability.settings import EXPORTER_APP_LABEL
 
 #: `kubectl get pods -A -o json` of a large cluster runs to tens of megabytes.
 CLUSTER_FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024)
 
-#: The GPU node conditions of AKS's node problem detector, true while the problem lasts, and what to
-#: do (https://learn.microsoft.com/azure/aks/node-problem-detector, "Node conditions", GPU only).
-GPU_CONDITIONS = {
-    "GPUMissing": "the VM sees fewer GPUs than its size has: cordon and drain the node, then delete it so the "
-                  "pool replaces it (az aks nodepool delete-machines)",
-    "XIDErrors": "the NVIDIA driver logged XID errors (NVIDIA's XID catalog says which are fatal): drain the node, "
-                 "and delete it so the pool replaces it if they recur",
-    "NVLinkStatusInactive": "an NVLink is inactive, so multi-GPU jobs lose bandwidth or fail: drain the node and "
-                            "delete it so the pool replaces it",
-    "IBLinkFlapping": "an InfiniBand link keeps going down: drain the node and delete it so the pool replaces it",
-    "GPUClockThrottling": "GPU clocks are throttled (power or temperature): drain the node if jobs slow down, and "
-                          "open an Azure support request if it persists",
-    "UnhealthyNvidiaDevicePlugin": "AKS's managed NVIDIA device plugin is not running: check the node's GPU "
-                                   "driver install (kubectl describe node) and reimage the node if it persists",
-}
+
+#: The VM size of a node (Kubernetes' well-known `node.kubernetes.io/instance-type` label, which AKS and
+#: Karpenter set): which of a pool's offers the node is.
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 #: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured
 #: (Kubernetes' well-known `node.kubernetes.io/*` and `node.cloudprovider.kubernetes.io/*` taints,
@@ -227,36 +217,41 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _sharing_count_problem(count: int, expected: int, typed: GpuPoolEntry, pool_name: str,
+def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:
+    """The pool's offer the node is (its VM size; a NAP pool brings several), else the first."""
+    size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
+    return next((offer for offer in pool.offers if (offer.vm_size or "").lower() == size), pool.offers[0])
+
+
+def _sharing_count_problem(count: int, expected: int, pool: GpuPoolEntry, resource: str, pool_name: str,
                            namespace: str) -> tuple[str, str] | None:
-    """What a node's count says about its sharing, when it disagrees with the contract: a shared pool's
-    node advertises its GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its
-    GPUs alone, or another multiple, runs a plugin that did not read the pool's config."""
-    sharing = typed.sharing if typed.sharing is not None and typed.sharing.replicas > 1 else None
-    devices = expected // sharing.replicas if sharing else expected
+    """What a shared pool's node count says, when it disagrees with the contract: the node advertises its
+    GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its GPUs alone, or
+    another multiple of them, runs a plugin that did not read (or outran) the pool's config. On an
+    unshared pool a count off the contract stays a `gpu-count` problem (a missing GPU, another size)."""
+    sharing = pool.sharing
+    if sharing is None or sharing.replicas < 2:
+        return None
+    devices = expected // sharing.replicas
     restart = (f"the plugin reads its config (ConfigMap {shared_plugin_name(pool_name)}, CONFIG_FILE) only when it "
                f"starts: kubectl -n {namespace} rollout restart daemonset {shared_plugin_name(pool_name)}; pulumi up "
                "restores the DaemonSet and its ConfigMap")
-    if sharing and count == devices:
-        return (f"advertises {count} {typed.gpu_resource}, its {devices} device(s) unshared, but the contract says "
-                f"{expected} per node ({devices} x {sharing.replicas} replicas, {sharing_name(sharing.strategy)}): pods "
-                "get whole GPUs and fewer fit", restart)
-    if sharing and devices and count % devices == 0:
-        return (f"advertises {count} {typed.gpu_resource} ({devices} device(s) x {count // devices} replicas), but the "
-                f"contract says {sharing.replicas} replicas ({expected} per node)", restart)
-    if not sharing and devices and count > devices and count % devices == 0:
-        return (f"advertises {count} {typed.gpu_resource}, {count // devices} shares of each of its {devices} "
-                f"device(s), but the contract says the pool does not share its GPUs ({expected} per node)",
-                f"another device plugin or config shares this node's GPUs: kubectl -n {namespace} get daemonsets,configmaps; "
-                "a pool shares only through gpuPools[].sharing")
+    if count == devices:
+        return (f"advertises {count} {resource}, its {devices} device(s) unshared, but the contract says {expected} per "
+                f"node ({devices} x {sharing.replicas} replicas, {sharing_name(sharing.strategy)}): pods get whole GPUs "
+                "and fewer fit", restart)
+    if devices and count % devices == 0:
+        return (f"advertises {count} {resource} ({devices} device(s) x {count // devices} replicas), but the contract "
+                f"says {sharing.replicas} replicas ({expected} per node)", restart)
     return None
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any], typed: GpuPoolEntry,
-                platform: Platform, plugin_pods: Mapping[str, list[Mapping[str, Any]]],
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, platform: Platform,
+                plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
-    resource, expected = typed.gpu_resource, typed.gpus_per_node
+    offer = _offer_of(node, pool)
+    resource, expected = offer.resource, offer.per_node
     problems: list[Problem] = []
 
     def problem(check: str, message: str, fix: str) -> None:
@@ -273,7 +268,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
     count = advertised.get(resource, 0)
     plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
                    f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={name}"
-                   if pool.get("devicePlugin") != "external" else "the pool's external device plugin registers them")
+                   if pool.device_plugin != "external" else "the pool's external device plugin registers them")
     if count == 0:
         others = {r: n for r, n in advertised.items() if r != resource and n}
         if others:
@@ -287,7 +282,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
                                        "pods asking for GPUs stay Pending",
                     f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {name})")
     elif count != expected:
-        shared = _sharing_count_problem(count, expected, typed, pool_name, platform.gpu_namespace)
+        shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
         if shared is not None:
             problem("gpu-sharing", *shared)
         else:
@@ -296,7 +291,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
                     f"another count has another partition profile than the pool's gpuInstanceProfile")
 
     plugin_state = "external"
-    if pool.get("devicePlugin") != "external":
+    if pool.device_plugin != "external":
         pods = plugin_pods.get(name, [])
         ready_pods = [p for p in pods if _condition(p, "Ready").get("status") == "True"]
         if ready_pods:
@@ -312,7 +307,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
                     f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
                     f"taints and select the pool ({POOL_LABEL}={pool_name}); pulumi up restores it")
 
-    if typed.sharing is not None and typed.sharing.strategy == "mps" and pool.get("devicePlugin") != "external":
+    if pool.sharing is not None and pool.sharing.strategy == "mps" and pool.device_plugin != "external":
         # NVIDIA's plugin serves MPS shares only while the node's MPS control daemon is healthy
         # (`internal/plugin/mps.go`, `waitForDaemon`).
         daemons = (mps_pods or {}).get(name, [])
@@ -325,7 +320,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
 
     _check_taints(node, pool, problem)
     labels = _labels(node)
-    wrong = {k: v for k, v in as_mapping(pool.get("labels")).items() if labels.get(k) != v}
+    wrong = {k: v for k, v in pool.labels.items() if labels.get(k) != v}
     if wrong:
         shown = ", ".join(f"{k}={v} (node has {labels[k]!s})" if k in labels else f"{k}={v} (missing)"
                           for k, v in wrong.items())
@@ -342,9 +337,9 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Mapping[str, Any]
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 
-def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any) -> None:
+def _check_taints(node: Mapping[str, Any], pool: GpuPoolEntry, problem: Any) -> None:
     expected = []
-    for text in as_list(pool.get("taints")):
+    for text in pool.taints:
         try:
             expected.append(parse_taint(text))
         except TaintSyntaxError:
@@ -354,8 +349,7 @@ def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any
     actual_set = {_taint_id(t) for t in actual}
     expected_set = {_taint_id(t) for t in expected}
     missing = [t for t in expected if _taint_id(t) not in actual_set]
-    tolerated = {(tol.get("key"), tol.get("value", "")) for tol in map(as_mapping, as_list(pool.get("tolerations")))
-                 if _hashable(tol.get("key")) and _hashable(tol.get("value", ""))}
+    tolerated = {(tol.get("key"), tol.get("value", "")) for tol in pool.tolerations}
     extra = [t for t in actual if _taint_id(t) not in expected_set and t["effect"] != "PreferNoSchedule"
              and not t["key"].startswith(SYSTEM_TAINT_PREFIXES) and t["key"] != SPOT_LABEL
              and (t["key"], t["value"]) not in tolerated]
@@ -372,10 +366,6 @@ def _check_taints(node: Mapping[str, Any], pool: Mapping[str, Any], problem: Any
 
 def _taint_id(taint: Mapping[str, str]) -> tuple[str, str, str]:
     return (taint.get("key", ""), taint.get("value", ""), taint.get("effect", ""))
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool)) or value is None
 
 
 class _NodesByLabel:
@@ -404,14 +394,13 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
     nodes_by_label = _NodesByLabel(nodes)
     # The pools as the typed contract read them (checked types; counts are ints).
     for pool_name, typed in platform.pools.items():
-        pool = typed.to_json()
         # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
         pool_label = typed.pool_label or {POOL_LABEL: pool_name}
         members = nodes_by_label.matching(pool_label)
         report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
-            report.nodes.append(_check_node(node, pool_name, pool, typed, platform, plugin_pods, mps_pods))
+            report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
         if not members and report.min_count > 0:
             report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_name} although "
                                            f"minCount is {report.min_count}",

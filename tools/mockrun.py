@@ -32,7 +32,8 @@ from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from components.settings import PROJECT, PlatformSettings, parse_settings
+from components.platform_settings import PlatformSettings, parse_settings
+from components.settings import PROJECT
 from components.stack_config import today
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):

@@ -26,10 +26,13 @@ from pathlib import Path
 import yaml
 from gpu_aks_policies.documents import safe_text
 
-from components.settings import PlatformSettings, SettingsError
+from components.observability import exporter_pools, platform_alert_rules, watched_pool
+from components.platform_settings import PlatformSettings
+from components.pools import platform_pools
+from components.settings import SettingsError
 from observability.dashboard import dashboard_json
 from observability.recording_rules import prometheus_recording_rule_file, recording_rule_groups
-from observability.rules import exporter_pools, platform_alert_rules, prometheus_rule_file
+from observability.rules import prometheus_rule_file
 from tools.mockrun import StackFileError, settings_from_stack_file
 from tools.stacks import stacks
 
@@ -62,7 +65,8 @@ def recording_rules_text(settings: PlatformSettings) -> str:
 def generated_files(settings: PlatformSettings) -> dict[str, str]:
     return {RULES_FILE: rules_text(settings),
             RECORDING_FILE: recording_rules_text(settings),
-            DASHBOARD_FILE: dashboard_json(exporter_pools(settings), settings.observability.alerts)}
+            DASHBOARD_FILE: dashboard_json([watched_pool(pool) for pool in exporter_pools(platform_pools(settings))],
+                                           settings.observability.alerts)}
 
 
 def main(argv: Iterable[str] | None = None, root: Path = ROOT) -> int:

@@ -12,15 +12,14 @@ and the pool's zones, and any restriction (`NotAvailableForSubscription`).
 Exit codes: 0 everything fits; 1 problems, each naming the pool, the family, the vCPUs needed and
 available, and where to ask for more; 2 bad input (unreadable stack or files, wrong shapes, no `az`).
 
-`capacity_needs(settings)` is the per-pool summary without live numbers; the offline preview prints
-it (`capacity_lines`).
+`capacity_needs(settings)` is the per-pool summary without live numbers, from each pool kind's
+capacity (`components/pools/`); the offline preview prints it (`capacity_lines`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -34,7 +33,9 @@ from typing import Any
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
-from components.settings import NodePoolSettings, PlatformSettings, SettingsError
+from components.platform_settings import PlatformSettings
+from components.pools import CapacityNeed, platform_pools
+from components.settings import SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,8 +50,6 @@ LOW_PRIORITY_CORES = "lowPriorityCores"
 #: `az` prints a few MB for list-skus in a large region: bound it all the same.
 INPUT_LIMITS = Limits(max_bytes=64 * 1024 * 1024, max_depth=32, max_nodes=5_000_000)
 AZ_TIMEOUT_SECONDS = 180
-#: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
-SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 
 
 class PreflightInputError(ValueError):
@@ -60,56 +59,14 @@ class PreflightInputError(ValueError):
 # --- What the stack needs (no Azure) -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PoolNeed:
-    key: str
-    vm_size: str
-    spot: bool
-    zones: tuple[str, ...]
-    max_count: int
-    #: Extra nodes AKS adds while upgrading (`maxSurge`; none on Spot pools).
-    surge: int
-    #: From the size's name; the live check uses the SKU list's `vCPUs` capability instead.
-    vcpus_per_node: int | None
-
-    @property
-    def nodes(self) -> int:
-        return self.max_count + self.surge
-
-    def vcpus(self, per_node: int | None = None) -> int | None:
-        per_node = per_node or self.vcpus_per_node
-        return None if per_node is None else per_node * self.nodes
+#: What one pool asks of the quota (the kind's `capacity()`, components/pools/kind.py).
+PoolNeed = CapacityNeed
 
 
-def surge_nodes(max_surge: str | None, max_count: int) -> int:
-    if not max_surge:
-        return 0
-    if max_surge.endswith("%"):
-        # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
-        return math.ceil(max_count * int(max_surge[:-1]) / 100)
-    return int(max_surge)
-
-
-def vcpus_in_size_name(vm_size: str) -> int | None:
-    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
-    match = SIZE_VCPUS.match(vm_size)
-    return int(match.group(1)) if match else None
-
-
-def _need(key: str, pool: NodePoolSettings) -> PoolNeed:
-    upgrade = pool.upgrade_settings()
-    return PoolNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
-                    surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count), vcpus_in_size_name(pool.vm_size))
-
-
-def capacity_needs(settings: PlatformSettings) -> list[PoolNeed]:
-    """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name."""
-    system = settings.system_pool
-    needs = [PoolNeed("systemPool", system.vm_size, False, system.availability_zones, system.max_count,
-                      surge_nodes(system.max_surge, system.max_count), vcpus_in_size_name(system.vm_size))]
-    needs += [_need(f"cpuPools[{pool.name}]", pool) for pool in settings.cpu_pools]
-    needs += [_need(f"gpuPools[{pool.name}]", pool) for pool in settings.gpu_pools]
-    return needs
+def capacity_needs(settings: PlatformSettings) -> list[CapacityNeed]:
+    """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name; each
+    pool's kind says what it needs."""
+    return list(platform_pools(settings).capacity())
 
 
 def capacity_lines(settings: PlatformSettings) -> list[str]:

@@ -32,10 +32,19 @@ from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
 
 from components.aks_api import kubernetes_minor
-from components.settings import PROJECT
+from components.platform_settings import PlatformSettings
+from components.pools import GpuOffer, PlatformPools, platform_pools
+from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
-from tools.mockrun import ProgramRun, RegisteredResource, StackFileError, config_from_stack_file, run_program
-from tools.preflight import PreflightInputError, capacity_lines, load_stack, vcpus_in_size_name
+from tools.mockrun import (
+    ProgramRun,
+    RegisteredResource,
+    StackFileError,
+    config_from_stack_file,
+    run_program,
+    settings_from_stack_file,
+)
+from tools.preflight import capacity_lines
 from tools.stacks import stacks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,32 +183,23 @@ MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-def _count_range(pool: dict[str, Any]) -> str:
-    low, high = _whole_numbers(pool.get("minCount")), _whole_numbers(pool.get("maxCount"))
-    return f"{low}-{high} nodes" if low != high else f"{low} nodes"
+def _offer_text(offer: GpuOffer) -> str:
+    return f"{offer.sku.model}, {offer.per_node} {offer.resource} per node" + (
+        f" (MIG {offer.mig_partition})" if offer.mig_partition else "")
 
 
-def _pool_lines(run: ProgramRun) -> list[str]:
+def _pool_lines(pools: PlatformPools) -> list[str]:
+    """One line per pool, from its facts (what every kind answers): sizes, GPUs, counts, Spot, taints."""
     lines = []
-    for cluster in run.by_type(MANAGED_CLUSTER):
-        for pool in cluster.masked_inputs.get("agentPoolProfiles") or []:
-            taints = ", ".join(pool.get("nodeTaints") or []) or "none"
-            lines.append(f"    {pool.get('name')}: {pool.get('vmSize')}, system (CPU), {_count_range(pool)}; taints: {taints}")
-    outputs = run.stack_outputs
-    for name, pool in sorted((outputs.get("cpuPools") or {}).items()):
-        taints = ", ".join(pool.get("taints") or []) or "none"
-        spot = ", Spot" if pool.get("spot") else ""
-        lines.append(f"    {name}: {pool.get('vmSize')}, CPU, {_count_range(pool)}{spot}; taints: {taints}")
-    for name, pool in sorted((outputs.get("gpuPools") or {}).items()):
-        taints = ", ".join(pool.get("taints") or []) or "none"
-        gpu = f"{pool.get('gpuModel')}, {_whole_numbers(pool.get('gpusPerNode'))} {pool.get('gpuResource')} per node"
-        if pool.get("migPartition"):
-            gpu += f" (MIG {pool['migPartition']})"
-        sharing = pool.get("sharing")
-        if isinstance(sharing, dict):
-            gpu += f" ({_whole_numbers(sharing.get('replicas'))} shares per GPU, {sharing_name(str(sharing.get('strategy')))})"
-        spot = ", Spot" if pool.get("spot") else ""
-        lines.append(f"    {name}: {pool.get('vmSize')}, {gpu}, {_count_range(pool)}{spot}; taints: {taints}")
+    for pool in pools.pools:
+        what = "; ".join(_offer_text(offer) for offer in pool.offers) or (
+            "system (CPU)" if pool.role == "system" else "CPU")
+        if pool.sharing is not None:
+            what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
+        counts = f"{pool.min_count}-{pool.max_count} nodes" if pool.min_count != pool.max_count else f"{pool.min_count} nodes"
+        spot = ", Spot" if pool.spot else ""
+        lines.append(f"    {pool.name}: {', '.join(pool.vm_sizes)}, {what}, {counts}{spot}; "
+                     f"taints: {', '.join(pool.taints) or 'none'}")
     return lines
 
 
@@ -270,35 +270,23 @@ def _maintenance_lines(run: ProgramRun) -> list[str]:
         "  Maintenance windows: none declared (AKS may upgrade at any time within its channel)"]
 
 
-def _preflight_capacity(stack: str, stack_file: Path | None) -> list[str] | None:
-    """The preflight's per-pool summary (pools at maxCount plus upgrade surge), for a stack file of this
-    project; None for a `--config-file` stack, which the summary then sizes from the outputs alone."""
-    if stack_file is not None:
-        return None
+def _stack_settings(stack: str, stack_file: Path | None) -> PlatformSettings | None:
     try:
-        return capacity_lines(load_stack(stack))
-    except PreflightInputError:
-        return None
-
-
-def _capacity_lines(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
-    preflight = _preflight_capacity(stack, stack_file)
-    if preflight is not None:
-        return ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in preflight)]
-    lines = []
-    for name, pool in sorted((run.stack_outputs.get("gpuPools") or {}).items()):
-        vm_size, nodes = str(pool.get("vmSize")), _whole_numbers(pool.get("maxCount"))
-        vcpus = vcpus_in_size_name(vm_size)
-        quota = "the regional Spot (low-priority) quota" if pool.get("spot") else "the size family's quota"
-        need = f"{nodes * vcpus} vCPUs" if vcpus is not None and isinstance(nodes, int) else "unknown vCPUs"
-        lines.append(f"    {name}: {nodes} x {vm_size} = {need} of {quota}")
-    return ["  Capacity at maxCount (quota to check before `pulumi up`):", *lines] if lines else []
+        return settings_from_stack_file(stack_file or ROOT / f"Pulumi.{stack}.yaml", stack)
+    except (StackFileError, SettingsError, OSError):
+        return None  # the program's run has already reported it
 
 
 def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
-    """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`)."""
-    return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(run),
-            *_network_lines(run), *_admission_lines(run), *_maintenance_lines(run), *_capacity_lines(stack, run, stack_file)]
+    """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`).
+    The pools and their capacity come from the pools' facts (`components/pools/`): what each pool asks
+    of Azure's quota is the preflight's computation, nodes at maxCount plus the upgrade surge."""
+    settings = _stack_settings(stack, stack_file)
+    pools = platform_pools(settings) if settings is not None else PlatformPools(())
+    capacity = ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in capacity_lines(settings))] \
+        if settings is not None else []
+    return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(pools),
+            *_network_lines(run), *_admission_lines(run), *_maintenance_lines(run), *capacity]
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:

@@ -2,17 +2,94 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number
+from gpu_aks_policies.declarations import MISSING, Check, Default, Key, Reader, Section, boolean, is_whole_number
 
-from components.settings.production import (
-    ADMINS_NEED_AZURE_RBAC,
-    CLUSTER_ADMINS,
-    DEPLOYER_PRINCIPAL_TYPE,
-    ClusterAdmin,
-    PrincipalType,
-)
+PrincipalType = Literal["User", "Group", "ServicePrincipal"]
+#: Who can run `pulumi up`: a person (`User`), or a service principal or managed identity, which
+#: Azure role assignments both call `ServicePrincipal` (azure-mgmt-authorization `PrincipalType`).
+DEPLOYER_PRINCIPAL_TYPES: tuple[PrincipalType, ...] = ("User", "ServicePrincipal")
+ADMIN_PRINCIPAL_TYPES: tuple[PrincipalType, ...] = ("User", "Group", "ServicePrincipal")
+#: Set by `az login --service-principal` flows and azure/login (`AZURE_CLIENT_ID`) or by the
+#: Pulumi/Terraform Azure provider conventions (`ARM_CLIENT_ID`): a non-person deploys.
+SERVICE_PRINCIPAL_VARIABLES = ("ARM_CLIENT_ID", "AZURE_CLIENT_ID")
+OBJECT_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+@dataclass(frozen=True)
+class ClusterAdmin:
+    """A principal granted "Azure Kubernetes Service RBAC Cluster Admin" on the cluster."""
+
+    object_id: str
+    principal_type: PrincipalType
+
+
+def _deployer_type_default(reader: Reader) -> PrincipalType:
+    environ: Mapping[str, str] = getattr(reader.context, "environ", {}) or {}
+    return "ServicePrincipal" if any(environ.get(name) for name in SERVICE_PRINCIPAL_VARIABLES) else "User"
+
+
+DEPLOYER_PRINCIPAL_TYPE = Key(
+    "deployerPrincipalType", "The deployer's `principalType` on its role assignment: `User` (a person after `az "
+    "login`) or `ServicePrincipal` (a service principal or managed identity, as in CI). Azure refuses a mismatch "
+    "(`UnmatchedPrincipalType`).", "string",
+    Default(_deployer_type_default, "ServicePrincipal when ARM_CLIENT_ID or AZURE_CLIENT_ID is set, else User"),
+    check=lambda value: None if value in DEPLOYER_PRINCIPAL_TYPES else
+    "is not allowed; use User (a person after `az login`) or ServicePrincipal (a service principal or managed "
+    "identity, as in CI)", allowed=DEPLOYER_PRINCIPAL_TYPES, attr="deployer_principal_type",
+    source="RoleAssignment principalType (azure-mgmt-authorization PrincipalType)")
+
+
+def _cluster_admins(reader: Reader, value: Any) -> tuple[ClusterAdmin, ...]:
+    if value is MISSING or value is None:
+        return ()
+    if not isinstance(value, list):
+        reader.problem("clusterAdmins", f"{reader.shown(value)} is not a list of {{objectId, principalType}}")
+        return ()
+    admins: list[ClusterAdmin] = []
+    for index, item in enumerate(value):
+        at = f"clusterAdmins[{index}]"
+        item = reader.problems.mapping(item, reader.path(at))
+        reader.problems.unknown_keys(item, reader.path(at), ("objectId", "principalType"))
+        object_id, principal_type = item.get("objectId"), item.get("principalType")
+        if not isinstance(object_id, str) or not OBJECT_ID.fullmatch(object_id):
+            reader.problem(f"{at}.objectId", f"{'missing' if object_id is None else reader.shown(object_id)}: an Entra "
+                                             "ID object ID (a GUID, e.g. from `az ad group show -g NAME --query id`)")
+            continue
+        if principal_type not in ADMIN_PRINCIPAL_TYPES:
+            reader.problem(f"{at}.principalType", f"{'missing' if principal_type is None else reader.shown(principal_type)}"
+                                                  f": one of {', '.join(ADMIN_PRINCIPAL_TYPES)} (Azure refuses a role "
+                                                  "assignment whose type does not match the principal)")
+            continue
+        admin = ClusterAdmin(object_id.lower(), principal_type)
+        if admin in admins:
+            reader.problem(at, f"{object_id} is listed twice")
+        else:
+            admins.append(admin)
+    return tuple(admins)
+
+
+CLUSTER_ADMINS = Key(
+    "clusterAdmins", "Principals granted \"Azure Kubernetes Service RBAC Cluster Admin\" explicitly, whoever deploys: "
+    "a list of `{objectId, principalType}` (`User`, `Group` or `ServicePrincipal`).", "object", (),
+    parse=_cluster_admins, attr="cluster_admins", source="RoleAssignment principalId/principalType")
+
+
+def _admins_need_azure_rbac(reader: Reader) -> None:
+    cluster = reader.root.children["cluster"]
+    if reader.get("clusterAdmins") and not (cluster.get("aadProfile.managed") and
+                                            cluster.get("aadProfile.enableAzureRBAC")):
+        reader.problem("clusterAdmins", "needs cluster.aadProfile.managed and enableAzureRBAC: true; the role grants "
+                                        "Kubernetes rights only through Azure RBAC for Kubernetes")
+
+
+ADMINS_NEED_AZURE_RBAC = Check(_admins_need_azure_rbac, reads=("clusterAdmins",),
+                               doc="`clusterAdmins` need Azure RBAC for Kubernetes (`cluster.aadProfile`).")
+
 
 #: Azure RBAC for Kubernetes: "New role assignments can take up to five minutes to propagate"
 #: (learn.microsoft.com/azure/aks/manage-azure-rbac).

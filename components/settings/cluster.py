@@ -35,18 +35,28 @@ from components.aks_api import (
     sanitized_cluster_name,
     supported_minors,
 )
+from components.azure_catalog import region_check
+from components.settings.api_server import API_SERVER_ACCESS_PROFILE, ApiServerAccessSettings, warn_open_api_server
 from components.settings.common import PROJECT, ParseContext
 from components.settings.identity import IDENTITY, IdentitySettings
-from components.settings.production import (
-    API_SERVER_ACCESS_PROFILE,
-    NETWORK_PROFILE,
-    PROTECT,
-    ApiServerAccessSettings,
-    NetworkSettings,
-    check_region,
-    warn_open_api_server,
-)
+from components.settings.network import NETWORK_PROFILE, NetworkSettings
 from components.settings.security_profile import SECURITY_PROFILE, SecurityProfileSettings
+
+PROTECT = boolean("protect", "Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and "
+                  "replacements stop at them.", False, attr="protect", source="Pulumi resource option protect")
+
+
+def check_region(reader: Reader) -> None:
+    """`azure-native:location` is an Azure region name (did-you-mean; unknown but well-formed: a warning)."""
+    location = reader.context.location
+    if not isinstance(location, str) or not location.strip():
+        return
+    problem, warning = region_check(location)
+    if problem:
+        reader.problems.add("azure-native:location", problem)
+    if warning:
+        reader.problems.warn("azure-native:location", warning)
+
 
 #: `kubelogin convert-kubeconfig -l` modes that work without a person at the keyboard.
 KubeloginMode = Literal["azurecli", "spn", "msi", "workloadidentity"]

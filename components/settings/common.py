@@ -3,13 +3,16 @@ checks several sections use (node counts, zones, surge, namespace names)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from gpu_aks_policies.declarations import Key, is_whole_number
+
+from components.aks_api import API_VERSION
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
@@ -83,3 +86,42 @@ def zones_key(source: str, create_only: bool = True) -> Key:
 def surge_key(source: str) -> Key:
     return Key("maxSurge", "Extra nodes during an upgrade: a node count or a percentage.", "string", "33%",
                check=surge_problem, convert=str, attr="max_surge", source=source)
+
+
+#: The AKS API version's name for the models its keys come from (the `source` of a declaration).
+CLUSTER_MODEL = f"ManagedCluster (API {API_VERSION})"
+POOL_MODEL = f"AgentPool (API {API_VERSION})"
+MAINTENANCE_MODEL = f"MaintenanceConfiguration (API {API_VERSION})"
+
+
+def _api_choice(allowed: Sequence[str]) -> Callable[[Any], str | None]:
+    return lambda value: None if isinstance(value, str) and value in allowed else \
+        f"is not allowed; AKS API {API_VERSION} takes {', '.join(allowed)}"
+
+
+def whole_in(bounds: tuple[int, int]) -> Callable[[Any], str | None]:
+    """A check: a whole number within the AKS API's bounds."""
+    return lambda value: None if is_whole_number(value) and bounds[0] <= value <= bounds[1] else \
+        f"is not allowed; AKS API {API_VERSION} takes a whole number from {bounds[0]} to {bounds[1]}"
+
+
+def api_choice(name: str, doc: str, allowed: Sequence[str], default: Any, **kwargs: Any) -> Key:
+    """A string key whose values are an AKS API enum's."""
+    return Key(name, doc, "string", default, check=_api_choice(allowed), allowed=tuple(allowed), **kwargs)
+
+
+def ipv4_network(value: str | None) -> ipaddress.IPv4Network | None:
+    """`value` as an IPv4 network (no bits after the prefix), or None."""
+    try:
+        return ipaddress.IPv4Network(value, strict=True) if value else None
+    except ValueError:
+        return None
+
+
+def is_ipv4_interface(value: str) -> bool:
+    """`value` is an IPv4 address, with or without a prefix length."""
+    try:
+        ipaddress.IPv4Interface(value)
+        return True
+    except ValueError:
+        return False

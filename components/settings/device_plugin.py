@@ -20,7 +20,6 @@ from gpu_aks_policies.declarations import (
 )
 
 from components.settings.common import dns_label_problem
-from components.settings.production import MIG_SCALE_FROM_ZERO_CHECK
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 
@@ -101,6 +100,47 @@ def _device_plugin(reader: Reader) -> DevicePluginSettings:
     return DevicePluginSettings(enabled=reader.get("enabled"), image=reader.get("image"),
                                 namespace=reader.get("namespace"), mig_strategy=reader.get("migStrategy"),
                                 pools=tuple(served_pools(reader)))
+
+
+#: Azure/AKS#5161 (open): the cluster autoscaler assumes `nvidia.com/gpu` and one GPU per node for
+#: MIG pools, so a MIG pool at zero nodes is not scaled up for pods asking for `nvidia.com/mig-*`.
+MIG_AUTOSCALER_ISSUE = "Azure/AKS#5161"
+
+
+def mig_scale_from_zero(min_count: int, mig: bool, strategy: str) -> tuple[str | None, str | None]:
+    """(problem, warning) for a MIG pool that can scale to zero under the device plugin's strategy."""
+    if not mig or min_count > 0:
+        return None, None
+    if strategy == "mixed":
+        return (f"0 on a MIG pool under devicePlugin.migStrategy: mixed: the cluster autoscaler never scales it up for "
+                f"pods asking for nvidia.com/mig-* ({MIG_AUTOSCALER_ISSUE}); set minCount: 1 or use migStrategy: single"), None
+    return None, ("0 on a MIG pool: the cluster autoscaler assumes one nvidia.com/gpu per node "
+                  f"for MIG pools ({MIG_AUTOSCALER_ISSUE}), so scale-up from zero may under-count the slices; keep "
+                  "minCount: 1 where that matters")
+
+
+# --- devicePlugin: MIG pools and the autoscaler ---
+
+
+def mig_pools_scale_from_zero(reader: Reader) -> None:
+    """A devicePlugin check: served MIG pools at minCount 0 (Azure/AKS#5161)."""
+    strategy = reader.get("migStrategy")
+    pools = {pool["name"]: pool for pool in reader.root.values.get("gpuPools", [])}
+    for list_reader in reader.root.lists.get("gpuPools", []):
+        pool = list_reader.values
+        if pool.get("name") not in pools or not pool.get("gpuInstanceProfile") or not list_reader.ok("minCount"):
+            continue
+        if reader.get("enabled") and pool["name"] in reader.get("pools"):
+            problem, warning = mig_scale_from_zero(pool["minCount"], True, strategy)
+            if problem:
+                reader.problems.add(f"{list_reader.key}.minCount", problem)
+            if warning:
+                reader.problems.warn(f"{list_reader.key}.minCount", warning)
+
+
+MIG_SCALE_FROM_ZERO_CHECK = Check(mig_pools_scale_from_zero, reads=("migStrategy", "pools"),
+                                  doc="A served MIG pool keeps `minCount` >= 1 under `mixed` (a warning under "
+                                      "`single`): Azure/AKS#5161.")
 
 
 DEVICE_PLUGIN = Section(

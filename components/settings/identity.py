@@ -17,7 +17,7 @@ from typing import Any
 from gpu_aks_policies.declarations import MISSING, Check, Default, Key, Reader, Section
 
 from components.aks_api import API_VERSION, IDENTITY_TYPES, MAX_CONTROL_PLANE_IDENTITIES, resource_id_problem
-from components.settings.production import api_choice
+from components.settings.common import api_choice
 
 _MODEL = f"ManagedCluster (API {API_VERSION})"
 

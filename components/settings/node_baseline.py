@@ -8,7 +8,7 @@ each. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from components.aks_api import (
     virtual_network_of,
 )
 from components.azure_catalog import ephemeral_os_disk_check
-from components.settings.production import api_choice
+from components.settings.common import api_choice
 
 _POOL = f"AgentPool (API {API_VERSION})"
 #: Outbound types whose egress path lives in your subnets (learn.microsoft.com/azure/aks/egress-outboundtype:
@@ -239,12 +239,3 @@ def placed_in_system_subnet(baseline: NodeBaseline, system: NodeBaseline) -> Nod
     if baseline.vnet_subnet_id is not None or system.vnet_subnet_id is None:
         return baseline
     return replace(baseline, vnet_subnet_id=system.vnet_subnet_id)
-
-
-def all_subnets(baselines: Sequence[NodeBaseline]) -> tuple[str, ...]:
-    """Every subnet the pools name, in pool order, once each (IDs compared without case)."""
-    seen: dict[str, str] = {}
-    for baseline in baselines:
-        for subnet in baseline.subnets():
-            seen.setdefault(subnet.lower(), subnet)
-    return tuple(seen.values())

@@ -17,29 +17,11 @@ from observability.settings import (
     EMAIL_RE,
     MAX_EMAILS,
     WORKSPACE_ID_RE,
+    AlertSettings,
 )
 
 _MONITOR = "learn.microsoft.com/azure/aks/monitor-gpu-metrics"
 _CHART = "NVIDIA/dcgm-exporter deployment/values.yaml (chart 4.8.2)"
-
-
-@dataclass(frozen=True)
-class AlertSettings:
-    enabled: bool = True
-    #: An existing action group every alert notifies.
-    action_group_id: str | None = None
-    #: Addresses of an action group gpu-aks creates (with `action_group_id`, both are notified).
-    emails: tuple[str, ...] = ()
-    #: `GpuTemperatureHigh` fires above this many degrees Celsius for 5 minutes.
-    gpu_temperature_celsius: int = 85
-    #: `GpuPodPending` fires when a pod asking for GPUs stays Pending this long.
-    pending_gpu_pod_minutes: int = 15
-    #: `GpuAllocatedButIdle` fires when a GPU given to a pod stays under this utilisation ...
-    idle_gpu_utilization_percent: int = 5
-    #: ... for this many minutes.
-    idle_gpu_minutes: int = 60
-    #: `GpuNodeAgentDown` fires when a GPU node lacks a ready device plugin or exporter this long.
-    agent_down_minutes: int = 10
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from components.aks_api import (
     parse_resource_id,
     resource_id_problem,
 )
-from components.settings.production import api_choice
+from components.settings.common import api_choice
 
 _MODEL = f"ManagedCluster (API {API_VERSION}) securityProfile"
 

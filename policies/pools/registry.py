@@ -35,7 +35,8 @@ KINDS: list[PoolRegistration] = []
 
 def register(name: str, recognizes: Callable[[str], bool], source: str = "") -> Callable[[PoolsOf], PoolsOf]:
     def decorate(pools_of: PoolsOf) -> PoolsOf:
-        if any(kind.pools_of is pools_of for kind in KINDS):
+        # One registration per kind, as kube-linter's registry refuses a second template of one key.
+        if any(kind.name == name or kind.pools_of is pools_of for kind in KINDS):
             raise ValueError(f"pool kind {name!r} is registered twice")
         KINDS.append(PoolRegistration(name, recognizes, pools_of, source))
         return pools_of

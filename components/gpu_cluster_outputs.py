@@ -1,0 +1,127 @@
+"""The typed outputs of `GpuCluster`: the outputs contract's pool entries, field by field.
+
+GENERATED from the contract's dataclasses (policies/contract.py) by `venv/bin/python -m gpu_aks_plugin.schema`;
+do not edit. No `from __future__ import annotations`: Pulumi's component host reads these annotations as objects.
+"""
+
+# ruff: noqa: E501
+from typing import NotRequired, TypedDict
+
+
+class Toleration(TypedDict):
+    """A Kubernetes toleration of one of the pool's taints."""
+
+    key: str
+    """The taint key."""
+    operator: str
+    """Equal (with a value) or Exists."""
+    value: NotRequired[str]
+    """The taint value, when the taint has one."""
+    effect: str
+    """The taint effect, e.g. NoSchedule."""
+
+
+class GpuOfferContract(TypedDict):
+    """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
+
+    vmSize: NotRequired[str]
+    """The VM size (null only when derived from an older contract that had none)."""
+    gpuModel: NotRequired[str]
+    """The GPU model ("T4", "A100 80GB", "H100")."""
+    gpuMemoryGiB: NotRequired[int]
+    """Memory of one GPU in GiB."""
+    gpusPerVm: NotRequired[int]
+    """Physical GPUs per VM."""
+    resource: str
+    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under migStrategy mixed."""
+    perNode: int
+    """How many of `resource` one node advertises: GPUs, MIG instances, or GPUs times the sharing replicas."""
+    migPartition: NotRequired[str]
+    """The MIG partition (1g.10gb ...), or null."""
+    capacityTypes: list[str]
+    """How the nodes are bought: onDemand, spot, or both (a NodePool may fall back)."""
+
+
+class PoolSharingContract(TypedDict):
+    """How the device plugin shares each GPU of the pool between pods."""
+
+    strategy: str
+    """timeSlicing or mps."""
+    replicas: int
+    """How many pods share one GPU (or one MIG instance)."""
+
+
+class CpuPoolContract(TypedDict):
+    """A CPU user pool."""
+
+    name: str
+    """The pool's name in the stack config."""
+    azureName: NotRequired[str]
+    """The pool's name in Azure (the config name plus a hash of its create-only properties). Version 2."""
+    poolLabel: dict[str, str]
+    """The label every node of the pool carries (gpu-aks.io/pool), stable across replacements. Version 2."""
+    vmSize: NotRequired[str]
+    """The VM size of the nodes."""
+    minCount: NotRequired[int]
+    """Fewest nodes the autoscaler keeps."""
+    maxCount: NotRequired[int]
+    """Most nodes the autoscaler adds."""
+    taints: list[str]
+    """The nodes' taints, as key=value:Effect."""
+    labels: dict[str, str]
+    """The nodes' labels that gpu-aks sets."""
+    spot: bool
+    """Spot VMs (AKS adds the Spot label and taint)."""
+
+
+class GpuPoolContract(TypedDict):
+    """A GPU pool: everything a pod needs to land there, already worked out. `offers` is what a reader reads; the single-size fields (vmSize ... accelerator) describe an AgentPool-backed pool's one offer, and a NodePool-backed pool's first offer or null."""
+
+    name: str
+    """The pool's name in the stack config."""
+    kind: str
+    """What backs the pool: an AKS AgentPool (agentPool) or a NAP Karpenter NodePool (nodePool); agentPool when absent."""
+    azureName: NotRequired[str]
+    """The pool's name in Azure (the config name plus a hash of its create-only properties). Version 2."""
+    poolLabel: dict[str, str]
+    """The label every node of the pool carries (gpu-aks.io/pool), stable across replacements. Version 2."""
+    vmSize: NotRequired[str]
+    """The VM size of the nodes."""
+    gpuModel: NotRequired[str]
+    """The GPU model ("T4", "A100 80GB", "H100")."""
+    gpuMemoryGiB: NotRequired[int]
+    """Memory of one GPU in GiB."""
+    gpusPerVm: NotRequired[int]
+    """Physical GPUs per VM."""
+    gpusPerNode: int
+    """How many of `gpuResource` one node offers (MIG instances count one each; on a shared pool, GPUs times the sharing replicas)."""
+    gpuResource: str
+    """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under migStrategy mixed."""
+    gpuInstanceProfile: NotRequired[str]
+    """The MIG profile (MIG1g ...), or null."""
+    migPartition: NotRequired[str]
+    """The MIG partition (1g.10gb ...), or null."""
+    accelerator: NotRequired[str]
+    """The nvidia.com/gpu.accelerator label value."""
+    spot: bool
+    """Spot VMs (AKS adds the Spot label and taint)."""
+    minCount: NotRequired[int]
+    """Fewest nodes the autoscaler keeps."""
+    maxCount: NotRequired[int]
+    """Most nodes the autoscaler adds."""
+    taints: list[str]
+    """The nodes' taints, as key=value:Effect."""
+    labels: dict[str, str]
+    """The nodes' labels that gpu-aks sets."""
+    devicePlugin: NotRequired[str]
+    """Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None)."""
+    dcgmExporter: NotRequired[str]
+    """Whether gpu-aks's DCGM exporter runs on the pool's nodes (the doctor then expects a Ready exporter pod on each); absent in contracts written before gpu-aks 0.3."""
+    tolerations: list[Toleration]
+    """The tolerations a pod needs for the pool's taints."""
+    nodeSelector: dict[str, str]
+    """The nodeSelector that pins a pod to the pool's GPU nodes."""
+    offers: list[GpuOfferContract]
+    """The GPUs the pool may bring, one offer per VM size; derived from the single-size fields when absent."""
+    sharing: NotRequired[PoolSharingContract]
+    """How pods share a GPU (time-slicing or MPS), or null: each pod gets whole GPUs or MIG instances."""

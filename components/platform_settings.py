@@ -1,0 +1,149 @@
+"""The whole stack config: `DOCUMENT` (every `gpu-aks:*` key, each pool kind's section included, from
+`components.pools.KINDS`), `parse_settings` and the `PlatformSettings` it returns.
+
+Above the settings sections (`components/settings/`) and the pool kinds (`components/pools/`), so a
+new pool kind is one module and one entry in `KINDS`: its section joins the document, its pools join
+`PlatformSettings.pools` and the unique-name check. Keys follow the AKS API's names where one exists
+(`vmSize`, `minCount`, `maxCount`, `nodeTaints`, `nodeLabels`, `gpuInstanceProfile`,
+`gpuProfile.driver`, `scaleSetPriority`, ...), so a reader who knows AKS can read `Pulumi.<stack>.yaml`
+at a glance, and values are checked against what the AKS API version this program sends accepts
+(`components/aks_api.py`). Every problem is collected and reported at once, each naming the key as
+it appears in the stack file (pools by name: `gpu-aks:gpuPools[gput4].minCount`), the bad value
+(masked when the key is secret) and what is allowed; nothing is created until all are fixed. No
+Pulumi imports: `components/stack_config.py` reads `pulumi.Config` and hands the raw values here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
+from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
+
+from components.pools import KINDS
+from components.pools.cpu import CPU
+from components.pools.gpu import GPU
+from components.pools.system import SYSTEM
+from components.settings.access import ACCESS, AccessSettings
+from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
+from components.settings.cluster import CLUSTER, ClusterSettings
+from components.settings.common import PROJECT, ParseContext, SettingsError
+from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
+from components.settings.node_baseline import SUBNETS_CHECK
+from components.settings.observability import OBSERVABILITY, ObservabilitySettings
+from components.settings.pools import GpuNodePoolSettings, NodePoolSettings, SystemPoolSettings
+from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
+
+__all__ = ["DOCUMENT", "TOP_LEVEL_KEYS", "PlatformSettings", "parse_settings", "reference_markdown"]
+
+
+@dataclass(frozen=True)
+class PlatformSettings:
+    stack: str
+    cluster: ClusterSettings
+    #: Each pool kind's pools (its settings objects, in config order), by the kind's config key.
+    pools: Mapping[str, tuple[Any, ...]]
+    device_plugin: DevicePluginSettings
+    smoke_test: SmokeTestSettings
+    access: AccessSettings = field(default_factory=AccessSettings)
+    admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
+    warnings: tuple[str, ...] = ()
+
+    # The pools of the AgentPool-backed kinds by name, for the readers of one kind's settings (each
+    # kind reads its own with `kind.pools(settings)`).
+
+    @property
+    def system_pool(self) -> SystemPoolSettings:
+        pool: SystemPoolSettings = self.pools[SYSTEM.config_key][0]
+        return pool
+
+    @property
+    def cpu_pools(self) -> tuple[NodePoolSettings, ...]:
+        return self.pools[CPU.config_key]
+
+    @property
+    def gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
+        return self.pools[GPU.config_key]
+
+
+def _pool_names_are_unique(reader: Reader) -> None:
+    seen: dict[str, str] = {}
+    for kind in KINDS:
+        value = reader.get(kind.config_key)
+        # A list of pools is named by position (two pools of one name: the only unambiguous way); a
+        # single pool by its key.
+        named = [(f"{kind.config_key}[{index}]", pool) for index, pool in enumerate(value)] \
+            if isinstance(value, list) else [(kind.config_key, value)]
+        for key, pool in named:
+            if pool["name"] in seen:
+                reader.problem(f"{key}.name", f"{describe(pool['name'])} is already the name of {seen[pool['name']]}; "
+                                              "pool names must be unique")
+            else:
+                seen[pool["name"]] = key
+
+
+def _platform(reader: Reader) -> PlatformSettings:
+    context: ParseContext = reader.context
+    pool_keys = {kind.config_key for kind in KINDS}
+    built = {key: child.build() for key, child in reader.children.items() if key not in pool_keys}
+    return PlatformSettings(
+        stack=context.stack,
+        cluster=built["cluster"],
+        pools={kind.config_key: kind.read(reader, built) for kind in KINDS},
+        device_plugin=built["devicePlugin"],
+        smoke_test=built["smokeTest"],
+        access=built["access"],
+        admission_policy=built["admissionPolicy"],
+        maintenance=built["maintenance"],
+        observability=built["observability"],
+        warnings=tuple(reader.problems.warnings),
+    )
+
+
+_POOL_KEYS = ", ".join(kind.config_key for kind in KINDS[:-1]) + f" and {KINDS[-1].config_key}"
+
+#: Every `gpu-aks:*` key, in the order they are parsed (a section's checks may read the sections before it).
+DOCUMENT = Document(
+    PROJECT,
+    "Every key of the `gpu-aks` Pulumi project, as written in `Pulumi.<stack>.yaml` (structured values under "
+    "`config:`). All problems are reported at once before anything is created; values of secret keys are shown "
+    "as `[secret]`. The Azure region is `azure-native:location`.",
+    Section("", "", (CLUSTER, ACCESS, *(kind.section for kind in KINDS),
+                     Check(_pool_names_are_unique, doc=f"Pool names are unique across {_POOL_KEYS}."),
+                     SUBNETS_CHECK,
+                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
+                     OBSERVABILITY), build=_platform),
+    misplaced={"location": "the Azure region is read from azure-native:location; write "
+                           "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},
+)
+TOP_LEVEL_KEYS = DOCUMENT.root.key_names
+
+
+def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, secret_keys: Collection[str] = (),
+                   today: date | None = None, environ: Mapping[str, str] | None = None) -> PlatformSettings:
+    """Validate the raw stack config (the `gpu-aks:*` keys, already decoded) and
+    `azure-native:location`. `secret_keys` are the project keys whose values are secret.
+
+    Raises SettingsError listing every problem.
+    """
+    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}))
+    reader = DOCUMENT.parse(raw, context, secret_keys)
+    if reader.problems.items:
+        raise SettingsError(reader.problems.items)
+    settings: PlatformSettings = reader.build()
+    return settings
+
+
+def reference_markdown() -> str:
+    """`docs/configuration.md`, generated from the declarations and what each pool kind adds (the GPU
+    kind: the sizes it accepts, from the catalog)."""
+    extra = "".join("\n" + text for text in (kind.reference_markdown() for kind in KINDS) if text)
+    return _reference_markdown(DOCUMENT, "Write keys as in `Pulumi.dev.yaml` and `Pulumi.prod.yaml`; run "
+                                         "`python -m tools.preview` to see what a stack would create.") + extra

@@ -1,0 +1,311 @@
+"""The GPU pool kind: `gpu-aks:gpuPools`, each an autoscaled `AgentPool` of one NVIDIA GPU size.
+
+Its settings section (`GPU_POOL`: the keys every pool shares, MIG and the GPU driver), its AgentPool
+body, its facts and its one offer: the size's GPUs (or MIG instances under `gpuInstanceProfile`),
+asked for as `nvidia.com/gpu` or, under the device plugin's mixed MIG strategy,
+`nvidia.com/mig-<partition>`. Tainted so only pods that tolerate the GPU taint land on it; labelled
+for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and for MIG
+`nvidia.com/gpu.partition-size`) here (`_derived_gpu_labels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpu_aks_policies.catalog import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_LABEL_VALUE,
+    DEFAULT_GPU_TAINT,
+    GPU_MODEL_LABEL,
+    GPU_PARTITION_LABEL,
+    GPU_SKUS,
+    MIN_SHARING_REPLICAS,
+    MPS_MAX_REPLICAS,
+    POOL_LABEL,
+    SHARING_STRATEGIES,
+    TIME_SLICING_MAX_REPLICAS,
+    UNSUPPORTED_GPU_SKUS,
+    gpu_sku,
+    sharing_max_replicas,
+    supported_vm_sizes,
+    unsupported_gpu_sku,
+)
+from gpu_aks_policies.contract import PoolSharing
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    choice,
+    describe,
+    is_whole_number,
+)
+from gpu_aks_policies.scheduling import parse_taint
+
+from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
+from components.azure_catalog import did_you_mean
+from components.pools.agentpool import AgentPoolSpec
+from components.pools.kind import GpuOffer, PoolFacts
+from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_capacity, user_pool_spec
+from components.settings.common import POOL_MODEL, count_key
+from components.settings.device_plugin import DevicePluginSettings
+from components.settings.node_baseline import node_baseline_items
+from components.settings.pool_upgrade import (
+    GPU_POOL_UPGRADE,
+    OS_SKU_CHECK,
+    SPOT_UPGRADE_CHECK,
+    upgrade_keys,
+)
+from components.settings.pools import (
+    KEEP_AZURE_NAME,
+    NODE_LABELS,
+    NODE_TAINTS_DOC,
+    POOL_KEYS_LISTED,
+    POOL_NAME,
+    POOL_OS_SKU,
+    POOL_SURGE,
+    POOL_ZONES,
+    SCALE_SET_PRIORITY,
+    SPOT_MAX_PRICE,
+    SPOT_PRICE_NEEDS_SPOT,
+    GpuNodePoolSettings,
+    SharingSettings,
+    counts_in_order,
+    pool_fields,
+    pool_key,
+    taints_parser,
+)
+
+if TYPE_CHECKING:
+    from components.pools.kind import PlatformView
+
+
+def _gpu_vm_size(reader: Reader, value: Any) -> str:
+    value = None if value is MISSING else value
+    if not isinstance(value, str) or not value:
+        reader.problem("vmSize", f"{'missing' if value is None else reader.shown(value)}: a GPU pool needs a vmSize, "
+                                 "e.g. Standard_NC4as_T4_v3")
+        return str(value)
+    unsupported = unsupported_gpu_sku(value)
+    if unsupported:
+        reader.problem("vmSize", f"{describe(value)}: {unsupported.reason}; use {unsupported.replacement}")
+        return value
+    sku = gpu_sku(value)
+    if sku is None:
+        close = did_you_mean(value, supported_vm_sizes())
+        hint = f"did you mean {close}? " if close else ""
+        reader.problem("vmSize", f"{describe(value)} is not an NVIDIA GPU size gpu-aks knows; {hint}supported: "
+                                 f"{', '.join(supported_vm_sizes())}")
+        return value
+    return sku.vm_size
+
+
+def _mig_needs_a_mig_gpu(reader: Reader) -> None:
+    profile, sku = reader.get("gpuInstanceProfile"), gpu_sku(reader.get("vmSize"))
+    if profile and sku is not None and not sku.supports_mig:
+        reader.reject("gpuInstanceProfile", f"{describe(profile)} needs a MIG-capable GPU, but {sku.vm_size} has "
+                                            f"{sku.model}; MIG works on A100, H100 and H200 sizes")
+
+
+def _needs_a_no_schedule_taint(reader: Reader) -> None:
+    taints = reader.get("nodeTaints")
+    if taints is not None and not any(parse_taint(t)["effect"] == "NoSchedule" for t in taints):
+        reader.problem("nodeTaints", f"{describe(list(taints))} has no NoSchedule taint; a GPU pool needs one so "
+                                     f"only GPU pods land on it (the default is {describe(DEFAULT_GPU_TAINT)})")
+
+
+def _derived_gpu_labels(reader: Reader) -> dict[str, str]:
+    """The labels gpu-aks sets on a GPU pool's nodes."""
+    derived = {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: reader.get("name")}
+    sku = gpu_sku(reader.get("vmSize")) if reader.ok("vmSize") else None
+    profile = reader.get("gpuInstanceProfile")
+    if sku is not None:
+        derived[GPU_MODEL_LABEL] = sku.accelerator
+        if profile:
+            derived[GPU_PARTITION_LABEL] = sku.mig_partition(profile)
+    return derived
+
+
+def _labels_agree_with_derived(reader: Reader) -> None:
+    labels = reader.get("nodeLabels")
+    for label, value in _derived_gpu_labels(reader).items():
+        if label in labels and labels[label] != value:
+            reader.problem(f"nodeLabels.{label}", f"{describe(labels[label])} conflicts with the value gpu-aks sets "
+                                                  f"({describe(value)}); remove it")
+
+
+# --- Sharing (time-slicing and MPS: NVIDIA's device-plugin config) ------------------------------
+
+
+def _replicas_problem(value: Any) -> str | None:
+    if not is_whole_number(value):
+        return "is not a whole number of replicas"
+    if value < MIN_SHARING_REPLICAS:
+        return (f"is below {MIN_SHARING_REPLICAS}: NVIDIA's device plugin refuses fewer replicas (\"number of replicas "
+                "must be >= 2\"); to give pods whole GPUs, remove sharing")
+    if value > TIME_SLICING_MAX_REPLICAS:
+        return (f"is above {TIME_SLICING_MAX_REPLICAS}: no AKS node runs more pods than that, so the extra replicas "
+                "could never be used")
+    return None
+
+
+def _sharing_is_complete(reader: Reader) -> None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    if strategy is None and replicas is not None:
+        reader.problem("strategy", f"is missing; with replicas set, say how to share: {', '.join(SHARING_STRATEGIES)}")
+    elif strategy is not None and replicas is None:
+        reader.problem("replicas", f"is missing; how many pods share one GPU ({MIN_SHARING_REPLICAS} or more), e.g. "
+                                   "replicas: 4")
+    elif strategy is not None and replicas > sharing_max_replicas(strategy):
+        reader.reject("replicas", f"{replicas} is above {MPS_MAX_REPLICAS} for mps: NVIDIA's MPS control daemon serves "
+                                  f"at most {MPS_MAX_REPLICAS} clients per GPU and refuses more (\"maximum allowed "
+                                  "replicas exceeded\"); lower replicas or use timeSlicing")
+
+
+def _sharing_fits_the_pool(reader: Reader) -> None:
+    if reader.get("sharing.strategy") == "mps" and reader.get("gpuInstanceProfile"):
+        reader.children["sharing"].problem(
+            "strategy", f"'mps' cannot share the MIG instances of gpuInstanceProfile "
+                        f"{describe(reader.get('gpuInstanceProfile'))}: NVIDIA's device plugin refuses it (\"sharing "
+                        "using MPS is not supported for MIG devices\"); use strategy: timeSlicing, or drop the sharing "
+                        "(MIG already splits each GPU)")
+
+
+def _shares_fit_max_pods(reader: Reader) -> None:
+    replicas, max_pods, sku = reader.get("sharing.replicas"), reader.get("maxPods"), gpu_sku(reader.get("vmSize"))
+    if replicas is None or max_pods is None or sku is None:
+        return
+    shares = sku.gpus_per_node(reader.get("gpuInstanceProfile")) * replicas
+    if shares > max_pods:
+        reader.warn("sharing.replicas", f"a node advertises {shares} shares ({replicas} per GPU), but maxPods is "
+                                        f"{max_pods}: at most {max_pods} pods, its DaemonSets included, run on it, so "
+                                        "the rest can never be used; lower replicas or raise maxPods")
+
+
+def _sharing(reader: Reader) -> SharingSettings | None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    return SharingSettings(strategy, replicas) if strategy is not None and replicas is not None else None
+
+
+_SHARING_SOURCE = "NVIDIA/k8s-device-plugin v0.20.0 api/config/v1 (sharing.go, replicas.go)"
+SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: "
+                  "a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one "
+                  "share. Absent: pods get whole GPUs. See docs/sharing.md.", (
+    choice("strategy", "`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: "
+           "NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the "
+           "GPU's memory and compute (not on MIG pools).", SHARING_STRATEGIES, None, attr="strategy",
+           source=_SHARING_SOURCE),
+    Key("replicas", f"How many pods share one GPU: {MIN_SHARING_REPLICAS} to {TIME_SLICING_MAX_REPLICAS} "
+        f"({MPS_MAX_REPLICAS} with mps).", "integer", None, check=_replicas_problem, convert=int, attr="replicas",
+        source=_SHARING_SOURCE),
+    Check(_sharing_is_complete, reads=("strategy", "replicas"),
+          doc=f"`sharing` gives both `strategy` and `replicas`; `mps` takes at most {MPS_MAX_REPLICAS} replicas "
+              "(NVIDIA `cmd/mps-control-daemon/mps/device.go`)."),
+), build=_sharing, source=_SHARING_SOURCE)
+
+
+def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuNodePoolSettings:
+    attrs = pool_fields(reader)
+    attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
+    return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
+
+
+GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
+    POOL_NAME,
+    Key("vmSize", "An NVIDIA GPU size gpu-aks knows (docs/configuration.md, \"GPU sizes a GPU pool accepts\"); "
+        "retired sizes are refused with their replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size",
+        source=f"{POOL_MODEL} vmSize", create_only=True, required=True),
+    *node_baseline_items(),
+    count_key("minCount", "Fewest nodes the autoscaler keeps (idle GPUs cost nothing at 0).", 0, f"{POOL_MODEL} minCount"),
+    count_key("maxCount", "Most nodes the autoscaler adds.", 2, f"{POOL_MODEL} maxCount"),
+    counts_in_order(0),
+    SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, OS_SKU_CHECK, POOL_SURGE,
+    *upgrade_keys(GPU_POOL_UPGRADE), SPOT_UPGRADE_CHECK, KEEP_AZURE_NAME,
+    choice("gpuInstanceProfile", "MIG partition of each GPU (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES, None,
+           attr="gpu_instance_profile", source=f"{POOL_MODEL} gpuInstanceProfile", create_only=True),
+    Check(_mig_needs_a_mig_gpu, reads=("vmSize", "gpuInstanceProfile"),
+          doc="`gpuInstanceProfile` needs a MIG-capable `vmSize`."),
+    Section("gpuProfile", "How AKS sets up the GPU.", (
+        choice("driver", "`Install`: AKS installs the NVIDIA driver; `None`: bring your own (e.g. the GPU Operator).",
+               GPU_DRIVERS, "Install", attr="gpu_driver", source=f"{POOL_MODEL} gpuProfile.driver", create_only=True),
+    ), flatten=True),
+    Key("nodeTaints", NODE_TAINTS_DOC + " Needs a NoSchedule taint.", "list of strings", [DEFAULT_GPU_TAINT],
+        parse=taints_parser((DEFAULT_GPU_TAINT,)), source=f"{POOL_MODEL} nodeTaints"),
+    Check(_needs_a_no_schedule_taint, reads=("nodeTaints",), doc="A GPU pool has a NoSchedule taint."),
+    NODE_LABELS,
+    Check(_labels_agree_with_derived, doc="`nodeLabels` do not contradict the labels gpu-aks sets (accelerator, "
+                                          "GPU model, MIG partition, pool)."),
+    SHARING,
+    Check(_sharing_fits_the_pool, reads=("gpuInstanceProfile", "sharing.strategy"),
+          doc="`sharing.strategy: mps` cannot share a MIG pool (NVIDIA `internal/plugin/mps.go`)."),
+    Check(_shares_fit_max_pods, reads=("vmSize", "gpuInstanceProfile", "maxPods", "sharing.replicas"),
+          doc="A shared node's shares (GPUs x `replicas`) beyond its `maxPods` are warned about: no pod can use them."),
+), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile", "sharing"))
+
+
+GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted, labelled and served by the device "
+                   "plugin.", GPU_POOL, pool_key, noun="pools")
+
+
+def gpu_sizes_markdown() -> str:
+    """The sizes `gpuPools[].vmSize` accepts and those it refuses, from the catalog the parser reads
+    (`gpu_aks_policies.catalog`): until 0.3.1 they were listed only in an error message."""
+    lines = ["## GPU sizes a GPU pool accepts", "",
+             "`gpuPools[].vmSize` takes these sizes (`gpu_aks_policies.catalog`, which the parser reads). MIG: the "
+             "`gpuInstanceProfile` values the size takes and the partition each makes; `gpusPerNode` is then GPUs x "
+             "instances per GPU (MIG1g: 7, MIG2g: 3, MIG3g: 2, MIG4g and MIG7g: 1).", "",
+             "| vmSize | GPU | GPUs per VM | GPU memory (GiB) | MIG (`gpuInstanceProfile`: partition) | notes |",
+             "|---|---|---|---|---|---|"]
+    for sku in GPU_SKUS.values():
+        mig = ", ".join(f"{profile}: {partition}" for profile, partition in sku.mig_partitions.items()) or "no"
+        notes = [note for note in (
+            f"a {sku.gpu_share} share of one GPU (vGPU)" if sku.gpu_share and sku.gpu_share != "1" else "",
+            f"{sku.arch} host" if sku.arch != "amd64" else "",
+            "Ubuntu only" if sku.ubuntu_only else "") if note]
+        lines.append(f"| `{sku.vm_size}` | {sku.model} | {sku.gpus} | {sku.gpu_memory_gib} | {mig} | "
+                     f"{'; '.join(notes)} |")
+    lines += ["", "Refused, with the reason and the replacement the error names:", "",
+              "| vmSize | why | use instead |", "|---|---|---|"]
+    for unsupported in UNSUPPORTED_GPU_SKUS.values():
+        lines.append(f"| `{unsupported.vm_size}` | {unsupported.reason} | {unsupported.replacement} |")
+    return "\n".join(lines) + "\n"
+
+
+class GpuPoolKind(UserAgentPoolKind):
+    config_key = "gpuPools"
+    section = GPU_POOLS
+    component_type = "gpu-aks:index:GpuAgentPool"
+    former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
+
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuNodePoolSettings, ...]:
+        # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
+        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
+
+    def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
+        return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
+                                                   gpu_instance_profile=pool.gpu_instance_profile))
+
+    def reference_markdown(self) -> str:
+        return gpu_sizes_markdown()
+
+    def offers(self, pool: GpuNodePoolSettings) -> tuple[GpuOffer, ...]:
+        # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
+        return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
+                         pool.mig_partition, ("spot",) if pool.spot else ("onDemand",)),)
+
+    def facts(self, pool: GpuNodePoolSettings, settings: PlatformView) -> PoolFacts:
+        key = f"{self.config_key}[{pool.name}]"
+        return PoolFacts(
+            name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
+            vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
+            zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels), offers=self.offers(pool),
+            device_plugin="gpu-aks" if pool.device_plugin else "external",
+            sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
+            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
+
+
+GPU = GpuPoolKind()
