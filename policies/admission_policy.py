@@ -7,7 +7,8 @@ default tolerations are already in `object.spec.tolerations`, and requests are a
 from limits, so the policy sees what the scheduler will see (Kubernetes admission order: mutating,
 then validating). The API server itself already refuses fractional and limit-less GPU amounts.
 A GPU asked for through a DRA claim is not visible here (the claim is another object); the pack and
-the checker cover claims.
+the checker cover claims. The `gpuMarkers` are seen as the rules see them: a marker resource counts
+as a GPU resource, and a marker annotation on the Pod as a GPU ask.
 
 The CEL is standard CEL only (macros, `has`, `size`, `startsWith`, `matches`, string concatenation),
 no Kubernetes CEL libraries, so `cel-python` evaluates it in the tests exactly as written. No Pulumi
@@ -73,20 +74,27 @@ def toleration_cel(t: str, taint: Mapping[str, str]) -> str:
 
 
 def policy_variables(config: RuleConfig) -> list[dict[str, str]]:
+    # A `gpuMarkers` resource (HAMi's nvidia.com/gpumem, Volcano's vgpu-*) puts a pod on GPU nodes as
+    # a GPU resource does; a marker annotation (KAI Scheduler's and Run:ai's gpu-fraction) does too.
+    resources = (*config.gpu_resources, *config.gpu_markers.resources)
     asks = (f"has(c.resources) && has(c.resources.requests) && c.resources.requests.exists(r, "
-            f"{gpu_resource_cel('r', config.gpu_resources)} && string(c.resources.requests[r]) != '0')")
+            f"{gpu_resource_cel('r', resources)} && string(c.resources.requests[r]) != '0')")
     tolerates = " || ".join(toleration_cel("t", taint) for taint in config.gpu_taints)
+    annotations = "[" + ", ".join(_quoted(name) for name in config.gpu_markers.annotations) + "]"
     return [
         {"name": "containers",
          "expression": "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"},
         {"name": "gpuContainers", "expression": f"variables.containers.filter(c, {asks})"},
+        {"name": "gpuAnnotations",
+         "expression": f"has(object.metadata.annotations) ? {annotations}.filter(a, a in object.metadata.annotations)"
+                       " : []"},
         {"name": "tolerated",
          "expression": f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, {tolerates})"},
     ]
 
 
 def validation_expression() -> str:
-    return "size(variables.gpuContainers) == 0 || variables.tolerated"
+    return "(size(variables.gpuContainers) == 0 && size(variables.gpuAnnotations) == 0) || variables.tolerated"
 
 
 def message_expression(config: RuleConfig) -> str:
@@ -94,7 +102,9 @@ def message_expression(config: RuleConfig) -> str:
     fix = ", ".join(f"{k}: {v}" for k, v in toleration_for(config.gpu_taints[0]).items())
     name = ("(has(object.metadata.name) && object.metadata.name != '' ? object.metadata.name : "
             "(has(object.metadata.generateName) ? object.metadata.generateName : ''))")
-    return (f"'pod ' + {name} + ': container ' + variables.gpuContainers[0].name + ' asks for a GPU, but the pod "
+    reason = ("(size(variables.gpuContainers) > 0 ? 'container ' + variables.gpuContainers[0].name + ' asks for a GPU' "
+              ": 'its annotation ' + variables.gpuAnnotations[0] + ' puts it on GPU nodes')")
+    return (f"'pod ' + {name} + ': ' + {reason} + ', but the pod "
             f"does not tolerate the GPU taint {wanted}, so it would stay Pending forever; add to spec.tolerations: "
             f"{{{fix}}}'")
 

@@ -198,6 +198,12 @@ def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, s
     return bool(terms) and all(_term_pins(term, key, value) or _term_selects_gpu_only_label(term) for term in terms or [])
 
 
+def _node_selection_fix(node_selection_key: str, key: str, value: str) -> str:
+    if node_selection_key == "nodeSelectorTerms":
+        return f"nodeSelectorTerms:\n- matchExpressions:\n  - key: {key}\n    operator: In\n    values: [{value}]"
+    return f"nodeSelector:\n  {key}: {value}"
+
+
 def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
     """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity)."""
     key, value = config.node_label["key"], config.node_label["value"]
@@ -219,10 +225,10 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
         if pins_to_gpu_nodes(pod.spec, admitted.node_selector, key, value):
             continue
         findings.append(Finding(
-            SELECT_GPU_NODES, join(pod.path, "nodeSelector"),
+            SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
             f"{demand.summary()} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
             f"a toleration alone it may also land on other tolerated nodes. Add to {pod.path or 'the pod spec'}:\n"
-            f"nodeSelector:\n  {key}: {value}"))
+            f"{_node_selection_fix(pod.node_selection_key, key, value)}"))
     return _dedupe(findings)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .scope import current_scope, remembered
 
@@ -192,6 +192,10 @@ class PodSpec:
     annotations: Mapping[str, Any] = field(default_factory=dict)
     #: The key the pod's tolerations are written under at `path` (vLLM's VLLMRuntime says `toleration`).
     tolerations_key: str = "tolerations"
+    #: How node selection is written at `path`: `nodeSelector` (a map), or `nodeSelectorTerms` (a
+    #: list of NodeSelectorTerms the controller makes the required node affinity: vLLM's VLLMRuntime,
+    #: which has no `nodeSelector`).
+    node_selection_key: Literal["nodeSelector", "nodeSelectorTerms"] = "nodeSelector"
 
     @property
     def tolerations_at(self) -> str:

@@ -29,7 +29,7 @@ from gpu_aks_policies.rules import default_rule_config, parse_rule_config
 from gpu_aks_policies.workloads import Context, context_of, pod_specs_of
 
 MANIFESTS = Path(__file__).parent / "manifests"
-CORPUS_DIRS = ("corpus", "seeds", "workloads")
+CORPUS_DIRS = ("corpus", "seeds", "workloads", "acceptance29")
 
 
 def _gpu_pod(name: str, tolerations: list[dict[str, Any]] | None = None, namespace: str = "team",
@@ -96,7 +96,8 @@ def pod_as_admitted(pod: PodSpec, context: Context, config: RuleConfig) -> dict[
     if admitted.refusals:
         return None
     lists: dict[str, list[dict[str, Any]]] = {"app": [], "init": []}
-    for container, asks in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+    resources = (*config.gpu_resources, *config.gpu_markers.resources)
+    for container, asks in zip(pod.containers, asks_by_container(pod, resources), strict=True):
         assert isinstance(asks, list), "the corpus has no unknown values"
         if container.role not in lists:
             continue
@@ -108,8 +109,10 @@ def pod_as_admitted(pod: PodSpec, context: Context, config: RuleConfig) -> dict[
                             "tolerations": [dict(t.toleration) for t in admitted.tolerations]}
     if lists["init"]:
         spec["initContainers"] = lists["init"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": pod.namespace or "default"},
-            "spec": spec}
+    metadata: dict[str, Any] = {"name": "p", "namespace": pod.namespace or "default"}
+    if pod.annotations:
+        metadata["annotations"] = {str(k): str(v) for k, v in pod.annotations.items()}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
 class CompiledPolicy:
@@ -204,7 +207,32 @@ def test_a_virt_launcher_pod_asking_for_a_passthrough_gpu_is_judged_in_the_clust
     assert not policy.admits(launcher)
     hami = {"metadata": {"name": "hami"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
         "requests": {"nvidia.com/gpumem": "3000"}, "limits": {"nvidia.com/gpumem": "3000"}}}]}}
-    assert policy.admits(hami), "HAMi's lower-case memory share is no GPU count"
+    no_markers = CompiledPolicy(validating_admission_policy(parse_rule_config({TOLERATE_GPU_TAINT: {
+        "gpuMarkers": {"annotations": [], "resources": []}}})[TOLERATE_GPU_TAINT]))
+    assert no_markers.admits(hami), "HAMi's lower-case memory share is no passthrough GPU name"
+
+
+SKU = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("metadata, resources, reason", [
+    ({"name": "hami", "annotations": {}}, {"nvidia.com/gpumem": "3000"}, "container c asks for a GPU"),
+    ({"name": "vgpu"}, {"volcano.sh/vgpu-number": "1"}, "container c asks for a GPU"),
+    ({"name": "runai", "annotations": {"gpu-fraction": "0.5"}}, {}, "its annotation gpu-fraction puts it on GPU nodes"),
+])
+def test_gpu_markers_are_seen_in_the_cluster_as_the_rules_see_them(metadata, resources, reason):
+    """`gpuMarkers`: a marker resource (HAMi, Volcano vGPU) or a marker annotation (KAI Scheduler,
+    Run:ai GPU fractions) puts the pod on GPU nodes, so the Pod must tolerate the GPU taint there too;
+    configured away, it is not asked."""
+    spec = {"containers": [{"name": "c", "image": "i", "resources": {"requests": resources, "limits": resources}}]}
+    pod = {"metadata": metadata, "spec": spec}
+    policy = CompiledPolicy(validating_admission_policy(CONFIGS["defaults"]))
+    assert not policy.admits(pod)
+    assert policy.message_for(pod).startswith(f"pod {metadata['name']}: {reason}, but the pod does not tolerate")
+    assert policy.admits({**pod, "spec": {**spec, "tolerations": SKU}})
+    unmarked = CompiledPolicy(validating_admission_policy(parse_rule_config({TOLERATE_GPU_TAINT: {
+        "gpuMarkers": {"annotations": [], "resources": []}}})[TOLERATE_GPU_TAINT]))
+    assert unmarked.admits(pod)
 
 
 def test_the_cel_uses_standard_cel_only():

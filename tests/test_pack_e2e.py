@@ -373,10 +373,11 @@ def test_conversions_are_shared_within_a_call_and_never_across_calls(pack):
 # --- `pulumi up --skip-preview`: every mandatory verdict before its object exists -----------------
 
 MANIFESTS = Path(__file__).parent / "manifests"
-CORPUS_DIRS = ("seeds", "workloads", "corpus")
+CORPUS_DIRS = ("seeds", "workloads", "corpus", "acceptance29")
 #: Kinds whose objects other objects' pods rest on: a program that references them (a pod's
 #: `metadata.namespace=ns.metadata.name`, a claim template's name) registers them first.
-CONTEXT_KINDS = ("Namespace", "ResourceClaim", "ResourceClaimTemplate", "TrainingRuntime", "ClusterTrainingRuntime")
+CONTEXT_KINDS = ("Namespace", "ResourceClaim", "ResourceClaimTemplate", "TrainingRuntime", "ClusterTrainingRuntime",
+                 "VirtualMachineInstancetype", "VirtualMachineClusterInstancetype")
 
 
 def _corpus_programs() -> list[tuple[str, list[dict]]]:

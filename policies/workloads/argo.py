@@ -16,6 +16,9 @@ A CronWorkflow's workflow is `spec.workflowSpec`.
   substituted the `{{ }}` expressions in it. The object it creates (a GPU Job, a Volcano Job) is
   judged here as its own adapter reads it, with paths under `resource.manifest`; a manifest that
   holds expressions or does not parse, and names a GPU, is said as "could not be judged".
+- `workflow/common/util.go` (`ProcessArgs`, `SubstituteParams`): a pod template's `{{ }}` expressions
+  are substituted when it runs; one in the GPU asks or scheduling fields of a template that names a
+  GPU is said as "could not be judged" too.
 """
 
 from __future__ import annotations
@@ -177,8 +180,28 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str, cont
             claims = _first_set("resourceClaims", template, spec)
             if claims is not None:
                 pod["resourceClaims"] = claims
-            pods.append(PodSpec(path, pod, containers, namespace, workload, notes=notes))
+            judged = PodSpec(path, pod, containers, namespace, workload, notes=notes)
+            pods.append(_unjudged_expressions(judged) if _has_expression(judged) else judged)
     return pods
+
+
+def _has_expression(pod: PodSpec) -> bool:
+    """Whether a `{{ }}` expression sits in the pod's GPU asks or scheduling fields, and it names a GPU."""
+    resources = [as_mapping(container.spec).get("resources") for container in pod.containers]
+    if not _names_gpu(str(resources)):
+        return False
+    fields = [pod.spec.get(key) for key in (*SCHEDULING_FIELDS, "resourceClaims")] + resources
+    return any(_EXPRESSION.search(str(value)) for value in fields if value is not None)
+
+
+def _unjudged_expressions(pod: PodSpec) -> PodSpec:
+    """Argo substitutes `{{ }}` in a template before it builds the pod (`workflow/controller/operator.go`
+    `executeTemplate` -> `workflow/common/util.go` `ProcessArgs`, `SubstituteParams`): the values the
+    API server will see are not in the object, so the pod is said as not judged, as a resource
+    template's manifest is."""
+    return PodSpec(pod.path, pod.spec, (), pod.namespace, pod.workload, notes=(
+        *pod.notes, "could not be judged: Argo substitutes the {{ }} expressions in its resources or scheduling "
+                    "fields when it runs, and it names a GPU. Check the values it runs with"))
 
 
 _ARGO_GPUS = ("`container`, `script`, `containerSet.containers`, `initContainers`, `sidecars` of each template "

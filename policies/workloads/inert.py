@@ -9,8 +9,10 @@ of objects that are quotas, node templates or device descriptions rather than wo
   copies its `podSets[].template`; admitting it unsuspends the *job*, which creates the pods. Nothing
   creates pods from the Workload itself, so judging its `podSets` would judge the job twice (once
   rightly, at the job). `ResourceFlavor` (`nodeLabels`, `nodeTaints`, `tolerations`), `ClusterQueue`
-  (`coveredResources: [nvidia.com/gpu]`), `LocalQueue`, `AdmissionCheck` and `Topology` are quotas
-  and node descriptions.
+  (`coveredResources: [nvidia.com/gpu]`), `Cohort` (the same `resourceGroups`, `cohort_types.go`),
+  `LocalQueue`, `AdmissionCheck`, `ProvisioningRequestConfig` (`managedResources: [nvidia.com/gpu]`,
+  `provisioningrequestconfig_types.go`), `MultiKueueConfig`, `MultiKueueCluster` and `Topology` are
+  quotas, admission settings and node descriptions.
 - Dynamic Resource Allocation (`resource.k8s.io`): claims, templates, device classes and slices
   describe devices; a pod's claims are resolved from them (`dra.py`), they create no pods.
 - Core quotas and nodes: `ResourceQuota` (`requests.nvidia.com/gpu`), `LimitRange`, `Node` (its
@@ -38,7 +40,8 @@ def _no_pods(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
 
 
 register("kueue.x-k8s.io", "Workload", "ResourceFlavor", "ClusterQueue", "LocalQueue", "AdmissionCheck", "Topology",
-         "WorkloadPriorityClass", gpus=_NEVER, tolerations="never: the job it was made from is judged",
+         "WorkloadPriorityClass", "Cohort", "ProvisioningRequestConfig", "MultiKueueConfig", "MultiKueueCluster",
+         gpus=_NEVER, tolerations="never: the job it was made from is judged",
          source="kubernetes-sigs/kueue `apis/kueue/v1beta1/workload_types.go`, "
                 "`pkg/controller/jobframework/reconciler.go`")(_no_pods)
 register("resource.k8s.io", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", gpus=_NEVER,

@@ -15,8 +15,10 @@ Sources, NVIDIA/k8s-nim-operator at f63f74d (2026-08-19):
   resources and no `nvidia.com/gpu` in `spec.resources`, the operator assigns `nvidia.com/gpu`
   itself (the NIMCache profile's tensor parallelism, or `multiNode.parallelism.tensor`), but only for
   an optimized NIM whose profile is cached: the rules cannot see that, and say so.
-- `api/apps/v1alpha1/nimpipeline_types.go`: a NIMPipeline's `spec.services[]` each run a
-  NIMService from `spec` (skipped when `enabled: false`).
+- `api/apps/v1alpha1/nimpipeline_types.go`, `internal/controller/nimpipeline_controller.go`
+  (`reconcileNIMPipeline`: `enabled := service.Enabled != nil && *service.Enabled`): a NIMPipeline's
+  `spec.services[]` each run a NIMService from `spec` only when `enabled: true`; a service that
+  leaves `enabled` out (the CRD has no default) runs nothing.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _services(obj: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, A
         yield as_str(as_mapping(obj.get("metadata")).get("name")), "spec", as_mapping(obj.get("spec"))
         return
     for index, service in iter_mappings(as_mapping(obj.get("spec")).get("services")):
-        if service.get("enabled") is False:
+        if service.get("enabled") is not True:
             continue
         yield (as_str(service.get("name"), f"#{index}"), join(join("spec.services", index), "spec"),
                as_mapping(service.get("spec")))
@@ -124,9 +126,10 @@ def nim_service(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
             for name, path, spec in _services(obj)]
 
 
-@register(GROUP, "NIMPipeline", gpus=f"each enabled `spec.services[].spec` as a NIMService's: {_GPUS}",
+@register(GROUP, "NIMPipeline", gpus=f"each `spec.services[].spec` with `enabled: true` as a NIMService's: {_GPUS}",
           tolerations=f"each service's {_TOLERATIONS}",
-          source="NVIDIA/k8s-nim-operator `api/apps/v1alpha1/nimpipeline_types.go`")
+          source="NVIDIA/k8s-nim-operator `api/apps/v1alpha1/nimpipeline_types.go`, "
+                 "`internal/controller/nimpipeline_controller.go`")
 def nim_pipeline(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     return [service_pod(name, path, spec, object_namespace(obj), f"NIMPipeline service '{name}'")
             for name, path, spec in _services(obj)]

@@ -10,6 +10,9 @@ fractions" and the `runai ... submit` flags `--gpu-devices-request`, `--gpu-port
   marks the pod with the annotation `gpu-fraction` (KAI Scheduler `pkg/common/constants`,
   `GpuFraction`), not with an extended resource. It is a GPU pod (a `gpuMarkers` annotation), so it
   must tolerate the GPU taint, and its amount is never judged as a whole GPU.
+- `spec.gpuMemory` ("4G"; `runai submit --gpu-memory`) is a GPU share by memory: Run:ai marks the
+  pod with the annotation `gpu-memory` (KAI Scheduler `GpuMemory`), another `gpuMarkers`
+  annotation, so the pod must tolerate the GPU taint as well.
 - The pod's tolerations and nodeSelector are the workload's `spec.tolerations` and
   `spec.nodeSelector` (a list and a map, or Run:ai's `{items: {<name>: {value: ...}}}` and
   `{value: ...}` wrappers). Tolerations a Run:ai administrator's policy adds by default are not among
@@ -29,8 +32,9 @@ from .context import Context
 from .registry import register
 
 GROUP = "run.ai"
-#: The pod annotation Run:ai and KAI Scheduler read a GPU share from (`gpuMarkers` default).
+#: The pod annotations Run:ai and KAI Scheduler read a GPU share from (`gpuMarkers` defaults).
 FRACTION_ANNOTATION = "gpu-fraction"
+MEMORY_ANNOTATION = "gpu-memory"
 
 
 def _value(field: Any) -> tuple[Any, str]:
@@ -59,7 +63,7 @@ def _gpu(spec: Mapping[str, Any]) -> tuple[Any, str, Fraction | None]:
 
 @register(GROUP, "TrainingWorkload", "InferenceWorkload", "InteractiveWorkload", "DistributedWorkload",
           gpus="`spec.gpu` (or `spec.gpu.value`): 1 or more is whole nvidia.com/gpu; between 0 and 1 a Run:ai GPU "
-               "fraction (the `gpu-fraction` pod annotation)",
+               "fraction (the `gpu-fraction` pod annotation); `spec.gpuMemory` a share by memory (`gpu-memory`)",
           tolerations="`spec.tolerations`, `spec.nodeSelector` (plain or Run:ai's `items`/`value` wrappers)",
           source="Run:ai documentation (closed source): GPU fractions, `runai submit` flags; see the module docstring")
 def runai_workload(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
@@ -72,6 +76,9 @@ def runai_workload(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
         annotations[FRACTION_ANNOTATION] = str(amount)
     elif amount is not None and amount != "" and parsed != 0:
         limits[GPU_RESOURCE] = amount
+    memory = _value(spec.get("gpuMemory"))[0]
+    if memory is not None and memory != "" and not limits:
+        annotations[MEMORY_ANNOTATION] = str(memory)
     container = Container("spec", name or "workload", {"resources": {"limits": limits}},
                           written_at={("limits", GPU_RESOURCE): gpu_path} if limits else {})
     pod: dict[str, Any] = {}

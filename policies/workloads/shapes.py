@@ -217,6 +217,14 @@ def _fix_path(block: PodBlock, concrete: str, bound: Sequence[str | int]) -> tup
     return concrete, "tolerations"
 
 
+def _node_selection_key(block: PodBlock) -> Literal["nodeSelector", "nodeSelectorTerms"]:
+    """Where a node selection fix is written: a block with `nodeSelectorTerms` and no `nodeSelector`
+    path has no map to add a label to (vLLM's DeploymentConfig)."""
+    if "node_selector_terms" in block.steps and "node_selector" not in block.steps:
+        return "nodeSelectorTerms"
+    return "nodeSelector"
+
+
 def _workload(shape: WorkloadShape, block: PodBlock) -> str:
     return f"{shape.kind} pod" if block.created == "once" else f"{shape.kind} pods (one per replica)"
 
@@ -245,7 +253,7 @@ def _container_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound
     containers = (main, *containers_of_spec(beside, beside_path)) if beside else (main,)
     fix, key = _fix_path(block, concrete, bound)
     return PodSpec(fix, _pod_fields(obj, block, bound, {k: beside[k] for k in SCHEDULING_FIELDS if k in beside}),
-                   containers, namespace, workload, tolerations_key=key)
+                   containers, namespace, workload, tolerations_key=key, node_selection_key=_node_selection_key(block))
 
 
 def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
@@ -261,7 +269,7 @@ def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound:
     fix, key = _fix_path(block, concrete, bound)
     base = pod_spec(value, concrete, namespace, workload, annotations=annotations)
     return PodSpec(fix, _pod_fields(obj, block, bound, base.spec), base.containers, namespace, workload,
-                   annotations=annotations, tolerations_key=key)
+                   annotations=annotations, tolerations_key=key, node_selection_key=_node_selection_key(block))
 
 
 def _reach(obj: Any, block: PodBlock) -> list[tuple[str, Any, tuple[str | int, ...], Any]]:

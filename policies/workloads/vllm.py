@@ -17,6 +17,7 @@ The main container reads as a declared shape (`shapes.py`); the optional sidecar
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..catalog import GPU_RESOURCE
@@ -57,5 +58,4 @@ def vllm_runtime(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
     sidecar = _sidecar(as_mapping(as_mapping(obj.get("spec")).get("deploymentConfig")))
     if sidecar is None:
         return pods
-    return [PodSpec(pod.path, pod.spec, (*pod.containers, sidecar), pod.namespace, pod.workload,
-                    tolerations_key=pod.tolerations_key) for pod in pods]
+    return [replace(pod, containers=(*pod.containers, sidecar)) for pod in pods]
