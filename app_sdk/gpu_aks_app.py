@@ -35,11 +35,13 @@ class PlacementError(ValueError):
 class GpuRequest:
     """What a pod needs: how many GPUs, and optionally which model, pool or MIG partition.
 
-    `model` matches the pool's GPU model ("T4", "A100 80GB", "H100") or its accelerator label value
+    `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label value
     ("nvidia-tesla-t4"). `spot`: None takes on-demand pools first and Spot ones if nothing else fits,
     True asks for Spot, False refuses it. `shared`: True asks for one share of a pool that shares its
     GPUs (time-slicing or MPS: "1/4 of a T4"); otherwise a request gets whole GPUs, unless `pool`
     names a shared pool. A share is one per container: `gpus` must then be 1.
+    A pool that may bring several sizes (a NAP NodePool's `offers`) serves a request from the sizes
+    that fit it, and pins the pod to the size chosen where others would not.
     """
 
     gpus: int = 1
@@ -86,15 +88,44 @@ def _pools(platform: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {name: pool for name, pool in pools.items() if isinstance(pool, Mapping)}
 
 
-def _matches_model(pool: Mapping[str, Any], model: str) -> bool:
-    wanted = model.lower()
-    return wanted in (str(pool.get("gpuModel", "")).lower(), str(pool.get("accelerator", "")).lower()) or \
-        str(pool.get("gpuModel", "")).lower().startswith(wanted + " ")
+#: The well-known label every node carries with its VM size, on AgentPool and NAP (Karpenter) nodes alike
+#: (Kubernetes `LabelInstanceTypeStable`): it pins a pod to one of a pool's sizes.
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def _offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The GPUs the pool may bring, one offer per VM size (the contract's `offers`: an AgentPool-backed
+    pool has one, a NAP NodePool one per size it may choose). A contract without `offers` (before
+    gpu-aks 0.4) describes its one offer in the single-size fields."""
+    offers = pool.get("offers")
+    if isinstance(offers, (list, tuple)) and any(isinstance(offer, Mapping) for offer in offers):
+        return [offer for offer in offers if isinstance(offer, Mapping)]
+    return [{"vmSize": pool.get("vmSize"), "gpuModel": pool.get("gpuModel"), "resource": pool.get("gpuResource"),
+             "perNode": pool.get("gpusPerNode"), "migPartition": pool.get("migPartition")}]
+
+
+def _matches_model(pool: Mapping[str, Any], offer: Mapping[str, Any], model: str) -> bool:
+    wanted, offered = model.lower(), str(offer.get("gpuModel") or "").lower()
+    # The accelerator label value names the pool's (first) model: it matches the offers of that model.
+    accelerator = str(pool.get("accelerator") or "").lower() if offered == str(pool.get("gpuModel") or "").lower() else ""
+    return wanted in (offered, accelerator) or offered.startswith(wanted + " ")
+
+
+def _offer_per_node(offer: Mapping[str, Any]) -> int:
+    # Numbers read through a StackReference arrive as floats (1 -> 1.0).
+    return int(offer.get("perNode") or 0)
 
 
 def _per_node(pool: Mapping[str, Any]) -> int:
-    # Numbers read through a StackReference arrive as floats (1 -> 1.0).
-    return int(pool.get("gpusPerNode") or 0)
+    """The most one node of the pool advertises, over its offers."""
+    return max((_offer_per_node(offer) for offer in _offers(pool)), default=0)
+
+
+def _describe_offers(pool: Mapping[str, Any]) -> str:
+    offers = _offers(pool)
+    if len(offers) == 1:
+        return str(offers[0].get("gpuModel"))
+    return " or ".join(f"{offer.get('gpuModel')} x{_offer_per_node(offer)}" for offer in offers)
 
 
 def _replicas(pool: Mapping[str, Any]) -> int:
@@ -125,9 +156,16 @@ def _capacity(pool: Mapping[str, Any]) -> str:
 
 
 def _describe(pools: Mapping[str, Mapping[str, Any]]) -> str:
-    return ", ".join(f"{name} ({pool.get('gpuModel')}{', MIG ' + str(pool['migPartition']) if pool.get('migPartition') else ''}"
+    return ", ".join(f"{name} ({_describe_offers(pool)}{', MIG ' + str(pool['migPartition']) if pool.get('migPartition') else ''}"
                      f"{', Spot' if pool.get('spot') else ''}, {_capacity(pool)})"
                      for name, pool in pools.items()) or "none"
+
+
+def _keep(candidates: dict[str, tuple[Mapping[str, Any], list[Mapping[str, Any]]]],
+          wanted: Any) -> dict[str, tuple[Mapping[str, Any], list[Mapping[str, Any]]]]:
+    """The candidates with the offers `wanted(pool, offer)` keeps; a pool with none left is dropped."""
+    kept = {name: (pool, [offer for offer in offers if wanted(pool, offer)]) for name, (pool, offers) in candidates.items()}
+    return {name: (pool, offers) for name, (pool, offers) in kept.items() if offers}
 
 
 def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
@@ -138,53 +176,62 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
     pools = _pools(platform)
     if not pools:
         raise PlacementError("the platform has no GPU pools")
-    candidates = dict(pools)
+    # Each pool with the offers (VM sizes) that can still serve the request.
+    candidates = {name: (pool, _offers(pool)) for name, pool in pools.items()}
     if request.pool is not None:
         if request.pool not in pools:
             raise PlacementError(f"the platform has no GPU pool {request.pool!r}; GPU pools: {_describe(pools)}")
-        candidates = {request.pool: pools[request.pool]}
+        candidates = {request.pool: candidates[request.pool]}
     if request.model is not None:
-        candidates = {n: p for n, p in candidates.items() if _matches_model(p, request.model)}
+        model = request.model
+        candidates = _keep(candidates, lambda pool, offer: _matches_model(pool, offer, model))
         if not candidates:
             raise PlacementError(f"the platform has no pool with {request.model} GPUs; GPU pools: {_describe(pools)}")
     if request.shared:
-        candidates = {n: p for n, p in candidates.items() if _share(p)}
+        candidates = {n: c for n, c in candidates.items() if _share(c[0])}
         if not candidates:
             raise PlacementError(f"the platform has no pool that shares its GPUs for this request; GPU pools: "
                                  f"{_describe(pools)}")
     elif request.pool is None:
         # A plain GPU request should get whole GPUs, not a share of one.
-        candidates = {n: p for n, p in candidates.items() if not _share(p)}
+        candidates = {n: c for n, c in candidates.items() if not _share(c[0])}
         if not candidates:
             raise PlacementError(f"the platform has only shared pools for this request; ask with shared=True. GPU "
                                  f"pools: {_describe(pools)}")
-    if request.gpus > 1 and all(_share(p) for p in candidates.values()):
+    if request.gpus > 1 and all(_share(pool) for pool, _ in candidates.values()):
         raise PlacementError(f"{request.gpus} GPUs from a shared pool: a container gets at most one share (NVIDIA's "
                              "device plugin refuses more, as two shares may be one GPU's worth); ask for gpus=1, or "
                              f"for whole GPUs from an unshared pool. GPU pools: {_describe(pools)}")
     if request.mig_partition is not None:
-        candidates = {n: p for n, p in candidates.items() if p.get("migPartition") == request.mig_partition}
+        candidates = _keep(candidates, lambda pool, offer: offer.get("migPartition") == request.mig_partition)
         if not candidates:
             raise PlacementError(f"the platform has no MIG pool with {request.mig_partition} partitions; GPU pools: "
                                  f"{_describe(pools)}")
     elif request.pool is None:
         # A plain GPU request should get a whole GPU, not a MIG slice.
-        candidates = {n: p for n, p in candidates.items() if not p.get("migPartition")}
+        candidates = _keep(candidates, lambda pool, offer: not offer.get("migPartition"))
         if not candidates:
             raise PlacementError(f"the platform has only MIG pools for this request; ask for a mig_partition. GPU "
                                  f"pools: {_describe(pools)}")
     if request.spot is not None:
-        candidates = {n: p for n, p in candidates.items() if bool(p.get("spot")) is request.spot}
+        candidates = {n: c for n, c in candidates.items() if bool(c[0].get("spot")) is request.spot}
         if not candidates:
             raise PlacementError(f"the platform has no {'Spot' if request.spot else 'on-demand'} pool for this "
                                  f"request; GPU pools: {_describe(pools)}")
-    fitting = {n: p for n, p in candidates.items() if request.gpus <= _per_node(p)}
+    fitting = _keep(candidates, lambda pool, offer: request.gpus <= _offer_per_node(offer))
     if not fitting:
-        largest = max(_per_node(p) for p in candidates.values())
+        largest = max(_offer_per_node(offer) for _, offers in candidates.values() for offer in offers)
         raise PlacementError(f"{request.gpus} GPUs is more than any matching node has (at most {largest} per node); "
                              f"GPU pools: {_describe(pools)}")
     # On-demand before Spot, then the tightest fit, then by name: the same answer every time.
-    name, pool = min(fitting.items(), key=lambda item: (bool(item[1].get("spot")), _per_node(item[1]), item[0]))
-    return Placement(pool=name, resource=str(pool["gpuResource"]), gpus=request.gpus,
-                     tolerations=[dict(t) for t in pool["tolerations"]], node_selector=dict(pool["nodeSelector"]),
+    chosen = {name: (pool, min(offers, key=_offer_per_node)) for name, (pool, offers) in fitting.items()}
+    name, (pool, offer) = min(chosen.items(), key=lambda item: (bool(item[1][0].get("spot")),
+                                                                _offer_per_node(item[1][1]), item[0]))
+    node_selector = dict(pool["nodeSelector"])
+    if any(other not in fitting[name][1] for other in _offers(pool)) and offer.get("vmSize"):
+        # The pool may bring sizes that cannot serve the request (another GPU, too few per node): pin
+        # the pod to the size chosen, so a NAP NodePool provisions that one for it.
+        node_selector[INSTANCE_TYPE_LABEL] = str(offer["vmSize"])
+    return Placement(pool=name, resource=str(offer.get("resource") or pool["gpuResource"]), gpus=request.gpus,
+                     tolerations=[dict(t) for t in pool["tolerations"]], node_selector=node_selector,
                      share=_share(pool))

@@ -324,12 +324,36 @@ class ResourceId:
 
 _GUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _GROUP = r"[-\w._()]{1,90}"
+#: The names Azure accepts inside the IDs gpu-aks takes, by resource type (learn.microsoft.com/azure/
+#: azure-resource-manager/management/resource-name-rules): virtualNetworks 2-64 and subnets 1-80
+#: "alphanumerics, underscores, periods, and hyphens; start with alphanumeric; end alphanumeric or
+#: underscore"; userAssignedIdentities 3-128 "alphanumerics, hyphens, and underscores; start with letter or
+#: number"; workspaces 4-63 "alphanumerics and hyphens; start and end with alphanumeric"; vaults 3-24
+#: "alphanumerics and hyphens; start with letter; end with letter or digit"; privateDnsZones a DNS name.
+#: Anything else (a space, a newline, an escape sequence, `?api-version=`) Azure refuses, and gpu-aks
+#: never prints it back into a preview.
+NAME_RULES: Mapping[str, tuple[str, str]] = {
+    "virtualNetworks": (r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}[a-zA-Z0-9_]",
+                        "2 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit and ending with one "
+                        "or '_'"),
+    "subnets": (r"[a-zA-Z0-9](?:[a-zA-Z0-9_.-]{0,78}[a-zA-Z0-9_])?",
+                "1 to 80 letters, digits, '_', '.' or '-', starting with a letter or digit and ending with one or '_'"),
+    "userAssignedIdentities": (r"[a-zA-Z0-9][a-zA-Z0-9_-]{2,127}",
+                               "3 to 128 letters, digits, '_' or '-', starting with a letter or digit"),
+    "privateDnsZones": (r"(?=.{1,253}$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]"
+                        r"{0,61}[a-zA-Z0-9])?)+", "a DNS zone name such as privatelink.<region>.azmk8s.io"),
+    "workspaces": (r"[a-zA-Z0-9][a-zA-Z0-9-]{2,61}[a-zA-Z0-9]",
+                   "4 to 63 letters, digits or '-', starting and ending with a letter or digit"),
+    "vaults": (r"[a-zA-Z][a-zA-Z0-9-]{1,22}[a-zA-Z0-9]",
+               "3 to 24 letters, digits or '-', starting with a letter and ending with a letter or digit"),
+}
 
 
 def _resource_id_re(provider: str, child: str | None = None) -> re.Pattern[str]:
-    tail = rf"/{child}/(?P<child>[^/]+)" if child else ""
+    name = NAME_RULES[provider.rsplit("/", 1)[-1]][0]
+    tail = rf"/{child}/(?P<child>{NAME_RULES[child][0]})" if child else ""
     return re.compile(rf"/subscriptions/(?P<subscription>{_GUID})/resourceGroups/(?P<group>{_GROUP})/providers/"
-                      rf"{provider}/(?P<name>[^/]+){tail}", re.IGNORECASE)
+                      rf"{provider}/(?P<name>{name}){tail}", re.IGNORECASE)
 
 
 #: The forms the REST models give: `vnetSubnetID`/`podSubnetID` ("/subscriptions/{subscriptionId}/
@@ -366,10 +390,55 @@ def parse_resource_id(kind: str, value: Any) -> ResourceId | None:
 
 
 def resource_id_problem(kind: str, value: Any) -> str | None:
-    """None when `value` is a resource ID of `kind`, else what is wrong, with the form."""
+    """None when `value` is a resource ID of `kind`, else what is wrong (the part of it, since a long ID
+    is shown cut short), with the form."""
     if parse_resource_id(kind, value) is not None:
         return None
-    return f"is not a {RESOURCE_ID_LABELS[kind]} resource ID; the form is {RESOURCE_ID_FORMS[kind][1]}"
+    why = _what_is_wrong(kind, value)
+    return (f"is not a {RESOURCE_ID_LABELS[kind]} resource ID{': ' + why if why else ''}; the form is "
+            f"{RESOURCE_ID_FORMS[kind][1]}")
+
+
+_TYPE_LABELS = {"virtualNetworks": "virtual network", "subnets": "subnet", "userAssignedIdentities": "identity",
+                "privateDnsZones": "zone", "workspaces": "workspace", "vaults": "key vault"}
+
+
+def _quoted(segment: str) -> str:
+    shown = ascii(segment)
+    return shown if len(shown) <= 60 else shown[:50] + "…'"
+
+
+def _what_is_wrong(kind: str, value: Any) -> str | None:
+    """The first part of `value` that does not fit the form of `kind`, segment by segment, compared
+    without case as Azure compares IDs."""
+    if not isinstance(value, str):
+        return None
+    if value.endswith("/") and len(value) > 1:
+        return "it ends with '/'; remove the trailing slash"
+    form = RESOURCE_ID_FORMS[kind][1].split("/")
+    # The fixed form of the other private DNS zone names ends in a name, not a placeholder.
+    form[-1] = form[-1] if form[-1].startswith("<") else "<zone>"
+    segments = value.split("/")
+    if segments[0] != "":
+        return "it does not start with /subscriptions/"
+    if kind == "subnet" and len(segments) == len(form) - 2:
+        return "it names a virtual network, not a subnet: add /subnets/<subnet>"
+    if len(segments) != len(form):
+        return f"it has {len(segments) - 1} segments between '/', the form {len(form) - 1}"
+    for position, (segment, expected) in enumerate(zip(segments, form, strict=True)):
+        if not expected.startswith("<"):
+            if segment.lower() != expected.lower():
+                return f"it has {_quoted(segment)} where the form has {expected!r}"
+            continue
+        resource_type = form[position - 1]
+        pattern, allowed = (
+            (_GUID, "a subscription ID (a GUID)") if expected == "<id>" else
+            (_GROUP, "a resource group name: 1 to 90 letters, digits, '_', '.', '-', '(' or ')'") if expected == "<group>"
+            else NAME_RULES[resource_type])
+        if not re.fullmatch(pattern, segment):
+            return f"{_quoted(segment)} is not {allowed}" if expected in ("<id>", "<group>") else \
+                f"the {_TYPE_LABELS[resource_type]} name {_quoted(segment)} is not allowed; Azure takes {allowed}"
+    return None
 
 
 RESOURCE_ID_LABELS: Mapping[str, str] = {

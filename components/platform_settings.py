@@ -35,7 +35,7 @@ from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSetting
 from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
 from components.settings.node_baseline import SUBNETS_CHECK
 from components.settings.observability import OBSERVABILITY, ObservabilitySettings
-from components.settings.pools import GpuNodePoolSettings, NodePoolSettings, SystemPoolSettings
+from components.settings.pools import GpuAgentPoolSettings, SystemPoolSettings, UserAgentPoolSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = ["DOCUMENT", "TOP_LEVEL_KEYS", "PlatformSettings", "parse_settings", "reference_markdown"]
@@ -65,11 +65,11 @@ class PlatformSettings:
         return pool
 
     @property
-    def cpu_pools(self) -> tuple[NodePoolSettings, ...]:
+    def cpu_pools(self) -> tuple[UserAgentPoolSettings, ...]:
         return self.pools[CPU.config_key]
 
     @property
-    def gpu_pools(self) -> tuple[GpuNodePoolSettings, ...]:
+    def gpu_pools(self) -> tuple[GpuAgentPoolSettings, ...]:
         return self.pools[GPU.config_key]
 
 
@@ -151,7 +151,7 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
 
     Raises SettingsError listing every problem.
     """
-    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}))
+    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}), KINDS)
     reader = DOCUMENT.parse(raw, context, secret_keys)
     if reader.problems.items:
         raise SettingsError(reader.problems.items)

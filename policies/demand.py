@@ -1,6 +1,6 @@
 """What a pod asks of GPU nodes, and which GPU amounts the API server refuses.
 
-Shared by the rules (`gpu_rules`) and the fit (`fit`): a GPU pod's demand (extended GPU resources,
+Shared by the rules (`pod_rules`) and the fit (`fit`): a GPU pod's demand (extended GPU resources,
 DRA claims, and the markers that put it on GPU nodes without one) and the API server's own check of
 GPU amounts. Below every check; imports no rule. No Pulumi imports.
 """

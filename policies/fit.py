@@ -30,7 +30,7 @@ from .catalog import (
 from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
-from .gpu_rules import Finding
+from .findings import Finding
 from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container, is_gpu_resource
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig

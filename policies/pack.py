@@ -57,8 +57,9 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from . import __version__, sdk_patches
-from .gpu_rules import DAEMONSET_TYPES, Finding, StackResource, undecided
+from .findings import Finding, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
+from .pool_rules import DAEMONSET_TYPES, StackResource
 from .pools import is_pool_resource
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config

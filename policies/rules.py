@@ -30,17 +30,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .documents import DocumentError, Limits, load_json, read_file
+from .findings import Finding
 from .fit import Platform, check_fit
-from .gpu_rules import (
-    Finding,
-    check_analyzable,
-    check_device_plugin_coverage,
-    check_gpu_limits,
-    check_gpu_node_pool,
-    check_gpu_node_selection,
-    check_gpu_tolerations,
-)
+from .pod_rules import check_analyzable, check_gpu_limits, check_gpu_node_selection, check_gpu_tolerations
 from .podspecs import PodSpec
+from .pool_rules import check_device_plugin_coverage, check_gpu_node_pool
 from .rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gpu_aks_policies.gpu_rules import Finding
+from gpu_aks_policies.findings import Finding
 from gpu_aks_policies.rule_config import RuleConfig
 from gpu_aks_policies.rules import POD_RULES, default_rule_config, parse_rule_config
 from gpu_aks_policies.workloads import Context, context_of, pod_specs_of

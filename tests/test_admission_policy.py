@@ -21,7 +21,7 @@ import yaml
 from celpy import celtypes
 from gpu_aks_policies.admission import admit
 from gpu_aks_policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
-from gpu_aks_policies.gpu_rules import check_gpu_limits, check_gpu_tolerations
+from gpu_aks_policies.pod_rules import check_gpu_limits, check_gpu_tolerations
 from gpu_aks_policies.podspecs import ABSENT, PodSpec, asks_by_container
 from gpu_aks_policies.quantities import format_amount, parse_quantity
 from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, RuleConfig

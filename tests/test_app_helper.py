@@ -99,3 +99,61 @@ def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
                           min_count=1)
     assert {k: v for k, v in sample_mig.items() if k != "azureName"} == {
         k: v for k, v in mixed["gpuPools"]["a100mig"].items() if k != "azureName"}
+
+
+def _nap_pool():
+    """A NodePool-backed (NAP) pool as the contract describes it: one offer per size it may choose, the
+    single-size fields its first offer's."""
+    from gpu_aks_app_testing import gpu_pool
+
+    def offer(vm_size, model, memory, gpus):
+        return {"vmSize": vm_size, "gpuModel": model, "gpuMemoryGiB": memory, "gpusPerVm": gpus,
+                "resource": "nvidia.com/gpu", "perNode": gpus, "migPartition": None,
+                "capacityTypes": ["spot", "onDemand"]}
+
+    entry = gpu_pool("nap", "Standard_NC40ads_H100_v5", "H100 NVL", "nvidia-h100-nvl", 1, 94)
+    return {**entry, "kind": "nodePool", "azureName": None, "minCount": None, "maxCount": None, "offers": [
+        offer("Standard_NC40ads_H100_v5", "H100 NVL", 94, 1), offer("Standard_NC80adis_H100_v5", "H100 NVL", 94, 2),
+        offer("Standard_NC24ads_A100_v4", "A100 80GB", 80, 1)]}
+
+
+MULTI = {"gpuPools": {"t4": PLATFORM["gpuPools"]["t4"], "nap": _nap_pool()}}
+
+
+@pytest.mark.parametrize("request_, size", [
+    (GpuRequest(model="A100"), "Standard_NC24ads_A100_v4"),
+    (GpuRequest(gpus=2), "Standard_NC80adis_H100_v5"),
+    (GpuRequest(gpus=2, model="H100 NVL"), "Standard_NC80adis_H100_v5"),
+    (GpuRequest(pool="nap"), None),
+])
+def test_a_pool_of_several_sizes_serves_a_request_from_the_offers_that_fit(request_, size):
+    """A NAP pool's offers are read one by one: a model or count only one size has lands on the pool,
+    pinned to that size (so the NodePool provisions it); a request every size serves is not pinned."""
+    from gpu_aks_app_testing import as_delivered
+    from gpu_aks_policies.contract import PlatformContract
+
+    PlatformContract.from_json(MULTI)  # a contract this release reads
+    placement = place(as_delivered(MULTI), request_)
+    assert (placement.pool, placement.resource) == ("nap", "nvidia.com/gpu")
+    assert placement.node_selector.get("node.kubernetes.io/instance-type") == size
+    assert placement.node_selector["gpu-aks.io/pool"] == "nap"
+    pod = {"kind": "Pod", "spec": placement.pod_spec([{"name": "c", "image": "x"}])}
+    assert all(findings(pod, name) == [] for name in POD_RULES)
+
+
+def test_a_pool_of_several_sizes_is_described_by_its_offers():
+    with pytest.raises(PlacementError) as error:
+        place(MULTI, GpuRequest(gpus=4))
+    assert str(error.value) == ("4 GPUs is more than any matching node has (at most 2 per node); GPU pools: t4 (T4, 1 per "
+                                "node), nap (H100 NVL x1 or H100 NVL x2 or A100 80GB x1, 2 per node)")
+    assert place(MULTI, GpuRequest(model="T4")).pool == "t4"
+
+
+def test_a_contract_without_offers_is_read_from_its_single_size_fields():
+    """Contracts written before pools had `offers` (gpu-aks 0.3) place as they always did."""
+    older = {**PLATFORM, "gpuPools": {name: {k: v for k, v in pool.items() if k != "offers"}
+                                      for name, pool in PLATFORM["gpuPools"].items()}}
+    for _, request_, pool, resource in REQUESTS:
+        placement = place(older, request_)
+        assert (placement.pool, placement.resource) == (pool, resource)
+        assert placement == place(PLATFORM, request_)

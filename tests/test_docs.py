@@ -89,7 +89,7 @@ def test_every_page_is_in_the_navigation_and_every_navigation_entry_exists():
 def test_the_architecture_page_has_a_mermaid_diagram_of_components_rules_and_the_contract():
     text = (DOCS / "architecture.md").read_text()
     diagram = text.split("```mermaid", 1)[1].split("```", 1)[0]
-    for node in ("AksCluster", "GpuAgentPool", "GpuDevicePlugin", "GpuAdmissionPolicy", "gpu_rules", "contract"):
+    for node in ("AksCluster", "GpuAgentPool", "GpuDevicePlugin", "GpuAdmissionPolicy", "pod_rules", "pool_rules", "contract"):
         assert node in diagram, node
 
 

@@ -317,7 +317,7 @@ def test_get_schema_answers_version_0_and_refuses_others_by_name(plugin):  # noq
 
 from functools import lru_cache  # noqa: E402
 
-from gpu_aks_policies.gpu_rules import check_gpu_tolerations  # noqa: E402
+from gpu_aks_policies.pod_rules import check_gpu_tolerations  # noqa: E402
 from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT  # noqa: E402
 from gpu_aks_policies.rules import parse_rule_config  # noqa: E402
 from gpu_aks_policies.workloads import context_of, pod_specs_of  # noqa: E402

@@ -175,7 +175,8 @@ def test_the_cycle_finder_finds_a_loop():
 
 
 #: The one loop left inside policies/ (tests/test_policy_layers.py holds it as a ratchet too): it may
-#: only go away, and no new one may appear. The rules' loop (fit, gpu_rules, rule_config, rules) is gone.
+#: only go away, and no new one may appear. The rules' loop (fit, gpu_rules, rule_config, rules) is
+#: gone; gpu_rules is now pod_rules and pool_rules, below the registry.
 KNOWN_POLICY_LOOPS = [
     ["gpu_aks_policies.workloads.registry", "gpu_aks_policies.workloads.shapes"],
 ]

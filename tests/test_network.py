@@ -393,7 +393,8 @@ GPU = "gpu-aks:gpuPools[gput4]"
                            "vnetSubnetID": subnet("snet-gpu", VNET.replace("vnet-spoke", "vnet-other"))}]),
      f"{GPU}.vnetSubnetID: is in VNet 'vnet-other', but gpu-aks:systemPool.vnetSubnetID is in VNet 'vnet-spoke'"),
     (in_subnets(gpuPools=[{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": VNET}]),
-     (f"{GPU}.vnetSubnetID: '/subscriptions/", "is not a subnet resource ID; the form is /subscriptions/<id>/")),
+     (f"{GPU}.vnetSubnetID: '/subscriptions/", "is not a subnet resource ID: it names a virtual network, not a subnet",
+      "the form is /subscriptions/<id>/")),
     (in_subnets(gpuPools=[{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": "snet-gpu"}]),
      f"{GPU}.vnetSubnetID: 'snet-gpu' is not a subnet resource ID"),
     (in_subnets(systemPool={"vnetSubnetID": f"{VNET}/subnets"}),
@@ -652,7 +653,8 @@ def test_the_preview_summary_says_where_the_nodes_are_and_how_they_egress(exampl
     text = "\n".join(render_summary("landing-zone", example_run, EXAMPLE))
     assert ("Network: azure overlay, outbound userDefinedRouting; API server private (DNS zone "
             "privatelink.eastus2.azmk8s.io); control-plane identity UserAssigned") in text
-    assert "nodes in your subnets: system -> snet-system, a100 -> snet-gpu, cpu -> snet-system" in text
+    # In the order of the pools' lines above: by kind, then as configured.
+    assert "nodes in your subnets: system -> snet-system, cpu -> snet-system, a100 -> snet-gpu" in text
     assert "nodes in the VNet AKS manages" in "\n".join(render_summary("dev", dev_run))
 
 
@@ -662,9 +664,12 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
+#: Names Azure accepts (aks_api.NAME_RULES): a VNet name has 2 to 64 characters, a subnet's 1 to 80.
+_VNET_NAME = st.from_regex(aks_api.NAME_RULES["virtualNetworks"][0], fullmatch=True).filter(lambda name: name.isascii())
+_SUBNET_NAME = st.from_regex(aks_api.NAME_RULES["subnets"][0], fullmatch=True).filter(lambda name: name.isascii())
 
 
-@given(group=_NAME, vnet=_NAME, names=st.lists(_NAME, min_size=1, max_size=4), flips=st.lists(st.booleans(),
+@given(group=_NAME, vnet=_VNET_NAME, names=st.lists(_SUBNET_NAME, min_size=1, max_size=4), flips=st.lists(st.booleans(),
                                                                                              min_size=200, max_size=200))
 def test_subnets_of_one_vnet_are_one_vnet_whatever_their_case(group, vnet, names, flips):
     """Azure compares IDs without case: the same VNet written in any case is one VNet, and every subnet
@@ -676,3 +681,58 @@ def test_subnets_of_one_vnet_are_one_vnet_whatever_their_case(group, vnet, names
         ids.append("".join(c.upper() if flips[(i + index) % len(flips)] else c for i, c in enumerate(text)))
     assert all(aks_api.parse_resource_id("subnet", subnet_id) is not None for subnet_id in ids)
     assert len({aks_api.virtual_network_of(subnet_id) for subnet_id in ids}) == 1
+
+
+# --- Held-out acceptance (netcheck): IDs Azure refuses, named by what is wrong ------------------
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    (f"{VNET}/subnets/gpu/", "ends with '/'"),
+    (f"{VNET}/subnet/gpu", "'subnet' where the form has 'subnets'"),
+    (subnet("gpu").replace("Microsoft.Network", "Microsoft.Netwrok"), "'Microsoft.Netwrok' where the form has"),
+    (VNET, "names a virtual network, not a subnet"),
+    ("snet-gpu", "does not start with /subscriptions/"),
+    (subnet("gpu").replace(SUB, "<sub>"), "'<sub>' is not a subscription ID"),
+    (subnet("gpu\x1b[31mRED\x1b[0m\n  - fake: fine"), "subnet name 'gpu\\x1b[31mRED"),
+    (subnet("gpu\r\x07"), "subnet name 'gpu\\r\\x07'"),
+    (subnet("my subnet"), "subnet name 'my subnet' is not allowed"),
+    (subnet("gpu?api-version=2025-09-01"), "subnet name 'gpu?api-version"),
+    (subnet(".."), "subnet name '..'"),
+    (subnet("s", VNET.replace("vnet-spoke", "vnet\u202espoke")), "virtual network name 'vnet\\u202espoke'"),
+])
+def test_a_subnet_id_azure_refuses_is_refused_saying_which_part(value: str, why: str):
+    # A long ID is shown cut short, so the message names the part that is wrong; escape sequences and
+    # newlines come back escaped, never raw into the terminal or the preview's tree.
+    raw = {"systemPool": {"vnetSubnetID": value}}
+    found = problems(raw)
+    assert len(found) == 1 and found[0].startswith("gpu-aks:systemPool.vnetSubnetID:"), found
+    assert why in found[0], found[0]
+    assert not any(ord(char) < 32 or char == "\u202e" for char in found[0]), found[0]
+
+
+def test_lowercase_provider_segments_are_the_same_subnet_and_vnet():
+    # Azure compares resource IDs without case: a lowercase `resourcegroups/.../microsoft.network/virtualnetworks`
+    # ID is accepted, is in the same VNet, and gets one Network Contributor grant with its mixed-case twin.
+    lower = subnet("gpu").replace("resourceGroups", "resourcegroups").replace("Microsoft.Network/virtualNetworks",
+                                                                              "microsoft.network/virtualnetworks")
+    raw = {"systemPool": {"vnetSubnetID": subnet("sys")},
+           "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": lower},
+                        {"name": "gput4b", "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": subnet("GPU")}]}
+    settings(raw)
+    grants = network_grants([subnet("sys"), lower, subnet("GPU")], None)
+    assert [grant.scope for grant in grants] == [subnet("sys"), lower]
+
+
+def test_two_vnets_of_one_name_are_told_apart():
+    other_group = subnet("gpu").replace("rg-net", "rg-other")
+    raw = {"systemPool": {"vnetSubnetID": subnet("sys")},
+           "gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "vnetSubnetID": other_group}]}
+    (found,) = problems(raw)
+    assert "VNet 'rg-other/vnet-spoke', but gpu-aks:systemPool.vnetSubnetID is in VNet 'rg-net/vnet-spoke'" in found
+
+
+def test_a_private_dns_zone_id_azure_refuses_says_which_part():
+    raw = with_cluster(apiServerAccessProfile={"enablePrivateCluster": True,
+                                               "privateDNSZone": ZONE.replace(SUB, "<sub>")})
+    (found,) = problems(raw)
+    assert "privateDNSZone" in found and "'<sub>' is not a subscription ID" in found

@@ -40,6 +40,7 @@ from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
 from tools.mockrun import PlatformMocks
 from tools.observability import DASHBOARD_FILE, RECORDING_FILE, RULES_FILE
 from tools.observability import main as generate
+from tools.stacks import stacks
 
 WORKSPACE_INVOKE = "azure-native:monitor:getAzureMonitorWorkspace"
 ARM = json.loads((ROOT / "tests" / "fixtures" / "prometheus-collector" / "arm-template-excerpt.json").read_text())
@@ -202,7 +203,9 @@ def test_the_generator_writes_each_stacks_files_where_it_is_told(tmp_path, capsy
     assert generate(["--out", str(tmp_path)]) == 0
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
     files = sorted((DASHBOARD_FILE, RECORDING_FILE, RULES_FILE))
-    assert written == [f"{stack}/{name}" for stack in ("dev", "prod") for name in files]
+    # Every stack file, whichever exist (a team's new Pulumi.staging.yaml included).
+    assert written == [f"{stack}/{name}" for stack in stacks(ROOT) for name in files]
+    assert {"dev", "prod"} <= set(stacks(ROOT))
     assert "observability.enabled is true" in (tmp_path / "prod" / RULES_FILE).read_text()
     json.loads((tmp_path / "dev" / DASHBOARD_FILE).read_text())
     assert generate(["--out", str(tmp_path), "no-such-stack"]) == 2

@@ -95,22 +95,35 @@ def test_the_reader_sees_a_loop_through_a_deferred_import(tmp_path, monkeypatch)
         graphlib.TopologicalSorter(graph).prepare()
 
 
+#: The rule implementations: over pod specs, and over pools of any kind.
+RULE_MODULES = (f"{PACKAGE}.pod_rules", f"{PACKAGE}.pool_rules")
 #: What runs the rules: the pack, the checker, the explainer and their entry points.
 RUNNERS = {f"{PACKAGE}.{name}" for name in ("rules", "pack", "check", "explain", "__main__")}
 
 
 def test_the_rule_registry_sits_on_top_of_the_rules():
     rules = f"{PACKAGE}.rules"
-    assert {f"{PACKAGE}.gpu_rules", f"{PACKAGE}.fit", f"{PACKAGE}.rule_config"} <= GRAPH[rules]
+    assert {f"{PACKAGE}.pod_rules", f"{PACKAGE}.pool_rules", f"{PACKAGE}.fit", f"{PACKAGE}.rule_config"} <= GRAPH[rules]
     # Only what runs the rules imports the registry; no rule, parameter reader or adapter does.
     assert _above(rules) <= RUNNERS, sorted(_above(rules) - RUNNERS)
-    assert not {f"{PACKAGE}.rules", f"{PACKAGE}.gpu_rules", f"{PACKAGE}.fit"} & GRAPH[f"{PACKAGE}.rule_config"]
-    assert not {f"{PACKAGE}.gpu_rules", f"{PACKAGE}.fit"} & GRAPH[f"{PACKAGE}.demand"]
+    assert not {f"{PACKAGE}.rules", *RULE_MODULES, f"{PACKAGE}.fit"} & GRAPH[f"{PACKAGE}.rule_config"]
+    assert not {*RULE_MODULES, f"{PACKAGE}.fit"} & GRAPH[f"{PACKAGE}.demand"]
+
+
+def test_the_pod_rules_and_the_pool_rules_are_apart():
+    """Split along the kind line: the pod rules read pod specs and never the pools (any kind's), the
+    pool rules read pools and never the pod rules; both return the Findings of findings.py."""
+    pod, pool = f"{PACKAGE}.pod_rules", f"{PACKAGE}.pool_rules"
+    assert pool not in GRAPH[pod] and pod not in GRAPH[pool]
+    assert not {module for module in GRAPH[pod] if module.startswith(f"{PACKAGE}.pools")}
+    assert f"{PACKAGE}.pools" in GRAPH[pool]
+    assert f"{PACKAGE}.findings" in GRAPH[pod] & GRAPH[pool]
 
 
 def test_only_the_registry_imports_the_checks():
-    checks = {"check_fit", *(node.name for node in parse_python(POLICIES / "gpu_rules.py").body
+    checks = {"check_fit", *(node.name for module in RULE_MODULES for node in parse_python(MODULES[module]).body
                              if isinstance(node, ast.FunctionDef) and node.name.startswith("check_"))}
+    assert len(checks) == 7, sorted(checks)
     importers = sorted(module for module in MODULES for _, name in imported_names(module) if name in checks)
     assert set(importers) == {f"{PACKAGE}.rules"}, importers
 

@@ -5,6 +5,7 @@ capacity a stack asks of Azure."""
 from __future__ import annotations
 
 import ast
+from datetime import date
 from pathlib import Path
 
 import pulumi
@@ -18,6 +19,8 @@ from components.platform_settings import DOCUMENT, TOP_LEVEL_KEYS, parse_setting
 from components.pools import KINDS, KubernetesObjectsSpec, platform_pools
 from components.pools.agentpool import AgentPoolBody, agent_pool_properties
 from components.settings import SettingsError
+from components.settings.common import ParseContext
+from components.settings.parsed_pools import ParsedPool
 from tests.conftest import ROOT
 from tools.mockrun import run_pulumi
 
@@ -116,9 +119,36 @@ def test_a_pool_of_kubernetes_objects_is_created_with_the_clusters_provider():
     assert created.provider.startswith(run.one("pulumi:providers:kubernetes").urn)
 
 
+class _ExtraGpuKind:
+    """A kind the settings sections have never heard of: one MIG GPU pool at minCount 0."""
+
+    config_key = "extraPools"
+
+    def parsed(self, root):
+        return (ParsedPool(root.children["systemPool"], "extra", gpu=True, mig=True, min_count=0),)
+
+
+def _parse(raw, kinds):
+    return DOCUMENT.parse(raw, ParseContext("unit", "eastus2", date(2026, 1, 1), pool_kinds=kinds))
+
+
+def test_the_sections_read_every_kinds_pools_while_parsing_not_a_kinds_config_key():
+    """devicePlugin reads the GPU pools of every kind in the parse's context (ParsedPool), so a new
+    kind's pools are served, refused or warned about with no edit there."""
+    assert _parse({}, KINDS).values["devicePlugin"]["pools"] == []
+    extra = _parse({}, (*KINDS, _ExtraGpuKind()))
+    assert extra.values["devicePlugin"]["pools"] == ["extra"]
+    assert extra.values["devicePlugin"]["migStrategy"] == "single", "a served MIG pool of the new kind"
+    assert any("0 on a MIG pool" in warning for warning in extra.problems.warnings)
+    refused = _parse({"devicePlugin": {"pools": ["t4"]}}, (*KINDS, _ExtraGpuKind()))
+    assert "gpu-aks:devicePlugin.pools[0]: 't4' is not a GPU pool; GPU pools: extra" in refused.problems.items
+
+
 READERS = ["components/contract.py", "components/manifests.py", "components/dcgm_exporter.py",
            "components/smoke_test.py", "components/admission_policy.py", "components/device_plugin.py",
-           "components/observability.py", "tools/preflight.py", "tools/preview.py"]
+           "components/observability.py", "tools/preflight.py", "tools/preview.py",
+           "components/settings/device_plugin.py", "components/settings/network.py",
+           "components/settings/node_baseline.py"]
 
 
 @pytest.mark.parametrize("path", READERS)
@@ -132,6 +162,9 @@ def test_no_reader_branches_on_the_kind(path):
                 and any(isinstance(side, ast.Attribute) and side.attr == "backend"
                         for side in (node.left, *node.comparators))]
     assert compared == []
+    keyed = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+             and node.value in {kind.config_key for kind in KINDS if not kind.inline}]
+    assert keyed == [], "reads a kind's pools by its config key"
 
 
 def test_the_recipe_names_the_files_a_kind_touches():

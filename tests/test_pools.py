@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from gpu_aks_policies import pools
-from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.pools import PoolView, Scaling, is_pool_resource, pools_of
 from gpu_aks_policies.pools.registry import register
 from gpu_aks_policies.rules import RULES

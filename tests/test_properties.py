@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.rule_config import (
     DEVICE_PLUGIN_TOLERATES_POOLS,

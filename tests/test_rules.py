@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 from gpu_aks_policies.fit import read_platform
-from gpu_aks_policies.gpu_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.podspecs import UNKNOWN, find_pod_specs
+from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,

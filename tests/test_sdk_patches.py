@@ -9,7 +9,7 @@ from typing import Any
 import pulumi_policy.policy as sdk
 import pytest
 from gpu_aks_policies import pack, sdk_patches
-from gpu_aks_policies.gpu_rules import Finding
+from gpu_aks_policies.findings import Finding
 from gpu_aks_policies.scope import current_scope, remembered, request_scope, secret_texts
 from gpu_aks_policies.secrets import SecretNumber, SecretText, is_secret
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY, deserialize_properties

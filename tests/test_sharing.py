@@ -28,7 +28,7 @@ from gpu_aks_policies.contract import PlatformContract
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.fit import platform_from_outputs, render
-from gpu_aks_policies.gpu_rules import is_device_plugin_daemonset
+from gpu_aks_policies.pool_rules import is_device_plugin_daemonset
 from gpu_aks_policies.rules import POD_RULES
 from hypothesis import given, settings
 from hypothesis import strategies as st

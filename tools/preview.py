@@ -182,7 +182,6 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 
 #: Resource types the summary reads (pulumi-azure-native 3.29 and pulumi-kubernetes 4 type tokens).
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
-AGENT_POOL = "azure-native:containerservice:AgentPool"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 def _offer_text(offer: GpuOffer) -> str:
@@ -205,8 +204,9 @@ def _pool_lines(pools: PlatformPools) -> list[str]:
     return lines
 
 
-def _network_lines(run: ProgramRun) -> list[str]:
-    """Egress, API server and identity, and which subnet each pool's nodes join (docs/network.md)."""
+def _network_lines(run: ProgramRun, pools: PlatformPools) -> list[str]:
+    """Egress, API server and identity, and which subnet each pool's nodes join (docs/network.md; the
+    pools from their facts, whatever their kind)."""
     lines = []
     for cluster in run.by_type(MANAGED_CLUSTER):
         inputs = cluster.masked_inputs
@@ -217,11 +217,7 @@ def _network_lines(run: ProgramRun) -> list[str]:
         identity = (inputs.get("identity") or {}).get("type", "SystemAssigned")
         lines.append(f"  Network: {network.get('networkPlugin')}{mode}, outbound {network.get('outboundType')}; API "
                      f"server {private}; control-plane identity {identity}")
-        pools = [(pool.get("name"), pool) for pool in inputs.get("agentPoolProfiles") or []]
-        pools += sorted(((pool.name.removesuffix("-pool"), pool.masked_inputs) for pool in run.by_type(AGENT_POOL)),
-                        key=lambda named: str(named[0]))
-        placed = [f"{name} -> {str(pool['vnetSubnetID']).rsplit('/', 1)[-1]}" for name, pool in pools
-                  if pool.get("vnetSubnetID")]
+        placed = [f"{pool.name} -> {pool.node_subnet.rsplit('/', 1)[-1]}" for pool in pools.pools if pool.node_subnet]
         lines.append(f"    nodes in your subnets: {', '.join(placed)}" if placed else
                      "    nodes in the VNet AKS manages")
     return lines
@@ -288,7 +284,7 @@ def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) 
     capacity = ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in capacity_lines(settings))] \
         if settings is not None else []
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(pools),
-            *_network_lines(run), *_admission_lines(run), *_maintenance_lines(run), *capacity]
+            *_network_lines(run, pools), *_admission_lines(run), *_maintenance_lines(run), *capacity]
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:

@@ -33,7 +33,7 @@ from components.settings.pools import (
     SCALE_SET_PRIORITY,
     SPOT_MAX_PRICE,
     SPOT_PRICE_NEEDS_SPOT,
-    NodePoolSettings,
+    UserAgentPoolSettings,
     counts_in_order,
     not_a_gpu_size,
     pool_fields,
@@ -45,10 +45,10 @@ if TYPE_CHECKING:
     from components.pools.kind import PlatformView
 
 
-def _cpu_pool(reader: Reader) -> NodePoolSettings:
+def _cpu_pool(reader: Reader) -> UserAgentPoolSettings:
     attrs = pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), POOL_LABEL: attrs["name"]}
-    return NodePoolSettings(**attrs)
+    return UserAgentPoolSettings(**attrs)
 
 
 CPU_POOL = Section("cpuPools[]", "One CPU user pool.", (
@@ -79,19 +79,20 @@ class CpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:CpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:NodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NodePoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[UserAgentPoolSettings, ...]:
         return tuple(pool.build() for pool in reader.lists[self.config_key])
 
-    def agent_pool(self, pool: NodePoolSettings) -> AgentPoolSpec:
+    def agent_pool(self, pool: UserAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))
 
-    def facts(self, pool: NodePoolSettings, settings: PlatformView) -> PoolFacts:
+    def facts(self, pool: UserAgentPoolSettings, settings: PlatformView) -> PoolFacts:
         key = f"{self.config_key}[{pool.name}]"
         return PoolFacts(
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
-            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
+            node_subnet=pool.baseline.vnet_subnet_id)
 
 
 CPU = CpuPoolKind()

@@ -53,6 +53,7 @@ from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_c
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
+from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     GPU_POOL_UPGRADE,
     OS_SKU_CHECK,
@@ -71,7 +72,7 @@ from components.settings.pools import (
     SCALE_SET_PRIORITY,
     SPOT_MAX_PRICE,
     SPOT_PRICE_NEEDS_SPOT,
-    GpuNodePoolSettings,
+    GpuAgentPoolSettings,
     SharingSettings,
     counts_in_order,
     pool_fields,
@@ -207,10 +208,10 @@ SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool betwe
 ), build=_sharing, source=_SHARING_SOURCE)
 
 
-def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuNodePoolSettings:
+def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuAgentPoolSettings:
     attrs = pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
-    return GpuNodePoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
+    return GpuAgentPoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
 
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
@@ -280,23 +281,30 @@ class GpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:GpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuNodePoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuAgentPoolSettings, ...]:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
         return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
 
-    def agent_pool(self, pool: GpuNodePoolSettings) -> AgentPoolSpec:
+    def parsed_pool(self, reader: Reader) -> ParsedPool:
+        values = reader.values
+        return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
+                          plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
+                          min_count=values["minCount"] if reader.ok("minCount") else None,
+                          sharing=values["sharing"]["strategy"])
+
+    def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
                                                    gpu_instance_profile=pool.gpu_instance_profile))
 
     def reference_markdown(self) -> str:
         return gpu_sizes_markdown()
 
-    def offers(self, pool: GpuNodePoolSettings) -> tuple[GpuOffer, ...]:
+    def offers(self, pool: GpuAgentPoolSettings) -> tuple[GpuOffer, ...]:
         # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
         return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
                          pool.mig_partition, ("spot",) if pool.spot else ("onDemand",)),)
 
-    def facts(self, pool: GpuNodePoolSettings, settings: PlatformView) -> PoolFacts:
+    def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> PoolFacts:
         key = f"{self.config_key}[{pool.name}]"
         return PoolFacts(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
@@ -305,7 +313,8 @@ class GpuPoolKind(UserAgentPoolKind):
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
-            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets())
+            capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
+            node_subnet=pool.baseline.vnet_subnet_id)
 
 
 GPU = GpuPoolKind()

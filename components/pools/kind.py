@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from components.pools.agentpool import AgentPoolSpec
     from components.settings.observability import ObservabilitySettings
+    from components.settings.parsed_pools import ParsedPool
 
 #: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
 SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
@@ -117,6 +118,9 @@ class PoolFacts:
     capacity: tuple[CapacityNeed, ...] = ()
     #: Your subnets the pool's nodes and pods join (`vnetSubnetID`, `podSubnetID`); () in AKS's VNet.
     subnets: tuple[str, ...] = ()
+    #: Your subnet the pool's nodes join (a user pool without one joins the system pool's, as AKS places
+    #: it), or None: the VNet AKS manages.
+    node_subnet: str | None = None
 
     @property
     def gpu(self) -> bool:
@@ -171,6 +175,10 @@ class PoolKind(Protocol):
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
         """The kind's pools, built from the document's root reader once every section is parsed
         (`PlatformSettings.pools[config_key]`); `built`: the other sections' settings, by key."""
+
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        """The kind's pools as the sections parsed after them read them (`components/settings/parsed_pools.py`):
+        which bring GPUs, which gpu-aks's device plugin may serve, which use MIG."""
 
     def pools(self, settings: PlatformView) -> Sequence[Any]:
         """The kind's pools in `settings` (its settings objects), in config order."""

@@ -17,6 +17,7 @@ from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
+from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     CPU_SIZE_CHECK,
     OS_SKU_CHECK,
@@ -70,6 +71,10 @@ class SystemPoolKind:
     def pools(self, settings: PlatformView) -> tuple[SystemPoolSettings, ...]:
         return settings.pools[self.config_key]
 
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        reader = root.children.get(self.config_key)
+        return (ParsedPool(reader, reader.values["name"]),) if reader is not None else ()
+
     def resources(self, pool: SystemPoolSettings) -> tuple[AgentPoolSpec, ...]:
         return ()  # the managed cluster's own body carries it (components/cluster.py)
 
@@ -92,6 +97,7 @@ class SystemPoolKind:
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=False,
             zones=pool.availability_zones, taints=(CRITICAL_ADDONS_TAINT,) if pool.only_critical_addons else (),
             subnets=pool.baseline.subnets(),
+            node_subnet=pool.baseline.vnet_subnet_id,
             capacity=(CapacityNeed(self.config_key, pool.vm_size, False, pool.availability_zones, pool.max_count,
                                    surge_nodes(pool.max_surge, pool.max_count)),))
 

@@ -1,5 +1,5 @@
 """What the AgentPool-backed user kinds (CPU and GPU pools) share: body, identity and capacity from
-`NodePoolSettings`. A kind adds only what is its own (pulumi-eks's `createNodeGroup` and
+`UserAgentPoolSettings`. A kind adds only what is its own (pulumi-eks's `createNodeGroup` and
 `createNodeGroupV2` are a warning: two ~450-line near-copies for two kinds)."""
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, surge_nodes
-from components.settings.pools import NodePoolSettings
+from components.settings.parsed_pools import ParsedPool
+from components.settings.pools import UserAgentPoolSettings
 
 if TYPE_CHECKING:
+    from gpu_aks_policies.declarations import Reader
+
     from components.pools.kind import PlatformView
 
 
@@ -24,6 +27,12 @@ class UserAgentPoolKind:
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
+
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        return tuple(self.parsed_pool(pool) for pool in root.lists.get(self.config_key, []))
+
+    def parsed_pool(self, reader: Reader) -> ParsedPool:
+        return ParsedPool(reader, reader.values["name"])
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         raise NotImplementedError
@@ -38,7 +47,7 @@ class UserAgentPoolKind:
         return ""
 
 
-def user_pool_body(pool: NodePoolSettings, **gpu: Any) -> AgentPoolBody:
+def user_pool_body(pool: UserAgentPoolSettings, **gpu: Any) -> AgentPoolBody:
     upgrade = pool.upgrade_settings()
     return AgentPoolBody(
         mode="User", vm_size=pool.vm_size, os_sku=pool.os_sku, min_count=pool.min_count, max_count=pool.max_count,
@@ -48,11 +57,11 @@ def user_pool_body(pool: NodePoolSettings, **gpu: Any) -> AgentPoolBody:
         baseline=pool.baseline.as_api(), **gpu)
 
 
-def user_pool_spec(pool: NodePoolSettings, body: AgentPoolBody) -> AgentPoolSpec:
+def user_pool_spec(pool: UserAgentPoolSettings, body: AgentPoolBody) -> AgentPoolSpec:
     return AgentPoolSpec(pool.name, pool.azure_name, pool.keep_azure_name, body)
 
 
-def user_pool_capacity(key: str, pool: NodePoolSettings) -> tuple[CapacityNeed, ...]:
+def user_pool_capacity(key: str, pool: UserAgentPoolSettings) -> tuple[CapacityNeed, ...]:
     upgrade = pool.upgrade_settings()
     return (CapacityNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
                          surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count)),)

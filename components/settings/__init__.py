@@ -31,9 +31,9 @@ from components.settings.maintenance import MaintenanceSettings
 from components.settings.observability import AlertSettings, ObservabilitySettings
 from components.settings.pools import (
     SUFFIXED_NAME_LENGTH,
-    GpuNodePoolSettings,
-    NodePoolSettings,
+    GpuAgentPoolSettings,
     SystemPoolSettings,
+    UserAgentPoolSettings,
     create_only_properties,
     pool_key,
 )
@@ -43,6 +43,6 @@ __all__ = [
     "AKS_MAX_NODES_PER_POOL", "DEFAULT_AUTOSCALER_PROFILE", "DEFAULT_ROLE_PROPAGATION_SECONDS",
     "KUBELOGIN_MODES", "PROJECT", "SUFFIXED_NAME_LENGTH", "VALIDATION_ACTIONS", "ZONES",
     "AccessSettings", "AdmissionPolicySettings", "AlertSettings", "ClusterSettings", "DevicePluginSettings",
-    "GpuNodePoolSettings", "MaintenanceSettings", "NodePoolSettings", "ObservabilitySettings", "ParseContext",
-    "SettingsError", "SmokeTestSettings", "SystemPoolSettings", "create_only_properties", "describe", "pool_key",
+    "GpuAgentPoolSettings", "MaintenanceSettings", "ObservabilitySettings", "ParseContext", "SettingsError",
+    "SmokeTestSettings", "SystemPoolSettings", "UserAgentPoolSettings", "create_only_properties", "describe", "pool_key",
 ]

@@ -16,6 +16,7 @@ from components.aks_api import (
     PRIVATE_DNS_ZONE_NAME_RE,
     RESOURCE_ID_FORMS,
     parse_resource_id,
+    resource_id_problem,
 )
 from components.settings.common import CLUSTER_MODEL, ipv4_network, is_ipv4_interface
 
@@ -74,6 +75,8 @@ def _private_dns_zone_problem(value: Any) -> str | None:
         return None
     zone = parse_resource_id("privateDnsZone", value)
     if zone is None:
+        if isinstance(value, str) and value.startswith("/"):
+            return f"{resource_id_problem('privateDnsZone', value)}; or {' or '.join(PRIVATE_DNS_ZONE_MODES)}"
         return (f"is not allowed; AKS API {API_VERSION} takes {', '.join(PRIVATE_DNS_ZONE_MODES)} or your private DNS "
                 f"zone's resource ID ({RESOURCE_ID_FORMS['privateDnsZone'][1]})")
     if not PRIVATE_DNS_ZONE_NAME_RE.fullmatch(zone.name):

@@ -8,11 +8,14 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.declarations import Key, is_whole_number
 
 from components.aks_api import API_VERSION
+
+if TYPE_CHECKING:
+    from components.settings.parsed_pools import PoolKindAtParse
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
@@ -41,6 +44,9 @@ class ParseContext:
     secret_sections: Collection[str] = ()
     #: The deployer's environment (`access.deployerPrincipalType`'s default reads ARM_CLIENT_ID/AZURE_CLIENT_ID).
     environ: Mapping[str, str] = field(default_factory=dict)
+    #: The pool kinds (`components.pools.KINDS`, above the sections), for the sections that read every
+    #: pool while the document is parsed (`components/settings/parsed_pools.py`).
+    pool_kinds: Sequence[PoolKindAtParse] = ()
 
 
 def count_problem(value: Any) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
 from gpu_aks_policies.declarations import (
@@ -20,6 +19,7 @@ from gpu_aks_policies.declarations import (
 )
 
 from components.settings.common import dns_label_problem
+from components.settings.parsed_pools import ParsedPool, parsed_pools
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 
@@ -35,9 +35,9 @@ class DevicePluginSettings:
     pools: tuple[str, ...] = ()
 
 
-def _gpu_pools(reader: Reader) -> dict[str, dict[str, Any]]:
-    """The GPU pools parsed so far, by name."""
-    return {pool["name"]: pool for pool in reader.root.values.get("gpuPools", [])}
+def _gpu_pools(reader: Reader) -> dict[str, ParsedPool]:
+    """The GPU pools of every kind parsed so far, by name."""
+    return {pool.name: pool for pool in parsed_pools(reader) if pool.gpu}
 
 
 def served_pools(reader: Reader) -> list[str]:
@@ -47,7 +47,7 @@ def served_pools(reader: Reader) -> list[str]:
 
 
 def _driver_installed_pools(reader: Reader) -> list[str]:
-    return [name for name, pool in _gpu_pools(reader).items() if pool["gpuProfile"]["driver"] == "Install"]
+    return [name for name, pool in _gpu_pools(reader).items() if pool.plugin_elsewhere is None]
 
 
 def _pools_are_gpu_pools(reader: Reader) -> None:
@@ -57,9 +57,9 @@ def _pools_are_gpu_pools(reader: Reader) -> None:
         if pool is None:
             reader.problem(f"pools[{index}]", f"{describe(name)} is not a GPU pool; GPU pools: "
                                               f"{', '.join(gpu_pools) or 'none'}")
-        elif pool["gpuProfile"]["driver"] == "None":
+        elif pool.plugin_elsewhere:
             # AKS's GPU docs: never run a second device plugin where another one is managed.
-            reader.problem(f"pools[{index}]", f"{describe(name)} has gpuProfile.driver: None, so its driver and device "
+            reader.problem(f"pools[{index}]", f"{describe(name)} has {pool.plugin_elsewhere}, so its driver and device "
                                               "plugin are managed elsewhere (e.g. the NVIDIA GPU Operator); running "
                                               "this DaemonSet there too double-registers nvidia.com/gpu. Remove it "
                                               "from devicePlugin.pools")
@@ -67,7 +67,7 @@ def _pools_are_gpu_pools(reader: Reader) -> None:
 
 def _served_mig_pools(reader: Reader) -> list[str]:
     gpu_pools = _gpu_pools(reader)
-    return [name for name in served_pools(reader) if gpu_pools[name]["gpuInstanceProfile"]]
+    return [name for name in served_pools(reader) if gpu_pools[name].mig]
 
 
 def _strategy_serves_mig_pools(reader: Reader) -> None:
@@ -80,20 +80,19 @@ def _strategy_serves_mig_pools(reader: Reader) -> None:
 def _shared_pools_are_served(reader: Reader) -> None:
     """Sharing is the device plugin's config: a pool it does not serve cannot be shared by it."""
     served = set(served_pools(reader))
-    for pool in reader.root.lists.get("gpuPools", []):
-        name, strategy = pool.values["name"], pool.values["sharing"]["strategy"]
-        if strategy is None or name in served:
+    for pool in parsed_pools(reader):
+        if pool.sharing is None or pool.name in served:
             continue
         fix = "serve the pool or remove its sharing"
         if not reader.get("enabled"):
             why = "devicePlugin.enabled is false"
-        elif pool.values["gpuProfile"]["driver"] == "None":
-            why = "it has gpuProfile.driver: None, so its device plugin is managed elsewhere (e.g. the GPU Operator)"
+        elif pool.plugin_elsewhere:
+            why = f"it has {pool.plugin_elsewhere}, so its device plugin is managed elsewhere (e.g. the GPU Operator)"
             fix = "remove its sharing and share through that plugin's own config"
         else:
             why = f"devicePlugin.pools ({', '.join(reader.get('pools')) or 'empty'}) does not list it"
-        pool.problem("sharing", f"{describe(strategy)} is set up in gpu-aks's device plugin, which does not serve "
-                                f"pool {describe(name)}: {why}; {fix}")
+        pool.reader.problem("sharing", f"{describe(pool.sharing)} is set up in gpu-aks's device plugin, which does "
+                                       f"not serve pool {describe(pool.name)}: {why}; {fix}")
 
 
 def _device_plugin(reader: Reader) -> DevicePluginSettings:
@@ -125,17 +124,15 @@ def mig_scale_from_zero(min_count: int, mig: bool, strategy: str) -> tuple[str |
 def mig_pools_scale_from_zero(reader: Reader) -> None:
     """A devicePlugin check: served MIG pools at minCount 0 (Azure/AKS#5161)."""
     strategy = reader.get("migStrategy")
-    pools = {pool["name"]: pool for pool in reader.root.values.get("gpuPools", [])}
-    for list_reader in reader.root.lists.get("gpuPools", []):
-        pool = list_reader.values
-        if pool.get("name") not in pools or not pool.get("gpuInstanceProfile") or not list_reader.ok("minCount"):
+    for pool in parsed_pools(reader):
+        if not pool.gpu or not pool.mig or pool.min_count is None:
             continue
-        if reader.get("enabled") and pool["name"] in reader.get("pools"):
-            problem, warning = mig_scale_from_zero(pool["minCount"], True, strategy)
+        if reader.get("enabled") and pool.name in reader.get("pools"):
+            problem, warning = mig_scale_from_zero(pool.min_count, True, strategy)
             if problem:
-                reader.problems.add(f"{list_reader.key}.minCount", problem)
+                reader.problems.add(f"{pool.key}.minCount", problem)
             if warning:
-                reader.problems.warn(f"{list_reader.key}.minCount", warning)
+                reader.problems.warn(f"{pool.key}.minCount", warning)
 
 
 MIG_SCALE_FROM_ZERO_CHECK = Check(mig_pools_scale_from_zero, reads=("migStrategy", "pools"),

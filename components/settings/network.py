@@ -31,6 +31,7 @@ from components.settings.common import (
     ipv4_network,
     is_ipv4_interface,
 )
+from components.settings.parsed_pools import raw_pools
 
 
 @dataclass(frozen=True)
@@ -72,20 +73,16 @@ def tenth_address(cidr: str | None) -> str:
     return str(network.network_address + 10) if network is not None and network.num_addresses > 11 else DEFAULT_DNS_SERVICE_IP
 
 
-def pools_name_pod_subnets(raw_root: Mapping[str, Any]) -> bool:
-    """Whether any pool in the raw config names a `podSubnetID` (read before the pools are parsed, for
-    the network plugin mode's default)."""
-    pools = [raw_root.get("systemPool")]
-    for list_key in ("cpuPools", "gpuPools"):
-        listed = raw_root.get(list_key)
-        pools += listed if isinstance(listed, list) else []
-    return any(isinstance(pool, Mapping) and pool.get("podSubnetID") for pool in pools)
+def pools_name_pod_subnets(reader: Reader) -> bool:
+    """Whether any pool, of any kind, names a `podSubnetID` in the raw config (read before the pools are
+    parsed, for the network plugin mode's default)."""
+    return any(pool.get("podSubnetID") for pool in raw_pools(reader))
 
 
 def _default_plugin_mode(reader: Reader) -> str | None:
     """Overlay with Azure CNI, except where the pools name pod subnets: those are Azure CNI with dynamic
     pod IP allocation, which is not Overlay (docs/network.md)."""
-    if reader.get("networkPlugin") != "azure" or pools_name_pod_subnets(reader.root.raw):
+    if reader.get("networkPlugin") != "azure" or pools_name_pod_subnets(reader):
         return None
     return "overlay"
 

@@ -20,11 +20,13 @@ from components.aks_api import (
     OS_DISK_SIZE_RANGE,
     OS_DISK_TYPES,
     SYSTEM_POOL_MIN_PODS,
+    parse_resource_id,
     resource_id_problem,
     virtual_network_of,
 )
 from components.azure_catalog import ephemeral_os_disk_check
 from components.settings.common import api_choice
+from components.settings.parsed_pools import parsed_pools
 
 _POOL = f"AgentPool (API {API_VERSION})"
 #: Outbound types whose egress path lives in your subnets (learn.microsoft.com/azure/aks/egress-outboundtype:
@@ -158,9 +160,11 @@ def node_baseline_items(default_os_disk_type: str | None = None) -> tuple[Key | 
 
 
 def _pool_readers(root: Reader) -> Iterator[Reader]:
-    yield root.children["systemPool"]
-    for list_key in ("cpuPools", "gpuPools"):
-        yield from root.lists.get(list_key, [])
+    """The readers of every pool, of any kind, that has the node baseline (its subnets): the system
+    pool first (`KINDS` order)."""
+    for pool in parsed_pools(root):
+        if "vnetSubnetID" in pool.reader.section.key_names:
+            yield pool.reader
 
 
 def _value(reader: Reader, name: str) -> Any:
@@ -186,7 +190,7 @@ def check_pool_subnets(root: Reader) -> None:
                                                              "systemPool.vnetSubnetID too (docs/network.md)")
     # One VNet per cluster: "All subnets assigned to node pools must belong to the same virtual network"
     # (learn.microsoft.com/azure/aks/create-node-pools, "Add a node pool with a unique subnet"); pod subnets too.
-    first: tuple[str, str] | None = None
+    first: tuple[str, str, str] | None = None
     for pool in pools:
         for name in ("vnetSubnetID", "podSubnetID"):
             subnet = _value(pool, name)
@@ -194,10 +198,11 @@ def check_pool_subnets(root: Reader) -> None:
                 continue
             vnet = virtual_network_of(subnet)
             if first is None:
-                first = (root.problems.full_key(f"{pool.key}.{name}"), vnet)
+                first = (root.problems.full_key(f"{pool.key}.{name}"), vnet, subnet)
             elif vnet != first[1]:
-                root.problems.add(f"{pool.key}.{name}", f"is in VNet {vnet.rsplit('/', 1)[-1]!r}, but {first[0]} is in "
-                                                       f"VNet {first[1].rsplit('/', 1)[-1]!r}; AKS needs every pool's "
+                this, that = _vnet_labels(subnet, first[2])
+                root.problems.add(f"{pool.key}.{name}", f"is in VNet {this}, but {first[0]} is in "
+                                                       f"VNet {that}; AKS needs every pool's "
                                                        "subnets in one virtual network (\"All subnets assigned to node "
                                                        "pools must belong to the same virtual network\", learn.microsoft"
                                                        ".com/azure/aks/create-node-pools)")
@@ -226,6 +231,20 @@ def check_pool_subnets(root: Reader) -> None:
                           "gateway) carries the egress (learn.microsoft.com/azure/aks/egress-outboundtype); set "
                           "vnetSubnetID on systemPool (the other pools follow it) or use loadBalancer or "
                           "managedNATGateway")
+
+
+def _vnet_labels(subnet: str, other: str) -> tuple[str, str]:
+    """The VNets of two subnets of different VNets, named as shortly as tells them apart (two VNets of one
+    name in two resource groups or subscriptions are still two VNets)."""
+    ids = parse_resource_id("subnet", subnet), parse_resource_id("subnet", other)
+    if ids[0] is None or ids[1] is None:
+        return repr(virtual_network_of(subnet)), repr(virtual_network_of(other))
+    if ids[0].name.lower() != ids[1].name.lower():
+        return repr(ids[0].name), repr(ids[1].name)
+    if ids[0].subscription == ids[1].subscription:
+        return repr(f"{ids[0].resource_group}/{ids[0].name}"), repr(f"{ids[1].resource_group}/{ids[1].name}")
+    return (repr(f"{ids[0].subscription}/{ids[0].resource_group}/{ids[0].name}"),
+            repr(f"{ids[1].subscription}/{ids[1].resource_group}/{ids[1].name}"))
 
 
 SUBNETS_CHECK = Check(check_pool_subnets, doc="Pools' subnets are in one VNet; a user pool's subnet needs the system "

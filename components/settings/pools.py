@@ -63,7 +63,7 @@ def azure_pool_name(name: str, identity: Mapping[str, Any], keep_azure_name: boo
 
 
 @dataclass(frozen=True)
-class NodePoolSettings:
+class UserAgentPoolSettings:
     """A user pool (CPU or GPU): what AKS needs to create it and the autoscaler to size it."""
 
     name: str
@@ -116,7 +116,7 @@ class SharingSettings:
 
 
 @dataclass(frozen=True)
-class GpuNodePoolSettings(NodePoolSettings):
+class GpuAgentPoolSettings(UserAgentPoolSettings):
     sku: GpuSku | None = None
     gpu_instance_profile: str | None = None
     gpu_driver: str = "Install"

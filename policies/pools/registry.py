@@ -1,6 +1,6 @@
 """Which pool kind recognises which resources: one module per kind registers the resource types it
 reads and how it turns one resource into the pools it declares (`PoolView`s). The pool rules
-(`gpu_rules.check_gpu_node_pool`, `check_device_plugin_coverage`) ask `pools_of` and never read a
+(`pool_rules.check_gpu_node_pool`, `check_device_plugin_coverage`) ask `pools_of` and never read a
 kind's properties themselves; the pack asks `is_pool_resource` which resources to hand them. Adding a
 kind (a karpenter.sh NodePool for NAP, say) is one module in this package plus its tests, as
 kube-linter's `templates.Register` sits below its templates. Imports no kind."""

@@ -1,0 +1,193 @@
+"""The pool rules, as pure functions over the resources that declare pools (any pool kind, as
+`gpu_aks_policies.pools` sees it) and NVIDIA device-plugin DaemonSets: a GPU pool is tainted for GPUs
+and autoscales within bounds, and a self-installed device plugin serves every GPU pool it must. Each
+returns `Finding`s, through the registry (`rules.py`). The pod rules are `pod_rules.py`. No Pulumi
+imports.
+"""
+
+from __future__ import annotations
+
+from collections import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import is_gpu_vm_size
+from .findings import Finding, undecided, yaml_list
+from .podspecs import (
+    PodSpec,
+    UndecidableError,
+    find_pod_specs,
+    join,
+    list_at,
+)
+from .pools import PoolView, pools_of, shown_count
+from .rule_config import (
+    DEVICE_PLUGIN_TOLERATES_POOLS,
+    TAINTED_GPU_POOLS,
+    RuleConfig,
+)
+from .scheduling import (
+    format_taint,
+    selects_node,
+    toleration_for,
+    untolerated_taints,
+)
+
+# --- Pools and the device plugin -----------------------------------------------------------------
+# The pools come from the pool kinds (`gpu_aks_policies.pools`): these rules never read a kind's
+# properties, so a new kind of pool is judged by the same rules.
+
+DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
+
+
+def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
+    problems = []
+    taints, syntax_problems = pool.taints()
+    problems.extend(syntax_problems)
+    if not any(taint == dict(gpu_taint) and taint["effect"] == "NoSchedule"
+               for taint in taints for gpu_taint in config.gpu_taints):
+        wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+        problems.append(
+            f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
+            f"GPU pods cannot rely on it. Fix: nodeTaints: [\"{format_taint(config.gpu_taints[0])}\"]")
+    scaling = pool.scaling()
+    if not scaling.bounded:
+        problems.append(
+            f"is not autoscaled within bounds ({scaling.written}); GPU pools should scale, to zero when idle. "
+            f"Fix: {scaling.fix}")
+    elif scaling.min_count > scaling.max_count:
+        problems.append(f"has {scaling.min_field} {shown_count(scaling.min_count)} above {scaling.max_field} "
+                        f"{shown_count(scaling.max_count)}. Fix: {scaling.min_field} <= {scaling.max_field}")
+    return problems
+
+
+def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: RuleConfig) -> list[Finding]:
+    """A pool with a GPU VM size must be tainted for GPUs and autoscale within bounds."""
+    findings = []
+    try:
+        pools = pools_of(resource_type, props)
+    except UndecidableError as error:
+        return [undecided(TAINTED_GPU_POOLS, error)]
+    for pool in pools:
+        try:
+            gpu_sizes = [size for size in pool.vm_sizes() if is_gpu_vm_size(size)]
+            if not gpu_sizes:
+                continue
+            for problem in _pool_problems(pool, config):
+                findings.append(Finding(
+                    TAINTED_GPU_POOLS, pool.where, f"GPU node pool '{pool.name}' ({', '.join(gpu_sizes)}) {problem}"))
+        except UndecidableError as error:
+            findings.append(undecided(TAINTED_GPU_POOLS, error))
+    return findings
+
+
+#: Other programs NVIDIA's device-plugin image runs (`cmd/` of NVIDIA/k8s-device-plugin): a
+#: DaemonSet running only these, such as the MPS control daemon, advertises no GPUs.
+_NOT_THE_PLUGIN = ("mps-control-daemon", "config-manager", "gpu-feature-discovery")
+
+
+def is_device_plugin_daemonset(resource_type: str, props: Mapping[str, Any]) -> bool:
+    if resource_type not in DAEMONSET_TYPES:
+        return False
+    try:
+        for pod in find_pod_specs(props):
+            for container in pod.containers:
+                spec = container.spec if isinstance(container.spec, abc.Mapping) else {}
+                image, command = spec.get("image"), spec.get("command")
+                program = command[0] if isinstance(command, abc.Sequence) and command and \
+                    not isinstance(command, str) else None
+                if isinstance(image, str) and "nvidia/k8s-device-plugin" in image and program not in _NOT_THE_PLUGIN:
+                    return True
+    except UndecidableError:
+        return False
+    return False
+
+
+@dataclass(frozen=True)
+class StackResource:
+    urn: str
+    type: str
+    props: Mapping[str, Any]
+
+
+def check_device_plugin_coverage(resources: Sequence[StackResource], config: RuleConfig) -> list[Finding]:
+    """Every NVIDIA pool a self-installed device plugin must serve is selected, tolerated and, for
+    MIG pools, served with MIG support by one of the plugins."""
+    plugins = [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+    if not plugins:
+        return []
+    findings = []
+    for resource in resources:
+        try:
+            pools = [p for p in pools_of(resource.type, resource.props) if p.served_by_nvidia_plugin()]
+        except UndecidableError as error:
+            findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
+            continue
+        for pool in pools:
+            try:
+                taints, _ = pool.taints()
+                labels = pool.node_labels()
+                mig = pool.mig()
+                gaps: list[str] = []
+                for plugin, plugin_pods in plugins:
+                    gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
+                    if gap is None:
+                        break  # one plugin serving the pool is enough
+                    gaps.append(gap)
+            except UndecidableError as error:
+                findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
+                continue
+            if len(gaps) == len(plugins):
+                findings.append(Finding(
+                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.where,
+                    f"GPU node pool '{pool.name}' ({', '.join(pool.vm_sizes())}) is not served by any NVIDIA "
+                    f"device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods never "
+                    f"schedule there: " + "; ".join(str(gap) for gap in gaps),
+                    subject=resource.urn))
+    return findings
+
+
+def _env(container: Mapping[str, Any], name: str) -> Any:
+    for item in container.get("env") or []:
+        if isinstance(item, abc.Mapping) and item.get("name") == name:
+            return item.get("value")
+    return None
+
+
+def _mig_gap(plugin: StackResource, pod: PodSpec) -> str | None:
+    """NVIDIA's chart (`templates/_helpers.tpl`, `requiresCapSysAdmin`; `daemonset-device-plugin.yml`)
+    runs the plugin with a MIG strategy, `NVIDIA_MIG_MONITOR_DEVICES=all` and the SYS_ADMIN capability
+    whenever the strategy is not `none`; without them a MIG node may advertise nothing."""
+    for container in pod.containers:
+        spec = container.spec if isinstance(container.spec, abc.Mapping) else {}
+        if "nvidia/k8s-device-plugin" not in str(spec.get("image", "")):
+            continue
+        capabilities = (spec.get("securityContext") or {}).get("capabilities") or {}
+        missing = []
+        if _env(spec, "MIG_STRATEGY") in (None, "none"):
+            missing.append("MIG_STRATEGY (single or mixed)")
+        if _env(spec, "NVIDIA_MIG_MONITOR_DEVICES") != "all":
+            missing.append("NVIDIA_MIG_MONITOR_DEVICES=all")
+        if "SYS_ADMIN" not in (capabilities.get("add") or []):
+            missing.append("the SYS_ADMIN capability")
+        if missing:
+            return f"{plugin.urn} serves a MIG pool without {', '.join(missing)}, which NVIDIA's chart sets for MIG"
+    return None
+
+
+def _plugin_gap(plugin: StackResource, pods: Sequence[PodSpec], labels: Mapping[str, str],
+                taints: Sequence[Mapping[str, str]], mig: bool) -> str | None:
+    """Why one device-plugin DaemonSet (with its pod specs) misses a pool's nodes, or None when it
+    runs there."""
+    for pod in pods:
+        tolerations_path = join(pod.path, "tolerations")
+        tolerations = [t for t in list_at(pod.spec.get("tolerations"), tolerations_path) if isinstance(t, abc.Mapping)]
+        if not selects_node(pod.spec, labels):
+            return f"{plugin.urn} does not select its nodes (nodeSelector/affinity)"
+        missing = untolerated_taints(tolerations, taints)
+        if missing:
+            return (f"{plugin.urn} does not tolerate {', '.join(format_taint(t) for t in missing)}; add to "
+                    f"{tolerations_path}:\n{yaml_list([toleration_for(t) for t in missing], '')}")
+        return _mig_gap(plugin, pod) if mig else None
+    return f"{plugin.urn} has no pod template"
