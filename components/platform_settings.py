@@ -89,6 +89,22 @@ def _pool_names_are_unique(reader: Reader) -> None:
                 seen[pool["name"]] = key
 
 
+#: AKS's limit on node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: node pools per cluster: 100"). Past it Azure refuses the pools one by one, after a preview and a
+#: deployment that registered each of them (10,000 pools took the component provider past its deadline).
+MAX_NODE_POOLS = 100
+
+
+def _pool_count_within_aks_limit(reader: Reader) -> None:
+    counts = {kind.config_key: len(value) if isinstance(value := reader.get(kind.config_key), list) else 1
+              for kind in KINDS}
+    total = sum(counts.values())
+    if total > MAX_NODE_POOLS:
+        largest = max(counts, key=lambda key: counts[key])
+        reader.problem(largest, f"{' + '.join(f'{count} in {key}' for key, count in counts.items())} make {total} node "
+                                f"pools; AKS allows at most {MAX_NODE_POOLS} per cluster")
+
+
 def _platform(reader: Reader) -> PlatformSettings:
     context: ParseContext = reader.context
     pool_keys = {kind.config_key for kind in KINDS}
@@ -117,6 +133,8 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, *(kind.section for kind in KINDS),
                      Check(_pool_names_are_unique, doc=f"Pool names are unique across {_POOL_KEYS}."),
+                     Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
+                                                             f"{_POOL_KEYS} (AKS's limit per cluster)."),
                      SUBNETS_CHECK,
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY), build=_platform),

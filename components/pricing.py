@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
 HOURS_PER_MONTH = 730
@@ -93,6 +94,18 @@ class PriceTable:
         }
 
 
+def _shown(value: Any) -> str:
+    """A value from an answer, for a message: short, on one line, no control character (an answer may
+    hold megabytes in one field, or terminal escapes)."""
+    text = repr(value)
+    return escape_line(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+
+
+def _name(text: str) -> str:
+    """A size or region name from an answer, as written, bounded and on one line."""
+    return escape_line(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+
+
 # --- Reading the shipped table -----------------------------------------------------------------
 
 
@@ -100,7 +113,7 @@ def _price_value(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise PriceError(f"{where}: {value!r} is not a price; write a positive number of currency units per hour, "
+        raise PriceError(f"{where}: {_shown(value)} is not a price; write a positive number of currency units per hour, "
                          "or null when there is none")
     return float(value)
 
@@ -114,7 +127,7 @@ def table_from_json(document: Any, where: str) -> PriceTable:
         raise PriceError(f"{where}: the price table has no {', '.join(missing)}")
     currency, source, as_of = document["currency"], document["source"], document["pricesAsOf"]
     if not isinstance(currency, str) or not currency:
-        raise PriceError(f"{where}: currency {currency!r} is not a currency code such as USD")
+        raise PriceError(f"{where}: currency {_shown(currency)} is not a currency code such as USD")
     if not isinstance(source, str) or not source:
         raise PriceError(f"{where}: source must say where the prices come from")
     try:
@@ -122,7 +135,7 @@ def table_from_json(document: Any, where: str) -> PriceTable:
     except ValueError:
         as_of_date = None
     if as_of_date is None:
-        raise PriceError(f"{where}: pricesAsOf {as_of!r} is not a date like 2026-06-18")
+        raise PriceError(f"{where}: pricesAsOf {_shown(as_of)} is not a date like 2026-06-18")
     regions = document["prices"]
     if not isinstance(regions, Mapping):
         raise PriceError(f"{where}: prices must map regions to sizes to {{onDemand, spot}}")
@@ -130,9 +143,9 @@ def table_from_json(document: Any, where: str) -> PriceTable:
     names: dict[str, str] = {}
     for region, sizes in regions.items():
         if not isinstance(sizes, Mapping):
-            raise PriceError(f"{where}: prices.{region} must map VM sizes to {{onDemand, spot}}")
+            raise PriceError(f"{where}: prices.{_shown(region)} must map VM sizes to {{onDemand, spot}}")
         for size, entry in sizes.items():
-            at = f"{where}: prices.{region}.{size}"
+            at = f"{where}: prices.{_shown(region)}.{_shown(size)}"
             if not isinstance(entry, Mapping):
                 raise PriceError(f"{at} must be an object {{onDemand, spot}}")
             prices.setdefault(str(region).lower(), {})[str(size).lower()] = SizePrice(
@@ -188,13 +201,14 @@ def _row(item: Any, where: str) -> _Row | None:
     size, region = item.get("armSkuName"), item.get("armRegionName")
     if not isinstance(size, str) or not size or not isinstance(region, str) or not region:
         raise PriceError(f"{where}: a Consumption item needs armSkuName and armRegionName (strings), got "
-                         f"{size!r} and {region!r}")
+                         f"{_shown(size)} and {_shown(region)}")
     unit = item.get("unitOfMeasure")
     if unit != "1 Hour":
-        raise PriceError(f"{where} ({size}, {region}): unitOfMeasure {unit!r} is not '1 Hour'; gpu-aks prices VM hours")
+        raise PriceError(f"{where} ({_name(size)}, {_name(region)}): unitOfMeasure {_shown(unit)} is not '1 Hour'; "
+                         "gpu-aks prices VM hours")
     price = item.get("retailPrice")
     if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price < 0:
-        raise PriceError(f"{where} ({size}, {region}): retailPrice {price!r} is not a price")
+        raise PriceError(f"{where} ({_name(size)}, {_name(region)}): retailPrice {_shown(price)} is not a price")
     if price == 0:
         # Azure lists some meters at 0 (free tiers, retired rows): that is no price for a GPU node.
         return None
@@ -250,12 +264,12 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
             raise PriceError(f"{where}: Items is {type(items).__name__}, not a list")
         next_link = page.get("NextPageLink")
         if next_link is not None and not isinstance(next_link, str):
-            raise PriceError(f"{where}: NextPageLink {next_link!r} is not a link")
+            raise PriceError(f"{where}: NextPageLink {_shown(next_link)} is not a link")
         if complete and number < len(listed) - 1 and not next_link:
             raise PriceError(f"{where}: this page names no NextPageLink, yet {len(listed) - number - 1} more "
                              "page(s) follow it; give the pages of one answer, in order")
         if complete and number == len(listed) - 1 and next_link:
-            raise PriceError(f"{where}: the answer goes on at NextPageLink {next_link[:200]}, but no further page "
+            raise PriceError(f"{where}: the answer goes on at NextPageLink {escape_line(next_link[:200])}, but no further page "
                              "was given; fetch the rest (python -m tools.prices --online) or save every page")
         billing = page.get("BillingCurrency")
         for index, item in enumerate(items):
@@ -272,7 +286,7 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
             if currency is None:
                 currency = item_currency
             elif item_currency != currency:
-                raise PriceError(f"{at}: currency {item_currency} differs from {currency} of the rows before it; "
+                raise PriceError(f"{at}: currency {_name(item_currency)} differs from {_name(currency)} of the rows before it; "
                                  "ask the API for one currency (currencyCode='USD')")
             if wanted is not None and row.size.lower() not in wanted:
                 continue

@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 
 import pulumi
+from gpu_aks_policies.quantities import shown
 
 from components.settings import PROJECT, SettingsError
 
@@ -27,7 +28,8 @@ def today(environ: Mapping[str, str] = os.environ) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise SettingsError([f"{TODAY_VARIABLE}={value!r} is not an ISO date like 2026-11-22"]) from None
+        # Quoted short: the variable may hold anything, thousands of characters included.
+        raise SettingsError([f"{TODAY_VARIABLE}={shown(value, 40)} is not an ISO date like 2026-11-22"]) from None
 
 
 def _project_keys() -> list[str]:

@@ -29,6 +29,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .terminal import escape_line
+
 __all__ = [
     "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "bool_problem",
     "boolean", "choice", "describe", "is_whole_number", "one_of", "reference_markdown", "string_list_problem",
@@ -79,10 +81,16 @@ class Problems:
         return key if ":" in key or not self.namespace else f"{self.namespace}:{key}"
 
     def add(self, key: str, message: str) -> None:
-        self.items.append(f"{self.full_key(key)}: {message}")
+        self.items.append(self._line(key, message))
 
     def warn(self, key: str, message: str) -> None:
-        self.warnings.append(f"{self.full_key(key)}: {message}")
+        self.warnings.append(self._line(key, message))
+
+    def _line(self, key: str, message: str) -> str:
+        # A key path holds map keys as written (`nodeLabels.<key>`), and a message may quote a value:
+        # each problem stays one line with no control character, wherever it is printed or sent (the
+        # component provider hands paths to the engine, which prints them).
+        return f"{escape_line(self.full_key(key))}: {escape_line(message)}"
 
     def is_secret(self, key: str) -> bool:
         return key.split(":")[-1].split(".")[0].split("[")[0] in self.secret_sections

@@ -54,16 +54,7 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
-from pulumi_policy.proxy import (
-    UNKNOWN_ARCHIVE_VALUE,
-    UNKNOWN_ARRAY_VALUE,
-    UNKNOWN_ASSET_VALUE,
-    UNKNOWN_BOOLEAN_VALUE,
-    UNKNOWN_NUMBER_VALUE,
-    UNKNOWN_OBJECT_VALUE,
-    UNKNOWN_STRING_VALUE,
-    UnknownValueError,
-)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from . import __version__, sdk_patches
 from .gpu_rules import DAEMONSET_TYPES, Finding, StackResource, undecided
@@ -71,7 +62,7 @@ from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
 from .pools import is_pool_resource
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
-from .scope import remembered, secret_texts
+from .scope import current_scope, remembered, secret_texts
 from .secrets import redact
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.context import namespace_of
@@ -80,10 +71,7 @@ from .workloads.dra import CLAIM_TEMPLATES, CLAIMS
 PACK_NAME = "gpu-aks-policies"
 PACK_VERSION = __version__
 
-UNKNOWN_SENTINELS = frozenset({
-    UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
-    UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE,
-})
+UNKNOWN_SENTINELS = sdk_patches.UNKNOWN_SENTINELS
 
 
 def _unproxied(value: Any) -> Any:
@@ -123,9 +111,22 @@ def to_plain(value: Any) -> Any:
     return root
 
 
+def _plain(props: Any) -> Any:
+    # The value the SDK built the proxies over is already plain: where the request holds no unknown
+    # (every `pulumi up`, most previews; `sdk_patches` checks the request's bytes) it serves as it
+    # is, without copying the proxy tree (the rules never change what they read). Otherwise the
+    # copy puts UNKNOWN where the sentinels are.
+    scope = current_scope()
+    if scope is not None and scope.plain_is_known:
+        deserialized = sdk_patches.deserialized_of(props)
+        if type(deserialized) is dict:
+            return deserialized
+    return to_plain(props)
+
+
 def plain_props(props: Any) -> Any:
     """`to_plain(props)`, once per request."""
-    return remembered("plain", _unproxied(props), lambda: to_plain(props))
+    return remembered("plain", _unproxied(props), lambda: _plain(props))
 
 
 # --- The operation ------------------------------------------------------------------------------
@@ -156,6 +157,8 @@ class Operation:
             self.context = Context(complete=False)
             self.configs: dict[tuple[str, str], RuleConfig] = {}
             self.early: dict[str, EarlyVerdict] = {}
+            #: policy -> (the config last given, its parsed form)
+            self.last_configs: dict[str, tuple[Mapping[str, Any] | None, RuleConfig]] = {}
 
     def remember(self, obj: Any) -> None:
         with self._lock:
@@ -163,6 +166,17 @@ class Operation:
 
     def rule_config(self, policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
         """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""
+        # The SDK hands each validator a shallow copy of the same config: equal to the last one, it
+        # is answered without encoding it (an encoding per policy per request weighed on `Analyze`).
+        last = self.last_configs.get(policy)
+        if last is not None and last[0] == config:
+            return last[1]
+        parsed = self._parsed_config(policy, config)
+        with self._lock:
+            self.last_configs[policy] = (dict(config) if config is not None else None, parsed)
+        return parsed
+
+    def _parsed_config(self, policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
         section = {k: v for k, v in (config or {}).items() if k != "enforcementLevel"}
         key = (policy, json.dumps(section, sort_keys=True, default=list) if section else "{}")
         parsed = self.configs.get(key)

@@ -27,11 +27,14 @@ T = TypeVar("T")
 class RequestScope:
     """What one request has derived, keyed by (name, id(source)), and its secret texts."""
 
-    __slots__ = ("entries", "secrets")
+    __slots__ = ("entries", "secrets", "plain_is_known")
 
     def __init__(self) -> None:
         self.entries: dict[tuple[Any, int], tuple[Any, Any]] = {}
         self.secrets: set[str] = set()
+        #: Set by the pack's SDK patch when the request provably holds no unknown preview value, so
+        #: its plain properties need no conversion (`gpu_aks_policies.pack.plain_props`).
+        self.plain_is_known = False
 
 
 _CURRENT: ContextVar[RequestScope | None] = ContextVar("gpu_aks_request_scope", default=None)

@@ -35,6 +35,23 @@ try:  # the engine's wire signatures, as the SDK spells them (pulumi `sdk/go/com
 except ImportError:  # pragma: no cover - an SDK that moved them: the pack then sees no secret markers
     SPECIAL_SIG_KEY = SPECIAL_SECRET_SIG = None  # type: ignore[assignment]
 
+try:  # the SDK's unknown preview values, as the engine sends them (`pulumi_policy.proxy`)
+    from pulumi_policy.proxy import (
+        UNKNOWN_ARCHIVE_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+        UNKNOWN_STRING_VALUE,
+    )
+
+    UNKNOWN_SENTINELS: frozenset[str] = frozenset({
+        UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE})
+except ImportError:  # pragma: no cover - then no request is taken as free of unknowns
+    UNKNOWN_SENTINELS = frozenset()
+
 _MARK = "gpu_aks_patched"
 #: True when `track_secrets` could not be installed: the pack then prints no text from the input.
 SECRETS_FALLBACK = False
@@ -62,10 +79,40 @@ def _mark(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _scoped(method: Callable[..., Any]) -> Callable[..., Any]:
     def call(self: Any, request: Any, context: Any) -> Any:
-        with request_scope():
+        with request_scope() as scope:
+            scope.plain_is_known = _holds_no_unknown(request)
             return method(self, request, context)
 
     return _mark(call)
+
+
+#: The SDK's unknown sentinels as they are written on the wire (UTF-8 in a Struct's string values).
+_UNKNOWN_BYTES = tuple(sentinel.encode() for sentinel in sorted(UNKNOWN_SENTINELS))
+
+
+def _holds_no_unknown(request: Any) -> bool:
+    """Whether a request's properties provably hold no unknown preview value: no sentinel among the
+    bytes of their wire form (a byte search, against a walk of every node): an `Analyze` request's
+    properties, or every resource's of an `AnalyzeStack` request. Any other shape answers False:
+    its values are converted."""
+    resources = getattr(request, "resources", None)
+    if resources is not None and not hasattr(request, "properties"):
+        try:
+            return all(_wire_holds_no_unknown(resource.properties) for resource in resources)
+        except Exception:  # any failure only means the safe path
+            return False
+    return _wire_holds_no_unknown(getattr(request, "properties", None))
+
+
+def _wire_holds_no_unknown(properties: Any) -> bool:
+    serialize = getattr(properties, "SerializeToString", None)
+    if not callable(serialize) or not _UNKNOWN_BYTES:
+        return False
+    try:
+        wire = serialize()
+    except Exception:  # any failure only means the safe path
+        return False
+    return isinstance(wire, bytes) and not any(sentinel in wire for sentinel in _UNKNOWN_BYTES)
 
 
 def scope_requests(sdk: Any = None, on_configure: Callable[[], None] | None = None) -> bool:
@@ -109,6 +156,17 @@ class _ReusingJsonFormat:
         return remembered("message_to_dict", message, lambda: self._module.MessageToDict(message))
 
 
+#: The scope entry under which a proxy's plain value (what the SDK built it over) is remembered.
+PLAIN_OF_PROXY = "plain_of_proxy"
+
+
+def deserialized_of(proxy: Any) -> Any:
+    """The plain value (dicts and lists, unknowns as the SDK's sentinel strings, secrets marked) the
+    proxy `proxy` was built over in this request, or None when it was not built by the patched
+    `unknown_checking_proxy` in the open scope."""
+    return remembered(PLAIN_OF_PROXY, proxy, lambda: None)
+
+
 def reuse_request_conversions(sdk: Any = None) -> bool:
     """Share the request's conversions among the policies of one call (see the module docstring)."""
     sdk = sdk or _sdk()
@@ -121,7 +179,9 @@ def reuse_request_conversions(sdk: Any = None) -> bool:
     if not _patched(proxy):
         # The proxy tree is built eagerly, a copy of every container; it only reads its target.
         def shared_proxy(props: Any) -> Any:
-            return remembered("proxy", props, lambda: proxy(props))
+            built = remembered("proxy", props, lambda: proxy(props))
+            remembered(PLAIN_OF_PROXY, built, lambda: props)  # `deserialized_of` answers with it
+            return built
 
         sdk.unknown_checking_proxy = _mark(shared_proxy)
     return True

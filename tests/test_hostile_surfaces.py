@@ -9,20 +9,26 @@ terminal or CI-log injection, nothing lost. Speed itself is measured by `benchma
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from gpu_aks_policies import check
 from gpu_aks_policies.documents import DocumentError, SourceIndex, load_json
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from pulumi.runtime.proto import provider_pb2
 
+from components import stack_config
+from components.settings import SettingsError
 from tests.conftest import ROOT
 from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, growth
+from tools import preflight
 
 
 def gpu_pod(limit: Any = 1, **container: Any) -> dict[str, Any]:
@@ -163,3 +169,303 @@ def test_a_json_list_gets_the_lines_of_its_items(tmp_path):
     report = check.check_paths([str(tmp_path / "list.json")], check.load_config(None))
     whole = [v.line for v in report.violations if v.policy == "gpu-limits-are-whole-numbers"]
     assert whole == [line_of(text, '"nvidia.com/gpu": "500m"')]
+
+
+# --- The preflight's `az` answers --------------------------------------------------------------
+
+from tests.test_preflight import ROOMY, SKUS, restriction, sku  # noqa: E402
+from tests.test_preflight import run as run_preflight  # noqa: E402
+from tests.test_preflight import usage as usage_entry  # noqa: E402
+
+
+def _with(document: list[dict[str, Any]], index: int, **changes: Any) -> list[dict[str, Any]]:
+    changed = json.loads(json.dumps(document))
+    changed[index].update(changes)
+    return changed
+
+
+A100 = 4  # the position of Standard_NC24ads_A100_v4 in SKUS, and of its family in ROOMY
+
+
+@pytest.mark.parametrize("case, usage_doc, skus_doc, expected", [
+    ("a negative count in use inflates the headroom", _with(ROOMY, A100, currentValue=-500), SKUS,
+     "usage[4].currentValue: -500 is not a whole number from 0"),
+    ("a negative limit", _with(ROOMY, A100, limit=-1), SKUS, "usage[4].limit: -1 is not a whole number"),
+    ("an implausible integer", _with(ROOMY, A100, limit=10**30), SKUS, "usage[4].limit: a huge number"),
+    ("digits Python cannot convert", _with(ROOMY, A100, limit="1" * 5000), SKUS, "usage[4].limit: \"1111"),
+    ("NaN", _with(ROOMY, A100, limit=float("nan")), SKUS, "usage[4].limit: \"NaN\" is not a whole number"),
+    ("a vCPU count Python cannot convert", ROOMY, _with(SKUS, A100, capabilities=[{"name": "vCPUs", "value": "9" * 5000}]),
+     "skus[4].capabilities[vCPUs]"),
+    ("locationInfo a number", ROOMY, _with(SKUS, A100, locationInfo=5), "skus[4].locationInfo: expected a list"),
+    ("locations a number", ROOMY, _with(SKUS, A100, locationInfo=None, locations=5), "skus[4].locations: expected a list"),
+    ("capabilities a number", ROOMY, _with(SKUS, A100, capabilities=5), "skus[4].capabilities: expected a list"),
+    ("zones a number", ROOMY, _with(SKUS, A100, locationInfo=[{"location": "eastus2", "zones": 7}]),
+     "skus[4].locationInfo.zones: expected a list"),
+    ("restrictions a number", ROOMY, _with(SKUS, A100, restrictions=5), "skus[4].restrictions: expected a list"),
+    ("restrictionInfo a list", ROOMY, _with(SKUS, A100, restrictions=[{"type": "Zone", "restrictionInfo": [1]}]),
+     "restrictionInfo: expected an object"),
+    ("restricted zones a number", ROOMY,
+     _with(SKUS, A100, restrictions=[{"type": "Zone", "restrictionInfo": {"zones": 5}}]), "zones: expected a list"),
+    # A second entry for a size would hide the first one's restriction: nothing may be lost quietly.
+    ("a restricted size listed again without its restriction", ROOMY,
+     [*SKUS[:A100], sku("Standard_NC24ads_A100_v4", "standardNCADSA100v4Family", 24, ["1", "2", "3"],
+                        [restriction("Location")]), *SKUS[A100:]],
+     "skus[5]: \"Standard_NC24ads_A100_v4\" is listed twice for eastus2 with another offer (also skus[4])"),
+    ("a quota listed again with more room", [*ROOMY[:A100], usage_entry("standardNCADSA100v4Family", 399, 400),
+                                             *ROOMY[A100:]], SKUS,
+     "usage[5]: the quota \"standardNCADSA100v4Family\" is listed twice with other numbers (also usage[4])"),
+])
+def test_hostile_az_answers_are_input_errors_naming_the_field(tmp_path, capsys, case, usage_doc, skus_doc, expected):
+    code, out = run_preflight(tmp_path, "prod", usage_doc, skus_doc)
+    err = capsys.readouterr().err
+    assert (code, out) == (2, ""), case
+    assert expected in err and len(err) < 300, err
+
+
+def test_the_same_answer_twice_is_read_once(tmp_path):
+    code, out = run_preflight(tmp_path, "prod", ROOMY + ROOMY, SKUS + SKUS)
+    assert code == 0 and out.count("gpuPools[a100mig]") == 1
+
+
+def test_long_az_answers_are_read_in_linear_time(tmp_path):
+    def prepare(n: int) -> Callable[[], object]:
+        usage_doc = ROOMY + [usage_entry(f"family{i}", i, i + 1) for i in range(n)]
+        skus_doc = SKUS + [sku(f"Standard_X{i}", f"family{i}", 4, ["1"]) for i in range(n)]
+        return lambda: (preflight.parse_usage(usage_doc), preflight.parse_skus(skus_doc, "eastus2"))
+    assert growth(prepare, 2000) < GROWTH_LIMIT
+
+
+# --- GPU_AKS_TODAY ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["garbage", "2026-13-45", "\x1b[2J\n::error::pwned", "9" * 100_000, "２０２６-１１-２２"])
+def test_a_garbage_clock_override_is_one_short_escaped_problem(value):
+    with pytest.raises(SettingsError) as raised:
+        stack_config.today({stack_config.TODAY_VARIABLE: value})
+    [problem] = raised.value.problems
+    assert len(problem) < 200 and "\x1b" not in problem and "\n" not in problem
+    assert problem.startswith("GPU_AKS_TODAY=") and problem.endswith("is not an ISO date like 2026-11-22")
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_a_clock_outside_the_calendar_says_so(tmp_path, day):
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "prod"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=HANG_GUARD_S, env={**os.environ, stack_config.TODAY_VARIABLE: day})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"supported on {day}: none (that day is outside the AKS release calendar)" in result.stderr
+
+
+# --- Construct and GetSchema of the component provider ----------------------------------------
+
+from tests.test_component_package import _error_details, plugin  # noqa: E402, F401 (a fixture)
+
+SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d"  # the engine's wire form of a secret
+SECRET_TEXT = "hunter2-do-not-print"
+UNKNOWN_WIRE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+T4 = "Standard_NC4as_T4_v3"
+
+
+def _secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIGNATURE: "1b47061264138c4ac30d75fd1eb44270", "value": value}
+
+
+@pytest.mark.parametrize("inputs, path, reason", [
+    ({"location": 5}, "location", ""),
+    ({"location": None}, "location", "is not set"),
+    ({"location": "eastus2", "gpuPools": "x"}, "gpuPools", "expected a list"),
+    ({"location": "eastus2", "gpuPools": [5, None]}, "gpuPools[0]", "expected an object"),
+    ({"location": UNKNOWN_WIRE}, "location", "must be plain values known when the program runs"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": UNKNOWN_WIRE}]}, "gpuPools[gpu].vmSize", "known"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": _secret(SECRET_TEXT)}]}, "gpuPools", "a secret"),
+    ({"location": "eastus2", "cluster": {"tags": {"k": _secret(SECRET_TEXT + "\x1b[2J")}}}, "cluster", "a secret"),
+    # AKS's limit is 100 pools a cluster: 10,000 once kept the provider registering past its deadline.
+    ({"location": "eastus2", "gpuPools": [{"name": f"g{i}", "vmSize": T4} for i in range(10_000)]}, "gpuPools",
+     "AKS allows at most 100 per cluster"),
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": T4}] * 2}, "gpuPools[1].name",
+     "pool names must be unique"),
+    ({"location": "eastus2", "gpuPools": [{"name": "system", "vmSize": T4}]}, "gpuPools[0].name",
+     "is already the name of systemPool"),
+    ({"location": "eastus2", "gpuPools": [{"name": "\x1b[31m::error::x\nfoo", "vmSize": T4}]}, "gpuPools", "name"),
+    ({"location": "eastus2", "gpuPoolz": []}, "gpuPoolz", ""),
+    # A map key is part of the path the engine prints: no control character may reach it.
+    ({"location": "eastus2", "gpuPools": [{"name": "gpu", "vmSize": T4, "nodeLabels": {"\x1b[2J\n::error::x": "v"}}]},
+     "gpuPools[gpu].nodeLabels.\\x1b[2J\\n::error::x", "label key"),
+])
+def test_construct_refuses_hostile_inputs_by_path_without_printing_them(plugin, inputs, path, reason):  # noqa: F811
+    with pytest.raises(grpc.RpcError) as caught:
+        plugin.construct(inputs)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+    details = _error_details(caught.value)
+    shown = repr(details) + caught.value.details()
+    assert any(where.startswith(path) and reason in why for where, why in details), details
+    assert SECRET_TEXT not in shown and "\x1b" not in shown and "\n::" not in shown
+    assert len(shown) < 4000
+    assert plugin.monitor.recording.registered == [], "a refused input registers nothing"
+
+
+def test_get_schema_answers_version_0_and_refuses_others_by_name(plugin):  # noqa: F811
+    schema = plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=30).schema
+    assert json.loads(schema)["name"] == "gpu-aks"
+    for version in (1, -1, 2**31 - 1):  # the engine asks for 0; the SDK's server refuses the rest
+        with pytest.raises(grpc.RpcError) as caught:
+            plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=version), timeout=30)
+        assert f"unsupported schema version {version}" in caught.value.details()
+        assert "Traceback" not in caught.value.details()
+
+
+# --- The generated CEL against the Python rule -------------------------------------------------
+
+from functools import lru_cache  # noqa: E402
+
+from gpu_aks_policies.gpu_rules import check_gpu_tolerations  # noqa: E402
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT  # noqa: E402
+from gpu_aks_policies.rules import parse_rule_config  # noqa: E402
+from gpu_aks_policies.workloads import context_of, pod_specs_of  # noqa: E402
+
+from tests.test_admission_policy import CompiledPolicy, pod_as_admitted  # noqa: E402
+
+GPU_TAINT_CHOICES = ("sku=gpu:NoSchedule", "nvidia.com/gpu:NoSchedule", "team=ml-1:NoExecute", "a.b/c=d_e.f:NoSchedule")
+GPU_RESOURCE_CHOICES = ("nvidia.com/gpu", "nvidia.com/mig-*", "nvidia.com/mig-?g.*", "amd.com/gpu", "example.com/g[pP]u",
+                        "example.com/[!x]pu")
+RESOURCE_NAMES = ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-12g.x", "amd.com/gpu", "example.com/gPu",
+                  "example.com/xpu", "example.com/gpu", "cpu", "memory", "nvidia.com/gpux")
+TOLERATION_KEYS = ("", "sku", "nvidia.com/gpu", "team", "a.b/c", "other")
+TOLERATION_VALUES = ("", "gpu", "ml-1", "d_e.f", "cpu")
+
+
+@lru_cache(maxsize=64)
+def _compiled(taints: tuple[str, ...], resources: tuple[str, ...]) -> tuple[Any, CompiledPolicy]:
+    from gpu_aks_policies.admission_policy import validating_admission_policy
+    config = parse_rule_config({TOLERATE_GPU_TAINT: {"gpuTaints": list(taints),
+                                                     "gpuResources": list(resources)}})[TOLERATE_GPU_TAINT]
+    return config, CompiledPolicy(validating_admission_policy(config))
+
+
+tolerations = st.lists(st.fixed_dictionaries({}, optional={
+    "key": st.sampled_from(TOLERATION_KEYS), "operator": st.sampled_from(("Exists", "Equal", "")),
+    "value": st.sampled_from(TOLERATION_VALUES), "effect": st.sampled_from(("", "NoSchedule", "NoExecute", "PreferNoSchedule")),
+}), max_size=3)
+amounts = st.sampled_from((0, 1, 2, "1", "0", "2000m", "0m", 1.0))
+containers = st.lists(st.builds(lambda limits, role: (role, {"name": "c", "image": "i", "resources": {"limits": limits}}),
+                                st.dictionaries(st.sampled_from(RESOURCE_NAMES), amounts, max_size=3),
+                                st.sampled_from(("containers", "initContainers"))), min_size=1, max_size=3)
+
+
+@settings(max_examples=120, deadline=None)
+@given(taints=st.lists(st.sampled_from(GPU_TAINT_CHOICES), min_size=1, max_size=2, unique=True),
+       resources=st.lists(st.sampled_from(GPU_RESOURCE_CHOICES), min_size=1, max_size=3, unique=True),
+       pod_tolerations=tolerations, pod_containers=containers)
+def test_the_generated_cel_and_the_python_rule_agree_on_generated_pods(taints, resources, pod_tolerations, pod_containers):
+    config, policy = _compiled(tuple(taints), tuple(resources))
+    spec: dict[str, Any] = {"containers": [], "tolerations": pod_tolerations}
+    for number, (role, container) in enumerate(pod_containers):
+        spec.setdefault(role, []).append({**container, "name": f"c{number}"})
+    if not spec["containers"]:
+        spec["containers"].append({"name": "main", "image": "i"})
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team"}, "spec": spec}
+    context = context_of([obj])
+    [pod] = pod_specs_of(obj, context)
+    admitted_pod = pod_as_admitted(pod, context, config)
+    assume(admitted_pod is not None)  # else the API server refuses it before validating admission runs
+    python_admits = not [f for f in check_gpu_tolerations([pod], config, context) if f.decided]
+    assert policy.admits(admitted_pod) == python_admits, (admitted_pod, python_admits)
+
+
+# --- Names and settings that flow into PromQL, the dashboard and the docs ----------------------
+
+from components.observability import exporter_pools, platform_alert_rules, watched_pool  # noqa: E402
+from components.platform_settings import parse_settings  # noqa: E402
+from components.pools import platform_pools  # noqa: E402
+from observability.dashboard import grafana_dashboard  # noqa: E402
+from tests.conftest import TODAY  # noqa: E402
+
+PROMQL_BREAKERS = ('a"} or vector(1) #', "x'\n::error::pwned", "\x1b[2J|`md`|", "a\\\"b", "[x](javascript:y)")
+
+
+def _observed(pools: list[dict[str, Any]], namespace: str = "gpu-resources", **alerts: Any) -> Any:
+    raw = {"gpuPools": pools, "devicePlugin": {"namespace": namespace},
+           "observability": {"enabled": True, "alerts": {"emails": ["oncall@example.com"], **alerts}}}
+    return parse_settings(raw, "dev", "eastus2", today=TODAY)
+
+
+@pytest.mark.parametrize("breaker", PROMQL_BREAKERS)
+@pytest.mark.parametrize("where", ["pool name", "namespace", "label value", "label key", "email", "action group"])
+def test_values_that_would_break_promql_or_markdown_are_refused_escaped(breaker, where):
+    pool = {"name": "gput4", "vmSize": T4, "maxCount": 1}
+    namespace, alerts = "gpu-resources", {}
+    if where == "pool name":
+        pool["name"] = breaker
+    elif where == "namespace":
+        namespace = breaker
+    elif where == "label value":
+        pool["nodeLabels"] = {"team": breaker}
+    elif where == "label key":
+        pool["nodeLabels"] = {breaker: "x"}
+    elif where == "email":
+        alerts = {"emails": [breaker]}
+    else:
+        alerts = {"emails": [], "actionGroupResourceId": breaker}
+    with pytest.raises(SettingsError) as raised:
+        _observed([pool], namespace, **alerts)
+    for problem in raised.value.problems:
+        assert "\x1b" not in problem and "\n" not in problem and len(problem) < 400, problem
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.from_regex(r"[a-z][a-z0-9]{0,11}", fullmatch=True), min_size=1, max_size=4, unique=True),
+       namespace=st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True))
+def test_every_valid_pool_name_and_namespace_stays_inside_its_promql_string(names, namespace):
+    assume("system" not in names and namespace not in ("default",))
+    try:
+        platform = _observed([{"name": name, "vmSize": T4, "maxCount": 1} for name in names], namespace)
+    except SettingsError:
+        assume(False)  # a name the settings refuse for another reason (reserved words)
+    expressions = [rule.expr for rule in platform_alert_rules(platform)]
+    board = grafana_dashboard([watched_pool(pool) for pool in exporter_pools(platform_pools(platform))],
+                              platform.observability.alerts)
+    queries = _dashboard_queries(board)
+    expressions += queries
+    for expr in expressions:
+        # Balanced braces and an even number of quotes: no value ends its string or selector early.
+        assert expr.count("{") == expr.count("}") and expr.count('"') % 2 == 0, expr
+    for name in names:  # each pool is selected by its exact name on the dashboard
+        assert any(f'pool="{name}"' in expr for expr in queries), name
+
+
+def _dashboard_queries(board: Any) -> list[str]:
+    """Every PromQL expression of a dashboard (its panels' targets)."""
+    found, pending = [], [board]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            found += [value for key, value in node.items() if key == "expr" and isinstance(value, str)]
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return found
+
+
+# --- Hostile Retail Prices API answers (`tools.prices --from`) ---------------------------------
+
+
+def _price_item(**changes: Any) -> dict[str, Any]:
+    return {"currencyCode": "USD", "retailPrice": 0.526, "unitOfMeasure": "1 Hour", "armRegionName": "eastus2",
+            "armSkuName": T4, "skuName": "NC4as T4 v3", "productName": "Virtual Machines NCasT4_v3 Series",
+            "meterName": "NC4as T4 v3", "serviceName": "Virtual Machines", "type": "Consumption",
+            "effectiveStartDate": "2024-01-01T00:00:00Z", **changes}
+
+
+@pytest.mark.parametrize("changes", [
+    {"armSkuName": "A" * 2_000_000, "unitOfMeasure": "1 Day"},  # megabytes in one field were echoed whole
+    {"armRegionName": ["x"] * 100_000},
+    {"armSkuName": "\x1b[2J\n::error::pwned", "unitOfMeasure": "\x1b]0;title\x07"},  # a newline split the line
+    {"retailPrice": "NaN"},
+])
+def test_a_hostile_price_answer_is_one_short_escaped_line(tmp_path, changes):
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"BillingCurrency": "USD", "Items": [_price_item(**changes)], "NextPageLink": None}))
+    result = subprocess.run([sys.executable, "-m", "tools.prices", "--from", str(answer), "--out", str(tmp_path / "t.json")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {answer}") and len(line) < 400 and "\x1b" not in line and "\x07" not in line

@@ -60,12 +60,20 @@ class PolicyPackProcess:
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
         self.port = 0
 
+    def start(self) -> PolicyPackProcess:
+        """Start the pack's process without waiting for it: its interpreter start and imports then
+        overlap whatever the caller does next (the offline preview runs the program meanwhile).
+        `__enter__` waits for its port; `__exit__` ends it either way."""
+        if self.process is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
+            self.process = subprocess.Popen(
+                [self.python, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],
+                cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        return self
+
     def __enter__(self) -> PolicyPackProcess:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
-        self.process = subprocess.Popen(
-            [self.python, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],
-            cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        assert self.process.stdout is not None
+        self.start()
+        assert self.process is not None and self.process.stdout is not None
         first_line = self.process.stdout.readline().decode().strip()
         if not first_line.isdigit():
             stderr = self.process.stderr.read().decode() if self.process.stderr else ""

@@ -107,66 +107,113 @@ class SkuOffer:
     restricted_zones: tuple[str, ...]
 
 
+#: No subscription's quota or VM size comes near a billion vCPUs: a larger number is a wrong answer
+#: (and one of thousands of digits would flood the report, or pass what Python converts).
+MAX_COUNT = 10**9
+
+
 def _int(value: Any, where: str) -> int:
     # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-        raise PreflightInputError(f"{where}: {escape_line(json.dumps(value, default=str))[:60]} is not a whole number")
-    return int(value)
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
+                                                                   and value.isdigit() and len(value) <= 10)):
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+    number = int(value)
+    if not 0 <= number <= MAX_COUNT:
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+    return number
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, int) or value.bit_length() < 64 else "a huge number"
+    return escape_line(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _listed(item: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    """`item[key]` as the list `az` prints there (absent or null: empty); another type is bad input."""
+    value = item.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PreflightInputError(f"{where}.{key}: expected a list, not {type(value).__name__}")
+    return value
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PreflightInputError(f"{where}: expected an object, not {type(value).__name__}")
+    return value
 
 
 def parse_usage(document: Any) -> dict[str, Quota]:
-    """`az vm list-usage -o json` (a list of azure-mgmt-compute `Usage`) -> usage name -> quota."""
+    """`az vm list-usage -o json` (a list of azure-mgmt-compute `Usage`) -> usage name -> quota. A name
+    listed twice with other numbers is bad input: neither answer can be trusted over the other."""
     if not isinstance(document, list):
         raise PreflightInputError("usage: expected the JSON list `az vm list-usage -o json` prints")
     quotas: dict[str, Quota] = {}
+    first_at: dict[str, int] = {}
     for index, item in enumerate(document):
         where = f"usage[{index}]"
         name = item.get("name") if isinstance(item, dict) else None
         value = name.get("value") if isinstance(name, dict) else None
         if not isinstance(value, str):
             raise PreflightInputError(f"{where}: expected {{name: {{value}}, currentValue, limit}}")
-        quotas[value.lower()] = Quota(_int(item.get("currentValue"), f"{where}.currentValue"),
-                                      _int(item.get("limit"), f"{where}.limit"))
+        quota = Quota(_int(item.get("currentValue"), f"{where}.currentValue"), _int(item.get("limit"), f"{where}.limit"))
+        key = value.lower()
+        if key in quotas and quotas[key] != quota:
+            raise PreflightInputError(f"{where}: the quota {_shown(value)} is listed twice with other numbers (also "
+                                      f"usage[{first_at[key]}]); record the answer again")
+        quotas[key] = quota
+        first_at.setdefault(key, index)
     return quotas
 
 
 def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
     """`az vm list-skus --resource-type virtualMachines -o json` (azure-mgmt-compute `ResourceSku`)
-    -> lowercased size name -> its offer in `location`."""
+    -> lowercased size name -> its offer in `location`. A size listed twice for the location with
+    another offer is bad input: the second would hide a restriction of the first."""
     if not isinstance(document, list):
         raise PreflightInputError("skus: expected the JSON list `az vm list-skus -o json` prints")
     offers: dict[str, SkuOffer] = {}
+    first_at: dict[str, int] = {}
     for index, item in enumerate(document):
         where = f"skus[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise PreflightInputError(f"{where}: expected a ResourceSku with a name")
         if item.get("resourceType", "virtualMachines") != "virtualMachines":
             continue
-        infos = [info for info in item.get("locationInfo") or [] if isinstance(info, dict)
+        infos = [info for info in _listed(item, "locationInfo", where) if isinstance(info, dict)
                  and str(info.get("location", "")).lower() == location.lower()]
-        locations = [str(loc).lower() for loc in item.get("locations") or []]
+        locations = [str(loc).lower() for loc in _listed(item, "locations", where)]
         if not infos and location.lower() not in locations:
             continue
-        zones = tuple(sorted(str(z) for info in infos for z in info.get("zones") or []))
-        vcpus = next((cap.get("value") for cap in item.get("capabilities") or []
+        zones = tuple(sorted(str(z) for info in infos for z in _listed(info, "zones", f"{where}.locationInfo")))
+        vcpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
                       if isinstance(cap, dict) and cap.get("name") == "vCPUs"), None)
         restrictions, location_restricted, restricted_zones = [], False, []
-        for restriction in item.get("restrictions") or []:
+        for restriction in _listed(item, "restrictions", where):
             if not isinstance(restriction, dict):
                 continue
-            reason = str(restriction.get("reasonCode") or "restricted")
-            info = restriction.get("restrictionInfo") or {}
+            reason = str(restriction.get("reasonCode") or "restricted")[:100]
+            info = _mapping(restriction.get("restrictionInfo"), f"{where}.restrictions.restrictionInfo")
             if restriction.get("type") == "Zone":
-                bad = sorted(str(z) for z in info.get("zones") or [])
+                bad = sorted(str(z) for z in _listed(info, "zones", f"{where}.restrictions.restrictionInfo"))
                 restricted_zones.extend(bad)
                 restrictions.append(f"{reason} in zones {','.join(bad)}")
             else:
                 location_restricted = True
                 restrictions.append(f"{reason} in {location}")
-        offers[item["name"].lower()] = SkuOffer(
-            item["name"], str(item.get("family") or "?"),
-            int(vcpus) if isinstance(vcpus, str) and vcpus.isdigit() else None, zones, tuple(restrictions),
+        offer = SkuOffer(
+            item["name"], str(item.get("family") or "?")[:100],
+            _int(vcpus, f"{where}.capabilities[vCPUs]") if vcpus is not None else None, zones, tuple(restrictions),
             location_restricted, tuple(sorted(set(restricted_zones))))
+        key = item["name"].lower()
+        if key in offers and offers[key] != offer:
+            raise PreflightInputError(f"{where}: {_shown(item['name'])} is listed twice for {escape_line(location)} with "
+                                      f"another offer (also skus[{first_at[key]}]); record the answer again")
+        offers[key] = offer
+        first_at.setdefault(key, index)
     return offers
 
 

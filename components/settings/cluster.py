@@ -162,7 +162,8 @@ def _kubernetes_version(reader: Reader, value: Any) -> str:
             reason = f"is not GA on AKS until {minor.aks_ga}"
         else:
             reason = "is not a version AKS supports"
-        reader.problem(name, f"{describe(value)} {reason}; supported on {today}: {', '.join(supported)} "
+        reader.problem(name, f"{describe(value)} {reason}; supported on {today}: "
+                             f"{', '.join(supported) or 'none (that day is outside the AKS release calendar)'} "
                              f"(AKS release calendar)")
         return DEFAULT_KUBERNETES_VERSION
     days = (minor.end_of_support - today).days
