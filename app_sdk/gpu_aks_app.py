@@ -35,11 +35,13 @@ class PlacementError(ValueError):
 class GpuRequest:
     """What a pod needs: how many GPUs, and optionally which model, pool or MIG partition.
 
-    `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label
-    value ("nvidia-tesla-t4"). A pool that may bring several sizes (a NAP NodePool's `offers`) serves a
-    request from the sizes that fit it, and pins the pod to the size chosen where others would not.
-    `spot`: None takes on-demand pools first and Spot ones if nothing else fits, True asks for Spot,
-    False refuses it.
+    `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label value
+    ("nvidia-tesla-t4"). `spot`: None takes on-demand pools first and Spot ones if nothing else fits,
+    True asks for Spot, False refuses it. `shared`: True asks for one share of a pool that shares its
+    GPUs (time-slicing or MPS: "1/4 of a T4"); otherwise a request gets whole GPUs, unless `pool`
+    names a shared pool. A share is one per container: `gpus` must then be 1.
+    A pool that may bring several sizes (a NAP NodePool's `offers`) serves a request from the sizes
+    that fit it, and pins the pod to the size chosen where others would not.
     """
 
     gpus: int = 1
@@ -47,6 +49,7 @@ class GpuRequest:
     pool: str | None = None
     mig_partition: str | None = None
     spot: bool | None = None
+    shared: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class Placement:
     gpus: int
     tolerations: list[dict[str, str]] = field(default_factory=list)
     node_selector: dict[str, str] = field(default_factory=dict)
+    #: On a shared pool, what the pod gets: "1/4 of a T4, time-sliced"; None for whole GPUs or MIG slices.
+    share: str | None = None
 
     @property
     def limits(self) -> dict[str, int]:
@@ -123,9 +128,36 @@ def _describe_offers(pool: Mapping[str, Any]) -> str:
     return " or ".join(f"{offer.get('gpuModel')} x{_offer_per_node(offer)}" for offer in offers)
 
 
+def _replicas(pool: Mapping[str, Any]) -> int:
+    """How many pods share one GPU of the pool (the contract's `sharing`, null when none); 1: no sharing."""
+    sharing = pool.get("sharing")
+    replicas = sharing.get("replicas") if isinstance(sharing, Mapping) else None
+    return int(replicas) if isinstance(replicas, (int, float)) and not isinstance(replicas, bool) and replicas > 1 else 1
+
+
+def _share(pool: Mapping[str, Any]) -> str | None:
+    """What one share of a shared pool is: "1/4 of a T4, time-sliced"."""
+    replicas = _replicas(pool)
+    if replicas == 1:
+        return None
+    how = "shared through MPS" if pool["sharing"].get("strategy") == "mps" else "time-sliced"
+    model = str(pool.get("gpuModel") or "GPU")
+    device = f"a MIG {pool['migPartition']} slice of {_a(model)}" if pool.get("migPartition") else _a(model)
+    return f"1/{replicas} of {device}, {how}"
+
+
+def _a(model: str) -> str:
+    return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
+
+
+def _capacity(pool: Mapping[str, Any]) -> str:
+    share = _share(pool)
+    return f"{_per_node(pool)} shares per node, each {share}" if share else f"{_per_node(pool)} per node"
+
+
 def _describe(pools: Mapping[str, Mapping[str, Any]]) -> str:
     return ", ".join(f"{name} ({_describe_offers(pool)}{', MIG ' + str(pool['migPartition']) if pool.get('migPartition') else ''}"
-                     f"{', Spot' if pool.get('spot') else ''}, {_per_node(pool)} per node)"
+                     f"{', Spot' if pool.get('spot') else ''}, {_capacity(pool)})"
                      for name, pool in pools.items()) or "none"
 
 
@@ -155,6 +187,21 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
         candidates = _keep(candidates, lambda pool, offer: _matches_model(pool, offer, model))
         if not candidates:
             raise PlacementError(f"the platform has no pool with {request.model} GPUs; GPU pools: {_describe(pools)}")
+    if request.shared:
+        candidates = {n: c for n, c in candidates.items() if _share(c[0])}
+        if not candidates:
+            raise PlacementError(f"the platform has no pool that shares its GPUs for this request; GPU pools: "
+                                 f"{_describe(pools)}")
+    elif request.pool is None:
+        # A plain GPU request should get whole GPUs, not a share of one.
+        candidates = {n: c for n, c in candidates.items() if not _share(c[0])}
+        if not candidates:
+            raise PlacementError(f"the platform has only shared pools for this request; ask with shared=True. GPU "
+                                 f"pools: {_describe(pools)}")
+    if request.gpus > 1 and all(_share(pool) for pool, _ in candidates.values()):
+        raise PlacementError(f"{request.gpus} GPUs from a shared pool: a container gets at most one share (NVIDIA's "
+                             "device plugin refuses more, as two shares may be one GPU's worth); ask for gpus=1, or "
+                             f"for whole GPUs from an unshared pool. GPU pools: {_describe(pools)}")
     if request.mig_partition is not None:
         candidates = _keep(candidates, lambda pool, offer: offer.get("migPartition") == request.mig_partition)
         if not candidates:
@@ -186,4 +233,5 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
         # the pod to the size chosen, so a NAP NodePool provisions that one for it.
         node_selector[INSTANCE_TYPE_LABEL] = str(offer["vmSize"])
     return Placement(pool=name, resource=str(offer.get("resource") or pool["gpuResource"]), gpus=request.gpus,
-                     tolerations=[dict(t) for t in pool["tolerations"]], node_selector=node_selector)
+                     tolerations=[dict(t) for t in pool["tolerations"]], node_selector=node_selector,
+                     share=_share(pool))

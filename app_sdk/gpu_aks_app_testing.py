@@ -38,8 +38,9 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
              accelerator: str = "nvidia-tesla-t4", gpus_per_vm: int = 1, gpu_memory_gib: int = 16,
              taints: Sequence[str] = ("sku=gpu:NoSchedule",), spot: bool = False, mig_partition: str | None = None,
              mig_instances_per_gpu: int = 1, mig_strategy: str = "none", min_count: int = 0,
-             max_count: int = 2) -> dict[str, Any]:
-    """One GPU pool as the platform's contract describes it."""
+             max_count: int = 2, sharing: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One GPU pool as the platform's contract describes it; `sharing`: {"strategy": "timeSlicing" or
+    "mps", "replicas": N}, and a node then advertises its GPUs times N."""
     taints = [*taints, SPOT_TAINT] if spot and SPOT_TAINT not in taints else list(taints)
     labels = {"accelerator": "nvidia", "nvidia.com/gpu.accelerator": accelerator, POOL_LABEL: name}
     if mig_partition:
@@ -48,7 +49,7 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
     offer = {
         "vmSize": vm_size, "gpuModel": gpu_model, "gpuMemoryGiB": gpu_memory_gib, "gpusPerVm": gpus_per_vm,
         "resource": f"nvidia.com/mig-{mig_partition}" if mig_partition and mig_strategy == "mixed" else "nvidia.com/gpu",
-        "perNode": gpus_per_vm * (mig_instances_per_gpu if mig_partition else 1),
+        "perNode": gpus_per_vm * (mig_instances_per_gpu if mig_partition else 1) * (sharing or {}).get("replicas", 1),
         "migPartition": mig_partition, "capacityTypes": ["spot" if spot else "onDemand"],
     }
     return {
@@ -59,7 +60,8 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
         "migPartition": mig_partition, "accelerator": accelerator, "spot": spot,
         "minCount": min_count, "maxCount": max_count, "taints": taints, "labels": labels,
         "devicePlugin": "gpu-aks", "dcgmExporter": "none", "tolerations": [_toleration(t) for t in taints],
-        "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name}, "offers": [offer], "sharing": None,
+        "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name}, "offers": [offer],
+        "sharing": dict(sharing) if sharing else None,
     }
 
 

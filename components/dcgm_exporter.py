@@ -66,6 +66,22 @@ def metrics_config_map(namespace_name: str) -> dict[str, Any]:
             "data": {"metrics": metrics_csv()}}
 
 
+def _exporter_env(pool: PoolFacts) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = [
+        {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+        {"name": "DCGM_EXPORTER_LISTEN", "value": f":{METRICS_PORT}"},
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ]
+    if pool.sharing is not None:
+        # On a shared GPU the device plugin hands out replica IDs (`<GPU UUID>::<n>`); without this the
+        # exporter attributes the GPU to one of the pods sharing it. With it, every pod on the GPU gets
+        # its copy of each metric, labelled `vgpu` (NVIDIA/dcgm-exporter 4.5.3-4.8.2 `pkg/cmd/app.go`
+        # `KUBERNETES_VIRTUAL_GPUS`, `internal/pkg/transformation/kubernetes.go`); the values stay the
+        # physical GPU's, as DCGM measures nothing finer (docs/observe.md).
+        env.append({"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"})
+    return env
+
+
 def exporter_daemonset(namespace_name: str, image: str, pool: PoolFacts) -> dict[str, Any]:
     """The DCGM exporter on one pool's nodes."""
     labels = {EXPORTER_APP_LABEL[0]: EXPORTER_APP_LABEL[1], POOL_LABEL: pool.name}
@@ -89,11 +105,7 @@ def exporter_daemonset(namespace_name: str, image: str, pool: PoolFacts) -> dict
                         "name": "exporter",
                         "image": image,
                         "args": ["-f", COUNTERS_PATH],
-                        "env": [
-                            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
-                            {"name": "DCGM_EXPORTER_LISTEN", "value": f":{METRICS_PORT}"},
-                            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                        ],
+                        "env": _exporter_env(pool),
                         "ports": [{"name": METRICS_PORT_NAME, "containerPort": METRICS_PORT}],
                         "securityContext": dict(EXPORTER_SECURITY_CONTEXT),
                         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},

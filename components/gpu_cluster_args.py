@@ -185,6 +185,13 @@ class GpuProfileDriver(StrEnum):
     NONE = "None"
 
 
+class SharingStrategy(StrEnum):
+    """The values `gpuPools[].sharing.strategy` allows."""
+
+    TIMESLICING = "timeSlicing"
+    MPS = "mps"
+
+
 class ImageFamily(StrEnum):
     """The values `gpuNodePools[].imageFamily` allows."""
 
@@ -549,8 +556,17 @@ class GpuProfile(TypedDict, total=False):
     """`Install`: AKS installs the NVIDIA driver; `None`: bring your own (e.g. the GPU Operator). Default: Install. Create-only: a change replaces the resource."""
 
 
+class Sharing(TypedDict, total=False):
+    """Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one share. Absent: pods get whole GPUs. See docs/sharing.md."""
+
+    strategy: NotRequired[SharingStrategy]
+    """`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the GPU's memory and compute (not on MIG pools)."""
+    replicas: NotRequired[int]
+    """How many pods share one GPU: 2 to 250 (48 with mps)."""
+
+
 class GpuPool(TypedDict, total=False):
-    """One GPU pool: the CPU pool keys, MIG and the GPU driver."""
+    """One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing."""
 
     name: Required[str]
     """The pool's name: lowercase letters and digits, starting with a letter; at most 8 (12 with keepAzureName). Required."""
@@ -602,6 +618,8 @@ class GpuPool(TypedDict, total=False):
     """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
     gpuProfile: NotRequired[GpuProfile]
     """How AKS sets up the GPU."""
+    sharing: NotRequired[Sharing]
+    """Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one share. Absent: pods get whole GPUs. See docs/sharing.md."""
 
 
 class NodePoolLimits(TypedDict, total=False):

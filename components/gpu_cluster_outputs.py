@@ -94,7 +94,7 @@ class GpuPoolContract(TypedDict):
     gpusPerVm: NotRequired[int]
     """Physical GPUs per VM."""
     gpusPerNode: int
-    """How many of `gpuResource` one node offers (MIG instances count one each)."""
+    """How many of `gpuResource` one node offers (MIG instances count one each; on a shared pool, GPUs times the sharing replicas)."""
     gpuResource: str
     """The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<profile> under migStrategy mixed."""
     gpuInstanceProfile: NotRequired[str]

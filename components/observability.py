@@ -39,6 +39,7 @@ from typing import Any
 
 import pulumi
 import pulumi.dynamic
+from gpu_aks_policies.catalog import sharing_name
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
 from components.access import assign_role, role_definition_id
@@ -89,7 +90,11 @@ def watched_pool(pool: PoolFacts) -> WatchedPool:
     offers = [f"{offer.vm_size}, {offer.sku.model}" + (f", MIG {offer.gpu_instance_profile}"
                                                         if offer.gpu_instance_profile else "") for offer in pool.offers]
     mig = [offer.gpu_instance_profile for offer in pool.offers if offer.gpu_instance_profile]
-    return WatchedPool(pool.name, "; ".join(offers), mig[0] if mig else None)
+    description = "; ".join(offers)
+    if pool.sharing is not None and pool.sharing.replicas > 1:
+        description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
+        return WatchedPool(pool.name, description, mig[0] if mig else None, pool.sharing.replicas)
+    return WatchedPool(pool.name, description, mig[0] if mig else None)
 
 
 def exporter_pools(pools: PlatformPools) -> tuple[PoolFacts, ...]:

@@ -45,23 +45,37 @@ def _pool_panels(pool: WatchedPool, first_id: int, y: int, idle_percent: int) ->
     else:
         usage = f"DCGM_FI_DEV_GPU_UTIL{{{sel}}}"
         usage_title = "Utilisation per GPU"
+    shared = pool.replicas > 1
+
+    def per_node(metric: str) -> str:
+        # A shared pool's exporter repeats each GPU's series once per pod sharing it (`vgpu`): count each
+        # GPU (or MIG instance) once.
+        series = f"{metric}{{{sel}}}"
+        return f"sum by (node) ({f'max by (node, gpu, GPU_I_ID) ({series})' if shared else series})"
+
     specs: list[tuple[str, str, list[tuple[str, str]]]] = [
         (usage_title, "percent", [(f"avg by (node, gpu) ({usage})", "{{node}} GPU {{gpu}}")]),
-        ("Framebuffer memory used", "decmbytes", [(f"sum by (node) (DCGM_FI_DEV_FB_USED{{{sel}}})", "{{node}}")]),
-        ("Power draw", "watt", [(f"sum by (node) (DCGM_FI_DEV_POWER_USAGE{{{sel}}})", "{{node}}")]),
+        ("Framebuffer memory used", "decmbytes", [(per_node("DCGM_FI_DEV_FB_USED"), "{{node}}")]),
+        ("Power draw", "watt", [(per_node("DCGM_FI_DEV_POWER_USAGE"), "{{node}}")]),
         ("GPU temperature", "celsius", [(f"max by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})", "{{node}} GPU {{gpu}}")]),
         ("Last XID error", "none", [(f"max by (node, gpu) (DCGM_FI_DEV_XID_ERRORS{{{sel}}})", "{{node}} GPU {{gpu}}")]),
         ("ECC errors (1h)", "short", [
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} uncorrectable"),
             (f"sum by (node) (increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{{{sel}}}[1h]))", "{{node}} corrected"),
         ]),
-        ("GPUs: allocatable, allocated, busy", "short", [
+        ("Slices: allocatable, allocated, busy" if shared else "GPUs: allocatable, allocated, busy", "short", [
             (f"sum by (node) (kube_node_status_allocatable{{{gpus}}}) {on_nodes}", "{{node}} allocatable"),
             (f'sum by (node) (kube_pod_container_resource_requests{{{gpus}}} and on (namespace, pod) '
              f'(kube_pod_status_phase{{phase="Running"}} == 1)) {on_nodes}', "{{node}} allocated"),
             (f'count by (node) (({usage}) >= {idle_percent} and {{exported_pod!=""}})', "{{node}} busy"),
         ]),
     ]
+    if shared:
+        # The exporter labels each pod's copy of a shared GPU's series with its replica (`vgpu`).
+        specs.append((f"Slices in use per GPU (of {pool.replicas})", "short", [
+            (f'count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel},vgpu!=""}})', "{{node}} GPU {{gpu}}"),
+            (f"vector({pool.replicas})", "slices per GPU"),
+        ]))
     return [_panel(first_id + index, title, unit, targets, x=(index % 3) * 8, y=y + 1 + (index // 3) * 8)
             for index, (title, unit, targets) in enumerate(specs)]
 

@@ -65,3 +65,6 @@ class WatchedPool:
     #: The MIG profile of the pool's GPUs, or None for whole GPUs: DCGM reports no GPU_UTIL for MIG
     #: instances, so MIG pools are charted and alerted on by graphics-engine activity.
     mig_profile: str | None = None
+    #: How many pods share each GPU (time-slicing or MPS); 1: none. The exporter then repeats a GPU's
+    #: series once per pod sharing it (`vgpu`), and the dashboard counts the slices in use.
+    replicas: int = 1

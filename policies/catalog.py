@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 # --- Labels and taints -------------------------------------------------------------------------
 
@@ -63,6 +63,41 @@ PASSTHROUGH_GPU_RESOURCES = "nvidia.com/[A-Z]*"
 DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 DEVICE_PLUGIN_NAMESPACE = "gpu-resources"
 MIG_STRATEGIES = ("none", "single", "mixed")
+
+# --- GPU sharing (NVIDIA/k8s-device-plugin v0.20.0, the image above) ----------------------------
+
+#: How a pool's GPUs are shared, named as the keys under `sharing` in NVIDIA's config file
+#: (`api/config/v1/sharing.go`: `TimeSlicing ... json:"timeSlicing"`, `MPS ... json:"mps"`).
+SharingStrategy = Literal["timeSlicing", "mps"]
+SHARING_STRATEGIES: tuple[str, ...] = get_args(SharingStrategy)
+#: `api/config/v1/replicas.go`, `ReplicatedResource.UnmarshalJSON`: "number of replicas must be >= 2".
+MIN_SHARING_REPLICAS = 2
+#: `cmd/mps-control-daemon/mps/device.go`, `maxClients`: an MPS server takes 48 clients on Volta or
+#: newer (16 before); every GPU in this catalog is Turing (T4) or newer, and the control daemon
+#: refuses more replicas ("maximum allowed replicas exceeded").
+MPS_MAX_REPLICAS = 48
+#: NVIDIA sets no bound on time-slicing replicas, but no AKS node runs more than 250 pods (the
+#: highest `maxPods` AKS accepts), so more replicas of one GPU than that can never all be used.
+TIME_SLICING_MAX_REPLICAS = 250
+#: The chart's `mps.root` (`deployments/helm/nvidia-device-plugin/values.yaml`): the host folder where
+#: the MPS control daemon keeps its pipes, logs and /dev/shm; the plugin reads it as `MPS_ROOT`.
+MPS_ROOT = "/run/nvidia/mps"
+#: Where NVIDIA's chart points `CONFIG_FILE` (`templates/daemonset-device-plugin.yml`).
+DEVICE_PLUGIN_CONFIG_FILE = "/config/config.yaml"
+
+
+def sharing_max_replicas(strategy: str) -> int:
+    return MPS_MAX_REPLICAS if strategy == "mps" else TIME_SLICING_MAX_REPLICAS
+
+
+def sharing_phrase(strategy: str) -> str:
+    """How a share is described to people: "time-sliced", "shared through MPS"."""
+    return "shared through MPS" if strategy == "mps" else "time-sliced"
+
+
+def sharing_name(strategy: str) -> str:
+    """The strategy as docs name it: "time-slicing", "MPS"."""
+    return "MPS" if strategy == "mps" else "time-slicing"
 
 # --- MIG ---------------------------------------------------------------------------------------
 

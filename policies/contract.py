@@ -20,7 +20,9 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
-from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
+# SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
+# is declared once, in the catalog beside NVIDIA's limits.
+from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -47,9 +49,6 @@ PoolKindName = Literal["agentPool", "nodePool"]
 #: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
 #: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
 CapacityType = Literal["onDemand", "spot"]
-#: How the device plugin shares one GPU between pods (NVIDIA k8s-device-plugin's `sharing.timeSlicing`
-#: and `sharing.mps`).
-SharingStrategy = Literal["timeSlicing", "mps"]
 
 
 class ContractError(ValueError):
@@ -351,7 +350,8 @@ class GpuPoolEntry(_Written):
     gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
     gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
     gpus_per_node: int = _field("gpusPerNode", COUNT, "How many of `gpuResource` one node offers (MIG "
-                                "instances count one each).", 0, reader_needs=True)
+                                "instances count one each; on a shared pool, GPUs times the sharing replicas).", 0,
+                                reader_needs=True)
     gpu_resource: str = _field("gpuResource", RESOURCE, "The extended resource a pod asks for: nvidia.com/gpu, or "
                                "nvidia.com/mig-<profile> under migStrategy mixed.", "", reader_needs=True)
     gpu_instance_profile: str | None = _field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "

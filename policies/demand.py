@@ -113,17 +113,16 @@ class LimitProblem:
 
 def sharing_advice(sharing: GpuSharing | None) -> str:
     """How to share a GPU, as far as the platform offers it: nothing is suggested that nothing sets up
-    (this platform sets up no time-slicing unless its outputs say a pool is time-sliced)."""
+    (no time-slicing or MPS unless the platform's outputs say a pool shares its GPUs)."""
     if sharing is None:
         return ("to share a GPU, ask for a MIG partition resource (nvidia.com/mig-<profile>) where the platform has "
                 "MIG pools; otherwise ask for a whole GPU")
     offers = []
     if sharing.mig_resources:
         offers.append(f"a MIG partition ({', '.join(sharing.mig_resources)})")
-    if sharing.time_slicing:
-        offers.append("a whole nvidia.com/gpu on a time-sliced pool (each is a share of a GPU)")
+    offers += sharing.shared_pools
     if not offers:
-        return "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU"
+        return "this platform offers no GPU sharing (no MIG or shared pools): ask for a whole GPU"
     return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
 
 

@@ -9,20 +9,25 @@ YAML/JSON file, a directory or `-`; they are read together, as the checker reads
 spec the explainer says where it fits and, per pool, every reason it does not: an untolerated taint
 (the Spot one named as such), a nodeSelector (its namespace's included) or required affinity no node
 label satisfies, more GPUs than a node has, a GPU or MIG resource the pool does not offer, DRA
-claims, and GPUs Azure no longer sells. A pod the API server would refuse (fractional GPUs, a
-request without a limit) lands nowhere, with a hint for the MIG slice that serves it. When a fit
-rests on admission or on the controller ("tolerated through AKS's ExtendedResourceToleration") it
-says so. Exit code: 0 every GPU pod fits somewhere, 1 one fits nowhere, 2 bad input.
+claims, more than one share of a pool that shares its GPUs, and GPUs Azure no longer sells. On each
+pool a pod fits it says what the pod gets there and why: a whole GPU, a MIG slice (which), a share
+of a GPU ("1/4 of a T4, time-sliced"), Spot eviction, and the wait while the pool brings up a node.
+A pod the API server would refuse (fractional GPUs, a request without a limit) lands nowhere, with
+hints for what serves it on this platform (a MIG slice, one share of a shared pool): the same offers
+its reason names. When a fit rests on admission or on the controller ("tolerated through AKS's
+ExtendedResourceToleration") it says so. Each pod is named by the file and line of its spec, as the
+checker names its findings. Exit code: 0 every GPU pod fits somewhere, 1 one fits nowhere, 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
-from .check import load_config, read_inputs
+from .check import LoadedObject, load_config, read_inputs
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
@@ -54,6 +59,20 @@ def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
     return [e for obj in objects for e in explain(obj, platform, config, context)]
 
 
+def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
+                   configs: Mapping[str, RuleConfig] | None = None) -> list[PodExplanation]:
+    """`explain_all` over objects read from files: each explanation names the file and line of its
+    pod spec, as the checker names those of a finding."""
+    context = context_of([loaded.obj for loaded in objects])
+    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    explanations = []
+    for loaded in objects:
+        for explanation in explain(loaded.obj, platform, config, context):
+            line, _ = loaded.locate(explanation.pod.path)
+            explanations.append(replace(explanation, location=f"{loaded.file}:{line}"))
+    return explanations
+
+
 def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-aks-explain", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--platform", required=True, metavar="OUTPUTS.json", help="the platform stack's outputs as JSON")
@@ -70,7 +89,7 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
     objects, errors = read_inputs(args.paths, stdin=stdin)
     for problem in errors:
         print(safe_text(f"{escape_line(problem.file)}:{problem.line}: error: {problem.message}"), file=sys.stderr)
-    explanations = explain_all((o.obj for o in objects), platform, configs)
+    explanations = explain_loaded(objects, platform, configs)
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2

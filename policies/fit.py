@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -25,8 +25,10 @@ from .catalog import (
     RETIRED_ACCELERATORS,
     SPOT_LABEL,
     aks_node_labels,
+    sharing_name,
+    sharing_phrase,
 )
-from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract
+from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
@@ -82,12 +84,55 @@ class Platform:
                     # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
                     mig_resources.add(offer.resource if offer.resource.startswith(MIG_RESOURCE_PREFIX) else
                                       f"{offer.resource} on pool {name}, where each is a {offer.mig_partition} slice")
-        return GpuSharing(mig_resources=tuple(sorted(mig_resources)),
-                          time_slicing=any(pool.sharing is not None for pool in self.pools.values()))
+        shared_pools = tuple(f"{offer.resource}: 1 on pool {name} ({share_of(offer, pool.sharing)})"
+                             for name, pool in self.pools.items() if shares(pool.sharing)
+                             for offer in pool.offers[:1])
+        return GpuSharing(mig_resources=tuple(sorted(mig_resources)), shared_pools=shared_pools)
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
         return gpu_pool_taints(text for pool in self.pools.values() for text in pool.taints)
+
+
+def shares(sharing: PoolSharing | None) -> bool:
+    """Whether a pool's sharing makes each device several shares (a contract may say 1 replica)."""
+    return sharing is not None and sharing.replicas > 1
+
+
+def _a(model: str) -> str:
+    # "an A100 80GB", "an H100" (aitch), "a T4".
+    return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
+
+
+def _device(offer: GpuOfferEntry, count: int = 1) -> str:
+    """One (or `count`) of what the offer advertises, in words: "a T4", "a MIG 2g.20gb slice of an A100 80GB"."""
+    model = offer.gpu_model or "GPU"
+    if offer.mig_partition:
+        return (f"a MIG {offer.mig_partition} slice of {_a(model)}" if count == 1 else
+                f"{count} MIG {offer.mig_partition} slices of {model} GPUs")
+    return _a(model) if count == 1 else f"{count} {model} GPUs"
+
+
+def share_of(offer: GpuOfferEntry, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
+    """What `amount` of the offer's resource gives a pod on its pool: "a whole T4", "a MIG 2g.20gb
+    slice of an A100 80GB", "1/4 of a T4, time-sliced"."""
+    count = int(amount) if amount.denominator == 1 else 1
+    if shares(sharing):
+        assert sharing is not None
+        share = f"1/{sharing.replicas} of {_device(offer)}, {sharing_phrase(sharing.strategy)}"
+        return share if count == 1 else f"{count} shares, each {share}"
+    if offer.mig_partition:
+        return _device(offer, count)
+    model = offer.gpu_model or "GPU"
+    return f"a whole {model}" if count == 1 else f"{count} whole {model} GPUs"
+
+
+def _sharing_why(sharing: PoolSharing) -> str:
+    if sharing.strategy == "mps":
+        return (f"the pool shares each GPU {sharing.replicas} ways through NVIDIA's MPS daemon: the pod's memory and "
+                f"compute are capped at 1/{sharing.replicas}, and the pods on a GPU share one fault domain")
+    return (f"the pool shares each GPU {sharing.replicas} ways by time-slicing: the pods take turns on the whole GPU, "
+            "with no memory or fault isolation between them")
 
 
 def gpu_pool_taints(texts: Iterable[Any]) -> tuple[Mapping[str, str], ...]:
@@ -137,6 +182,9 @@ class PoolVerdict:
     reasons: tuple[str, ...]
     #: How it fits when that rests on something the pod did not write (admission, its controller).
     notes: tuple[str, ...] = ()
+    #: What the pod gets on the pool when it fits, and why: a whole GPU, a MIG slice, a share of a
+    #: GPU; Spot eviction; the wait while the pool brings up a node.
+    gets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +204,8 @@ class PodExplanation:
     #: Pool -> what a node of it may be, for pools that may bring several sizes or capacity types
     #: (a NAP NodePool: "one of H100 x1, A100 x1, Spot or on-demand").
     choices: Mapping[str, str] = field(default_factory=dict)
+    #: `file:line` of the pod's spec, when the explanation came from a file.
+    location: str = field(default="", compare=False)
 
     @property
     def asks_for_gpus(self) -> bool:
@@ -185,6 +235,22 @@ def pod_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
             target[ask.resource] = max(target.get(ask.resource, Fraction(0)), amount) if target is init else \
                 target.get(ask.resource, Fraction(0)) + amount
     return {r: max(app.get(r, Fraction(0)), init.get(r, Fraction(0))) for r in {*app, *init}}
+
+
+def container_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
+    """The most any one container of the pod asks for, per GPU resource: NVIDIA's plugin hands out
+    a shared pool's shares per container (`Allocate`), and refuses a container more than one."""
+    most: dict[str, Fraction] = {}
+    for result in asks_by_container(pod, config.gpu_resources):
+        if isinstance(result, UndecidableError):
+            continue
+        for ask in result:
+            if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
+                continue
+            amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
+            if amount is not None and amount > most.get(ask.resource, 0):
+                most[ask.resource] = amount
+    return most
 
 
 def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], labels: Mapping[str, str]) -> list[str]:
@@ -230,10 +296,62 @@ def _offered(offer: GpuOfferEntry) -> str:
         f"whole GPUs as {offer.resource}"
 
 
+def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[GpuOfferEntry]:
+    return [offer for offer in offers
+            if all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())]
+
+
+def _sharing_reasons(per_container: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]:
+    """A container asking for more than one share of a shared pool: NVIDIA's plugin, configured with
+    `failRequestsGreaterThanOne` (gpu-aks always sets it), fails it at the kubelet (`internal/rm/rm.go`,
+    "maximum request size for shared resources is 1"), since two shares may be one GPU's worth."""
+    if not shares(pool.sharing):
+        return []
+    assert pool.sharing is not None
+    shared = {offer.resource for offer in pool.offers}
+    return [f"a container asks for {format_amount(amount)} {resource}, but this pool shares each GPU "
+            f"{pool.sharing.replicas} ways ({sharing_name(pool.sharing.strategy)}) and gives a container at most one "
+            "share: NVIDIA's device plugin refuses more (failRequestsGreaterThanOne), so the kubelet fails the pod; "
+            "ask for 1 here, or for whole GPUs on an unshared pool"
+            for resource, amount in per_container.items() if resource in shared and amount > 1]
+
+
+def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]:
+    """What the pod gets on a pool it fits, and why; then what may happen to it there."""
+    gets: list[str] = []
+    fitting = _fitting_offers(asks, pool.offers) if asks else []
+    if fitting:
+        amount = sum(asks.values(), Fraction(0))
+        what = [share_of(offer, pool.sharing, amount) + (f" on {offer.vm_size}" if len(fitting) > 1 else "")
+                for offer in fitting]
+        why = ""
+        if shares(pool.sharing):
+            assert pool.sharing is not None
+            why = f" ({_sharing_why(pool.sharing)})"
+        elif any(offer.mig_partition for offer in fitting):
+            why = " (the pool's GPUs are split into MIG instances; each is isolated in hardware)"
+        gets.append(f"gets {' or '.join(dict.fromkeys(what))}{why}")
+    capacity = {kind for offer in (fitting or pool.offers) for kind in offer.capacity_types}
+    if "spot" in capacity or pool.spot:
+        may = "may run" if "onDemand" in capacity else "runs"
+        gets.append(f"{may} on Spot VMs: Azure can evict the node with 30 seconds' notice, stopping the pod mid-run")
+    if pool.kind == "nodePool":
+        gets.append("waits for node auto-provisioning when no node has room: a new GPU node takes minutes")
+    elif pool.min_count == 0:
+        wait = "waits while the pool scales up from zero when no node has room: a new GPU node takes minutes"
+        if any(offer.mig_partition for offer in pool.offers):
+            # Azure/AKS#5161 (open): the autoscaler assumes nvidia.com/gpu and one GPU per node for MIG pools.
+            wait += ", and the cluster autoscaler may not scale a MIG pool up from zero at all (Azure/AKS#5161)"
+        elif shares(pool.sharing):
+            wait += (", and the cluster autoscaler sizes a new node by its physical GPUs, not its shares, so it may "
+                     "bring up more nodes than the pods need")
+        gets.append(wait)
+    return gets
+
+
 def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
-    if not asks or any(all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())
-                       for offer in offers):
+    if not asks or _fitting_offers(asks, offers):
         return []
     reasons = []
     for resource, amount in asks.items():
@@ -254,7 +372,8 @@ def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) 
 
 
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
-                 name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None) -> PoolVerdict:
+                 name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None,
+                 per_container: Mapping[str, Fraction] | None = None) -> PoolVerdict:
     labels = _pool_labels(name, pool)
     reasons, notes = [], []
     taints = []
@@ -280,17 +399,27 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
             notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
     reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
     reasons += _gpu_reasons(asks, pool.offers)
+    reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
     if claims:
         reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
                        "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
-    return PoolVerdict(name, not reasons, tuple(reasons), tuple(notes))
+    gets = () if reasons else tuple(_what_it_gets(asks, pool))
+    return PoolVerdict(name, not reasons, tuple(reasons), tuple(notes), gets)
 
 
 def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Sequence[str]) -> list[str]:
-    """For a fractional GPU: the MIG slice that serves it on this platform, in the strategy's terms."""
+    """For a fractional GPU: what serves it on this platform (a MIG slice, in the strategy's terms,
+    or one share of a shared pool), the same offers the refusal's advice names."""
     if not any("fractions" in r for r in refusals):
         return []
     hints = []
+    for name, pool in platform.pools.items():
+        if shares(pool.sharing):
+            assert pool.sharing is not None
+            for offer in pool.offers[:1]:
+                hints.append(f"pool {name} shares each GPU {pool.sharing.replicas} ways "
+                             f"({sharing_name(pool.sharing.strategy)}): ask for {offer.resource}: 1 and get "
+                             f"{share_of(offer, pool.sharing)}")
     for name, pool in platform.pools.items():
         for partition in dict.fromkeys(offer.mig_partition for offer in pool.offers if offer.mig_partition):
             if platform.mig_strategy == "mixed":
@@ -298,7 +427,7 @@ def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Seque
             else:
                 hints.append(f"pool {name} offers MIG {partition} slices under migStrategy single: ask for "
                              f"{GPU_RESOURCE}: 1 with nodeSelector {GPU_PARTITION_LABEL}: {partition}")
-    return hints or ["this platform has no MIG pools; ask for a whole GPU"]
+    return hints or ["this platform has no MIG or shared pools; ask for a whole GPU"]
 
 
 def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: RuleConfig,
@@ -306,6 +435,9 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     """Where the pod lands, judged with the rules' own code: its GPU demand (`demand.gpu_demand`,
     markers included), the amounts the API server refuses (`demand.amount_verdicts`, as
     `gpu-limits-are-whole-numbers`) and admission with the config's Namespaces (`admit`)."""
+    if config.gpu_sharing is None:
+        # The refusal's advice names what this platform offers, as the hints below do.
+        config = replace(config, gpu_sharing=platform.gpu_sharing())
     asks = pod_gpu_asks(pod, config)
     demand = gpu_demand(pod, config, context)
     shares = [f"container '{ask.container.name}' asking for {ask.resource}" for ask in demand.asks
@@ -318,7 +450,8 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
         admitted = Admitted((), {}, ())
     refusals += admitted.refusals
     tolerating = _tolerating(admitted)
-    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating)
+    per_container = container_gpu_asks(pod, config)
+    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:
@@ -390,7 +523,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             ("no GPU count" if explanation.gpu_markers else "no GPU")
         markers = explanation.gpu_markers
         marked = f"; {', '.join(markers)} put{'s' if len(markers) == 1 else ''} it on GPU nodes" if markers else ""
-        lines.append(f"{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
+        where = f"{escape_line(explanation.location)}: " if explanation.location else ""
+        lines.append(f"{where}{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
                      f"{escape_line(explanation.pod.where)} asks for {asks}{escape_line(marked)}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
@@ -402,7 +536,7 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.append(f"  lands on: {separator.join(map(escape_line, landing)) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
-                lines.extend(f"  {escape_line(verdict.pool)}: {note}" for note in verdict.notes)
+                lines.extend(f"  {escape_line(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))
             elif not verdict.fits:
                 lines.append(f"  not {escape_line(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)

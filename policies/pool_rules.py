@@ -82,14 +82,22 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
     return findings
 
 
+#: Other programs NVIDIA's device-plugin image runs (`cmd/` of NVIDIA/k8s-device-plugin): a
+#: DaemonSet running only these, such as the MPS control daemon, advertises no GPUs.
+_NOT_THE_PLUGIN = ("mps-control-daemon", "config-manager", "gpu-feature-discovery")
+
+
 def is_device_plugin_daemonset(resource_type: str, props: Mapping[str, Any]) -> bool:
     if resource_type not in DAEMONSET_TYPES:
         return False
     try:
         for pod in find_pod_specs(props):
             for container in pod.containers:
-                image = container.spec.get("image") if isinstance(container.spec, abc.Mapping) else None
-                if isinstance(image, str) and "nvidia/k8s-device-plugin" in image:
+                spec = container.spec if isinstance(container.spec, abc.Mapping) else {}
+                image, command = spec.get("image"), spec.get("command")
+                program = command[0] if isinstance(command, abc.Sequence) and command and \
+                    not isinstance(command, str) else None
+                if isinstance(image, str) and "nvidia/k8s-device-plugin" in image and program not in _NOT_THE_PLUGIN:
                     return True
     except UndecidableError:
         return False

@@ -130,10 +130,12 @@ class GpuMarkers:
 @dataclass(frozen=True)
 class GpuSharing:
     """What the platform offers to share a GPU, when it is known (`--platform`): the resources its MIG
-    pools advertise, and whether any pool is time-sliced. The fractional-GPU advice offers these only."""
+    pools advertise, and its pools that share each GPU between pods (time-slicing or MPS), each as
+    "nvidia.com/gpu: 1 on pool notebooks (1/4 of a T4, time-sliced)". The fractional-GPU advice
+    offers these only."""
 
     mig_resources: tuple[str, ...] = ()
-    time_slicing: bool = False
+    shared_pools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

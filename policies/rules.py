@@ -122,7 +122,8 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "What the GPU rules cannot see (a podSpecPatch, a claim not among the objects checked) is said.",
          "advisory", "stack", "pods", _ADMISSION, check_analyzable),
     Rule(FIT_A_POOL,
-         "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models).",
+         "Every GPU pod fits at least one GPU pool of the platform (taints, selectors, GPU counts, models; on a "
+         "pool that shares its GPUs, one share per container).",
          "mandatory", "checker-only", "pods",
          ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),

@@ -191,4 +191,4 @@ def test_the_fractional_gpu_hint_follows_the_mig_strategy(strategy, hint):
     whole = platform_contract(parse_settings({"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}]},
                                              "test", "eastus2"))
     [no_mig] = explain(_pod({"limits": {"nvidia.com/gpu": 0.5}}), whole)
-    assert no_mig.hints == ("this platform has no MIG pools; ask for a whole GPU",)
+    assert no_mig.hints == ("this platform has no MIG or shared pools; ask for a whole GPU",)

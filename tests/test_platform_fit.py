@@ -203,7 +203,7 @@ def test_a_platform_without_mig_pools_offers_no_gpu_sharing(tmp_path):
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps(outputs))
     code, out = check(tmp_path, FRACTIONAL_POD, platform=platform)
-    assert code == 1 and "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in out
+    assert code == 1 and "this platform offers no GPU sharing (no MIG or shared pools): ask for a whole GPU" in out
 
 
 def test_pool_names_from_the_platform_cannot_steer_the_explainer(tmp_path, capsys):
@@ -230,7 +230,7 @@ def test_a_pool_that_shares_its_gpus_is_offered_as_gpu_sharing(tmp_path):
     platform = tmp_path / "outputs.json"
     platform.write_text(json.dumps(outputs))
     code, out = check(tmp_path, FRACTIONAL_POD, platform=platform)
-    assert code == 1 and "ask for a whole nvidia.com/gpu on a time-sliced pool (each is a share of a GPU)" in out
+    assert code == 1 and "ask for nvidia.com/gpu: 1 on pool t4spot (1/4 of a T4, time-sliced)" in out
 
 
 NAP_POOL = {

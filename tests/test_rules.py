@@ -501,11 +501,12 @@ def test_the_fractional_advice_offers_only_what_the_platform_has():
     [unknown] = findings(half, WHOLE_GPU_LIMITS, config)
     assert "time-slicing" not in unknown.message and "nvidia.com/mig-<profile>" in unknown.message
     [none] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing()))
-    assert "this platform offers no GPU sharing (no MIG or time-sliced pools): ask for a whole GPU" in none.message
+    assert "this platform offers no GPU sharing (no MIG or shared pools): ask for a whole GPU" in none.message
     [mig] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing(("nvidia.com/mig-2g.20gb",))))
     assert "ask for a MIG partition (nvidia.com/mig-2g.20gb)" in mig.message and "time-sliced" not in mig.message
-    [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), time_slicing=True)))
-    assert "time-sliced pool" in sliced.message and "MIG" not in sliced.message
+    shared = "nvidia.com/gpu: 1 on pool nb (1/4 of a T4, time-sliced)"
+    [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), shared_pools=(shared,))))
+    assert f"ask for {shared}" in sliced.message and "MIG" not in sliced.message
 
 
 # --- Issue 28, item 6: the SARIF help link comes from the package metadata, not a hard-coded fork ------

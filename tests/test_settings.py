@@ -218,7 +218,7 @@ CASES = [
       "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
-      "gpu, gpuInstanceProfile, gpuProfile"]),
+      "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
       "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, admissionPolicy, smokeTest, maintenance, observability"]),
@@ -313,7 +313,7 @@ CASES = [
       "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
-      "gpu, gpuInstanceProfile, gpuProfile"]),
+      "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
 ]

@@ -8,7 +8,10 @@ kubectl itself (the current context). For each GPU pool of the contract, every n
 (found by the contract's pool label) is checked:
 
 - it is Ready, and advertises the pool's GPU resource (`nvidia.com/gpu`, or `nvidia.com/mig-<profile>`
-  under the `mixed` MIG strategy) as allocatable, `gpusPerNode` of them: what the scheduler counts;
+  under the `mixed` MIG strategy) as allocatable, `gpusPerNode` of them: what the scheduler counts. On a
+  pool that shares its GPUs that is GPUs x replicas; a node advertising its GPUs alone, or another
+  multiple, runs a plugin that did not read the pool's sharing config, and an MPS pool's node needs a
+  Ready MPS control daemon;
 - a Ready pod of gpu-aks's device plugin runs on it (pools whose plugin is external are judged by
   their allocatable GPUs alone: the GPU Operator or AKS's managed GPU install run theirs);
 - it carries the contract's taints and labels, and no other taint the contract's tolerations miss;
@@ -30,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
-from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL
+from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
 from gpu_aks_policies.contract import GpuOfferEntry, GpuPoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
@@ -39,7 +42,7 @@ from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
 from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
-from components.manifests import DEVICE_PLUGIN_APP_LABEL
+from components.manifests import DEVICE_PLUGIN_APP_LABEL, MPS_CONTROL_DAEMON_APP, mps_daemon_name, shared_plugin_name
 from observability.conditions import GPU_CONDITIONS
 from observability.settings import EXPORTER_APP_LABEL
 
@@ -194,9 +197,10 @@ def _shown_taints(taints: Iterable[Mapping[str, str]]) -> str:
     return ", ".join(format_taint(t) for t in taints) or "none"
 
 
-def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str) -> dict[str, list[Mapping[str, Any]]]:
-    """gpu-aks's device-plugin pods by the node they run on."""
-    key, value = DEVICE_PLUGIN_APP_LABEL
+def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str,
+                 label: tuple[str, str] = DEVICE_PLUGIN_APP_LABEL) -> dict[str, list[Mapping[str, Any]]]:
+    """gpu-aks's device-plugin pods (or, by `label`, its MPS control daemons) by the node they run on."""
+    key, value = label
     by_node: dict[str, list[Mapping[str, Any]]] = {}
     for pod in pods:
         metadata = as_mapping(pod.get("metadata"))
@@ -237,8 +241,32 @@ def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:
     return next((offer for offer in pool.offers if (offer.vm_size or "").lower() == size), pool.offers[0])
 
 
+def _sharing_count_problem(count: int, expected: int, pool: GpuPoolEntry, resource: str, pool_name: str,
+                           namespace: str) -> tuple[str, str] | None:
+    """What a shared pool's node count says, when it disagrees with the contract: the node advertises its
+    GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its GPUs alone, or
+    another multiple of them, runs a plugin that did not read (or outran) the pool's config. On an
+    unshared pool a count off the contract stays a `gpu-count` problem (a missing GPU, another size)."""
+    sharing = pool.sharing
+    if sharing is None or sharing.replicas < 2:
+        return None
+    devices = expected // sharing.replicas
+    restart = (f"the plugin reads its config (ConfigMap {shared_plugin_name(pool_name)}, CONFIG_FILE) only when it "
+               f"starts: kubectl -n {namespace} rollout restart daemonset {shared_plugin_name(pool_name)}; pulumi up "
+               "restores the DaemonSet and its ConfigMap")
+    if count == devices:
+        return (f"advertises {count} {resource}, its {devices} device(s) unshared, but the contract says {expected} per "
+                f"node ({devices} x {sharing.replicas} replicas, {sharing_name(sharing.strategy)}): pods get whole GPUs "
+                "and fewer fit", restart)
+    if devices and count % devices == 0:
+        return (f"advertises {count} {resource} ({devices} device(s) x {count // devices} replicas), but the contract "
+                f"says {sharing.replicas} replicas ({expected} per node)", restart)
+    return None
+
+
 def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, platform: Platform,
-                plugin_pods: Mapping[str, list[Mapping[str, Any]]]) -> NodeReport:
+                plugin_pods: Mapping[str, list[Mapping[str, Any]]],
+                mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
     offer = _offer_of(node, pool)
     resource, expected = offer.resource, offer.per_node
@@ -272,9 +300,13 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
                                        "pods asking for GPUs stay Pending",
                     f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {name})")
     elif count != expected:
-        problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
-                f"a missing GPU shows as the GPUMissing condition (kubectl describe node {name}); a MIG node with "
-                f"another count has another partition profile than the pool's gpuInstanceProfile")
+        shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
+        if shared is not None:
+            problem("gpu-sharing", *shared)
+        else:
+            problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
+                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {name}); a MIG node with "
+                    f"another count has another partition profile than the pool's gpuInstanceProfile")
 
     plugin_state = "external"
     if pool.device_plugin != "external":
@@ -292,6 +324,17 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
             problem("device-plugin", f"no device-plugin pod runs on the node (namespace {platform.gpu_namespace})",
                     f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
                     f"taints and select the pool ({POOL_LABEL}={pool_name}); pulumi up restores it")
+
+    if pool.sharing is not None and pool.sharing.strategy == "mps" and pool.device_plugin != "external":
+        # NVIDIA's plugin serves MPS shares only while the node's MPS control daemon is healthy
+        # (`internal/plugin/mps.go`, `waitForDaemon`).
+        daemons = (mps_pods or {}).get(name, [])
+        if not any(_condition(p, "Ready").get("status") == "True" for p in daemons):
+            state = f"pod {_name(daemons[0])} is not Ready ({_pod_state(daemons[0])})" if daemons else "no pod runs here"
+            problem("mps-control-daemon", f"the pool shares its GPUs through MPS, but its MPS control daemon {state}: "
+                                          "the device plugin serves no MPS shares without it",
+                    f"kubectl -n {platform.gpu_namespace} describe daemonset {mps_daemon_name(pool_name)}; it "
+                    f"must select the pool ({POOL_LABEL}={pool_name}) and tolerate its taints; pulumi up restores it")
 
     _check_taints(node, pool, problem)
     labels = _labels(node)
@@ -363,6 +406,7 @@ class _NodesByLabel:
 
 def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]) -> Diagnosis:
     plugin_pods = _plugin_pods(pods, platform.gpu_namespace)
+    mps_pods = _plugin_pods(pods, platform.gpu_namespace, ("app.kubernetes.io/name", MPS_CONTROL_DAEMON_APP))
     reports = []
     matched: set[str] = set()
     nodes_by_label = _NodesByLabel(nodes)
@@ -374,7 +418,7 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
-            report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods))
+            report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
         if not members and report.min_count > 0:
             report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_name} although "
                                            f"minCount is {report.min_count}",

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
+from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import gc_paused, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
@@ -200,6 +201,8 @@ def _pool_lines(pools: PlatformPools) -> list[str]:
     for pool in pools.pools:
         what = "; ".join(_offer_text(offer) for offer in pool.offers) or (
             "system (CPU)" if pool.role == "system" else "CPU")
+        if pool.sharing is not None:
+            what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
         counts = f"{pool.min_count}-{pool.max_count} nodes" if pool.min_count != pool.max_count else f"{pool.min_count} nodes"
         spot = ", Spot" if pool.spot else ""
         lines.append(f"    {pool.name}: {', '.join(pool.vm_sizes)}, {what}, {counts}{spot}; "

@@ -21,14 +21,30 @@ from gpu_aks_policies.catalog import (
     GPU_MODEL_LABEL,
     GPU_PARTITION_LABEL,
     GPU_SKUS,
+    MIN_SHARING_REPLICAS,
+    MPS_MAX_REPLICAS,
     POOL_LABEL,
+    SHARING_STRATEGIES,
+    TIME_SLICING_MAX_REPLICAS,
     UNSUPPORTED_GPU_SKUS,
     GpuSku,
     gpu_sku,
+    sharing_max_replicas,
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, choice, describe
+from gpu_aks_policies.contract import PoolSharing
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    choice,
+    describe,
+    is_whole_number,
+)
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
@@ -59,6 +75,7 @@ from components.settings.pools import (
     SPOT_MAX_PRICE,
     SPOT_PRICE_NEEDS_SPOT,
     GpuAgentPoolSettings,
+    SharingSettings,
     counts_in_order,
     pool_fields,
     pool_key,
@@ -174,13 +191,83 @@ def _labels_agree_with_derived(reader: Reader) -> None:
                                                   f"({describe(value)}); remove it")
 
 
+# --- Sharing (time-slicing and MPS: NVIDIA's device-plugin config) ------------------------------
+
+
+def _replicas_problem(value: Any) -> str | None:
+    if not is_whole_number(value):
+        return "is not a whole number of replicas"
+    if value < MIN_SHARING_REPLICAS:
+        return (f"is below {MIN_SHARING_REPLICAS}: NVIDIA's device plugin refuses fewer replicas (\"number of replicas "
+                "must be >= 2\"); to give pods whole GPUs, remove sharing")
+    if value > TIME_SLICING_MAX_REPLICAS:
+        return (f"is above {TIME_SLICING_MAX_REPLICAS}: no AKS node runs more pods than that, so the extra replicas "
+                "could never be used")
+    return None
+
+
+def _sharing_is_complete(reader: Reader) -> None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    if strategy is None and replicas is not None:
+        reader.problem("strategy", f"is missing; with replicas set, say how to share: {', '.join(SHARING_STRATEGIES)}")
+    elif strategy is not None and replicas is None:
+        reader.problem("replicas", f"is missing; how many pods share one GPU ({MIN_SHARING_REPLICAS} or more), e.g. "
+                                   "replicas: 4")
+    elif strategy is not None and replicas > sharing_max_replicas(strategy):
+        reader.reject("replicas", f"{replicas} is above {MPS_MAX_REPLICAS} for mps: NVIDIA's MPS control daemon serves "
+                                  f"at most {MPS_MAX_REPLICAS} clients per GPU and refuses more (\"maximum allowed "
+                                  "replicas exceeded\"); lower replicas or use timeSlicing")
+
+
+def _sharing_fits_the_pool(reader: Reader) -> None:
+    if reader.get("sharing.strategy") == "mps" and reader.get("gpuInstanceProfile"):
+        reader.children["sharing"].problem(
+            "strategy", f"'mps' cannot share the MIG instances of gpuInstanceProfile "
+                        f"{describe(reader.get('gpuInstanceProfile'))}: NVIDIA's device plugin refuses it (\"sharing "
+                        "using MPS is not supported for MIG devices\"); use strategy: timeSlicing, or drop the sharing "
+                        "(MIG already splits each GPU)")
+
+
+def _shares_fit_max_pods(reader: Reader) -> None:
+    replicas, max_pods, sku = reader.get("sharing.replicas"), reader.get("maxPods"), gpu_sku(reader.get("vmSize"))
+    if replicas is None or max_pods is None or sku is None:
+        return
+    shares = sku.gpus_per_node(reader.get("gpuInstanceProfile")) * replicas
+    if shares > max_pods:
+        reader.warn("sharing.replicas", f"a node advertises {shares} shares ({replicas} per GPU), but maxPods is "
+                                        f"{max_pods}: at most {max_pods} pods, its DaemonSets included, run on it, so "
+                                        "the rest can never be used; lower replicas or raise maxPods")
+
+
+def _sharing(reader: Reader) -> SharingSettings | None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    return SharingSettings(strategy, replicas) if strategy is not None and replicas is not None else None
+
+
+_SHARING_SOURCE = "NVIDIA/k8s-device-plugin v0.20.0 api/config/v1 (sharing.go, replicas.go)"
+SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: "
+                  "a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one "
+                  "share. Absent: pods get whole GPUs. See docs/sharing.md.", (
+    choice("strategy", "`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: "
+           "NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the "
+           "GPU's memory and compute (not on MIG pools).", SHARING_STRATEGIES, None, attr="strategy",
+           source=_SHARING_SOURCE),
+    Key("replicas", f"How many pods share one GPU: {MIN_SHARING_REPLICAS} to {TIME_SLICING_MAX_REPLICAS} "
+        f"({MPS_MAX_REPLICAS} with mps).", "integer", None, check=_replicas_problem, convert=int, attr="replicas",
+        source=_SHARING_SOURCE),
+    Check(_sharing_is_complete, reads=("strategy", "replicas"),
+          doc=f"`sharing` gives both `strategy` and `replicas`; `mps` takes at most {MPS_MAX_REPLICAS} replicas "
+              "(NVIDIA `cmd/mps-control-daemon/mps/device.go`)."),
+), build=_sharing, source=_SHARING_SOURCE)
+
+
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuAgentPoolSettings:
     attrs = pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
     return GpuAgentPoolSettings(**attrs, sku=pool_sku(attrs["vm_size"], reader.get("gpu")), plugin=plugin)
 
 
-GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the GPU driver.", (
+GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
     POOL_NAME,
     Key("vmSize", "An NVIDIA GPU size gpu-aks knows (docs/configuration.md, \"GPU sizes a GPU pool accepts\"); "
         "retired sizes are refused with their replacement.", "string", None, parse=_gpu_vm_size, attr="vm_size",
@@ -209,7 +296,12 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG and the G
     NODE_LABELS,
     Check(_labels_agree_with_derived, doc="`nodeLabels` do not contradict the labels gpu-aks sets (accelerator, "
                                           "GPU model, MIG partition, pool)."),
-), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpu", "gpuInstanceProfile", "gpuProfile"))
+    SHARING,
+    Check(_sharing_fits_the_pool, reads=("gpuInstanceProfile", "sharing.strategy"),
+          doc="`sharing.strategy: mps` cannot share a MIG pool (NVIDIA `internal/plugin/mps.go`)."),
+    Check(_shares_fit_max_pods, reads=("vmSize", "gpuInstanceProfile", "maxPods", "sharing.replicas"),
+          doc="A shared node's shares (GPUs x `replicas`) beyond its `maxPods` are warned about: no pod can use them."),
+), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpu", "gpuInstanceProfile", "gpuProfile", "sharing"))
 
 
 GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted, labelled and served by the device "
@@ -254,7 +346,8 @@ class GpuPoolKind(UserAgentPoolKind):
         values = reader.values
         return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
                           plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
-                          min_count=values["minCount"] if reader.ok("minCount") else None)
+                          min_count=values["minCount"] if reader.ok("minCount") else None,
+                          sharing=values["sharing"]["strategy"])
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
@@ -264,7 +357,8 @@ class GpuPoolKind(UserAgentPoolKind):
         return gpu_sizes_markdown()
 
     def offers(self, pool: GpuAgentPoolSettings) -> tuple[GpuOffer, ...]:
-        return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.gpus_per_node, pool.gpu_instance_profile,
+        # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
+        return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
                          pool.mig_partition, ("spot",) if pool.spot else ("onDemand",)),)
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> PoolFacts:
@@ -274,6 +368,7 @@ class GpuPoolKind(UserAgentPoolKind):
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels), offers=self.offers(pool),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
+            sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id)

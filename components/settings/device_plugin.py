@@ -77,6 +77,24 @@ def _strategy_serves_mig_pools(reader: Reader) -> None:
                                       "(pods ask for nvidia.com/gpu) or 'mixed' (pods ask for nvidia.com/mig-<profile>)")
 
 
+def _shared_pools_are_served(reader: Reader) -> None:
+    """Sharing is the device plugin's config: a pool it does not serve cannot be shared by it."""
+    served = set(served_pools(reader))
+    for pool in parsed_pools(reader):
+        if pool.sharing is None or pool.name in served:
+            continue
+        fix = "serve the pool or remove its sharing"
+        if not reader.get("enabled"):
+            why = "devicePlugin.enabled is false"
+        elif pool.plugin_elsewhere:
+            why = f"it has {pool.plugin_elsewhere}, so its device plugin is managed elsewhere (e.g. the GPU Operator)"
+            fix = "remove its sharing and share through that plugin's own config"
+        else:
+            why = f"devicePlugin.pools ({', '.join(reader.get('pools')) or 'empty'}) does not list it"
+        pool.reader.problem("sharing", f"{describe(pool.sharing)} is set up in gpu-aks's device plugin, which does "
+                                       f"not serve pool {describe(pool.name)}: {why}; {fix}")
+
+
 def _device_plugin(reader: Reader) -> DevicePluginSettings:
     return DevicePluginSettings(enabled=reader.get("enabled"), image=reader.get("image"),
                                 namespace=reader.get("namespace"), mig_strategy=reader.get("migStrategy"),
@@ -137,6 +155,8 @@ DEVICE_PLUGIN = Section(
                        "single when a served pool uses MIG, else none"), source=_CHART),
         Check(_strategy_serves_mig_pools, reads=("migStrategy",), doc="`migStrategy: none` cannot serve MIG pools."),
         MIG_SCALE_FROM_ZERO_CHECK,
+        Check(_shared_pools_are_served, reads=("enabled", "pools"),
+              doc="A pool with `sharing` is served by gpu-aks's device plugin (sharing is that plugin's config)."),
         text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, source="AKS docs use-nvidia-gpu manifest"),
         text("namespace", "The namespace of the DaemonSet.", DEVICE_PLUGIN_NAMESPACE, check=dns_label_problem,
              source="AKS docs use-nvidia-gpu manifest"),

@@ -35,6 +35,8 @@ class ParsedPool:
     #: The fewest nodes the cluster autoscaler keeps (`minCount`), or None: it did not parse, or the
     #: cluster autoscaler does not scale the pool.
     min_count: int | None = None
+    #: The GPU sharing strategy the pool asks of gpu-aks's device plugin (`timeSlicing`, `mps`), or None.
+    sharing: str | None = None
 
     @property
     def key(self) -> str:

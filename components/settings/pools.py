@@ -18,6 +18,7 @@ from gpu_aks_policies.catalog import (
     RESERVED_LABEL_PREFIXES,
     SPOT_TAINT,
     GpuSku,
+    SharingStrategy,
     is_gpu_vm_size,
 )
 from gpu_aks_policies.declarations import MISSING, Check, Key, Reader, Section, boolean, choice, describe
@@ -106,10 +107,21 @@ class UserAgentPoolSettings:
 
 
 @dataclass(frozen=True)
+class SharingSettings:
+    """How NVIDIA's device plugin shares each GPU (or MIG instance) of a pool: it advertises every
+    device `replicas` times, each replica one pod's share."""
+
+    strategy: SharingStrategy
+    replicas: int
+
+
+@dataclass(frozen=True)
 class GpuAgentPoolSettings(UserAgentPoolSettings):
     sku: GpuSku | None = None
     gpu_instance_profile: str | None = None
     gpu_driver: str = "Install"
+    #: Time-slicing or MPS (`gpuPools[].sharing`); None: each pod gets whole devices.
+    sharing: SharingSettings | None = None
     #: gpu-aks's device-plugin settings; whether they serve this pool is `devicePlugin.pools`, stored
     #: there only.
     plugin: DevicePluginSettings | None = None
@@ -135,6 +147,12 @@ class GpuAgentPoolSettings(UserAgentPoolSettings):
     @property
     def gpus_per_node(self) -> int:
         return self.gpu.gpus_per_node(self.gpu_instance_profile)
+
+    @property
+    def advertised_per_node(self) -> int:
+        """How many of `gpu_resource` one node advertises: its GPUs (or MIG instances), times the
+        replicas when they are shared (NVIDIA `internal/rm/device_map.go`, `updateDeviceMapWithReplicas`)."""
+        return self.gpus_per_node * (self.sharing.replicas if self.sharing else 1)
 
     @property
     def gpu_resource(self) -> str:

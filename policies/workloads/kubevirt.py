@@ -60,13 +60,22 @@ def _with_instancetype(vmi: Mapping[str, Any], vm: Mapping[str, Any], namespace:
     for field, place in _APPLIED:
         if instancetype.get(field) is None:
             continue
-        holder = merged
-        for step in place[:-1]:
-            holder[step] = dict(as_mapping(holder.get(step)))
-            holder = holder[step]
-        if holder.get(place[-1]) is None:
-            holder[place[-1]] = instancetype[field]
+        _set_if_unset(merged, place, instancetype[field])
     return merged
+
+
+def _set_if_unset(spec: dict[str, Any], place: tuple[str, ...], value: Any) -> None:
+    """`spec` at `place` set to `value` where unset, copying the mappings on the way; a step that is
+    not a mapping (unknown during preview) leaves the spec as written."""
+    holder = spec
+    for step in place[:-1]:
+        found = holder.get(step)
+        if found is not None and not isinstance(found, Mapping):
+            return
+        holder[step] = dict(found or {})
+        holder = holder[step]
+    if holder.get(place[-1]) is None:
+        holder[place[-1]] = value
 
 
 def launcher_pod(vmi: Mapping[str, Any], path: str, namespace: str, workload: str) -> PodSpec:

@@ -628,7 +628,9 @@ not evaluated. Its shape, declared (`SHAPES`):
 {_indented(EXAMPLE_SHAPES)}
 
 given to each rule that judges pods (the pack hands each policy its own config only, as for
-`namespaces`):
+`namespaces`; Pulumi's engine spreads nothing but `enforcementLevel` from the config's `all` key,
+pulumi/pulumi `pkg/resource/analyzer/config.go` `applyConfig`, so a declaration cannot be written
+once for every policy):
 
 {_indented(EXAMPLE_CONFIG)}
 
