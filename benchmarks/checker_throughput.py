@@ -134,15 +134,19 @@ def process_to_process(directory: Path, runs: int) -> tuple[tuple[float, float],
     files with its C loader, and of the checker as a command over the folder; interleaved run by run
     so that a slower stretch of the machine weighs on both."""
     python = sys.executable
-    floor = [python, "-c", PARSE_ONLY_PROCESS, str(directory)]
-    checker = [python, "-m", "gpu_aks_policies.check", "--format", "text", str(directory)]
-    wall_time(floor), wall_time(checker)  # warm the page cache
-    floors, checks = [], []
+    return floor_against(runs, [python, "-c", PARSE_ONLY_PROCESS, str(directory)],
+                         [python, "-m", "gpu_aks_policies.check", "--format", "text", str(directory)])
+
+
+def floor_against(runs: int, floor: list[str], command: list[str]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) seconds, the best of `runs`, of `floor` and of `command`, interleaved run by run."""
+    wall_time(floor), wall_time(command)  # warm the page cache
+    floors, commands = [], []
     for _ in range(runs):
         floors.append(child_times(floor))
-        checks.append(child_times(checker))
+        commands.append(child_times(command))
     return ((min(wall for wall, _ in floors), min(cpu for _, cpu in floors)),
-            (min(wall for wall, _ in checks), min(cpu for _, cpu in checks)))
+            (min(wall for wall, _ in commands), min(cpu for _, cpu in commands)))
 
 
 def parse_only(files: list[Path]) -> int:
@@ -265,14 +269,7 @@ SDK_IMPORTS = ("import pulumi, pulumi_azure_native.containerservice, pulumi_azur
 def preview_against_imports(runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
     """(wall, CPU) seconds, the best of `runs`, of importing the SDK modules and of the preview."""
     python = sys.executable
-    floor, preview = [python, "-c", SDK_IMPORTS], [python, "-m", "tools.preview", "prod"]
-    wall_time(floor), wall_time(preview)  # warm the page cache
-    floors, previews = [], []
-    for _ in range(runs):
-        floors.append(child_times(floor))
-        previews.append(child_times(preview))
-    return ((min(wall for wall, _ in floors), min(cpu for _, cpu in floors)),
-            (min(wall for wall, _ in previews), min(cpu for _, cpu in previews)))
+    return floor_against(runs, [python, "-c", SDK_IMPORTS], [python, "-m", "tools.preview", "prod"])
 
 
 if __name__ == "__main__":

@@ -105,6 +105,38 @@ def test_every_python_module_a_page_runs_exists(page):
     assert missing_modules(page.read_text()) == []
 
 
+#: `[text](target)` outside code; mkdocs checks the links of docs/ (`validation:` in mkdocs.yml), this the
+#: pages it does not build (README, CONTRIBUTING, policies/README, the examples' READMEs).
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def anchors(path: Path) -> set[str]:
+    """The `#anchor`s of a page's headings, as GitHub and mkdocs' toc both slug them (lower case, dashes)."""
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in path.read_text().splitlines() if line.startswith("#")}
+
+
+def broken_links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    broken = []
+    for match in LINK.finditer(text):
+        target = match.group("target")
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = page.parent / path if path else page
+        if not file.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            broken.append(f"{target} (no such section)")
+    return broken
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.is_file() and ROOT / "docs" not in p.parents], ids=_rel)
+def test_every_link_and_anchor_a_page_outside_the_site_names_exists(page):
+    assert broken_links(page) == []
+
+
 def test_the_checks_can_fail(tmp_path):
     """0.3.1's docs/component-package.md lines, each caught."""
     assert missing_refs("pulumi package add github.com/your-org/gpu-aks@v0.3.0") == ["v0.3.0"]
@@ -114,3 +146,8 @@ def test_the_checks_can_fail(tmp_path):
                     'See (docs/platform.md, "API server access") and docs/observe.md, "No such part".\n')
     assert missing_sections(page) == ['README.md: "Outputs"', 'docs/observe.md: "No such part"']
     assert missing_modules("run `python -m observability` or `python -m tools.observability`") == ["observability"]
+    (tmp_path / "other.md").write_text("# Four recipes\n")
+    page.write_text("[a](other.md#three-recipes), [b](other.md#four-recipes), [c](gone.md), [d](#four-recipes)\n"
+                    "```\n[e](gone-in-code.md)\n```\n")
+    assert broken_links(page) == ["other.md#three-recipes (no such section)", "gone.md (no such file)",
+                                  "#four-recipes (no such section)"]

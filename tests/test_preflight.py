@@ -162,6 +162,23 @@ def test_the_offline_summary_needs_no_azure():
     assert lines[-1] == "check them against the subscription's quota: python -m tools.preflight prod"
 
 
+def test_a_stack_read_from_a_config_file_is_checked_by_the_command_the_preview_prints(tmp_path):
+    """The landing-zone example previews with `--config-file`; the preflight line it prints must run as written."""
+    config_file = Path("examples/landing-zone/Pulumi.landing-zone.yaml")
+    settings = preflight.load_stack("landing-zone", ROOT, config_file=ROOT / config_file)
+    assert preflight.capacity_lines(settings, config_file)[-1] == (
+        "check them against the subscription's quota: python -m tools.preflight landing-zone --config-file "
+        "examples/landing-zone/Pulumi.landing-zone.yaml")
+    assert preflight.main(["landing-zone", "--usage", str(tmp_path / "none.json")], out=io.StringIO()) == 2
+    usage_file, skus_file = tmp_path / "usage.json", tmp_path / "skus.json"
+    usage_file.write_text(json.dumps(ROOMY))
+    skus_file.write_text(json.dumps(SKUS))
+    out = io.StringIO()
+    preflight.main(["landing-zone", "--config-file", str(ROOT / config_file), "--usage", str(usage_file),
+                    "--skus", str(skus_file)], out=out)
+    assert out.getvalue().startswith("capacity for stack landing-zone in ")
+
+
 @pytest.mark.parametrize("surge, count, nodes", [("33%", 8, 3), ("1", 8, 1), ("100%", 3, 3), (None, 5, 0), ("10%", 1, 1)])
 def test_surge_rounds_up_as_aks_does(surge, count, nodes):
     assert surge_nodes(surge, count) == nodes

@@ -69,8 +69,9 @@ def capacity_needs(settings: PlatformSettings) -> list[CapacityNeed]:
     return list(platform_pools(settings).capacity())
 
 
-def capacity_lines(settings: PlatformSettings) -> list[str]:
-    """The capacity summary the offline preview prints: what each pool will ask Azure for."""
+def capacity_lines(settings: PlatformSettings, config_file: Path | None = None) -> list[str]:
+    """The capacity summary the offline preview prints: what each pool will ask Azure for, and the
+    preflight command that checks it (with the preview's `--config-file`, if it had one)."""
     lines = []
     for need in capacity_needs(settings):
         vcpus = need.vcpus()
@@ -78,7 +79,8 @@ def capacity_lines(settings: PlatformSettings) -> list[str]:
         lines.append(f"{need.key}: {need.vm_size} x {need.nodes} ({need.max_count} at maxCount + {need.surge} upgrade "
                      f"surge) = {vcpus if vcpus is not None else '?'} vCPUs of {quota} in {settings.cluster.location}"
                      f"{' zones ' + ','.join(need.zones) if need.zones else ''}")
-    lines.append(f"check them against the subscription's quota: python -m tools.preflight {settings.stack}")
+    config = f" --config-file {config_file}" if config_file is not None else ""
+    lines.append(f"check them against the subscription's quota: python -m tools.preflight {settings.stack}{config}")
     return lines
 
 
@@ -351,10 +353,12 @@ def run_az(arguments: Sequence[str]) -> Any:
         raise PreflightInputError(f"`az {' '.join(arguments)}` printed no JSON: {escape_line(error.message)}") from None
 
 
-def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.environ) -> PlatformSettings:
+def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.environ,
+               config_file: Path | None = None) -> PlatformSettings:
+    """The stack's settings, from `Pulumi.STACK.yaml` in `root` or from `config_file` (`--config-file`)."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
         raise PreflightInputError(f"{escape_line(stack)!r} is not a stack name")
-    path = root / f"Pulumi.{stack}.yaml"
+    path = config_file if config_file is not None else root / f"Pulumi.{stack}.yaml"
     try:
         return settings_from_stack_file(path, stack, environ)
     except StackFileError as error:
@@ -371,12 +375,14 @@ def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] =
     parser.add_argument("stack")
     parser.add_argument("--usage", help="`az vm list-usage --location L -o json` output")
     parser.add_argument("--skus", help="`az vm list-skus --location L --resource-type virtualMachines -o json` output")
+    parser.add_argument("--config-file", metavar="FILE", type=Path,
+                        help="stack config to use instead of Pulumi.STACK.yaml, as `pulumi preview --config-file`")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return 2 if exit_.code else 0
     try:
-        settings = load_stack(args.stack, root)
+        settings = load_stack(args.stack, root, config_file=args.config_file)
         location = settings.cluster.location
         usage_doc = read_json_file(args.usage) if args.usage else az(["vm", "list-usage", "--location", location])
         skus_doc = read_json_file(args.skus) if args.skus else az(

@@ -288,8 +288,8 @@ def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None,
     of Azure's quota is the preflight's computation, nodes at maxCount plus the upgrade surge."""
     settings = _stack_settings(stack, stack_file)
     pools = platform_pools(settings) if settings is not None else PlatformPools(())
-    capacity = ["  Capacity (preflight, before `pulumi up`):", *(f"    {line}" for line in capacity_lines(settings))] \
-        if settings is not None else []
+    capacity = ["  Capacity (preflight, before `pulumi up`):",
+                *(f"    {line}" for line in capacity_lines(settings, stack_file))] if settings is not None else []
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(pools),
             *_network_lines(run, pools), *_admission_lines(run), *_maintenance_lines(run), *capacity,
             *(cost_lines(cost) if cost is not None else [])]
