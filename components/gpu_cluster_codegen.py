@@ -11,7 +11,9 @@ from. Regenerate it and the schema snapshot after adding or changing a config ke
     venv/bin/python -m gpu_aks_plugin.schema
 
 `tests/test_component_package.py` fails while either committed file is stale. A key declared as an
-`object` with a structure of its own needs an entry in STRUCTURED_KEYS (nothing is typed Any).
+`object` with a structure of its own declares it beside the key (`Key.shape`, e.g. a pool kind's keys in
+its own module), or, for the cluster's keys typed from AKS's API, has an entry in STRUCTURED_KEYS (nothing
+is typed Any). No pool kind's key is named here.
 
 Every field is plain (no `pulumi.Input`): the values decide which resources exist (how many pools,
 whether there is a device plugin), so they must be known when the program runs, exactly as stack
@@ -32,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_aks_policies import contract
-from gpu_aks_policies.declarations import Document, Key, ListOf, Section
+from gpu_aks_policies.declarations import Document, Key, ListOf, Section, Shape
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
 from components.platform_settings import DOCUMENT
@@ -141,6 +143,8 @@ class _Builder:
         return name
 
     def key_field(self, key: Key, parent: str, path: str) -> FieldSpec:
+        if key.shape is not None:
+            return FieldSpec(key.name, self.shape_type(key.shape, parent, path), _described(key), key.required)
         structured = STRUCTURED_KEYS.get(path.split(":", 1)[-1])
         if structured is not None:
             return FieldSpec(key.name, structured(self, parent), _described(key), key.required)
@@ -149,12 +153,23 @@ class _Builder:
         elif key.type == "list of strings":
             annotation = (f"list[{self.enum(_singular(key.name), key.allowed, parent, path)}]" if key.allowed
                           else "list[str]")
+        elif key.type == "list of integers":
+            annotation = "list[int]"
         elif key.type == "map of strings":
             annotation = "dict[str, str]"
         else:
-            raise CodegenError(f"{path} is declared as {key.type!r}: give its structure a type in "
-                               "components/gpu_cluster_codegen.py STRUCTURED_KEYS (no input may be typed Any)")
+            raise CodegenError(f"{path} is declared as {key.type!r}: declare its structure beside it (Key.shape) "
+                               "so GpuCluster's inputs can type it (no input may be typed Any)")
         return FieldSpec(key.name, annotation, _described(key), key.required)
+
+    def shape_type(self, shape: Shape, parent: str, path: str) -> str:
+        """An `object` key's declared `Shape`: one type, made once however many keys share it."""
+        name = self._name(shape.type_name, parent)
+        if name not in self.type_names:
+            self.type_names.add(name)
+            fields = tuple(self.key_field(key, name, f"{path}.{key.name}") for key in shape.keys)
+            self.types.append(TypeSpec(name, shape.doc, fields))
+        return name
 
     def section_type(self, section: Section, type_name: str, path: str) -> str:
         name = self._name(type_name, "")
@@ -219,28 +234,6 @@ def _date_span_fields(builder: _Builder, parent: str) -> tuple[FieldSpec, ...]:
 _NOT_ALLOWED_DATES = _object_list("DateSpan", "A span of dates on which no maintenance may start.", _date_span_fields)
 
 
-def _declared_gpu(builder: _Builder, parent: str) -> str:
-    """`gpuPools[].gpu`: the GPU of a size the catalog does not know yet (components/settings/pools.py)."""
-    name = builder._name("DeclaredGpu", parent)
-    if name not in builder.type_names:
-        builder.type_names.add(name)
-        builder.types.append(TypeSpec(name, "The GPU of a VM size gpu-aks's catalog does not know yet.", (
-            FieldSpec("model", "str", "The GPU model, e.g. B200. Required.", required=True),
-            FieldSpec("count", "int", "GPUs per node. Required.", required=True),
-            FieldSpec("memoryGiB", "int", "Memory per GPU in GiB. Required.", required=True))))
-    return name
-
-
-def _node_pool_limits(builder: _Builder, parent: str) -> str:
-    """`gpuNodePools[].limits`: the NodePool's ceilings (components/pools/nap.py LIMIT_RESOURCES)."""
-    name = builder._name("NodePoolLimits", parent)
-    if name not in builder.type_names:
-        builder.type_names.add(name)
-        builder.types.append(TypeSpec(name, "A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one.", (
-            FieldSpec("gpu", "int", "Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together."),
-            FieldSpec("cpu", "int", "Most vCPUs the NodePool's nodes may have together."))))
-    return name
-
 #: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
 STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
     "cluster.autoScalerProfile": _autoscaler_profile,
@@ -248,9 +241,6 @@ STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
                                          _cluster_admin_fields),
     "maintenance.autoUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
     "maintenance.nodeOSUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
-    "gpuNodePools[].gpuCount": lambda builder, parent: "list[int]",
-    "gpuPools[].gpu": _declared_gpu,
-    "gpuNodePools[].limits": _node_pool_limits,
 }
 
 

@@ -3,12 +3,13 @@
 
 Above the settings sections (`components/settings/`) and the pool kinds (`components/pools/`), so a
 new pool kind is one module and one entry in `KINDS`: its section joins the document, its pools join
-`PlatformSettings.pools` and the unique-name check. Keys follow the AKS API's names where one exists
+`PlatformSettings.pools` and the unique-name check, its `root_checks` (rules across sections) run after
+every section. No kind module or kind's config key is named here (tests/test_pool_kinds.py). Keys follow the AKS API's names where one exists
 (`vmSize`, `minCount`, `maxCount`, `nodeTaints`, `nodeLabels`, `gpuInstanceProfile`,
 `gpuProfile.driver`, `scaleSetPriority`, ...), so a reader who knows AKS can read `Pulumi.<stack>.yaml`
 at a glance, and values are checked against what the AKS API version this program sends accepts
 (`components/aks_api.py`). Every problem is collected and reported at once, each naming the key as
-it appears in the stack file (pools by name: `gpu-aks:gpuPools[gput4].minCount`), the bad value
+it appears in the stack file (pools by name: `gpu-aks:<pools>[<name>].minCount`), the bad value
 (masked when the key is secret) and what is allowed; nothing is created until all are fixed. No
 Pulumi imports: `components/stack_config.py` reads `pulumi.Config` and hands the raw values here.
 """
@@ -18,16 +19,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
 
 from components.pools import KINDS
-from components.pools.cpu import CPU
-from components.pools.gpu import GPU
-from components.pools.nap import arm64_pools_run_arm64_images, nap_prerequisites
-from components.pools.system import SYSTEM
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, ClusterSettings
@@ -40,6 +37,8 @@ from components.settings.pools import GpuAgentPoolSettings, SystemPoolSettings, 
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = ["DOCUMENT", "TOP_LEVEL_KEYS", "PlatformSettings", "parse_settings", "reference_markdown"]
+
+_Pool = TypeVar("_Pool")
 
 
 @dataclass(frozen=True)
@@ -57,21 +56,23 @@ class PlatformSettings:
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
-    # The pools of the AgentPool-backed kinds by name, for the readers of one kind's settings (each
-    # kind reads its own with `kind.pools(settings)`).
+    # The pools of the AgentPool-backed kinds by their settings type, for the readers of one kind's
+    # settings (each kind reads its own with `kind.pools(settings)`); no kind is named here.
+
+    def _pools_of(self, settings_type: type[_Pool]) -> tuple[_Pool, ...]:
+        return tuple(pool for pools in self.pools.values() for pool in pools if type(pool) is settings_type)
 
     @property
     def system_pool(self) -> SystemPoolSettings:
-        pool: SystemPoolSettings = self.pools[SYSTEM.config_key][0]
-        return pool
+        return self._pools_of(SystemPoolSettings)[0]
 
     @property
     def cpu_pools(self) -> tuple[UserAgentPoolSettings, ...]:
-        return self.pools[CPU.config_key]
+        return self._pools_of(UserAgentPoolSettings)
 
     @property
     def gpu_pools(self) -> tuple[GpuAgentPoolSettings, ...]:
-        return self.pools[GPU.config_key]
+        return self._pools_of(GpuAgentPoolSettings)
 
 
 def _pool_names_are_unique(reader: Reader) -> None:
@@ -137,13 +138,10 @@ DOCUMENT = Document(
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
                                                              f"{_POOL_KEYS} (AKS's limit per cluster)."),
                      SUBNETS_CHECK,
-                     Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool "
-                                                  "is fixed-size, without a pod subnet, and the network is Azure CNI "
-                                                  "without Calico; `gpuNodePools` needs `mode: Auto`."),
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY,
-                     Check(arm64_pools_run_arm64_images, doc="A GPU pool of Arm64 (Grace) sizes needs an arm64 build "
-                                                            "of every image gpu-aks runs on GPU nodes.")),
+                     # Each kind's rules across sections, last: they may read any section.
+                     *(check for kind in KINDS for check in kind.root_checks)),
             build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "
                            "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},

@@ -32,7 +32,7 @@ from typing import Any, Union
 from .terminal import escape_line
 
 __all__ = [
-    "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "bool_problem",
+    "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "Shape", "bool_problem",
     "boolean", "choice", "describe", "is_whole_number", "one_of", "reference_markdown", "string_list_problem",
     "string_map_problem", "string_problem", "text",
 ]
@@ -164,6 +164,9 @@ class Key:
     create_only: bool = False
     #: There is no default: the file must give it (its `parse` or `check` refuses a missing value).
     required: bool = False
+    #: The structure of an `object` key its `parse` reads (a named object of plain keys), declared beside
+    #: it: GpuCluster's typed inputs and the package schema type the key from it.
+    shape: Shape | None = None
 
     def default_for(self, reader: Reader) -> Any:
         value = self.default.compute(reader) if isinstance(self.default, Default) else self.default
@@ -180,6 +183,16 @@ class Key:
         if self.default is None:
             return ""
         return self.default if isinstance(self.default, str) else json.dumps(self.default, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An `object` key's structure: its keys (each a plain `Key`: name, doc, type, required) and the name
+    and description of the type they make (`components/gpu_cluster_codegen.py` generates it)."""
+
+    type_name: str
+    doc: str
+    keys: tuple[Key, ...]
 
 
 @dataclass(frozen=True)

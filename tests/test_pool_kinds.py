@@ -5,6 +5,7 @@ capacity a stack asks of Azure."""
 from __future__ import annotations
 
 import ast
+import re
 from datetime import date
 from pathlib import Path
 
@@ -165,6 +166,45 @@ def test_no_reader_branches_on_the_kind(path):
     keyed = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
              and node.value in {kind.config_key for kind in KINDS if not kind.inline}]
     assert keyed == [], "reads a kind's pools by its config key"
+
+
+#: The files that put the kinds together (the document, its root checks, GpuCluster's typed inputs): they
+#: take every kind from KINDS and each key's structure from its declaration, so a new kind edits neither.
+REGISTRY_READERS = ["components/platform_settings.py", "components/gpu_cluster_codegen.py"]
+KIND_MODULES = {f"components.pools.{path.stem}" for path in (ROOT / "components" / "pools").glob("*.py")
+                if path.stem not in {"__init__", "kind"}}
+
+
+@pytest.mark.parametrize("path", REGISTRY_READERS)
+def test_the_registry_names_no_kind(path):
+    """platform_settings and the codegen name no kind module and no kind's config key (`gpuPools`,
+    `gpuNodePools[].limits`): a kind's root checks come from `kind.root_checks`, an object key's type from
+    its `Key.shape`."""
+    assert {"components.pools.nap", "components.pools.gpu", "components.pools.karpenter"} <= KIND_MODULES
+    tree = ast.parse((ROOT / path).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not imported & KIND_MODULES
+    keys = {kind.config_key for kind in KINDS}
+    named = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and any(re.search(rf"\b{key}\b", node.value) for key in keys)]
+    assert named == [], "names a kind's config key"
+
+
+def test_a_kinds_root_checks_and_key_structures_come_from_its_declaration():
+    """NAP's checks across sections sit in the document because NAP lists them, after every section; its
+    `limits` is typed from the declared shape."""
+    from components.gpu_cluster_codegen import model
+    from components.pools.nap import LIMIT_RESOURCES, NAP
+    checks = [kind_check for kind in KINDS for kind_check in kind.root_checks]
+    assert checks and all(check in NAP.root_checks for check in checks)
+    assert list(DOCUMENT.root.items[-len(checks):]) == checks
+    limits = NAP.section.item.declared("limits")
+    assert [key.name for key in limits.shape.keys] == list(LIMIT_RESOURCES)
+    types = {spec.name: spec for spec in model().types}
+    assert [(f.key, f.annotation) for f in types["NodePoolLimits"].fields] == [("gpu", "int"), ("cpu", "int")]
+    node_pool = next(spec for spec in types.values() if any(f.key == "limits" for f in spec.fields))
+    assert next(f.annotation for f in node_pool.fields if f.key == "limits") == "NodePoolLimits"
 
 
 def test_the_recipe_names_the_files_a_kind_touches():

@@ -41,6 +41,7 @@ from gpu_aks_policies.declarations import (
     ListOf,
     Reader,
     Section,
+    Shape,
     choice,
     describe,
     is_whole_number,
@@ -110,6 +111,13 @@ def _gpu_vm_size(reader: Reader, value: Any) -> str:
                                  "gpu: {model: B200, count: 8, memoryGiB: 180}")
         return value
     return sku.vm_size
+
+
+#: What `gpu` holds (`_declared_gpu` reads it).
+DECLARED_GPU = Shape("DeclaredGpu", "The GPU of a VM size gpu-aks's catalog does not know yet.", (
+    Key("model", "The GPU model, e.g. B200.", "string", required=True),
+    Key("count", "GPUs per node.", "integer", required=True),
+    Key("memoryGiB", "Memory per GPU in GiB.", "integer", required=True)))
 
 
 def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
@@ -280,7 +288,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU 
     *upgrade_keys(GPU_POOL_UPGRADE), SPOT_UPGRADE_CHECK, KEEP_AZURE_NAME,
     Key("gpu", "The GPU of a size the catalog does not know yet: `{model, count, memoryGiB}` (a warning; the "
         "preflight checks it against Azure's SKU list).", "object", None, parse=_declared_gpu,
-        source="Azure resource SKUs capability GPUs"),
+        source="Azure resource SKUs capability GPUs", shape=DECLARED_GPU),
     choice("gpuInstanceProfile", "MIG partition of each GPU (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES, None,
            attr="gpu_instance_profile", source=f"{POOL_MODEL} gpuInstanceProfile", create_only=True),
     Check(_mig_needs_a_mig_gpu, reads=("vmSize", "gpuInstanceProfile"),

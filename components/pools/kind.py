@@ -21,7 +21,7 @@ from gpu_aks_policies.catalog import GpuSku
 from gpu_aks_policies.contract import PoolSharing
 
 if TYPE_CHECKING:
-    from gpu_aks_policies.declarations import ListOf, Reader, Section
+    from gpu_aks_policies.declarations import Check, ListOf, Reader, Section
 
     from components.pools.agentpool import AgentPoolSpec
     from components.settings.observability import ObservabilitySettings
@@ -171,6 +171,10 @@ class PoolKind(Protocol):
     #: was created as by earlier releases (each an alias: a renamed type moves a deployed pool).
     component_type: str
     former_types: tuple[str, ...]
+    #: Rules the kind adds across the document's sections (the root), beyond its own section: they run
+    #: after every section is parsed, so they may read any (NAP: what AKS refuses under node
+    #: auto-provisioning). `components/platform_settings.py` collects them from `KINDS`.
+    root_checks: tuple[Check, ...]
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
         """The kind's pools, built from the document's root reader once every section is parsed

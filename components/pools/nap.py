@@ -38,7 +38,7 @@ from gpu_aks_policies.catalog import (
     skus_with_gpu,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, choice, describe
+from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, Shape, choice, describe
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
@@ -59,6 +59,10 @@ CAPACITY_TYPES: tuple[str, ...] = get_args(KarpenterCapacity)
 #: `limits` keys -> the resource Karpenter caps (it limits any resource of a node's capacity; these
 #: bound a GPU pool's size and cost: GPUs, as `nvidia.com/gpu`, and vCPUs).
 LIMIT_RESOURCES: Mapping[str, str] = {"gpu": GPU_RESOURCE, "cpu": "cpu"}
+#: What `limits` holds (`_limits` reads it): one ceiling per LIMIT_RESOURCES key.
+LIMITS = Shape("NodePoolLimits", "A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one.", (
+    Key("gpu", "Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together.", "integer"),
+    Key("cpu", "Most vCPUs the NodePool's nodes may have together.", "integer")))
 #: `consolidateAfter` (karpenter.sh_nodepools.yaml pattern).
 DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
 #: Label keys a NodePool may not set: Azure's NodePool CRD refuses `accelerator` and most of
@@ -391,7 +395,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
         source=f"{_NODEPOOL} requirements karpenter.sh/capacity-type"),
     Key("limits", "Ceilings of the NodePool (required): `gpu` (GPUs, Karpenter's `nvidia.com/gpu`) and/or `cpu` "
         "(vCPUs), as `maxCount` is for a pool.",
-        "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True),
+        "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True, shape=LIMITS),
     Key("weight", "Preference among NodePools (1-100; Karpenter tries the highest first).", "integer", None,
         check=_whole(1, 100), source=f"{_NODEPOOL} spec.weight"),
     _taints_key(),
@@ -511,6 +515,15 @@ def _listed_key(list_key: str, index: int, raw: Any) -> str:
 
 _CAPACITY = {"spot": "spot", "on-demand": "onDemand"}
 
+#: NAP's rules across sections (the cluster's profile, every pool kind, the images on GPU nodes).
+ROOT_CHECKS: tuple[Check, ...] = (
+    Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool is fixed-size, "
+                                 "without a pod subnet, and the network is Azure CNI without Calico; `gpuNodePools` "
+                                 "needs `mode: Auto`."),
+    Check(arm64_pools_run_arm64_images, doc="A GPU pool of Arm64 (Grace) sizes needs an arm64 build of every image "
+                                            "gpu-aks runs on GPU nodes."),
+)
+
 
 class NapPoolKind:
     """`gpu-aks:gpuNodePools`: each pool a Karpenter NodePool and its AKSNodeClass, in the cluster."""
@@ -520,6 +533,7 @@ class NapPoolKind:
     inline = False
     component_type = "gpu-aks:index:GpuNapPool"
     former_types: tuple[str, ...] = ()
+    root_checks = ROOT_CHECKS
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.

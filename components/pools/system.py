@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.declarations import Key, Reader, Section, boolean, choice, text
+from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, choice, text
 
 from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
@@ -64,6 +64,7 @@ class SystemPoolKind:
     inline = True
     component_type = ""
     former_types: tuple[str, ...] = ()
+    root_checks: tuple[Check, ...] = ()
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
         return (reader.children[self.config_key].build(),)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.declarations import Check
+
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, surge_nodes
 from components.settings.parsed_pools import ParsedPool
@@ -24,6 +26,7 @@ class UserAgentPoolKind:
 
     config_key: str
     inline = False
+    root_checks: tuple[Check, ...] = ()
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
