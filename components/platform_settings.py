@@ -4,14 +4,16 @@
 Above the settings sections (`components/settings/`) and the pool kinds (`components/pools/`), so a
 new pool kind is one module and one entry in `KINDS`: its section joins the document, its pools join
 `PlatformSettings.pools` and the unique-name check, its `root_checks` (rules across sections) run after
-every section. No kind module or kind's config key is named here (tests/test_pool_kinds.py). Keys follow the AKS API's names where one exists
-(`vmSize`, `minCount`, `maxCount`, `nodeTaints`, `nodeLabels`, `gpuInstanceProfile`,
-`gpuProfile.driver`, `scaleSetPriority`, ...), so a reader who knows AKS can read `Pulumi.<stack>.yaml`
-at a glance, and values are checked against what the AKS API version this program sends accepts
-(`components/aks_api.py`). Every problem is collected and reported at once, each naming the key as
-it appears in the stack file (pools by name: `gpu-aks:<pools>[<name>].minCount`), the bad value
-(masked when the key is secret) and what is allowed; nothing is created until all are fixed. No
-Pulumi imports: `components/stack_config.py` reads `pulumi.Config` and hands the raw values here.
+every section. No kind module or kind's config key is named here (tests/test_pool_kinds.py).
+
+Keys follow the AKS API's names where one exists (`vmSize`, `minCount`, `maxCount`, `nodeTaints`,
+`nodeLabels`, `gpuInstanceProfile`, `gpuProfile.driver`, `scaleSetPriority`, ...), so a reader who
+knows AKS can read `Pulumi.<stack>.yaml` at a glance, and values are checked against what the AKS API
+version this program sends accepts (`components/aks_api.py`). Every problem is collected and reported
+at once, each naming the key as it appears in the stack file (pools by name:
+`gpu-aks:<pools>[<name>].minCount`), the bad value (masked when the key is secret) and what is
+allowed; nothing is created until all are fixed. No Pulumi imports: `components/stack_config.py`
+reads `pulumi.Config` and hands the raw values here.
 """
 
 from __future__ import annotations
