@@ -21,13 +21,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line
-
-#: A month of a node that runs all the time, as Azure's pricing calculator counts it.
-HOURS_PER_MONTH = 730
 
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 RETAIL_PRICES_API_VERSION = "2023-01-01-preview"
@@ -42,8 +40,8 @@ MAX_ITEMS = 1_000_000
 #: A file of captured pages, or the table: bounded like every file a tool is handed.
 FILE_LIMITS = Limits(max_bytes=256 * 1024 * 1024, max_depth=32, max_nodes=20_000_000)
 
-Capacity = Literal["onDemand", "spot"]
-CAPACITY_TYPES: tuple[Capacity, ...] = ("onDemand", "spot")
+#: How a node is bought, as the outputs contract spells it.
+Capacity = CapacityType
 
 
 class PriceError(Exception):
