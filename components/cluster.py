@@ -176,6 +176,9 @@ class AksCluster(pulumi.ComponentResource):
             api_server_access_profile=api_server_access_profile(cluster.api_server),
             azure_monitor_profile=args.azure_monitor_profile,
             **args.pool_properties,
+            # Node auto-provisioning (AKS runs Karpenter); sent only when on, so other stacks' bodies stay as they were.
+            **({"node_provisioning_profile": cluster.node_provisioning_profile.as_api()}
+               if cluster.node_provisioning_profile.auto else {}),
             # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
             # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the
             # channel moves versions the inline pool gets none and starts at the control plane's.

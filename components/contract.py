@@ -25,8 +25,10 @@ __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_sel
 
 def gpu_node_selector(pool: PoolFacts) -> dict[str, str]:
     """Pins a pod to this pool (gpu-aks's pool label, stable across replacements) and to GPU nodes
-    (the accelerator label the policy pack's `gpu-pods-select-gpu-nodes` looks for)."""
-    return {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
+    (the accelerator label the policy pack's `gpu-pods-select-gpu-nodes` looks for), where the pool's
+    nodes carry it: a NAP NodePool's cannot (Azure's NodePool CRD refuses the `accelerator` label)."""
+    wanted = {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: pool.name}
+    return {key: value for key, value in wanted.items() if key == POOL_LABEL or pool.labels.get(key) == value}
 
 
 def offer_contract(offer: GpuOffer) -> GpuOfferEntry:

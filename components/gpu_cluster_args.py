@@ -108,6 +108,20 @@ class KeyVaultNetworkAccess(StrEnum):
     PRIVATE = "Private"
 
 
+class NodeProvisioningProfileMode(StrEnum):
+    """The values `cluster.nodeProvisioningProfile.mode` allows."""
+
+    MANUAL = "Manual"
+    AUTO = "Auto"
+
+
+class DefaultNodePools(StrEnum):
+    """The values `cluster.nodeProvisioningProfile.defaultNodePools` allows."""
+
+    AUTO = "Auto"
+    NONE = "None"
+
+
 class DeployerPrincipalType(StrEnum):
     """The values `access.deployerPrincipalType` allows."""
 
@@ -176,6 +190,15 @@ class SharingStrategy(StrEnum):
 
     TIMESLICING = "timeSlicing"
     MPS = "mps"
+
+
+class ImageFamily(StrEnum):
+    """The values `gpuNodePools[].imageFamily` allows."""
+
+    UBUNTU = "Ubuntu"
+    UBUNTU2204 = "Ubuntu2204"
+    UBUNTU2404 = "Ubuntu2404"
+    AZURELINUX = "AzureLinux"
 
 
 class MigStrategy(StrEnum):
@@ -359,6 +382,15 @@ class SecurityProfile(TypedDict, total=False):
     """Image Cleaner removes unused images with known vulnerabilities from nodes, off by default; no charge beyond the node CPU its pods use."""
 
 
+class NodeProvisioningProfile(TypedDict, total=False):
+    """Node auto-provisioning (AKS runs Karpenter); `gpuNodePools` needs `mode: Auto`."""
+
+    mode: NotRequired[NodeProvisioningProfileMode]
+    """`Auto`: AKS provisions nodes with Karpenter (NAP); then every AgentPool must be fixed-size (`minCount` = `maxCount`). Default: Manual."""
+    defaultNodePools: NotRequired[DefaultNodePools]
+    """`Auto`: AKS adds its default Karpenter NodePools (general-purpose nodes for any pod); `None`: only the NodePools declared here. Do not switch Auto to None under load. Default: Auto."""
+
+
 class Cluster(TypedDict, total=False):
     """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted."""
 
@@ -398,6 +430,8 @@ class Cluster(TypedDict, total=False):
     """Defender, KMS etcd encryption and Image Cleaner; each off by default (docs/network.md, "Security profile", has what each costs)."""
     protect: NotRequired[bool]
     """Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and replacements stop at them. Default: false."""
+    nodeProvisioningProfile: NotRequired[NodeProvisioningProfile]
+    """Node auto-provisioning (AKS runs Karpenter); `gpuNodePools` needs `mode: Auto`."""
 
 
 class ClusterAdmin(TypedDict, total=False):
@@ -504,6 +538,17 @@ class CpuPool(TypedDict, total=False):
     """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
 
 
+class DeclaredGpu(TypedDict, total=False):
+    """The GPU of a VM size gpu-aks's catalog does not know yet."""
+
+    model: Required[str]
+    """The GPU model, e.g. B200. Required."""
+    count: Required[int]
+    """GPUs per node. Required."""
+    memoryGiB: Required[int]
+    """Memory per GPU in GiB. Required."""
+
+
 class GpuProfile(TypedDict, total=False):
     """How AKS sets up the GPU."""
 
@@ -567,12 +612,52 @@ class GpuPool(TypedDict, total=False):
     """Pods per node: 10 to 250 with every network plugin (30 at least on the system pool). Create-only: a change replaces the resource."""
     enableEncryptionAtHost: NotRequired[bool]
     """Encrypt temp disks, caches and disk flows at the VM host (needs the EncryptionAtHost subscription feature). Create-only: a change replaces the resource."""
+    gpu: NotRequired[DeclaredGpu]
+    """The GPU of a size the catalog does not know yet: `{model, count, memoryGiB}` (a warning; the preflight checks it against Azure's SKU list)."""
     gpuInstanceProfile: NotRequired[GpuInstanceProfile]
     """MIG partition of each GPU (A100, H100 and H200 sizes). Create-only: a change replaces the resource."""
     gpuProfile: NotRequired[GpuProfile]
     """How AKS sets up the GPU."""
     sharing: NotRequired[Sharing]
     """Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one share. Absent: pods get whole GPUs. See docs/sharing.md."""
+
+
+class NodePoolLimits(TypedDict, total=False):
+    """A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one."""
+
+    gpu: NotRequired[int]
+    """Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together."""
+    cpu: NotRequired[int]
+    """Most vCPUs the NodePool's nodes may have together."""
+
+
+class GpuNodePool(TypedDict, total=False):
+    """One GPU NodePool (NAP): the GPUs it may bring, Spot or on-demand, up to its limits."""
+
+    name: Required[str]
+    """The NodePool's name (its nodes carry `gpu-aks.io/pool: <name>`). Required."""
+    gpus: NotRequired[list[str]]
+    """GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name the catalog does not know is allowed, with a warning. Default: []."""
+    gpuCount: NotRequired[list[int]]
+    """GPUs per node (`karpenter.azure.com/sku-gpu-count`); any count when absent. Default: []."""
+    vmSizes: NotRequired[list[str]]
+    """Sizes the NodePool may bring (`node.kubernetes.io/instance-type`), instead of `gpus`. Default: []."""
+    capacityTypes: NotRequired[list[str]]
+    """`spot`, `on-demand` or both; with both Karpenter takes Spot first and falls back to on-demand. Default: ["on-demand"]."""
+    limits: Required[NodePoolLimits]
+    """Ceilings of the NodePool (required): `gpu` (GPUs, Karpenter's `nvidia.com/gpu`) and/or `cpu` (vCPUs), as `maxCount` is for a pool. Required."""
+    weight: NotRequired[int]
+    """Preference among NodePools (1-100; Karpenter tries the highest first)."""
+    nodeTaints: NotRequired[list[str]]
+    """Taints, as `key=value:Effect`. Karpenter adds no GPU taint: the NodePool declares it. Default: ["sku=gpu:NoSchedule"]."""
+    nodeLabels: NotRequired[dict[str, str]]
+    """Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, `karpenter.azure.com/` or AKS's reserved prefixes). Default: {}."""
+    consolidateAfter: NotRequired[str]
+    """How long a node stays empty before Karpenter removes it (only empty nodes are). Default: 10m."""
+    imageFamily: NotRequired[ImageFamily]
+    """The node image. Default: Ubuntu."""
+    osDiskSizeGB: NotRequired[int]
+    """OS disk size (GB); AKSNodeClass's default (128) when absent."""
 
 
 class DevicePlugin(TypedDict, total=False):
@@ -737,6 +822,8 @@ class GpuClusterArgs(TypedDict, total=False):
     """CPU user pools, each an AgentPool of its own. Stack config key: `gpu-aks:cpuPools`."""
     gpuPools: NotRequired[list[GpuPool]]
     """GPU pools, each an AgentPool of its own; tainted, labelled and served by the device plugin. Stack config key: `gpu-aks:gpuPools`."""
+    gpuNodePools: NotRequired[list[GpuNodePool]]
+    """GPU NodePools under node auto-provisioning (needs `cluster.nodeProvisioningProfile.mode: Auto`); each a karpenter.sh/v1 NodePool with its own AKSNodeClass. Stack config key: `gpu-aks:gpuNodePools`."""
     devicePlugin: NotRequired[DevicePlugin]
     """gpu-aks's NVIDIA device-plugin DaemonSet (self-managed GPU pools: AKS installs the driver, you install the plugin). Stack config key: `gpu-aks:devicePlugin`."""
     admissionPolicy: NotRequired[AdmissionPolicy]

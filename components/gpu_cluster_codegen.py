@@ -218,6 +218,29 @@ def _date_span_fields(builder: _Builder, parent: str) -> tuple[FieldSpec, ...]:
 
 _NOT_ALLOWED_DATES = _object_list("DateSpan", "A span of dates on which no maintenance may start.", _date_span_fields)
 
+
+def _declared_gpu(builder: _Builder, parent: str) -> str:
+    """`gpuPools[].gpu`: the GPU of a size the catalog does not know yet (components/settings/pools.py)."""
+    name = builder._name("DeclaredGpu", parent)
+    if name not in builder.type_names:
+        builder.type_names.add(name)
+        builder.types.append(TypeSpec(name, "The GPU of a VM size gpu-aks's catalog does not know yet.", (
+            FieldSpec("model", "str", "The GPU model, e.g. B200. Required.", required=True),
+            FieldSpec("count", "int", "GPUs per node. Required.", required=True),
+            FieldSpec("memoryGiB", "int", "Memory per GPU in GiB. Required.", required=True))))
+    return name
+
+
+def _node_pool_limits(builder: _Builder, parent: str) -> str:
+    """`gpuNodePools[].limits`: the NodePool's ceilings (components/pools/nap.py LIMIT_RESOURCES)."""
+    name = builder._name("NodePoolLimits", parent)
+    if name not in builder.type_names:
+        builder.type_names.add(name)
+        builder.types.append(TypeSpec(name, "A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one.", (
+            FieldSpec("gpu", "int", "Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together."),
+            FieldSpec("cpu", "int", "Most vCPUs the NodePool's nodes may have together."))))
+    return name
+
 #: Keys declared as an object with a structure of their own (a `parse` function): how to type them.
 STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
     "cluster.autoScalerProfile": _autoscaler_profile,
@@ -225,6 +248,9 @@ STRUCTURED_KEYS: dict[str, Callable[[_Builder, str], str]] = {
                                          _cluster_admin_fields),
     "maintenance.autoUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
     "maintenance.nodeOSUpgrade.notAllowedDates": _NOT_ALLOWED_DATES,
+    "gpuNodePools[].gpuCount": lambda builder, parent: "list[int]",
+    "gpuPools[].gpu": _declared_gpu,
+    "gpuNodePools[].limits": _node_pool_limits,
 }
 
 

@@ -87,8 +87,9 @@ class PoolComponent(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[cluster.cluster],
-                # The autoscaler owns the node count once the pool exists.
-                ignore_changes=["count"],
+                # The autoscaler owns the node count of an autoscaled pool once it exists; a fixed-size
+                # pool's count is the config's.
+                ignore_changes=["count"] if spec.body.autoscaled else [],
                 replace_on_changes=CREATE_ONLY_PROPERTIES,
                 # Two pools cannot share an Azure name: only a kept name has to go first.
                 delete_before_replace=spec.keeps_azure_name,

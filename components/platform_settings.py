@@ -26,6 +26,7 @@ from gpu_aks_policies.declarations import reference_markdown as _reference_markd
 from components.pools import KINDS
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU
+from components.pools.nap import arm64_pools_run_arm64_images, nap_prerequisites
 from components.pools.system import SYSTEM
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
@@ -136,8 +137,14 @@ DOCUMENT = Document(
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
                                                              f"{_POOL_KEYS} (AKS's limit per cluster)."),
                      SUBNETS_CHECK,
+                     Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool "
+                                                  "is fixed-size, without a pod subnet, and the network is Azure CNI "
+                                                  "without Calico; `gpuNodePools` needs `mode: Auto`."),
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
-                     OBSERVABILITY), build=_platform),
+                     OBSERVABILITY,
+                     Check(arm64_pools_run_arm64_images, doc="A GPU pool of Arm64 (Grace) sizes needs an arm64 build "
+                                                            "of every image gpu-aks runs on GPU nodes.")),
+            build=_platform),
     misplaced={"location": "the Azure region is read from azure-native:location; write "
                            "`azure-native:location: eastus2` in Pulumi.<stack>.yaml instead"},
 )

@@ -79,8 +79,8 @@ class PriceTable:
         """Why there is no price: said instead of showing a price of 0."""
         label = "Spot" if capacity == "spot" else "on-demand"
         if region.lower() not in self.prices:
-            return f"no prices for region {region} in the price table ({self.source}, {self.as_of})"
-        return f"no {label} price for {vm_size} in {region} in the price table ({self.source}, {self.as_of})"
+            return f"no prices for region {region} in the prices of {self.as_of}"
+        return f"no {label} price for {vm_size} in {region} in the prices of {self.as_of}"
 
     def to_json(self) -> dict[str, Any]:
         return {

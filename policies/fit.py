@@ -11,6 +11,7 @@ selectors), with what its controller adds. Shared by the explainer and the check
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -200,6 +201,9 @@ class PodExplanation:
     hints: tuple[str, ...] = ()
     #: What else puts it on GPU nodes without a count of GPUs (`gpuMarkers`: KAI, Run:ai, Volcano vGPU, HAMi).
     gpu_markers: tuple[str, ...] = ()
+    #: Pool -> what a node of it may be, for pools that may bring several sizes or capacity types
+    #: (a NAP NodePool: "one of H100 x1, A100 x1, Spot or on-demand").
+    choices: Mapping[str, str] = field(default_factory=dict)
     #: `file:line` of the pod's spec, when the explanation came from a file.
     location: str = field(default="", compare=False)
 
@@ -461,8 +465,31 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                                 "slices: MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work "
                                 "across them is slow or fails; ask a pool of whole GPUs for more than one")
                 break
+    choices = {verdict.pool: choice for verdict in verdicts if verdict.fits
+               for choice in [node_choice(platform.pools[verdict.pool].offers)] if choice}
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
-                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares))
+                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices)
+
+
+#: Qualifiers of a GPU model that say its memory or form, not what it is ("A100 80GB", "H100 NVL").
+_MODEL_QUALIFIERS = re.compile(r"\s+(\d+GB|NVL|SXM|PCIe)$", re.IGNORECASE)
+_CAPACITY_WORDS = {"spot": "Spot", "onDemand": "on-demand"}
+
+
+def node_choice(offers: Sequence[GpuOfferEntry]) -> str:
+    """What a node of a pool may be, when it may be more than one thing: "one of H100 x1, A100 x1,
+    Spot or on-demand" (empty for a pool of one size and one capacity type)."""
+    capacities = list(dict.fromkeys(capacity for offer in offers for capacity in offer.capacity_types))
+    if len(offers) < 2 and len(capacities) < 2:
+        return ""
+    kinds = []
+    for offer in offers:
+        model = offer.gpu_model or offer.vm_size or "an unknown GPU"
+        while _MODEL_QUALIFIERS.search(model):
+            model = _MODEL_QUALIFIERS.sub("", model)
+        kinds.append(f"{model} x{offer.gpus_per_vm}" if offer.gpus_per_vm else model)
+    words = " or ".join(_CAPACITY_WORDS.get(capacity, capacity) for capacity in capacities)
+    return f"one of {', '.join(dict.fromkeys(kinds))}, {words}"
 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,
@@ -503,7 +530,10 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
         else:
-            lines.append(f"  lands on: {', '.join(map(escape_line, explanation.lands_on)) or 'no GPU pool'}")
+            landing = [f"pool {pool}: {explanation.choices[pool]}" if pool in explanation.choices else pool
+                       for pool in explanation.lands_on]
+            separator = "; " if explanation.choices else ", "
+            lines.append(f"  lands on: {separator.join(map(escape_line, landing)) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
                 lines.extend(f"  {escape_line(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))

@@ -34,6 +34,7 @@ TAINTED_GPU_POOLS = "gpu-node-pools-are-tainted"
 DEVICE_PLUGIN_TOLERATES_POOLS = "device-plugin-tolerates-gpu-pools"
 ANALYZABLE = "gpu-workloads-are-analyzable"
 FIT_A_POOL = "gpu-pods-fit-a-pool"
+NOT_DISRUPTIBLE = "gpu-training-pods-not-disruptible"
 
 LEVELS = ("advisory", "mandatory", "disabled")
 Level = Literal["advisory", "mandatory", "disabled"]

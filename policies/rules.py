@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .disruption import check_not_disruptible
 from .documents import DocumentError, Limits, load_json, read_file
 from .findings import Finding
 from .fit import Platform, check_fit
@@ -39,6 +40,7 @@ from .rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
     FIT_A_POOL,
+    NOT_DISRUPTIBLE,
     PARAMETERS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
@@ -125,6 +127,12 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "mandatory", "checker-only", "pods",
          ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "namespaces", "gpuMarkers", "workloadShapes"),
          _fit, needs_platform=True),
+    Rule(NOT_DISRUPTIBLE,
+         "Training pods that may land on a NAP NodePool carry karpenter.sh/do-not-disrupt: \"true\" so Karpenter "
+         "leaves their node alone while they run.",
+         "advisory", "checker-only", "pods",
+         ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers", "workloadShapes"),
+         check_not_disruptible, needs_platform=True),
 )}
 
 #: The rules over one object's pod specs that need nothing but the objects (by name).

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.karpenter import (
+from components.pools.karpenter import (
     CAPACITY_TYPE_LABEL,
     INSTANCE_TYPE_LABEL,
     NODE_CLASS_API_VERSION,

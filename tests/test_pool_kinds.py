@@ -35,14 +35,14 @@ def settings():
 
 
 def test_every_kind_is_a_config_key_of_the_document_and_a_list_of_pools():
-    assert [kind.config_key for kind in KINDS] == ["systemPool", "cpuPools", "gpuPools"]
+    assert [kind.config_key for kind in KINDS] == ["systemPool", "cpuPools", "gpuPools", "gpuNodePools"]
     assert all(kind.config_key in TOP_LEVEL_KEYS for kind in KINDS)
     sections = {id(kind.section) for kind in KINDS}
     assert [item for item in DOCUMENT.root.items if id(item) in sections] == [kind.section for kind in KINDS], \
         "the document lists each kind's own section, in KINDS order"
     parsed = settings()
     assert {key: [pool.name for pool in pools] for key, pools in parsed.pools.items()} == {
-        "systemPool": ["system"], "cpuPools": ["cpu"], "gpuPools": ["t4", "a100"]}
+        "systemPool": ["system"], "cpuPools": ["cpu"], "gpuPools": ["t4", "a100"], "gpuNodePools": []}
 
 
 def test_pool_names_are_unique_across_every_kind():

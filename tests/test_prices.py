@@ -54,7 +54,8 @@ def test_spot_is_cheaper_than_on_demand_for_every_size_the_answer_prices_both():
 def test_a_size_without_a_price_says_so_and_is_never_zero():
     table = table_from_pages(_answer(), TODAY, "test")
     assert table.hourly("eastus2", "Standard_D8ds_v5", "spot") is None
-    assert "no Spot price for Standard_D8ds_v5 in eastus2" in table.missing("eastus2", "Standard_D8ds_v5", "spot")
+    assert table.missing("eastus2", "Standard_D8ds_v5", "spot") == \
+        "no Spot price for Standard_D8ds_v5 in eastus2 in the prices of 2026-11-26"
     assert table.hourly("westeurope", "Standard_D8ds_v5", "onDemand") is None
     assert "no prices for region westeurope" in table.missing("westeurope", "Standard_D8ds_v5", "onDemand")
 

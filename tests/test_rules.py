@@ -370,7 +370,8 @@ def test_rule_config_reports_every_problem():
     assert error.value.problems == [
         "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
         "gpu-limits-are-whole-numbers, gpu-pods-select-gpu-nodes, gpu-node-pools-are-tainted, "
-        "device-plugin-tolerates-gpu-pools, gpu-workloads-are-analyzable, gpu-pods-fit-a-pool",
+        "device-plugin-tolerates-gpu-pools, gpu-workloads-are-analyzable, gpu-pods-fit-a-pool, "
+        "gpu-training-pods-not-disruptible",
         "gpu-pods-tolerate-gpu-taint.enforcementLevel: 'loud' is not one of advisory, mandatory, disabled",
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "

@@ -144,7 +144,8 @@ CASES = [
     ("unknown VM size", with_gpu_pool(vmSize="Standard_NC999_v9"),
      # The catalogue is policies/catalog.py's; the message lists it whole.
      [f"{P}.vmSize: 'Standard_NC999_v9' is not an NVIDIA GPU size gpu-aks knows; supported: "
-      f"{', '.join(supported_vm_sizes())}"]),
+      f"{', '.join(supported_vm_sizes())}; for a newer N-series size, declare its GPU: "
+      "gpu: {model: B200, count: 8, memoryGiB: 180}"]),
     ("the seeds' retired NC6", with_gpu_pool(vmSize="Standard_NC6"),
      [f"{P}.vmSize: 'Standard_NC6': NC-series (Tesla K80) was retired by Azure on 2023-09-06; use "
       "Standard_NC4as_T4_v3 (NCasT4_v3, T4) or Standard_NC24ads_A100_v4 (NC A100 v4)"]),
@@ -217,10 +218,10 @@ CASES = [
       "nodeTaints, nodeLabels, availabilityZones, osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
-      "gpuInstanceProfile, gpuProfile, sharing"]),
+      "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
-      "systemPool, cpuPools, gpuPools, devicePlugin, admissionPolicy, smokeTest, maintenance, observability"]),
+      "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, admissionPolicy, smokeTest, maintenance, observability"]),
     ("unquoted Kubernetes version", {**BASE, "cluster": {"kubernetesVersion": 1.3}},
      ["gpu-aks:cluster.kubernetesVersion: 1.3 is not a Kubernetes version like \"1.37\" or \"1.37.2\" (quote it "
       "in YAML)"]),
@@ -312,7 +313,7 @@ CASES = [
       "osSKU, maxSurge, maxUnavailable, drainTimeoutInMinutes, "
       "nodeSoakDurationInMinutes, undrainableNodeBehavior, scaleSetPriority, spotMaxPrice, keepAzureName, "
       "vnetSubnetID, podSubnetID, osDiskType, osDiskSizeGB, maxPods, enableEncryptionAtHost, "
-      "gpuInstanceProfile, gpuProfile, sharing"]),
+      "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("an object where a list belongs", {**BASE, "cpuPools": {"name": "cpu"}},
      ["gpu-aks:cpuPools: expected a list of pools, got {\"name\": \"cpu\"}"]),
 ]

@@ -59,7 +59,16 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 #: kubernetes.io/docs/reference/labels-annotations-taints; cluster-autoscaler's scale-down taints,
 #: kubernetes/autoscaler `cluster-autoscaler/utils/taints/taints.go`).
 SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
-                         "DeletionCandidateOfClusterAutoscaler")
+                         "DeletionCandidateOfClusterAutoscaler",
+                         # Karpenter's own taints while it starts or disrupts a node (`karpenter.sh/unregistered`,
+                         # `karpenter.sh/disrupted`; kubernetes-sigs/karpenter pkg/apis/v1/taints.go).
+                         "karpenter.sh/")
+#: The label Karpenter (AKS node auto-provisioning) puts on the nodes it creates: their NodePool
+#: (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+#: Azure's GPU label on NAP nodes (karpenter-provider-azure pkg/apis/v1beta1/labels.go); NAP nodes lack
+#: `kubernetes.azure.com/accelerator`.
+NAP_GPU_MANUFACTURER_LABEL = "karpenter.azure.com/sku-gpu-manufacturer"
 
 
 class DoctorInputError(Exception):
@@ -217,6 +226,15 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
+def _replace_node(node: Mapping[str, Any]) -> str:
+    """How a broken node is replaced: Karpenter's NodeClaim for a NAP node, the AgentPool's VM otherwise."""
+    labels = _labels(node)
+    if NODEPOOL_LABEL in labels:
+        return (f"kubectl delete node {_name(node)} (Karpenter's NodePool {as_str(labels.get(NODEPOOL_LABEL))} "
+                "replaces it)")
+    return "az aks nodepool delete-machines"
+
+
 def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:
     """The pool's offer the node is (its VM size; a NAP pool brings several), else the first."""
     size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
@@ -262,7 +280,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
     if not is_ready:
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
                 f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
-                f"(az aks nodepool delete-machines)")
+                f"({_replace_node(node)})")
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
@@ -409,7 +427,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         reports.append(report)
     check_metrics_exporters(platform, reports, pods)
     unmatched = sorted(_name(n) for n in nodes if _name(n) not in matched and (
-        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"))
+        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"
+        or _labels(n).get(NAP_GPU_MANUFACTURER_LABEL) == "nvidia"))
     return Diagnosis(reports, unmatched)
 
 

@@ -103,6 +103,8 @@ class SkuOffer:
     restrictions: tuple[str, ...]
     location_restricted: bool
     restricted_zones: tuple[str, ...]
+    #: The size's `GPUs` capability (None when the SKU list gives none: not a GPU size).
+    gpus: int | None = None
 
 
 #: No subscription's quota or VM size comes near a billion vCPUs: a larger number is a wrong answer
@@ -189,6 +191,8 @@ def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
         zones = tuple(sorted(str(z) for info in infos for z in _listed(info, "zones", f"{where}.locationInfo")))
         vcpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
                       if isinstance(cap, dict) and cap.get("name") == "vCPUs"), None)
+        gpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
+                     if isinstance(cap, dict) and cap.get("name") == "GPUs"), None)
         restrictions, location_restricted, restricted_zones = [], False, []
         for restriction in _listed(item, "restrictions", where):
             if not isinstance(restriction, dict):
@@ -205,7 +209,8 @@ def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
         offer = SkuOffer(
             item["name"], str(item.get("family") or "?")[:100],
             _int(vcpus, f"{where}.capabilities[vCPUs]") if vcpus is not None else None, zones, tuple(restrictions),
-            location_restricted, tuple(sorted(set(restricted_zones))))
+            location_restricted, tuple(sorted(set(restricted_zones))),
+            _int(gpus, f"{where}.capabilities[GPUs]") if gpus is not None else None)
         key = item["name"].lower()
         if key in offers and offers[key] != offer:
             raise PreflightInputError(f"{where}: {_shown(item['name'])} is listed twice for {escape_line(location)} with "
@@ -234,7 +239,10 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
     reports: list[PoolReport] = []
     problems: list[str] = []
     by_family: dict[str, int] = {}
-    regional = {False: 0, True: 0}
+    # A pool's needs of one priority are alternatives (a NAP NodePool fills its limits with one candidate
+    # size at a time): the regional totals count each pool's largest, not their sum.
+    regional_by_pool: dict[tuple[bool, str], int] = {}
+    family_by_pool: dict[tuple[str, str], int] = {}
     for need in capacity_needs(settings):
         offer = skus.get(need.vm_size.lower())
         pool_problems: list[str] = []
@@ -255,9 +263,13 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
         vcpus = need.vcpus(offer.vcpus)
         headroom = None
         if vcpus is not None:
-            regional[need.spot] += vcpus
+            regional_by_pool[(need.spot, need.key)] = max(vcpus, regional_by_pool.get((need.spot, need.key), 0))
             if not need.spot:
-                by_family[offer.family] = by_family.get(offer.family, 0) + vcpus
+                # Alternatives of one pool in one family (a NodePool's candidate sizes) count once, the largest.
+                prior = family_by_pool.get((offer.family, need.key), 0)
+                if vcpus > prior:
+                    by_family[offer.family] = by_family.get(offer.family, 0) + vcpus - prior
+                    family_by_pool[(offer.family, need.key)] = vcpus
                 quota = usage.get(offer.family.lower())
                 headroom = quota.headroom if quota else None
                 if quota is None:
@@ -270,6 +282,7 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
                         f"available (limit {quota.limit}, in use {quota.current}); ask for more at {QUOTA_PAGE}")
         reports.append(PoolReport(need, offer.family, vcpus, headroom, tuple(pool_problems)))
         problems += pool_problems
+    regional = {spot: sum(v for (s, _), v in regional_by_pool.items() if s == spot) for spot in (False, True)}
     for spot, name, label in ((False, REGIONAL_CORES, "Total Regional vCPUs"),
                               (True, LOW_PRIORITY_CORES, "Total Regional Low-priority vCPUs (Spot)")):
         quota = usage.get(name.lower())
@@ -281,6 +294,25 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
             problems.append(f"Spot pools: no {name} quota in the usage list, so no Spot vCPUs in {location}; ask at "
                             f"{QUOTA_PAGE}")
     return reports, problems
+
+
+def declared_gpu_problems(settings: PlatformSettings, skus: Mapping[str, SkuOffer]) -> list[str]:
+    """A GPU pool on a size the catalog does not know declares its GPU (`gpuPools[].gpu`): Azure's SKU
+    list (the `GPUs` capability of `az vm list-skus`) must agree with the declared count."""
+    problems = []
+    for pool in settings.gpu_pools:
+        if pool.sku is None or pool.sku.family != "declared":
+            continue
+        offer = skus.get(pool.vm_size.lower())
+        if offer is None:
+            continue  # check_capacity already says the size is not offered
+        if offer.gpus is None:
+            problems.append(f"gpuPools[{pool.name}].gpu: Azure's SKU list gives {pool.vm_size} no GPUs capability, "
+                            "so it is not a GPU size; pick an N-series size")
+        elif offer.gpus != pool.sku.gpus:
+            problems.append(f"gpuPools[{pool.name}].gpu.count: {pool.sku.gpus} declared, but Azure's SKU list gives "
+                            f"{pool.vm_size} {offer.gpus} GPUs; declare count: {offer.gpus}")
+    return problems
 
 
 # --- Inputs ---------------------------------------------------------------------------------------------
@@ -356,6 +388,7 @@ def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] =
         print(escape_text(f"error: {error}"), file=sys.stderr)
         return 2
     reports, problems = check_capacity(settings, usage, skus)
+    problems += declared_gpu_problems(settings, skus)
     # Names come from the stack file and from `az`'s answers: escaped, one per line, and the whole
     # report neutralised for terminals and CI logs (policies/terminal.py).
     lines = [f"capacity for stack {escape_line(settings.stack)} in {escape_line(location)}:"]

@@ -1,6 +1,6 @@
 """Offline preview: what `pulumi preview --policy-pack policies` would show, with no cloud and no CLI.
 
-    python -m tools.preview STACK [--json] [--policy-pack-config FILE] [--config-file FILE]
+    python -m tools.preview STACK [--json] [--policy-pack-config FILE] [--config-file FILE] [--prices FILE]
 
 Runs `__main__.py` for the stack (config from `Pulumi.STACK.yaml`; encrypted `secure:` values become
 placeholders that stay secret) under the Pulumi SDK's mock runtime, prints the resources it would
@@ -8,9 +8,12 @@ create as a tree, then sends every resource to the policy pack over its real gRP
 (`Analyze` per resource, `AnalyzeStack` once), prints the violations grouped by policy, and ends with
 a summary of what differs between stacks: pools (size, GPU model, counts, Spot) and their taints, the
 admission policy's actions and exempt namespaces, the Kubernetes version with its end of AKS support,
-the maintenance windows, and the capacity the GPU pools need at their maximum. `--json`
-prints one document with the resources, the violations and the stack's outputs (the contract app
-stacks read; secret outputs masked), which `gpu_aks_policies.check --platform` takes as it is.
+the maintenance windows, the capacity the GPU pools need at their maximum, and what every pool costs
+(hourly per node, monthly at its floor and ceiling; `components/cost.py`). `--json` prints one
+document with the resources, the violations, the stack's outputs (the contract app stacks read;
+secret outputs masked), which `gpu_aks_policies.check --platform` takes as it is, and `cost`. Prices
+come from the shipped table (`components/prices.json`), or with `--prices FILE` from a Retail Prices
+API answer (one page, or a JSON list of pages; its date is the file's).
 Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
 or invalid config, each with its file and line and every config problem listed).
 """
@@ -22,6 +25,7 @@ import json
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,8 +36,10 @@ from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
 
 from components.aks_api import kubernetes_minor
+from components.cost import cost_document, cost_lines, priced_pools
 from components.platform_settings import PlatformSettings
 from components.pools import GpuOffer, PlatformPools, platform_pools
+from components.pricing import PriceError, PriceTable, read_answer_files, read_price_table, table_from_pages
 from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import (
@@ -275,7 +281,8 @@ def _stack_settings(stack: str, stack_file: Path | None) -> PlatformSettings | N
         return None  # the program's run has already reported it
 
 
-def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) -> list[str]:
+def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None,
+                   cost: dict[str, Any] | None = None) -> list[str]:
     """What differs between stacks, after the tree and the violations (`stack_file`: `--config-file`).
     The pools and their capacity come from the pools' facts (`components/pools/`): what each pool asks
     of Azure's quota is the preflight's computation, nodes at maxCount plus the upgrade surge."""
@@ -284,17 +291,42 @@ def render_summary(stack: str, run: ProgramRun, stack_file: Path | None = None) 
     capacity = ["  Capacity (preflight, before `pulumi up`):",
                 *(f"    {line}" for line in capacity_lines(settings, stack_file))] if settings is not None else []
     return ["", f"Summary of {PROJECT}/{stack}:", *_kubernetes_lines(run), "  Pools:", *_pool_lines(pools),
-            *_network_lines(run, pools), *_admission_lines(run), *_maintenance_lines(run), *capacity]
+            *_network_lines(run, pools), *_admission_lines(run), *_maintenance_lines(run), *capacity,
+            *(cost_lines(cost) if cost is not None else [])]
 
 
-def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic]) -> str:
-    return json.dumps({
+def load_prices(path: Path | None) -> PriceTable:
+    """The shipped price table, or a Retail Prices API answer (`--prices`), dated by the file."""
+    try:
+        if path is None:
+            return read_price_table()
+        pages = read_answer_files([path])
+        saved = datetime.fromtimestamp(path.stat().st_mtime, UTC).date()
+        return table_from_pages(pages, saved, f"Azure Retail Prices API answer {path.name}")
+    except (PriceError, OSError) as error:
+        raise PreviewInputError(f"--prices: {error}" if path is not None else str(error)) from None
+
+
+def stack_cost(stack: str, table: PriceTable, root: Path = ROOT, stack_file: Path | None = None) -> dict[str, Any]:
+    """The top-level `cost` of the preview: every pool of the stack, priced in its region."""
+    try:
+        settings = settings_from_stack_file(stack_file or root / f"Pulumi.{stack}.yaml", stack)
+    except (StackFileError, SettingsError) as error:
+        raise PreviewInputError(str(error)) from None
+    return cost_document(priced_pools(platform_pools(settings)), table, settings.cluster.location)
+
+
+def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: dict[str, Any] | None = None) -> str:
+    document = {
         "stack": stack,
         "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": displayed_inputs(r)}
                       for r in run.resources],
         "violations": [{"policy": d.policy, "level": d.level, "urn": d.urn, "message": d.message} for d in diagnostics],
         "outputs": masked_outputs(run),
-    }, indent=2)
+    }
+    if cost is not None:
+        document["cost"] = cost
+    return json.dumps(document, indent=2)
 
 
 def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -328,10 +360,13 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     parser.add_argument("--policy-pack-config", metavar="FILE", help="as `pulumi preview --policy-pack-config`")
     parser.add_argument("--config-file", metavar="FILE", type=Path,
                         help="stack config to use instead of Pulumi.STACK.yaml, as `pulumi preview --config-file`")
+    parser.add_argument("--prices", metavar="FILE", type=Path,
+                        help="price the pools from this Retail Prices API answer instead of the shipped table")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
     try:
         pack_config = load_pack_config(args.policy_pack_config)
+        table = load_prices(args.prices)
     except PreviewInputError as error:
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
@@ -340,6 +375,7 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     pack = PolicyPackProcess().start()
     try:
         run = run_stack_program(args.stack, stack_file=args.config_file)
+        cost = stack_cost(args.stack, table, stack_file=args.config_file)
     except PreviewInputError as error:
         pack.__exit__(None, None, None)
         print(safe_text(f"error: {error}"), file=sys.stderr)
@@ -351,10 +387,10 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     # printed (PR comments, diffs) must not depend on that order, which the SDK's async runtime varies.
     diagnostics = in_print_order(run, analyze(run, pack_config, pack))
     if args.json:
-        print(to_json(args.stack, run, diagnostics), file=out)
+        print(to_json(args.stack, run, diagnostics, cost), file=out)
     else:
         print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)
-                                   + render_summary(args.stack, run, args.config_file))), file=out)
+                                   + render_summary(args.stack, run, args.config_file, cost))), file=out)
     return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
 
 

@@ -32,6 +32,7 @@ from components.pools.kind import (
     PoolKind,
     surge_nodes,
 )
+from components.pools.nap import NAP
 from components.pools.system import SYSTEM
 from components.settings.pools import create_only_properties
 
@@ -43,7 +44,7 @@ __all__ = ["AGENT_POOL_CREATE_ONLY", "AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES
            "agent_pool_properties", "platform_pools", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
-KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU)
+KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU, NAP)
 #: The kinds whose pools are `AgentPool` resources of their own (the system pool is inline).
 AGENT_POOL_KINDS: tuple[AgentPoolKind, ...] = (CPU, GPU)
 #: The AgentPool properties Azure fixes at creation (a change needs a new pool), for every

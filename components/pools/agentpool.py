@@ -37,9 +37,15 @@ class AgentPoolBody:
     #: `gpuProfile.driver` and `gpuInstanceProfile` of a GPU pool, both fixed at creation.
     gpu_driver: str | None = None
     gpu_instance_profile: str | None = None
+
     #: Subnets, OS disk, pod density, host encryption: only what the config sets
     #: (`components/settings/node_baseline.py` `NodeBaseline.as_api()`).
     baseline: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def autoscaled(self) -> bool:
+        """The cluster autoscaler sizes the pool (its counts differ); otherwise it is fixed-size."""
+        return self.min_count != self.max_count
 
 
 @dataclass(frozen=True)
@@ -67,11 +73,13 @@ def agent_pool_properties(body: AgentPoolBody, kubernetes_version: str | None) -
         "type": "VirtualMachineScaleSets",
         "vm_size": body.vm_size,
         "orchestrator_version": kubernetes_version,
-        # The autoscaler sizes every pool between its counts; `count` only seeds a new pool.
-        "enable_auto_scaling": True,
+        # The autoscaler sizes a pool between its counts; `count` only seeds a new pool. A pool whose
+        # counts are equal is fixed-size: under node auto-provisioning AKS refuses autoscaling pools
+        # ("Fixed size Node Pools can still be created, but autoscaling Node Pools cannot be",
+        # NodeProvisioningMode.Auto).
+        "enable_auto_scaling": body.autoscaled,
         "count": body.min_count,
-        "min_count": body.min_count,
-        "max_count": body.max_count,
+        **({"min_count": body.min_count, "max_count": body.max_count} if body.autoscaled else {}),
         "availability_zones": list(body.zones) or None,
         **body.baseline,
     }

@@ -10,6 +10,7 @@ for Kubeflow (`accelerator=nvidia`) and Flyte (`nvidia.com/gpu.accelerator`, and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from gpu_aks_policies.catalog import (
     SHARING_STRATEGIES,
     TIME_SLICING_MAX_REPLICAS,
     UNSUPPORTED_GPU_SKUS,
+    GpuSku,
     gpu_sku,
     sharing_max_replicas,
     supported_vm_sizes,
@@ -98,17 +100,68 @@ def _gpu_vm_size(reader: Reader, value: Any) -> str:
     if sku is None:
         close = did_you_mean(value, supported_vm_sizes())
         hint = f"did you mean {close}? " if close else ""
+        if value.lower().startswith("standard_n") and isinstance(reader.raw.get("gpu"), Mapping):
+            reader.warn("vmSize", f"{describe(value)} is not a size gpu-aks's catalog knows ({hint or ''}its GPU is "
+                                  "taken from this pool's gpu declaration until a release knows it); `python -m "
+                                  "tools.preflight` checks the declaration against Azure's SKU list")
+            return value
         reader.problem("vmSize", f"{describe(value)} is not an NVIDIA GPU size gpu-aks knows; {hint}supported: "
-                                 f"{', '.join(supported_vm_sizes())}")
+                                 f"{', '.join(supported_vm_sizes())}; for a newer N-series size, declare its GPU: "
+                                 "gpu: {model: B200, count: 8, memoryGiB: 180}")
         return value
     return sku.vm_size
 
 
+def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
+    """`gpu: {model, count, memoryGiB}`: the GPU of a size the catalog does not know yet."""
+    if value is MISSING or value is None:
+        return None
+    example = "e.g. {model: B200, count: 8, memoryGiB: 180}"
+    if not isinstance(value, Mapping):
+        reader.problem("gpu", f"{reader.shown(value)} is not a GPU declaration ({example})")
+        return None
+    reader.problems.unknown_keys(value, reader.path("gpu"), ("model", "count", "memoryGiB"))
+    model, count, memory = value.get("model"), value.get("count"), value.get("memoryGiB")
+    ok = True
+    if not isinstance(model, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}", model):
+        reader.problem("gpu.model", f"{reader.shown(model)} is not a GPU model name ({example})")
+        ok = False
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 16:
+        reader.problem("gpu.count", f"{reader.shown(count)} is not a GPU count per node from 1 to 16")
+        ok = False
+    if not isinstance(memory, int) or isinstance(memory, bool) or not 1 <= memory <= 4096:
+        reader.problem("gpu.memoryGiB", f"{reader.shown(memory)} is not a GPU memory in GiB from 1 to 4096")
+        ok = False
+    vm_size = reader.raw.get("vmSize")
+    if ok and isinstance(vm_size, str) and gpu_sku(vm_size) is not None:
+        known = gpu_sku(vm_size)
+        assert known is not None
+        reader.problem("gpu", f"{describe(vm_size)} is in the catalog ({known.gpus} x {known.model}, "
+                              f"{known.gpu_memory_gib} GiB); remove the gpu declaration")
+        return None
+    if not ok or not isinstance(vm_size, str) or not isinstance(count, int) or not isinstance(memory, int):
+        return None
+    slug = re.sub(r"[^a-z0-9]+", "-", str(model).lower()).strip("-")
+    return GpuSku(vm_size, "declared", str(model), count, memory, f"nvidia-{slug}")
+
+
+def pool_sku(vm_size: str, declared: GpuSku | None) -> GpuSku | None:
+    """A GPU pool's size: the catalog's entry, else the stack's declaration of a size it lacks."""
+    return gpu_sku(vm_size) or declared
+
+
 def _mig_needs_a_mig_gpu(reader: Reader) -> None:
-    profile, sku = reader.get("gpuInstanceProfile"), gpu_sku(reader.get("vmSize"))
+    profile, sku = reader.get("gpuInstanceProfile"), pool_sku(reader.get("vmSize"), reader.get("gpu"))
     if profile and sku is not None and not sku.supports_mig:
         reader.reject("gpuInstanceProfile", f"{describe(profile)} needs a MIG-capable GPU, but {sku.vm_size} has "
                                             f"{sku.model}; MIG works on A100, H100 and H200 sizes")
+
+
+def _ubuntu_only_sizes(reader: Reader) -> None:
+    sku, os_sku = gpu_sku(reader.get("vmSize")), reader.get("osSKU")
+    if sku is not None and sku.ubuntu_only and not os_sku.startswith("Ubuntu"):
+        reader.problem("osSKU", f"{describe(os_sku)} cannot run {sku.vm_size}: AKS installs its NVIDIA driver only on "
+                                "Ubuntu (karpenter-provider-azure pkg/utils/supported-gpus.yaml); use Ubuntu")
 
 
 def _needs_a_no_schedule_taint(reader: Reader) -> None:
@@ -121,7 +174,7 @@ def _needs_a_no_schedule_taint(reader: Reader) -> None:
 def _derived_gpu_labels(reader: Reader) -> dict[str, str]:
     """The labels gpu-aks sets on a GPU pool's nodes."""
     derived = {ACCELERATOR_LABEL: ACCELERATOR_LABEL_VALUE, POOL_LABEL: reader.get("name")}
-    sku = gpu_sku(reader.get("vmSize")) if reader.ok("vmSize") else None
+    sku = pool_sku(reader.get("vmSize"), reader.get("gpu")) if reader.ok("vmSize") and reader.ok("gpu") else None
     profile = reader.get("gpuInstanceProfile")
     if sku is not None:
         derived[GPU_MODEL_LABEL] = sku.accelerator
@@ -211,7 +264,7 @@ SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool betwe
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuAgentPoolSettings:
     attrs = pool_fields(reader)
     attrs["labels"] = {**reader.get("nodeLabels"), **_derived_gpu_labels(reader)}
-    return GpuAgentPoolSettings(**attrs, sku=gpu_sku(attrs["vm_size"]), plugin=plugin)
+    return GpuAgentPoolSettings(**attrs, sku=pool_sku(attrs["vm_size"], reader.get("gpu")), plugin=plugin)
 
 
 GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU driver and GPU sharing.", (
@@ -225,10 +278,14 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU 
     counts_in_order(0),
     SCALE_SET_PRIORITY, SPOT_MAX_PRICE, SPOT_PRICE_NEEDS_SPOT, POOL_ZONES, POOL_OS_SKU, OS_SKU_CHECK, POOL_SURGE,
     *upgrade_keys(GPU_POOL_UPGRADE), SPOT_UPGRADE_CHECK, KEEP_AZURE_NAME,
+    Key("gpu", "The GPU of a size the catalog does not know yet: `{model, count, memoryGiB}` (a warning; the "
+        "preflight checks it against Azure's SKU list).", "object", None, parse=_declared_gpu,
+        source="Azure resource SKUs capability GPUs"),
     choice("gpuInstanceProfile", "MIG partition of each GPU (A100, H100 and H200 sizes).", GPU_INSTANCE_PROFILES, None,
            attr="gpu_instance_profile", source=f"{POOL_MODEL} gpuInstanceProfile", create_only=True),
     Check(_mig_needs_a_mig_gpu, reads=("vmSize", "gpuInstanceProfile"),
           doc="`gpuInstanceProfile` needs a MIG-capable `vmSize`."),
+    Check(_ubuntu_only_sizes, reads=("vmSize", "osSKU"), doc="GB200, GB300 and RTX PRO sizes need an Ubuntu `osSKU`."),
     Section("gpuProfile", "How AKS sets up the GPU.", (
         choice("driver", "`Install`: AKS installs the NVIDIA driver; `None`: bring your own (e.g. the GPU Operator).",
                GPU_DRIVERS, "Install", attr="gpu_driver", source=f"{POOL_MODEL} gpuProfile.driver", create_only=True),
@@ -244,7 +301,7 @@ GPU_POOL = Section("gpuPools[]", "One GPU pool: the CPU pool keys, MIG, the GPU 
           doc="`sharing.strategy: mps` cannot share a MIG pool (NVIDIA `internal/plugin/mps.go`)."),
     Check(_shares_fit_max_pods, reads=("vmSize", "gpuInstanceProfile", "maxPods", "sharing.replicas"),
           doc="A shared node's shares (GPUs x `replicas`) beyond its `maxPods` are warned about: no pod can use them."),
-), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpuInstanceProfile", "gpuProfile", "sharing"))
+), build=_gpu_pool, listed=(*POOL_KEYS_LISTED, "gpu", "gpuInstanceProfile", "gpuProfile", "sharing"))
 
 
 GPU_POOLS = ListOf("gpuPools", "GPU pools, each an AgentPool of its own; tainted, labelled and served by the device "

@@ -40,6 +40,7 @@ from components.settings.api_server import API_SERVER_ACCESS_PROFILE, ApiServerA
 from components.settings.common import PROJECT, ParseContext
 from components.settings.identity import IDENTITY, IdentitySettings
 from components.settings.network import NETWORK_PROFILE, NetworkSettings
+from components.settings.node_provisioning import NODE_PROVISIONING_PROFILE, NodeProvisioningSettings
 from components.settings.security_profile import SECURITY_PROFILE, SecurityProfileSettings
 
 PROTECT = boolean("protect", "Pulumi's `protect` on the cluster and its resource group: `pulumi destroy` and "
@@ -102,6 +103,8 @@ class ClusterSettings:
     security_profile: SecurityProfileSettings = field(default_factory=SecurityProfileSettings)
     #: Pulumi's `protect` on the cluster and its resource group.
     protect: bool = False
+    #: Node auto-provisioning (NAP): `mode: Auto` lets `gpuNodePools` declare GPU capacity by requirement.
+    node_provisioning_profile: NodeProvisioningSettings = field(default_factory=NodeProvisioningSettings)
 
     @property
     def network(self) -> NetworkSettings:
@@ -288,8 +291,9 @@ CLUSTER = Section(
         Check(_grants_before_the_cluster, reads=("identity", "apiServerAccessProfile", "securityProfile"),
               doc="Your own private DNS zone and KMS need `identity.type: UserAssigned`."),
         PROTECT,
+        NODE_PROVISIONING_PROFILE,
     ), build=_cluster,
     listed=("name", "resourceGroupName", "kubernetesVersion", "skuTier", "upgradeChannel", "nodeOSUpgradeChannel",
             "aadProfile", "disableLocalAccounts", "oidcIssuerProfile", "workloadIdentity", "kubeloginMode",
             "autoScalerProfile", "tags", "networkProfile", "apiServerAccessProfile", "identity", "securityProfile",
-            "protect"))
+            "protect", "nodeProvisioningProfile"))

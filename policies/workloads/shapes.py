@@ -546,7 +546,7 @@ EXAMPLE_SHAPES = """\
 #: The rules that judge pods, each of which takes `workloadShapes` (as each takes `namespaces`: the
 #: pack hands every policy its own config only).
 POD_RULE_NAMES = ("gpu-pods-tolerate-gpu-taint", "gpu-limits-are-whole-numbers", "gpu-pods-select-gpu-nodes",
-                  "gpu-workloads-are-analyzable", "gpu-pods-fit-a-pool")
+                  "gpu-workloads-are-analyzable", "gpu-pods-fit-a-pool", "gpu-training-pods-not-disruptible")
 EXAMPLE_CONFIG = "{\n" + ",\n".join(f'  "{rule}": {{"workloadShapes": SHAPES}}' for rule in POD_RULE_NAMES) + "\n}\n"
 
 

@@ -1,0 +1,576 @@
+"""The NAP pool kind: `gpu-aks:gpuNodePools`, GPU capacity by requirement under AKS node auto-provisioning.
+
+Under `cluster.nodeProvisioningProfile.mode: Auto` AKS runs Karpenter (Azure/karpenter-provider-azure).
+Each entry of `gpuNodePools` is a `karpenter.sh/v1` NodePool with its own `karpenter.azure.com/v1beta1`
+AKSNodeClass (`components/pools/karpenter.py` builds them): it may bring any size with the named GPUs (or
+one of the named sizes), Spot first and on-demand as the fallback, up to its `limits`. Its offers are
+the catalog's sizes it may bring; everything else reads those (`PoolFacts`), as for any kind.
+
+Every refusal cites its source:
+- `NodeProvisioningMode.Auto` (azure-mgmt-containerservice 40.1.0, `_container_service_client_enums.py`):
+  "Fixed size Node Pools can still be created, but autoscaling Node Pools cannot be." gpu-aks refuses
+  a pool with `minCount` != `maxCount`, the system pool too.
+- AKS node auto-provisioning docs (learn.microsoft.com/azure/aks/node-auto-provisioning, "Limitations",
+  2026; ../shared/FACTS.md): Azure CNI in overlay or node-subnet mode (not kubenet, not `none`); no
+  Calico network policy; no dynamic pod-IP allocation (`podSubnetID`); managed identity only (gpu-aks
+  always sends a managed identity); no Windows pools (gpu-aks's `osSKU` choices have none); the outbound
+  type cannot change after creation (gpu-aks already treats `outboundType` as create-only).
+- `NodeProvisioningDefaultNodePools` (same enums file): `None` on a cluster that had `Auto` deletes the
+  default NodePools and drains their nodes; gpu-aks warns whenever `None` is set.
+"""
+
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, get_args
+
+from gpu_aks_policies.catalog import (
+    DEFAULT_GPU_TAINT,
+    GPU_RESOURCE,
+    POOL_LABEL,
+    GpuSku,
+    arm64_image_problem,
+    gpu_names,
+    gpu_sku,
+    skus_with_gpu,
+    unsupported_gpu_sku,
+)
+from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, choice, describe
+from gpu_aks_policies.scheduling import parse_taint
+
+from components.aks_api import API_VERSION, POOL_NAME_RE
+from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
+from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
+from components.settings.device_plugin import DevicePluginSettings
+from components.settings.parsed_pools import ParsedPool
+from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
+
+if TYPE_CHECKING:
+    from components.pools.kind import PlatformView
+
+_MODEL = f"ManagedCluster (API {API_VERSION})"
+_NODEPOOL = "karpenter.sh/v1 NodePool"
+_NODE_CLASS = "karpenter.azure.com/v1beta1 AKSNodeClass"
+
+CAPACITY_TYPES: tuple[str, ...] = get_args(KarpenterCapacity)
+#: `limits` keys -> the resource Karpenter caps (it limits any resource of a node's capacity; these
+#: bound a GPU pool's size and cost: GPUs, as `nvidia.com/gpu`, and vCPUs).
+LIMIT_RESOURCES: Mapping[str, str] = {"gpu": GPU_RESOURCE, "cpu": "cpu"}
+#: `consolidateAfter` (karpenter.sh_nodepools.yaml pattern).
+DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
+#: Label keys a NodePool may not set: Azure's NodePool CRD refuses `accelerator` and most of
+#: `kubernetes.azure.com/`, and `karpenter.sh/` is Karpenter's own.
+RESERVED_NODEPOOL_LABELS = ("accelerator",)
+RESERVED_NODEPOOL_PREFIXES = ("karpenter.sh/", "karpenter.azure.com/", "kubernetes.azure.com/", "kubernetes.io/",
+                              "k8s.io/")
+
+
+
+@dataclass(frozen=True)
+class NapGpuPoolSettings:
+    """One GPU NodePool: which GPUs it may bring, Spot or on-demand, up to which ceiling."""
+
+    name: str
+    gpu_names: tuple[str, ...] = ()
+    gpu_counts: tuple[int, ...] = ()
+    vm_sizes: tuple[str, ...] = ()
+    capacity_types: tuple[KarpenterCapacity, ...] = ("on-demand",)
+    #: Karpenter resource name -> ceiling (`nvidia.com/gpu`, `cpu`).
+    limits: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def max_gpus(self) -> int | None:
+        return self.limits.get(GPU_RESOURCE)
+
+    @property
+    def max_vcpus(self) -> int | None:
+        return self.limits.get("cpu")
+    weight: int | None = None
+    taints: tuple[str, ...] = (DEFAULT_GPU_TAINT,)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    consolidate_after: str = "10m"
+    image_family: str = "Ubuntu"
+    os_disk_size_gb: int | None = None
+    #: gpu-aks's device-plugin settings; whether they serve this NodePool is `devicePlugin.pools`.
+    plugin: DevicePluginSettings | None = None
+
+    @property
+    def device_plugin(self) -> bool:
+        """Whether gpu-aks's device plugin serves the NodePool's nodes (NAP installs no plugin)."""
+        return self.plugin is not None and self.name in self.plugin.pools
+
+    def nodes_at_most(self, sku: GpuSku) -> int:
+        """The most nodes of one size the NodePool's `limits` admit (Karpenter launches no node that would
+        pass a limit)."""
+        bounds = []
+        if self.max_gpus is not None:
+            bounds.append(self.max_gpus // sku.gpus)
+        vcpus = vcpus_in_size_name(sku.vm_size)
+        if self.max_vcpus is not None and vcpus:
+            bounds.append(self.max_vcpus // vcpus)
+        return min(bounds) if bounds else 0
+
+    def _matches(self, name: str) -> list[GpuSku]:
+        return [sku for sku in skus_with_gpu(name) if not self.gpu_counts or sku.gpus in self.gpu_counts]
+
+    @property
+    def by_size(self) -> bool:
+        """Whether the NodePool selects `node.kubernetes.io/instance-type` rather than GPU labels: when it
+        names sizes, or a GPU whose sizes carry no `sku-gpu-name` gpu-aks knows (GB200, GB300, RTX PRO).
+        Karpenter ANDs requirements, so one NodePool cannot mix the two."""
+        return bool(self.vm_sizes) or any(
+            skus_with_gpu(name) and not any(sku.karpenter_gpu_name for sku in skus_with_gpu(name))
+            for name in self.gpu_names)
+
+    @property
+    def candidates(self) -> tuple[GpuSku, ...]:
+        """The catalog's sizes the NodePool may bring (a GPU or size the catalog lacks brings none here,
+        though Karpenter may still find it)."""
+        found: dict[str, GpuSku] = {}
+        if self.vm_sizes:
+            for size in self.vm_sizes:
+                sku = gpu_sku(size)
+                if sku is not None:
+                    found.setdefault(sku.vm_size, sku)
+        for name in self.gpu_names:
+            for sku in self._matches(name):
+                if self.by_size or sku.karpenter_gpu_name:
+                    found.setdefault(sku.vm_size, sku)
+        return tuple(found.values())
+
+    @property
+    def uncatalogued(self) -> tuple[str, ...]:
+        """GPU names or sizes the catalog does not know (usable under NAP, but unpriced and unsized)."""
+        return (*(name for name in self.gpu_names if not skus_with_gpu(name)),
+                *(size for size in self.vm_sizes if gpu_sku(size) is None))
+
+    @property
+    def architectures(self) -> tuple[str, ...]:
+        return tuple(sorted({sku.arch for sku in self.candidates}))
+
+    @property
+    def spot(self) -> bool:
+        return "spot" in self.capacity_types
+
+    @property
+    def node_class(self) -> str:
+        """Each GPU NodePool has its own AKSNodeClass, named after it."""
+        return self.name
+
+    def node_pool_spec(self) -> GpuNodePoolSpec:
+        if self.by_size:
+            sizes = tuple(dict.fromkeys((*(sku.vm_size for sku in self.candidates), *self.vm_sizes)))
+            selection: dict[str, Any] = {"vm_sizes": sizes}
+        else:
+            selection = {"gpu_names": tuple(_karpenter_gpu_names(self.gpu_names)), "gpu_counts": self.gpu_counts}
+        return GpuNodePoolSpec(
+            name=self.name, node_class=self.node_class, **selection,
+            capacity_types=self.capacity_types, taints=self.taints,
+            labels={**self.labels, POOL_LABEL: self.name},
+            limits={resource: str(ceiling) for resource, ceiling in self.limits.items()},
+            weight=self.weight, consolidate_after=self.consolidate_after,
+            architectures=self.architectures if "arm64" in self.architectures else ())
+
+
+def _karpenter_gpu_names(names: tuple[str, ...]) -> list[str]:
+    """`sku-gpu-name` values: the catalog's label value where it has one (`H100`), else the name as given."""
+    values: list[str] = []
+    for name in names:
+        known = {sku.karpenter_gpu_name or "" for sku in skus_with_gpu(name) if sku.karpenter_gpu_name}
+        for value in sorted(known) or [name]:
+            if value not in values:
+                values.append(value)
+    return values
+
+
+# --- Readers -----------------------------------------------------------------------------------
+
+
+def _string_list(reader: Reader, name: str, value: Any) -> list[str] | None:
+    if value is MISSING or value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        reader.problem(name, f"{reader.shown(value)} is not a list of names")
+        return None
+    return list(dict.fromkeys(value))
+
+
+def _gpu_names(reader: Reader, value: Any) -> tuple[str, ...]:
+    names = _string_list(reader, "gpus", value)
+    if names is None:
+        return ()
+    for index, name in enumerate(names):
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}", name):
+            reader.problem(f"gpus[{index}]", f"{describe(name)} is not a GPU name like 'H100' (letters, digits)")
+        elif not skus_with_gpu(name):
+            reader.warn(f"gpus[{index}]", f"{describe(name)} is not a GPU gpu-aks's catalog knows ({', '.join(gpu_names())}); "
+                                          "Karpenter matches it as karpenter.azure.com/sku-gpu-name, but gpu-aks cannot "
+                                          "price it nor say its memory")
+    return tuple(names)
+
+
+def _vm_sizes(reader: Reader, value: Any) -> tuple[str, ...]:
+    sizes = _string_list(reader, "vmSizes", value)
+    if sizes is None:
+        return ()
+    for index, size in enumerate(sizes):
+        unsupported = unsupported_gpu_sku(size)
+        if unsupported:
+            reader.problem(f"vmSizes[{index}]", f"{describe(size)}: {unsupported.reason}; use {unsupported.replacement}")
+        elif gpu_sku(size) is None:
+            if not size.lower().startswith("standard_n"):
+                reader.problem(f"vmSizes[{index}]", f"{describe(size)} is not a GPU size (Azure's GPU sizes are "
+                                                    "Standard_N...)")
+            else:
+                reader.warn(f"vmSizes[{index}]", f"{describe(size)} is not in gpu-aks's catalog; Karpenter may use it, "
+                                                 "but gpu-aks cannot price it nor say its GPUs")
+    return tuple(gpu_sku(size).vm_size if gpu_sku(size) else size for size in sizes)  # type: ignore[union-attr]
+
+
+def _gpu_counts(reader: Reader, value: Any) -> tuple[int, ...]:
+    if value is MISSING or value is None:
+        return ()
+    if not isinstance(value, list) or not value or not all(
+            isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 16 for count in value):
+        reader.problem("gpuCount", f"{reader.shown(value)} is not a list of GPU counts per node from 1 to 16 "
+                                   "(e.g. [1, 2])")
+        return ()
+    return tuple(sorted(set(value)))
+
+
+def _capacity_types(reader: Reader, value: Any) -> tuple[str, ...]:
+    if value is MISSING or value is None:
+        return ("on-demand",)
+    if not isinstance(value, list) or not value or not all(item in CAPACITY_TYPES for item in value) \
+            or len(set(value)) != len(value):
+        reader.problem("capacityTypes", f"{reader.shown(value)} is not a list of karpenter.sh/capacity-type values "
+                                        f"out of {', '.join(CAPACITY_TYPES)} (Spot first, on-demand as the fallback: "
+                                        "[spot, on-demand])")
+        return ("on-demand",)
+    return tuple(value)
+
+
+def _limits(reader: Reader, value: Any) -> dict[str, int]:
+    example = "e.g. {gpu: 16}"
+    if value is MISSING or value is None:
+        reader.problem("limits", f"is missing; a GPU NodePool needs a ceiling ({example}), as a fixed pool has "
+                                 "maxCount: without one Karpenter adds GPU nodes as long as pods wait")
+        return {}
+    if not isinstance(value, Mapping) or not value:
+        reader.problem("limits", f"{reader.shown(value)} is not a map of resources to ceilings ({example})")
+        return {}
+    limits: dict[str, int] = {}
+    for resource, ceiling in value.items():
+        if resource not in LIMIT_RESOURCES:
+            reader.problem(f"limits.{resource}", f"is not a ceiling gpu-aks sets; use {' or '.join(LIMIT_RESOURCES)} "
+                                                 "(GPUs, vCPUs)")
+        elif not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
+            reader.problem(f"limits.{resource}", f"{reader.shown(ceiling)} is not a whole number of at least 1")
+        else:
+            limits[LIMIT_RESOURCES[resource]] = ceiling
+    return limits
+
+
+def _name(reader: Reader, value: Any) -> str:
+    if not isinstance(value, str) or not POOL_NAME_RE.fullmatch(value):
+        reader.problem("name", f"{'missing' if value is MISSING else reader.shown(value)}: a GPU NodePool needs a name "
+                               "of 1-12 lowercase letters and digits, starting with a letter (e.g. 'h100')")
+        return value if isinstance(value, str) else f"<{reader.key}>"
+    return value
+
+
+def _nodepool_labels(reader: Reader, value: Any) -> dict[str, str]:
+    # The fixed pools' label reader (one declaration), then what Azure's NodePool CRD refuses besides.
+    assert NODE_LABELS.parse is not None
+    labels: dict[str, str] = NODE_LABELS.parse(reader, value)
+    for label in list(labels):
+        if label in RESERVED_NODEPOOL_LABELS or label.startswith(RESERVED_NODEPOOL_PREFIXES):
+            reader.problem(f"nodeLabels.{label}", f"label key {describe(label)} is refused by Azure's NodePool CRD "
+                                                  "(karpenter.sh_nodepools.yaml: restricted label domains and "
+                                                  "'accelerator'); pick another key")
+            del labels[label]
+    return labels
+
+
+# --- Checks ------------------------------------------------------------------------------------
+
+
+def _gpus_or_sizes(reader: Reader) -> None:
+    gpus, sizes = reader.get("gpus"), reader.get("vmSizes")
+    if bool(gpus) == bool(sizes):
+        reader.problem("gpus", "name the GPUs (gpus: [H100, A100]) or the sizes (vmSizes: [...]) the NodePool may "
+                               "bring, one of the two" + (", not both" if gpus else ""))
+
+
+def _one_way_of_selecting(reader: Reader) -> None:
+    names = reader.get("gpus")
+    by_size = [name for name in names if skus_with_gpu(name) and not any(
+        sku.karpenter_gpu_name for sku in skus_with_gpu(name))]
+    unknown = [name for name in names if not skus_with_gpu(name)]
+    if by_size and unknown:
+        reader.problem("gpus", f"{', '.join(by_size)} can only be selected by size (gpu-aks knows no "
+                               f"karpenter.azure.com/sku-gpu-name for them) and {', '.join(unknown)} only by that "
+                               "label; Karpenter ANDs requirements, so declare them in two NodePools")
+
+
+def _count_matches_a_candidate(reader: Reader) -> None:
+    gpus, counts = reader.get("gpus"), reader.get("gpuCount")
+    if not gpus or not counts:
+        return
+    known = [name for name in gpus if skus_with_gpu(name)]
+    offered = {sku.gpus for name in known for sku in skus_with_gpu(name)}
+    if known and len(known) == len(gpus) and not offered & set(counts):
+        reader.problem("gpuCount", f"{describe(list(counts))}: no size with {', '.join(gpus)} has that many GPUs; "
+                                   f"Azure sells {', '.join(map(str, sorted(offered)))} per VM")
+
+
+def _ubuntu_only_sizes(reader: Reader) -> None:
+    family = reader.get("imageFamily")
+    if family == "AzureLinux":
+        pool = NapGpuPoolSettings(reader.get("name"), gpu_names=reader.get("gpus"), vm_sizes=reader.get("vmSizes"))
+        ubuntu_only = [sku.vm_size for sku in pool.candidates if sku.ubuntu_only]
+        if ubuntu_only:
+            reader.problem("imageFamily", f"AzureLinux cannot run {', '.join(ubuntu_only)}: AKS installs their NVIDIA "
+                                          "driver only on Ubuntu (karpenter-provider-azure supported-gpus.yaml); use "
+                                          "Ubuntu, or leave those GPUs out")
+
+
+def _needs_a_no_schedule_taint(reader: Reader) -> None:
+    taints = reader.get("nodeTaints")
+    if taints is not None and not any(parse_taint(t)["effect"] == "NoSchedule" for t in taints):
+        reader.problem("nodeTaints", f"{describe(list(taints))} has no NoSchedule taint; Karpenter adds none, so the "
+                                     f"NodePool needs one for only GPU pods to land on it (the default is "
+                                     f"{describe(DEFAULT_GPU_TAINT)})")
+
+
+def _settings(reader: Reader, plugin: DevicePluginSettings | None = None) -> NapGpuPoolSettings:
+    return NapGpuPoolSettings(plugin=plugin,
+        name=reader.get("name"), gpu_names=reader.get("gpus"), gpu_counts=reader.get("gpuCount"),
+        vm_sizes=reader.get("vmSizes"), capacity_types=reader.get("capacityTypes"), limits=reader.get("limits"),
+        weight=reader.get("weight"), taints=tuple(reader.get("nodeTaints") or ()),
+        labels=reader.get("nodeLabels"), consolidate_after=reader.get("consolidateAfter"),
+        image_family=reader.get("imageFamily"), os_disk_size_gb=reader.get("osDiskSizeGB"))
+
+
+# --- Declarations ------------------------------------------------------------------------------
+
+
+def _taints_key() -> Key:
+    return Key("nodeTaints", NODE_TAINTS_DOC + " Karpenter adds no GPU taint: the NodePool declares it.",
+               "list of strings", [DEFAULT_GPU_TAINT], parse=taints_parser((DEFAULT_GPU_TAINT,)),
+               source=f"{_NODEPOOL} spec.template.spec.taints")
+
+
+def _whole(low: int, high: int) -> Any:
+    return lambda v: None if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high \
+        else f"is not a whole number from {low} to {high}"
+
+
+
+GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it may bring, Spot or on-demand, up to "
+                        "its limits.", (
+    Key("name", "The NodePool's name (its nodes carry `gpu-aks.io/pool: <name>`).", "string", None, parse=_name,
+        source=f"{_NODEPOOL} metadata.name", required=True),
+    Key("gpus", "GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name the "
+        "catalog does not know is allowed, with a warning.", "list of strings", [], parse=_gpu_names,
+        source=f"{_NODEPOOL} requirements karpenter.azure.com/sku-gpu-name"),
+    Key("gpuCount", "GPUs per node (`karpenter.azure.com/sku-gpu-count`); any count when absent.",
+        "list of integers", [], parse=_gpu_counts, source=f"{_NODEPOOL} requirements karpenter.azure.com/sku-gpu-count"),
+    Key("vmSizes", "Sizes the NodePool may bring (`node.kubernetes.io/instance-type`), instead of `gpus`.",
+        "list of strings", [], parse=_vm_sizes, source=f"{_NODEPOOL} requirements node.kubernetes.io/instance-type"),
+    Check(_gpus_or_sizes, reads=("gpus", "vmSizes"), doc="A GPU NodePool names `gpus` or `vmSizes`, one of the two."),
+    Check(_one_way_of_selecting, reads=("gpus",),
+          doc="One NodePool selects by GPU label or by size, not both (Karpenter ANDs requirements)."),
+    Check(_count_matches_a_candidate, reads=("gpus", "gpuCount"),
+          doc="`gpuCount` is a count some size with the named GPUs has."),
+    Key("capacityTypes", "`spot`, `on-demand` or both; with both Karpenter takes Spot first and falls back to "
+        "on-demand.", "list of strings", ["on-demand"], parse=_capacity_types,
+        source=f"{_NODEPOOL} requirements karpenter.sh/capacity-type"),
+    Key("limits", "Ceilings of the NodePool (required): `gpu` (GPUs, Karpenter's `nvidia.com/gpu`) and/or `cpu` "
+        "(vCPUs), as `maxCount` is for a pool.",
+        "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True),
+    Key("weight", "Preference among NodePools (1-100; Karpenter tries the highest first).", "integer", None,
+        check=_whole(1, 100), source=f"{_NODEPOOL} spec.weight"),
+    _taints_key(),
+    Check(_needs_a_no_schedule_taint, reads=("nodeTaints",), doc="A GPU NodePool has a NoSchedule taint."),
+    Key("nodeLabels", "Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, "
+        "`karpenter.azure.com/` or AKS's reserved prefixes).", "map of strings", {}, parse=_nodepool_labels,
+        source=f"{_NODEPOOL} spec.template.metadata.labels"),
+    Key("consolidateAfter", "How long a node stays empty before Karpenter removes it (only empty nodes are).",
+        "string", "10m", check=lambda v: None if isinstance(v, str) and DURATION.fullmatch(v) else
+        "is not a duration like 10m, 1h or Never", source=f"{_NODEPOOL} spec.disruption.consolidateAfter"),
+    choice("imageFamily", "The node image.", IMAGE_FAMILIES, "Ubuntu", source=f"{_NODE_CLASS} spec.imageFamily"),
+    Check(_ubuntu_only_sizes, reads=("imageFamily", "gpus", "vmSizes"),
+          doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),
+    Key("osDiskSizeGB", "OS disk size (GB); AKSNodeClass's default (128) when absent.", "integer", None,
+        check=_whole(30, 2048), source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
+), build=_settings)
+
+GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provisioning (needs "
+                        "`cluster.nodeProvisioningProfile.mode: Auto`); each a karpenter.sh/v1 NodePool with its own "
+                        "AKSNodeClass.", GPU_NODE_POOL, noun="NodePools",
+                        item_key=lambda key, index, raw: _listed_key(key, index, raw))
+
+
+# --- Checks across sections (the root runs them after every section) --------------------------
+
+
+def nap_prerequisites(reader: Reader) -> None:
+    """What AKS refuses under NAP, and `gpuNodePools` without NAP."""
+    cluster = reader.values.get("cluster") or {}
+    profile = cluster.get("nodeProvisioningProfile") or {}
+    auto = profile.get("mode") == "Auto"
+    nap_pools = reader.values.get("gpuNodePools") or []
+    if nap_pools and not auto:
+        reader.problem("gpuNodePools", "needs cluster.nodeProvisioningProfile.mode: Auto (AKS node auto-provisioning "
+                                       "runs the Karpenter that serves these NodePools)")
+    if not auto:
+        return
+    if profile.get("defaultNodePools") == "None":
+        reader.warn("cluster.nodeProvisioningProfile.defaultNodePools",
+                    "None: on a cluster that had Auto, AKS deletes its default NodePools and drains their nodes "
+                    f"({_MODEL} NodeProvisioningDefaultNodePools); only gpuNodePools and fixed pools remain")
+    fixed_only = ("under cluster.nodeProvisioningProfile.mode: Auto AKS refuses autoscaling pools (\"Fixed size "
+                  "Node Pools can still be created, but autoscaling Node Pools cannot be\", NodeProvisioningMode.Auto)")
+    system = reader.values.get("systemPool") or {}
+    if system and system.get("minCount") != system.get("maxCount"):
+        reader.problem("systemPool.maxCount", f"{system.get('maxCount')} differs from minCount {system.get('minCount')}: "
+                                              f"{fixed_only}; the system pool stays fixed-size: set both to one count")
+    for list_key in ("cpuPools", "gpuPools"):
+        for index, pool in enumerate(reader.values.get(list_key) or []):
+            if pool.get("minCount") != pool.get("maxCount"):
+                reader.problem(f"{_listed_key(list_key, index, pool)}.maxCount",
+                               f"{pool.get('maxCount')} differs from minCount {pool.get('minCount')}: {fixed_only}; "
+                               "make it fixed-size, or declare the GPU capacity under gpuNodePools")
+    for list_key in ("systemPool", "cpuPools", "gpuPools"):
+        value = reader.values.get(list_key)
+        for index, pool in enumerate(value if isinstance(value, list) else [value] if value else []):
+            if pool.get("podSubnetID"):
+                key = _listed_key(list_key, index, pool) if isinstance(value, list) else list_key
+                reader.problem(f"{key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
+                                                     "node auto-provisioning (learn.microsoft.com/azure/aks/"
+                                                     "node-auto-provisioning, Limitations); use Azure CNI Overlay")
+    network = cluster.get("networkProfile") or {}
+    plugin, policy = network.get("networkPlugin"), network.get("networkPolicy")
+    nap_doc = "learn.microsoft.com/azure/aks/node-auto-provisioning, Limitations"
+    if plugin != "azure":
+        reader.problem("cluster.networkProfile.networkPlugin",
+                       f"{describe(plugin)}: node auto-provisioning needs Azure CNI (networkPlugin: azure, overlay or "
+                       f"node subnet; {nap_doc})")
+    if policy == "calico":
+        reader.problem("cluster.networkProfile.networkPolicy",
+                       f"'calico' is not supported with node auto-provisioning ({nap_doc}); use cilium (with "
+                       "networkDataplane: cilium) or azure")
+
+
+def arm64_pools_run_arm64_images(reader: Reader) -> None:
+    """A Grace (Arm64) GPU node runs every image the platform puts on GPU nodes: each needs an arm64
+    build (catalog IMAGE_PLATFORMS records where that was read), or the pool is refused with the reason."""
+    values = reader.values
+    arm64_pools: list[tuple[str, list[str]]] = []
+    for index, pool in enumerate(values.get("gpuPools") or []):
+        sku = gpu_sku(str(pool.get("vmSize")))
+        if sku is not None and sku.arch == "arm64":
+            arm64_pools.append((_listed_key("gpuPools", index, pool), [sku.vm_size]))
+    for index, raw in enumerate(values.get("gpuNodePools") or []):
+        pool = NapGpuPoolSettings(str(raw.get("name")), gpu_names=tuple(raw.get("gpus") or ()),
+                                  gpu_counts=tuple(raw.get("gpuCount") or ()), vm_sizes=tuple(raw.get("vmSizes") or ()))
+        sizes = [sku.vm_size for sku in pool.candidates if sku.arch == "arm64"]
+        if sizes:
+            arm64_pools.append((_listed_key("gpuNodePools", index, raw), sizes))
+    if not arm64_pools:
+        return
+    plugin, smoke = values.get("devicePlugin") or {}, values.get("smokeTest") or {}
+    observability = values.get("observability") or {}
+    images = []
+    if plugin.get("enabled"):
+        images.append(("devicePlugin.image", plugin.get("image")))
+    if smoke.get("enabled"):
+        images.append(("smokeTest.image", smoke.get("image")))
+    exporter = observability.get("dcgmExporter") or {}
+    if observability.get("enabled") and exporter.get("enabled"):
+        images.append(("observability.dcgmExporter.image", exporter.get("image")))
+    for key, sizes in arm64_pools:
+        for image_key, image in images:
+            why = arm64_image_problem(str(image))
+            if why:
+                reader.problem(key, f"{', '.join(sizes)} run on Arm64 (Grace) hosts, and {image_key} {why}; use an "
+                                    "image with an arm64 build, or leave the Grace sizes out")
+
+
+def _listed_key(list_key: str, index: int, raw: Any) -> str:
+    name = raw.get("name") if isinstance(raw, Mapping) else None
+    return f"{list_key}[{name}]" if isinstance(name, str) and POOL_NAME_RE.fullmatch(name) else f"{list_key}[{index}]"
+
+
+
+# --- The kind --------------------------------------------------------------------------------------
+
+_CAPACITY = {"spot": "spot", "on-demand": "onDemand"}
+
+
+class NapPoolKind:
+    """`gpu-aks:gpuNodePools`: each pool a Karpenter NodePool and its AKSNodeClass, in the cluster."""
+
+    config_key = "gpuNodePools"
+    section = GPU_NODE_POOLS
+    inline = False
+    component_type = "gpu-aks:index:GpuNapPool"
+    former_types: tuple[str, ...] = ()
+
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
+        # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
+        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
+
+    def pools(self, settings: PlatformView) -> tuple[NapGpuPoolSettings, ...]:
+        return settings.pools[self.config_key]
+
+    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
+        # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
+        # the cluster autoscaler, sizes them (no minCount).
+        return tuple(ParsedPool(pool, pool.values["name"], gpu=True) for pool in root.lists.get(self.config_key, []))
+
+    def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
+        capacity = tuple(_CAPACITY[kind] for kind in pool.capacity_types)
+        return tuple(GpuOffer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)  # type: ignore[arg-type]
+                     for sku in pool.candidates)
+
+    def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
+        """Each candidate size at the most nodes the NodePool's limits admit of it, per capacity type it may
+        buy (Spot counts against the regional low-priority quota, on-demand against the size's family):
+        the preflight checks every family the NodePool may use, and counts a pool's candidates as
+        alternatives (one at a time), not as a sum."""
+        return tuple(CapacityNeed(key, sku.vm_size, kind == "spot", (), pool.nodes_at_most(sku), 0)
+                     for sku in pool.candidates if pool.nodes_at_most(sku) for kind in pool.capacity_types)
+
+    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> PoolFacts:
+        key = f"{self.config_key}[{pool.name}]"
+        sizes = tuple(sku.vm_size for sku in pool.candidates)
+        return PoolFacts(
+            name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None, vm_sizes=sizes,
+            # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
+            min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.candidates), default=0),
+            spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
+            offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
+            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            capacity=self.capacity(key, pool))
+
+    def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
+        return (KubernetesObjectsSpec(pool.name, (
+            aks_node_class(pool.node_class, pool.image_family, pool.os_disk_size_gb),
+            gpu_node_pool(pool.node_pool_spec()))),)
+
+    def cluster_properties(self, pools: Sequence[NapGpuPoolSettings]) -> Mapping[str, Any]:
+        # The cluster's own key says whether NAP runs (`cluster.nodeProvisioningProfile`, sent by the
+        # cluster); a NodePool asks nothing more of the managed cluster.
+        return {}
+
+    def reference_markdown(self) -> str:
+        return (f"GPU names a NodePool may ask for by name (the catalog's; others are allowed with a warning): "
+                f"{', '.join(f'`{name}`' for name in gpu_names())}.\n")
+
+
+NAP = NapPoolKind()

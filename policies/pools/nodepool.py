@@ -1,0 +1,134 @@
+"""Karpenter NodePools (AKS node auto-provisioning): a `karpenter.sh/v1` NodePool custom resource, as
+pulumi-kubernetes registers it (`kubernetes:karpenter.sh/v1:NodePool`, or an `apiextensions`
+CustomResource whose `apiVersion` is `karpenter.sh/v1` and `kind` `NodePool`).
+
+Field names and semantics are the NodePool CRD's (kubernetes-sigs/karpenter `pkg/apis/v1/nodepool.go`;
+Azure/karpenter-provider-azure `pkg/apis/crds/karpenter.sh_nodepools.yaml`): the nodes' taints and
+labels are `spec.template.spec.taints` and `spec.template.metadata.labels`; what sizes it may bring are
+its `spec.template.spec.requirements` (`node.kubernetes.io/instance-type`, or Azure's
+`karpenter.azure.com/sku-gpu-name` / `sku-gpu-count` / `sku-gpu-manufacturer`); its ceiling is
+`spec.limits`. Karpenter adds no taint of its own to a running node and no `accelerator` label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import abc
+from collections.abc import Mapping
+from typing import Any
+
+from ..catalog import GPU_SKUS, gpu_sku
+from ..podspecs import join, known, list_at, mapping_at
+from ..quantities import QuantityError, parse_quantity
+from ..scheduling import TaintSyntaxError, parse_taint
+from .registry import register
+from .view import PoolView, Scaling
+
+_NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
+_CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource"
+_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+_GPU_NAME = "karpenter.azure.com/sku-gpu-name"
+_GPU_COUNT = "karpenter.azure.com/sku-gpu-count"
+_GPU_MANUFACTURER = "karpenter.azure.com/sku-gpu-manufacturer"
+#: Resources whose `spec.limits` bound a GPU NodePool's size.
+_BOUNDING_LIMITS = ("nvidia.com/gpu", "cpu")
+
+
+class NodePoolView(PoolView):
+    """One NodePool (`props`: the custom resource's inputs)."""
+
+    def __init__(self, name: str, props: Mapping[str, Any]) -> None:
+        self.path, self.name, self.props = "", name, props
+
+    def _template(self) -> Mapping[str, Any]:
+        spec = mapping_at(self.props.get("spec"), "spec")
+        return mapping_at(spec.get("template"), "spec.template")
+
+    def _requirements(self) -> dict[str, tuple[str, list[str]]]:
+        template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
+        found: dict[str, tuple[str, list[str]]] = {}
+        path = "spec.template.spec.requirements"
+        for index, item in enumerate(list_at(template_spec.get("requirements"), path)):
+            if not isinstance(item, abc.Mapping):
+                continue
+            key, operator = known(item.get("key"), join(join(path, index), "key")), item.get("operator")
+            values = [str(v) for v in list_at(item.get("values"), join(join(path, index), "values"))]
+            if isinstance(key, str) and isinstance(operator, str):
+                found[key] = (operator, values)
+        return found
+
+    @property
+    def taints_path(self) -> str:
+        return "spec.template.spec.taints"
+
+    def vm_sizes(self) -> tuple[str, ...]:
+        """The sizes named by instance type, else the catalog's sizes with the named GPUs and counts."""
+        requirements = self._requirements()
+        operator, sizes = requirements.get(_INSTANCE_TYPE, ("", []))
+        if operator == "In":
+            return tuple(sizes)
+        names = {value.lower() for op, values in [requirements.get(_GPU_NAME, ("", []))] if op == "In"
+                 for value in values}
+        counts = {value for op, values in [requirements.get(_GPU_COUNT, ("", []))] if op == "In" for value in values}
+        manufacturer = requirements.get(_GPU_MANUFACTURER, ("", []))
+        if not names and manufacturer == ("In", ["nvidia"]):
+            return tuple(sku.vm_size for sku in GPU_SKUS.values() if not counts or str(sku.gpus) in counts)
+        return tuple(sku.vm_size for sku in GPU_SKUS.values()
+                     if (sku.karpenter_gpu_name or "").lower() in names and (not counts or str(sku.gpus) in counts))
+
+    def taints(self) -> tuple[list[dict[str, str]], list[str]]:
+        template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
+        taints, problems = [], []
+        for index, item in enumerate(list_at(template_spec.get("taints"), self.taints_path)):
+            item = known(item, join(self.taints_path, index))
+            if not isinstance(item, abc.Mapping):
+                problems.append(f"taint {index} is not an object with key and effect")
+                continue
+            key, value, effect = item.get("key"), item.get("value", ""), item.get("effect")
+            text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+            try:
+                taints.append(parse_taint(text))
+            except TaintSyntaxError as error:
+                problems.append(str(error))
+        return taints, problems
+
+    def scaling(self) -> Scaling:
+        spec = mapping_at(self.props.get("spec"), "spec")
+        limits = mapping_at(spec.get("limits"), "spec.limits")
+        bounding = {}
+        for key in _BOUNDING_LIMITS:
+            if key in limits:
+                try:
+                    bounding[key] = parse_quantity(known(limits[key], join("spec.limits", key)))
+                except QuantityError:
+                    continue
+        written = ", ".join(f"{key}: {limits[key]}" for key in bounding) or "no limits"
+        ceiling = next(iter(bounding.values()), None)
+        return Scaling(bool(bounding), 0, int(ceiling) if ceiling is not None else None, f"spec.limits: {written}",
+                       "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}",
+                       min_field="(none: Karpenter starts at no node)", max_field="spec.limits")
+
+    def node_labels(self) -> dict[str, str]:
+        labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
+        written = {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
+        # Karpenter labels every node with its NodePool (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
+        return {**written, "karpenter.sh/nodepool": self.name}
+
+    def mig(self) -> bool:
+        return False
+
+    def served_by_nvidia_plugin(self) -> bool:
+        # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
+        # not the device plugin: whoever declares an NVIDIA NodePool runs one.
+        return any(gpu_sku(size) is not None for size in self.vm_sizes())
+
+
+def _recognizes(resource_type: str) -> bool:
+    return bool(_NODEPOOL_TYPE.fullmatch(resource_type))
+
+
+@register("nodePool", _recognizes, source="karpenter.sh/v1 NodePool (AKS node auto-provisioning)")
+def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
+    metadata = mapping_at(props.get("metadata"), "metadata")
+    name = metadata.get("name")
+    return [NodePoolView(name if isinstance(name, str) else "", props)]
