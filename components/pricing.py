@@ -27,6 +27,9 @@ from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line
 
+#: A month of a node that runs all the time, as Azure's pricing calculator counts it.
+HOURS_PER_MONTH = 730
+
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 RETAIL_PRICES_API_VERSION = "2023-01-01-preview"
 
