@@ -24,6 +24,7 @@ class UserAgentPoolKind:
 
     config_key: str
     inline = False
+    agent_pools = True
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
