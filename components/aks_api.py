@@ -295,8 +295,6 @@ MAX_PODS_BOUNDS: Mapping[str, tuple[int, int]] = {"azure": (10, 250), "kubenet":
 #: "System node pools ... must support at least 30 pods" (learn.microsoft.com/azure/aks/use-system-pools,
 #: "System and user node pools").
 SYSTEM_POOL_MIN_PODS = 30
-#: AKS's default `maxPods` when a pool sets none, per network plugin (and Overlay), for the docs.
-DEFAULT_MAX_PODS: Mapping[str, int] = {"kubenet": 110, "azure": 30, "overlay": 250}
 
 #: Azure built-in roles (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 #: "Network Contributor": the cluster identity needs it on your subnets (AKS docs configure-azure-cni

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.terminal import escape_line
 
@@ -42,8 +43,8 @@ MAX_ITEMS = 1_000_000
 #: A file of captured pages, or the table: bounded like every file a tool is handed.
 FILE_LIMITS = Limits(max_bytes=256 * 1024 * 1024, max_depth=32, max_nodes=20_000_000)
 
-Capacity = Literal["onDemand", "spot"]
-CAPACITY_TYPES: tuple[Capacity, ...] = ("onDemand", "spot")
+#: How a node is bought, as the outputs contract spells it.
+Capacity = CapacityType
 
 
 class PriceError(Exception):

@@ -30,7 +30,7 @@ from .quantities import shown
 #: is replaced).
 CONTRACT_VERSION = 2
 #: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
-#: A new optional output is not a new version (docs/component-package.md, "What is a breaking change"):
+#: A new optional output is not a new version (docs/component-package.md, "What is a breaking change to `GpuCluster`"):
 #: `kind`, `offers` and `sharing` joined version 2, and `from_json` derives them from the single-size
 #: fields when a platform wrote none.
 READABLE_CONTRACT_VERSIONS = (1, 2)

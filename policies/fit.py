@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -32,7 +32,16 @@ from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContra
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
-from .podspecs import ABSENT, PodSpec, UndecidableError, as_list, as_mapping, asks_by_container, is_gpu_resource
+from .podspecs import (
+    ABSENT,
+    GpuAsk,
+    PodSpec,
+    UndecidableError,
+    as_list,
+    as_mapping,
+    asks_by_container,
+    is_gpu_resource,
+)
 from .quantities import format_amount
 from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
 from .scheduling import (
@@ -222,18 +231,10 @@ def pod_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
     init container if that is more (init containers run one at a time, before the app)."""
     app: dict[str, Fraction] = {}
     init: dict[str, Fraction] = {}
-    for result in asks_by_container(pod, config.gpu_resources):
-        if isinstance(result, UndecidableError):
-            continue
-        for ask in result:
-            if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
-                continue  # a share (Volcano vGPU, HAMi memory or cores) is not a count of GPUs
-            amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
-            if amount is None or amount <= 0:
-                continue
-            target = init if ask.container.role == "init" else app
-            target[ask.resource] = max(target.get(ask.resource, Fraction(0)), amount) if target is init else \
-                target.get(ask.resource, Fraction(0)) + amount
+    for ask, amount in _gpu_counts(pod, config):
+        target = init if ask.container.role == "init" else app
+        target[ask.resource] = max(target.get(ask.resource, Fraction(0)), amount) if target is init else \
+            target.get(ask.resource, Fraction(0)) + amount
     return {r: max(app.get(r, Fraction(0)), init.get(r, Fraction(0))) for r in {*app, *init}}
 
 
@@ -241,6 +242,15 @@ def container_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
     """The most any one container of the pod asks for, per GPU resource: NVIDIA's plugin hands out
     a shared pool's shares per container (`Allocate`), and refuses a container more than one."""
     most: dict[str, Fraction] = {}
+    for ask, amount in _gpu_counts(pod, config):
+        most[ask.resource] = max(most.get(ask.resource, Fraction(0)), amount)
+    return most
+
+
+def _gpu_counts(pod: PodSpec, config: RuleConfig) -> Iterator[tuple[GpuAsk, Fraction]]:
+    """Each container's positive count of a GPU resource (its request, else its limit); ephemeral
+    containers, undecidable asks and shares (Volcano vGPU, HAMi memory or cores: not a count of GPUs)
+    are left out."""
     for result in asks_by_container(pod, config.gpu_resources):
         if isinstance(result, UndecidableError):
             continue
@@ -248,9 +258,8 @@ def container_gpu_asks(pod: PodSpec, config: RuleConfig) -> dict[str, Fraction]:
             if ask.container.role == "ephemeral" or is_gpu_resource(ask.resource, config.gpu_markers.resources):
                 continue
             amount = amount_of(ask.request if ask.request is not ABSENT else ask.limit)
-            if amount is not None and amount > most.get(ask.resource, 0):
-                most[ask.resource] = amount
-    return most
+            if amount is not None and amount > 0:
+                yield ask, amount
 
 
 def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], labels: Mapping[str, str]) -> list[str]:

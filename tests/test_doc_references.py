@@ -134,7 +134,32 @@ def broken_links(page: Path) -> list[str]:
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.is_file() and ROOT / "docs" not in p.parents], ids=_rel)
 def test_every_link_and_anchor_a_page_outside_the_site_names_exists(page):
+    assert missing_source_sections('f"... (docs/platform.md, \\"API server access\\")", (docs/component-package.md, '
+                                   '"What is a breaking change"), (docs/gone.md, "Any")') == [
+        'docs/component-package.md: "What is a breaking change"', "docs/gone.md (no such file)"]
     assert broken_links(page) == []
+
+
+#: `(docs/<page>.md, "<section>"`: how the code's messages and comments send a reader to the docs.
+SOURCE_SECTION = re.compile(r'\((?P<file>docs/[\w-]+\.md), \\?"(?P<section>[^"\\\n]{2,80})\\?"')
+SOURCES = sorted(p for folder in ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
+                 for p in (ROOT / folder).rglob("*.py"))
+
+
+def missing_source_sections(text: str) -> list[str]:
+    missing = []
+    for match in SOURCE_SECTION.finditer(text):
+        target = ROOT / match.group("file")
+        if not target.is_file():
+            missing.append(f"{match.group('file')} (no such file)")
+        elif match.group("section").strip("` .").lower() not in titles(target):
+            missing.append(f"{match.group('file')}: \"{match.group('section')}\"")
+    return missing
+
+
+def test_every_docs_section_the_code_names_exists():
+    """Error messages say `(docs/platform.md, "API server access")`: the page and its section must exist."""
+    assert {_rel(p): missing for p in SOURCES if (missing := missing_source_sections(p.read_text()))} == {}
 
 
 def test_the_checks_can_fail(tmp_path):
@@ -149,5 +174,8 @@ def test_the_checks_can_fail(tmp_path):
     (tmp_path / "other.md").write_text("# Four recipes\n")
     page.write_text("[a](other.md#three-recipes), [b](other.md#four-recipes), [c](gone.md), [d](#four-recipes)\n"
                     "```\n[e](gone-in-code.md)\n```\n")
+    assert missing_source_sections('f"... (docs/platform.md, \\"API server access\\")", (docs/component-package.md, '
+                                   '"What is a breaking change"), (docs/gone.md, "Any")') == [
+        'docs/component-package.md: "What is a breaking change"', "docs/gone.md (no such file)"]
     assert broken_links(page) == ["other.md#three-recipes (no such section)", "gone.md (no such file)",
                                   "#four-recipes (no such section)"]

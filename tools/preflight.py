@@ -59,10 +59,6 @@ class PreflightInputError(ValueError):
 # --- What the stack needs (no Azure) -----------------------------------------------------------------
 
 
-#: What one pool asks of the quota (the kind's `capacity()`, components/pools/kind.py).
-PoolNeed = CapacityNeed
-
-
 def capacity_needs(settings: PlatformSettings) -> list[CapacityNeed]:
     """Per pool: size, priority, zones, nodes at maxCount plus surge, vCPUs from the size name; each
     pool's kind says what it needs."""
@@ -229,7 +225,7 @@ def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
 
 @dataclass(frozen=True)
 class PoolReport:
-    need: PoolNeed
+    need: CapacityNeed  # what one pool asks of the quota (its kind's `capacity()`)
     family: str
     vcpus: int | None
     headroom: int | None

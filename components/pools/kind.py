@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from gpu_aks_policies.catalog import GpuSku
-from gpu_aks_policies.contract import PoolSharing
+from gpu_aks_policies.contract import CapacityType, PoolSharing
 
 if TYPE_CHECKING:
     from gpu_aks_policies.declarations import ListOf, Reader, Section
@@ -35,7 +35,6 @@ SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 PoolBackend = Literal["agentPool", "nodePool"]
 #: What the pool is for: the inline system pool, a CPU user pool, a GPU pool.
 PoolRole = Literal["system", "cpu", "gpu"]
-CapacityType = Literal["onDemand", "spot"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
 
 

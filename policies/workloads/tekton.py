@@ -265,7 +265,7 @@ def _pipeline_tasks(spec: Mapping[str, Any], path: str) -> list[tuple[str, Mappi
 def _run_pod(path: str, fields: Mapping[str, Any], containers: tuple[Container, ...], namespace: str, workload: str,
              notes: tuple[str, ...] = ()) -> PodSpec:
     """A run's pod. Tekton substitutes `$(params.x)` in pod template fields when it creates the
-    TaskRun (docs/podtemplates.md, "Parameter Substitution in Pod Templates"): a toleration written
+    TaskRun (tektoncd/pipeline docs/podtemplates.md, "Parameter Substitution in Pod Templates"): a toleration written
     with one is known only then, so the toleration rule leaves it to the run, and says so."""
     substituted = [index for index, toleration in enumerate(as_list(fields.get("tolerations")))
                    if any(isinstance(v, str) and "$(" in v for v in as_mapping(toleration).values())]
