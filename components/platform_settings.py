@@ -18,7 +18,7 @@ reads `pulumi.Config` and hands the raw values here.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
 
-from components.pools import KINDS
+from components.pools import KINDS, PoolKind
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, ClusterSettings
@@ -97,16 +97,30 @@ def _pool_names_are_unique(reader: Reader) -> None:
 #: node pools per cluster: 100"). Past it Azure refuses the pools one by one, after a preview and a
 #: deployment that registered each of them (10,000 pools took the component provider past its deadline).
 MAX_NODE_POOLS = 100
+#: gpu-aks's own bound on the Karpenter NodePools of the kinds that are not agent pools (Karpenter sets
+#: none, and AKS's limit above does not count them): each is a NodePool and an AKSNodeClass the
+#: provider registers, so a hostile list of 10,000 is refused before anything is created.
+MAX_NON_AGENT_POOLS = 100
+
+
+def _pool_count(reader: Reader, kind: PoolKind) -> int:
+    """How many pools the kind's key declares (the inline system pool is always one)."""
+    if kind.inline:
+        return 1
+    return len(value) if isinstance(value := reader.get(kind.config_key), list) else 0
 
 
 def _pool_count_within_aks_limit(reader: Reader) -> None:
-    counts = {kind.config_key: len(value) if isinstance(value := reader.get(kind.config_key), list) else 1
-              for kind in KINDS}
+    counts = {kind.config_key: _pool_count(reader, kind) for kind in KINDS if kind.agent_pools}
     total = sum(counts.values())
     if total > MAX_NODE_POOLS:
         largest = max(counts, key=lambda key: counts[key])
         reader.problem(largest, f"{' + '.join(f'{count} in {key}' for key, count in counts.items())} make {total} node "
                                 f"pools; AKS allows at most {MAX_NODE_POOLS} per cluster")
+    for kind in KINDS:
+        if not kind.agent_pools and (count := _pool_count(reader, kind)) > MAX_NON_AGENT_POOLS:
+            reader.problem(kind.config_key, f"{count} entries; gpu-aks allows at most {MAX_NON_AGENT_POOLS} (its own "
+                                            "bound: these are Karpenter NodePools, not AKS agent pools)")
 
 
 def _platform(reader: Reader) -> PlatformSettings:
@@ -127,7 +141,13 @@ def _platform(reader: Reader) -> PlatformSettings:
     )
 
 
-_POOL_KEYS = ", ".join(kind.config_key for kind in KINDS[:-1]) + f" and {KINDS[-1].config_key}"
+def _keys(kinds: Sequence[PoolKind]) -> str:
+    return ", ".join(kind.config_key for kind in kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1].config_key
+
+
+_POOL_KEYS = _keys(KINDS)
+_AGENT_POOL_KEYS = _keys([kind for kind in KINDS if kind.agent_pools])
+_NON_AGENT_POOL_KEYS = _keys([kind for kind in KINDS if not kind.agent_pools])
 
 #: Every `gpu-aks:*` key, in the order they are parsed (a section's checks may read the sections before it).
 DOCUMENT = Document(
@@ -138,7 +158,10 @@ DOCUMENT = Document(
     Section("", "", (CLUSTER, ACCESS, *(kind.section for kind in KINDS),
                      Check(_pool_names_are_unique, doc=f"Pool names are unique across {_POOL_KEYS}."),
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
-                                                             f"{_POOL_KEYS} (AKS's limit per cluster)."),
+                                                             f"{_AGENT_POOL_KEYS} (AKS's limit per cluster; "
+                                                             "Karpenter NodePools are not agent pools), and at most "
+                                                             f"{MAX_NON_AGENT_POOLS} in {_NON_AGENT_POOL_KEYS} "
+                                                             "(gpu-aks's own bound)."),
                      SUBNETS_CHECK,
                      DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY,

@@ -83,7 +83,16 @@ class PriceTable:
         label = "Spot" if capacity == "spot" else "on-demand"
         if region.lower() not in self.prices:
             return f"no prices for region {region} in the prices of {self.as_of}"
-        return f"no {label} price for {vm_size} in {region} in the prices of {self.as_of}"
+        reason = f"no {label} price for {vm_size} in {region} in the prices of {self.as_of}"
+        if capacity == "spot" and not self.has_spot:
+            reason += ("; this table holds no Spot prices at all: rebuild it with `python -m tools.prices --online`, "
+                       "or price from a saved Retail Prices API answer with `--prices FILE`")
+        return reason
+
+    @property
+    def has_spot(self) -> bool:
+        """The table holds a Spot price for some size (the shipped capture holds none)."""
+        return any(price.spot is not None for sizes in self.prices.values() for price in sizes.values())
 
     def to_json(self) -> dict[str, Any]:
         return {

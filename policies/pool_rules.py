@@ -50,7 +50,7 @@ def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
         wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
         problems.append(
             f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
-            f"GPU pods cannot rely on it. Fix: nodeTaints: [\"{format_taint(config.gpu_taints[0])}\"]")
+            f"GPU pods cannot rely on it. Fix: {pool.taint_fix(config.gpu_taints[0])}")
     scaling = pool.scaling()
     if not scaling.bounded:
         problems.append(

@@ -227,3 +227,27 @@ def test_any_nodepool_or_profile_value_is_a_problem_or_a_setting(pool, profile):
     else:
         for nap in parsed.nap_gpu_pools:
             nap.node_pool_spec()
+
+
+def _nodepool(name: str) -> dict[str, Any]:
+    return {"name": name, "gpus": ["A100"], "gpuCount": [1], "limits": {"gpu": 1}}
+
+
+def test_aks_limit_of_100_node_pools_counts_agent_pools_not_karpenter_nodepools():
+    """AKS's "at most 100 node pools per cluster" counts agent pools: the system pool and 99 fixed CPU
+    pools are 100, and NodePools beside them are Karpenter objects, not agent pools."""
+    full = _with(cpuPools=[{"name": f"c{i}", "minCount": 1, "maxCount": 1} for i in range(99)],
+                 gpuNodePools=[_nodepool(f"n{i}") for i in range(5)])
+    settings = _parse(full)
+    assert len(NAP_KIND.pools(settings)) == 5 and len(settings.pools["cpuPools"]) == 99
+    one_more = _with(cpuPools=[{"name": f"c{i}", "minCount": 1, "maxCount": 1} for i in range(100)])
+    assert [p for p in _problems(one_more) if "AKS allows at most 100" in p] == [
+        "gpu-aks:cpuPools: 1 in systemPool + 100 in cpuPools + 0 in gpuPools make 101 node pools; AKS allows at "
+        "most 100 per cluster"]
+
+
+def test_nodepools_have_gpu_aks_own_bound_named_as_such():
+    problems = _problems(_with(gpuNodePools=[_nodepool(f"n{i}") for i in range(101)]))
+    assert [p for p in problems if "at most" in p] == [
+        "gpu-aks:gpuNodePools: 101 entries; gpu-aks allows at most 100 (its own bound: these are Karpenter NodePools, "
+        "not AKS agent pools)"]

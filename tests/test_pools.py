@@ -132,3 +132,21 @@ def test_a_kind_registers_once(stand_in_kind):
         register("standIn", kind.recognizes)(kind.pools_of)
     with pytest.raises(ValueError, match="registered twice"):
         register("standIn", kind.recognizes)(lambda resource_type, props: [])
+
+
+def test_the_taint_fix_is_written_in_the_pools_own_field_names(stand_in_kind):
+    """An AgentPool is told `nodeTaints`; a karpenter.sh NodePool has no such field: its fix is the
+    Taint object at `spec.template.spec.taints`."""
+    [agent_pool] = check_gpu_node_pool("azure-native:containerservice:AgentPool",
+                                       {**T4, "agentPoolName": "t4", "nodeTaints": []}, POOL_CONFIG)
+    assert agent_pool.message.endswith('Fix: nodeTaints: ["sku=gpu:NoSchedule"]')
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "h100"}, "spec": {
+        "limits": {"nvidia.com/gpu": 8}, "template": {"spec": {"taints": [], "requirements": [
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_NC40ads_H100_v5"]}]}}}}
+    untainted = [f for f in check_gpu_node_pool("kubernetes:karpenter.sh/v1:NodePool", nodepool, POOL_CONFIG)
+                 if "taint" in f.message]
+    assert [f.message.split("Fix: ")[1] for f in untainted] == [
+        "spec.template.spec.taints: [{key: sku, value: gpu, effect: NoSchedule}]"]
+    assert "nodeTaints" not in untainted[0].message
+    [stand_in, _] = check_gpu_node_pool(stand_in_kind, {"name": "nap", "sizes": ["Standard_NC4as_T4_v3"]}, POOL_CONFIG)
+    assert stand_in.message.endswith("Fix: spec.template.spec.taints: [{key: sku, value: gpu, effect: NoSchedule}]")

@@ -224,3 +224,21 @@ def test_the_shipped_table_is_in_the_format_tools_prices_writes():
 def test_a_broken_table_is_refused(document, message):
     with pytest.raises(PriceError, match=message):
         table_from_json(document, "prices.json")
+
+
+def test_the_shipped_table_has_spot_below_on_demand_or_says_it_holds_no_spot():
+    """Spot is cheaper than on-demand for every size the shipped table prices both ways; a table without
+    any Spot price says so in its source, and a Spot pool's "no price" says how to get one."""
+    table = read_price_table()
+    both = [(region, size, entry) for region, sizes in table.prices.items() for size, entry in sizes.items()
+            if entry.spot is not None and entry.on_demand is not None]
+    assert all(entry.spot < entry.on_demand for _, _, entry in both), \
+        [(region, size) for region, size, entry in both if not entry.spot < entry.on_demand]
+    if not table.has_spot:
+        assert "no Spot prices" in table.source
+        assert table.missing("eastus2", "Standard_NC24ads_A100_v4", "spot").endswith(
+            "this table holds no Spot prices at all: rebuild it with `python -m tools.prices --online`, or price "
+            "from a saved Retail Prices API answer with `--prices FILE`")
+    spot_and_on_demand = table_from_pages(_answer(), TODAY, "test")
+    assert spot_and_on_demand.has_spot
+    assert not spot_and_on_demand.missing("eastus2", "Standard_D8ds_v5", "spot").endswith("`--prices FILE`")

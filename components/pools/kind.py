@@ -166,6 +166,9 @@ class PoolKind(Protocol):
         """The kind's settings declaration (a Section or ListOf), in the kind's module."""
     #: The pool is part of the managed cluster's body (the system pool), not a resource of its own.
     inline: bool
+    #: Its pools are AKS agent pools, so they count towards AKS's node pools per cluster (a Karpenter
+    #: NodePool under NAP is a Kubernetes object in the cluster, not an agent pool).
+    agent_pools: bool
     #: The Pulumi component each of the kind's pools is (unused for an inline kind), and the types it
     #: was created as by earlier releases (each an alias: a renamed type moves a deployed pool).
     component_type: str

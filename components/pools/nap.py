@@ -531,6 +531,8 @@ class NapPoolKind:
     config_key = "gpuNodePools"
     section = GPU_NODE_POOLS
     inline = False
+    #: A NodePool is a karpenter.sh object in the cluster: AKS's limit on node pools does not count it.
+    agent_pools = False
     component_type = "gpu-aks:index:GpuNapPool"
     former_types: tuple[str, ...] = ()
     root_checks = ROOT_CHECKS

@@ -62,6 +62,7 @@ class SystemPoolKind:
     section = SYSTEM_POOL
     #: The pool is part of the managed cluster's body, not a resource of its own: no component.
     inline = True
+    agent_pools = True
     component_type = ""
     former_types: tuple[str, ...] = ()
     root_checks: tuple[Check, ...] = ()

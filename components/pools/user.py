@@ -26,6 +26,7 @@ class UserAgentPoolKind:
 
     config_key: str
     inline = False
+    agent_pools = True
     root_checks: tuple[Check, ...] = ()
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
-from ..scheduling import TaintSyntaxError, parse_taint
+from ..scheduling import TaintSyntaxError, format_taint, parse_taint
 from .registry import register
 from .view import PoolView, Scaling, shown_count
 
@@ -40,6 +40,9 @@ class AgentPoolView(PoolView):
     @property
     def taints_path(self) -> str:
         return join(self.path, "nodeTaints")
+
+    def taint_fix(self, taint: Mapping[str, str]) -> str:
+        return f'nodeTaints: ["{format_taint(taint)}"]'
 
     def vm_sizes(self) -> tuple[str, ...]:
         vm_size = self._at("vmSize")

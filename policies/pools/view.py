@@ -59,6 +59,14 @@ class PoolView(ABC):
     def taints_path(self) -> str:
         """Where the pool's taints are written."""
 
+    def taint_fix(self, taint: Mapping[str, str]) -> str:
+        """How to give the pool `taint`, in the kind's own field names. The default writes the
+        Kubernetes Taint object at `taints_path` (a karpenter.sh NodePool's `spec.template.spec.taints`);
+        an AgentPool writes AKS's `nodeTaints` strings instead."""
+        value = taint.get("value") or ""
+        fields = f"key: {taint['key']}, " + (f"value: {value}, " if value else "") + f"effect: {taint['effect']}"
+        return f"{self.taints_path}: [{{{fields}}}]"
+
     @abstractmethod
     def vm_sizes(self) -> tuple[str, ...]:
         """The VM sizes its nodes may have (one for an AgentPool; none when not written as text)."""
