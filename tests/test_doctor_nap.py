@@ -53,3 +53,38 @@ def test_a_nap_gpu_node_of_no_pool_is_noted():
     stray["metadata"]["labels"]["gpu-aks.io/pool"] = "other"
     diagnosis = diagnose(platform_from_outputs(NAP_CONTRACT), [stray], [])
     assert diagnosis.unmatched_gpu_nodes == ["aks-other-xyz"]
+
+
+def test_a_new_kinds_node_facts_reach_the_doctor_through_the_registry_alone(monkeypatch):
+    """A kind registered in the pack (its own taints, GPU label, node label and replacement) is read by
+    the doctor without the doctor naming it: its taint is not a problem, its broken node is replaced
+    its way, and its GPU node of no pool is noted."""
+    from gpu_aks_policies.pools import NodeFacts, PoolRegistration, registry
+
+    facts = NodeFacts(taint_prefixes=("fleet.example.com/",), gpu_labels={"fleet.example.com/gpu": "yes"},
+                      node_label="fleet.example.com/fleet",
+                      replace_hint=lambda name, labels: f"fleetctl recycle {name} in {labels['fleet.example.com/fleet']}")
+    fleet = PoolRegistration("fleet", lambda resource_type: False, lambda resource_type, props: [], "test", facts)
+    monkeypatch.setattr(registry, "KINDS", [*registry.KINDS, fleet])
+
+    def fleet_node(name: str, pool: str, ready: bool) -> dict:
+        node = _node(name, "Standard_NC40ads_H100_v5", 1, [{"key": "fleet.example.com/booting", "effect": "NoSchedule"}],
+                     ready=ready)
+        labels = node["metadata"]["labels"]
+        for key in ("karpenter.sh/nodepool", "karpenter.azure.com/sku-gpu-manufacturer"):
+            del labels[key]
+        labels.update({"gpu-aks.io/pool": pool, "fleet.example.com/fleet": "blue", "fleet.example.com/gpu": "yes"})
+        return node
+
+    broken, stray = fleet_node("fleet-1", "gpu", ready=False), fleet_node("fleet-2", "other", ready=True)
+    stray["status"]["allocatable"] = {}
+    diagnosis = diagnose(platform_from_outputs(NAP_CONTRACT), [broken, stray], [_plugin_pod("fleet-1")])
+    checks = {problem.check: problem for problem in diagnosis.problems}
+    assert set(checks) == {"node-ready"}, render(diagnosis)
+    assert "fleetctl recycle fleet-1 in blue" in checks["node-ready"].fix
+    assert diagnosis.unmatched_gpu_nodes == ["fleet-2"]
+    monkeypatch.undo()
+    # Without the kind, its taint is a problem and its stray GPU node goes unnoticed.
+    diagnosis = diagnose(platform_from_outputs(NAP_CONTRACT), [broken, stray], [_plugin_pod("fleet-1")])
+    assert "taints" in {problem.check for problem in diagnosis.problems}
+    assert diagnosis.unmatched_gpu_nodes == []

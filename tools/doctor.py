@@ -38,6 +38,7 @@ from gpu_aks_policies.contract import GpuOfferEntry, GpuPoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
+from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_kind, node_taint_prefixes
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
 from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
@@ -57,18 +58,10 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 #: Taints the control plane and the cluster autoscaler manage; a node carrying one is not misconfigured
 #: (Kubernetes' well-known `node.kubernetes.io/*` and `node.cloudprovider.kubernetes.io/*` taints,
 #: kubernetes.io/docs/reference/labels-annotations-taints; cluster-autoscaler's scale-down taints,
-#: kubernetes/autoscaler `cluster-autoscaler/utils/taints/taints.go`).
+#: kubernetes/autoscaler `cluster-autoscaler/utils/taints/taints.go`). Each pool kind adds its own
+#: controller's taints (`gpu_aks_policies.pools`, `NodeFacts.taint_prefixes`).
 SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
-                         "DeletionCandidateOfClusterAutoscaler",
-                         # Karpenter's own taints while it starts or disrupts a node (`karpenter.sh/unregistered`,
-                         # `karpenter.sh/disrupted`; kubernetes-sigs/karpenter pkg/apis/v1/taints.go).
-                         "karpenter.sh/")
-#: The label Karpenter (AKS node auto-provisioning) puts on the nodes it creates: their NodePool
-#: (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-#: Azure's GPU label on NAP nodes (karpenter-provider-azure pkg/apis/v1beta1/labels.go); NAP nodes lack
-#: `kubernetes.azure.com/accelerator`.
-NAP_GPU_MANUFACTURER_LABEL = "karpenter.azure.com/sku-gpu-manufacturer"
+                         "DeletionCandidateOfClusterAutoscaler")
 
 
 class DoctorInputError(Exception):
@@ -226,13 +219,11 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _replace_node(node: Mapping[str, Any]) -> str:
-    """How a broken node is replaced: Karpenter's NodeClaim for a NAP node, the AgentPool's VM otherwise."""
-    labels = _labels(node)
-    if NODEPOOL_LABEL in labels:
-        return (f"kubectl delete node {_name(node)} (Karpenter's NodePool {as_str(labels.get(NODEPOOL_LABEL))} "
-                "replaces it)")
-    return "az aks nodepool delete-machines"
+def _replace_node(node: Mapping[str, Any], pool: GpuPoolEntry) -> str:
+    """How a broken node is replaced: its kind says (the kind whose own label it carries, else its pool's)."""
+    labels = {str(k): as_str(v) for k, v in _labels(node).items()}
+    kind = node_kind(labels, pool.kind)
+    return (kind.nodes if kind is not None else NodeFacts()).replace_hint(_name(node), labels)
 
 
 def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:
@@ -280,7 +271,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
     if not is_ready:
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
                 f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
-                f"({_replace_node(node)})")
+                f"({_replace_node(node, pool)})")
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
@@ -369,7 +360,7 @@ def _check_taints(node: Mapping[str, Any], pool: GpuPoolEntry, problem: Any) -> 
     missing = [t for t in expected if _taint_id(t) not in actual_set]
     tolerated = {(tol.get("key"), tol.get("value", "")) for tol in pool.tolerations}
     extra = [t for t in actual if _taint_id(t) not in expected_set and t["effect"] != "PreferNoSchedule"
-             and not t["key"].startswith(SYSTEM_TAINT_PREFIXES) and t["key"] != SPOT_LABEL
+             and not t["key"].startswith(SYSTEM_TAINT_PREFIXES + node_taint_prefixes()) and t["key"] != SPOT_LABEL
              and (t["key"], t["value"]) not in tolerated]
     if missing or extra:
         parts = []
@@ -427,8 +418,7 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         reports.append(report)
     check_metrics_exporters(platform, reports, pods)
     unmatched = sorted(_name(n) for n in nodes if _name(n) not in matched and (
-        _gpu_resources_advertised(n) or _labels(n).get("kubernetes.azure.com/accelerator") == "nvidia"
-        or _labels(n).get(NAP_GPU_MANUFACTURER_LABEL) == "nvidia"))
+        _gpu_resources_advertised(n) or is_gpu_node({str(k): as_str(v) for k, v in _labels(n).items()})))
     return Diagnosis(reports, unmatched)
 
 

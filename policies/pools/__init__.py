@@ -7,12 +7,23 @@ platform's `components/pools/`; the contract's `kind` names the same kinds."""
 import importlib
 import pkgutil
 
-from .registry import KINDS, PoolRegistration, is_pool_resource, kind_of, pools_of
+from .registry import (
+    KINDS,
+    NodeFacts,
+    PoolRegistration,
+    is_gpu_node,
+    is_pool_resource,
+    kind_named,
+    kind_of,
+    node_kind,
+    node_taint_prefixes,
+    pools_of,
+)
 from .view import PoolView, Scaling, shown_count
 
 # Every kind module of this package registers its kind on import; sorted, so the order is stable.
 for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["KINDS", "PoolRegistration", "PoolView", "Scaling", "is_pool_resource", "kind_of", "pools_of",
-           "shown_count"]
+__all__ = ["KINDS", "NodeFacts", "PoolRegistration", "PoolView", "Scaling", "is_gpu_node", "is_pool_resource", "kind_named",
+           "kind_of", "node_kind", "node_taint_prefixes", "pools_of", "shown_count"]

@@ -17,7 +17,7 @@ from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
-from .registry import register
+from .registry import NodeFacts, register
 from .view import PoolView, Scaling, shown_count
 
 _AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
@@ -98,7 +98,14 @@ def _recognizes(resource_type: str) -> bool:
     return bool(_AGENT_POOL_TYPE.fullmatch(resource_type) or _MANAGED_CLUSTER_TYPE.fullmatch(resource_type))
 
 
-@register("agentPool", _recognizes, source="azure-native containerservice AgentPool; ManagedCluster agentPoolProfiles")
+#: An AgentPool's nodes: AKS labels its GPU nodes `kubernetes.azure.com/accelerator: nvidia`; a broken
+#: node's VM is deleted and replaced through the pool (`az aks nodepool delete-machines`).
+NODES = NodeFacts(gpu_labels={"kubernetes.azure.com/accelerator": "nvidia"},
+                  replace_hint=lambda node_name, labels: "az aks nodepool delete-machines")
+
+
+@register("agentPool", _recognizes, source="azure-native containerservice AgentPool; ManagedCluster agentPoolProfiles",
+          nodes=NODES)
 def agent_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
     if _AGENT_POOL_TYPE.fullmatch(resource_type):
         name = props.get("agentPoolName") or props.get("name") or ""

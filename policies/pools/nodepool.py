@@ -21,7 +21,7 @@ from ..catalog import GPU_SKUS, gpu_sku
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity
 from ..scheduling import TaintSyntaxError, parse_taint
-from .registry import register
+from .registry import NodeFacts, register
 from .view import PoolView, Scaling
 
 _NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
@@ -112,7 +112,7 @@ class NodePoolView(PoolView):
         labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
         written = {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
         # Karpenter labels every node with its NodePool (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
-        return {**written, "karpenter.sh/nodepool": self.name}
+        return {**written, NODEPOOL_LABEL: self.name}
 
     def mig(self) -> bool:
         return False
@@ -127,7 +127,24 @@ def _recognizes(resource_type: str) -> bool:
     return bool(_NODEPOOL_TYPE.fullmatch(resource_type))
 
 
-@register("nodePool", _recognizes, source="karpenter.sh/v1 NodePool (AKS node auto-provisioning)")
+#: The label Karpenter puts on the nodes it creates: their NodePool (kubernetes-sigs/karpenter
+#: pkg/apis/v1/labels.go).
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+
+
+def _replace_hint(node_name: str, labels: Mapping[str, str]) -> str:
+    return f"kubectl delete node {node_name} (Karpenter's NodePool {labels.get(NODEPOOL_LABEL, '')} replaces it)"
+
+
+#: A NodePool's nodes: Karpenter's own taints while it starts or disrupts a node (`karpenter.sh/unregistered`,
+#: `karpenter.sh/disrupted`; kubernetes-sigs/karpenter pkg/apis/v1/taints.go); Azure's GPU label
+#: (karpenter-provider-azure pkg/apis/v1beta1/labels.go; NAP nodes lack `kubernetes.azure.com/accelerator`);
+#: a deleted node's NodeClaim is replaced by its NodePool.
+NODES = NodeFacts(taint_prefixes=("karpenter.sh/",), gpu_labels={_GPU_MANUFACTURER: "nvidia"},
+                  node_label=NODEPOOL_LABEL, replace_hint=_replace_hint)
+
+
+@register("nodePool", _recognizes, source="karpenter.sh/v1 NodePool (AKS node auto-provisioning)", nodes=NODES)
 def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
     metadata = mapping_at(props.get("metadata"), "metadata")
     name = metadata.get("name")

@@ -8,13 +8,33 @@ kube-linter's `templates.Register` sits below its templates. Imports no kind."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .view import PoolView
 
 #: (resource type, resource properties) -> the pools the resource declares.
 PoolsOf = Callable[[str, Mapping[str, Any]], list[PoolView]]
+
+
+def _no_hint(node_name: str, labels: Mapping[str, str]) -> str:
+    return f"kubectl delete node {node_name}"
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What a running cluster's nodes of one kind look like, for readers of nodes (the doctor): they
+    read these facts through the kind and never name a kind themselves."""
+
+    #: Taints the kind's own controller puts on its nodes while it starts or removes them; such a
+    #: taint is not a misconfiguration.
+    taint_prefixes: tuple[str, ...] = ()
+    #: Labels (and values) that mark one of the kind's nodes as a GPU node.
+    gpu_labels: Mapping[str, str] = field(default_factory=dict)
+    #: A label only the kind's nodes carry; a node carrying it is of this kind whatever its pool says.
+    node_label: str | None = None
+    #: (node name, node labels) -> how a broken node of the kind is replaced.
+    replace_hint: Callable[[str, Mapping[str, str]], str] = _no_hint
 
 
 @dataclass(frozen=True)
@@ -28,17 +48,20 @@ class PoolRegistration:
     pools_of: PoolsOf
     #: The API the kind reads, for the docs (an Azure API or a Kubernetes CRD).
     source: str = ""
+    #: What the kind's nodes look like in a running cluster.
+    nodes: NodeFacts = NodeFacts()
 
 
 KINDS: list[PoolRegistration] = []
 
 
-def register(name: str, recognizes: Callable[[str], bool], source: str = "") -> Callable[[PoolsOf], PoolsOf]:
+def register(name: str, recognizes: Callable[[str], bool], source: str = "",
+             nodes: NodeFacts | None = None) -> Callable[[PoolsOf], PoolsOf]:
     def decorate(pools_of: PoolsOf) -> PoolsOf:
         # One registration per kind, as kube-linter's registry refuses a second template of one key.
         if any(kind.name == name or kind.pools_of is pools_of for kind in KINDS):
             raise ValueError(f"pool kind {name!r} is registered twice")
-        KINDS.append(PoolRegistration(name, recognizes, pools_of, source))
+        KINDS.append(PoolRegistration(name, recognizes, pools_of, source, nodes or NodeFacts()))
         return pools_of
     return decorate
 
@@ -57,3 +80,24 @@ def pools_of(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
     UndecidableError when an unknown preview value hides which pools there are."""
     kind = kind_of(resource_type)
     return kind.pools_of(resource_type, props) if kind is not None else []
+
+
+def kind_named(name: str) -> PoolRegistration | None:
+    """The registered kind of this contract name (`gpuPools.<pool>.kind`), or None."""
+    return next((kind for kind in KINDS if kind.name == name), None)
+
+
+def node_kind(labels: Mapping[str, str], pool_kind: str) -> PoolRegistration | None:
+    """The kind of a running node: the kind whose own label it carries, else its pool's kind."""
+    return next((kind for kind in KINDS if kind.nodes.node_label and kind.nodes.node_label in labels),
+                kind_named(pool_kind))
+
+
+def node_taint_prefixes() -> tuple[str, ...]:
+    """Every kind's own node taints (a kind's controller taints only its own nodes)."""
+    return tuple(prefix for kind in KINDS for prefix in kind.nodes.taint_prefixes)
+
+
+def is_gpu_node(labels: Mapping[str, str]) -> bool:
+    """Whether a node's labels mark it a GPU node in any kind's terms."""
+    return any(labels.get(key) == value for kind in KINDS for key, value in kind.nodes.gpu_labels.items())
