@@ -12,6 +12,7 @@ from components.platform_settings import parse_settings
 from components.pools.nap import NAP as NAP_KIND
 from components.settings import SettingsError
 from components.settings.node_provisioning import NODE_PROVISIONING_MODES
+from tests.test_network import GPU_SUBNET, POD_SUBNET
 
 TODAY = date(2026, 11, 26)
 
@@ -78,6 +79,10 @@ def test_nap_is_off_by_default_and_its_modes_are_the_apis():
     (_with(gpuPools=[{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2}]),
      "gpu-aks:gpuPools[gput4].maxCount", "declare the GPU capacity under gpuNodePools"),
     (_with(systemPool=None), "gpu-aks:systemPool.maxCount", "the system pool stays fixed-size"),
+    # A pod subnet on any pool kind that names one (ParsedPool.pod_subnet).
+    (_with(cpuPools=[{"name": "cpu", "minCount": 1, "maxCount": 1, "vnetSubnetID": GPU_SUBNET,
+                      "podSubnetID": POD_SUBNET}]), "gpu-aks:cpuPools[cpu].podSubnetID",
+     "dynamic pod-IP allocation (a pod subnet) is not supported with node auto-provisioning"),
     # The network NAP needs.
     (_with(cluster__networkProfile={"networkPlugin": "kubenet"}), "gpu-aks:cluster.networkProfile.networkPlugin",
      "needs Azure CNI"),

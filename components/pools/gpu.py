@@ -52,7 +52,7 @@ from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
 from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
 from components.pools.kind import GpuOffer, PoolFacts
-from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_capacity, user_pool_spec
+from components.pools.user import UserAgentPoolKind, agent_pool_facts, user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
@@ -355,7 +355,7 @@ class GpuPoolKind(UserAgentPoolKind):
         return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
                           plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
                           min_count=values["minCount"] if reader.ok("minCount") else None,
-                          sharing=values["sharing"]["strategy"])
+                          sharing=values["sharing"]["strategy"], **agent_pool_facts(values))
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,

@@ -45,7 +45,7 @@ from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
 from components.settings.device_plugin import DevicePluginSettings
-from components.settings.parsed_pools import ParsedPool
+from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
 
 if TYPE_CHECKING:
@@ -439,24 +439,16 @@ def nap_prerequisites(reader: Reader) -> None:
                     f"({_MODEL} NodeProvisioningDefaultNodePools); only gpuNodePools and fixed pools remain")
     fixed_only = ("under cluster.nodeProvisioningProfile.mode: Auto AKS refuses autoscaling pools (\"Fixed size "
                   "Node Pools can still be created, but autoscaling Node Pools cannot be\", NodeProvisioningMode.Auto)")
-    system = reader.values.get("systemPool") or {}
-    if system and system.get("minCount") != system.get("maxCount"):
-        reader.problem("systemPool.maxCount", f"{system.get('maxCount')} differs from minCount {system.get('minCount')}: "
-                                              f"{fixed_only}; the system pool stays fixed-size: set both to one count")
-    for list_key in ("cpuPools", "gpuPools"):
-        for index, pool in enumerate(reader.values.get(list_key) or []):
-            if pool.get("minCount") != pool.get("maxCount"):
-                reader.problem(f"{_listed_key(list_key, index, pool)}.maxCount",
-                               f"{pool.get('maxCount')} differs from minCount {pool.get('minCount')}: {fixed_only}; "
-                               "make it fixed-size, or declare the GPU capacity under gpuNodePools")
-    for list_key in ("systemPool", "cpuPools", "gpuPools"):
-        value = reader.values.get(list_key)
-        for index, pool in enumerate(value if isinstance(value, list) else [value] if value else []):
-            if pool.get("podSubnetID"):
-                key = _listed_key(list_key, index, pool) if isinstance(value, list) else list_key
-                reader.problem(f"{key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
-                                                     "node auto-provisioning (learn.microsoft.com/azure/aks/"
-                                                     "node-auto-provisioning, Limitations); use Azure CNI Overlay")
+    pools = parsed_pools(reader)
+    for pool in pools:
+        if pool.count_range is not None and pool.count_range[0] != pool.count_range[1]:
+            low, high = pool.count_range
+            reader.problem(f"{pool.key}.maxCount", f"{high} differs from minCount {low}: {fixed_only}; {pool.fixed_size_fix}")
+    for pool in pools:
+        if pool.pod_subnet:
+            reader.problem(f"{pool.key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
+                                                      "node auto-provisioning (learn.microsoft.com/azure/aks/"
+                                                      "node-auto-provisioning, Limitations); use Azure CNI Overlay")
     network = cluster.get("networkProfile") or {}
     plugin, policy = network.get("networkPlugin"), network.get("networkPolicy")
     nap_doc = "learn.microsoft.com/azure/aks/node-auto-provisioning, Limitations"
@@ -474,17 +466,7 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
     """A Grace (Arm64) GPU node runs every image the platform puts on GPU nodes: each needs an arm64
     build (catalog IMAGE_PLATFORMS records where that was read), or the pool is refused with the reason."""
     values = reader.values
-    arm64_pools: list[tuple[str, list[str]]] = []
-    for index, pool in enumerate(values.get("gpuPools") or []):
-        sku = gpu_sku(str(pool.get("vmSize")))
-        if sku is not None and sku.arch == "arm64":
-            arm64_pools.append((_listed_key("gpuPools", index, pool), [sku.vm_size]))
-    for index, raw in enumerate(values.get("gpuNodePools") or []):
-        pool = NapGpuPoolSettings(str(raw.get("name")), gpu_names=tuple(raw.get("gpus") or ()),
-                                  gpu_counts=tuple(raw.get("gpuCount") or ()), vm_sizes=tuple(raw.get("vmSizes") or ()))
-        sizes = [sku.vm_size for sku in pool.candidates if sku.arch == "arm64"]
-        if sizes:
-            arm64_pools.append((_listed_key("gpuNodePools", index, raw), sizes))
+    arm64_pools = [(pool.key, list(pool.arm64_sizes)) for pool in parsed_pools(reader) if pool.arm64_sizes]
     if not arm64_pools:
         return
     plugin, smoke = values.get("devicePlugin") or {}, values.get("smokeTest") or {}
@@ -503,6 +485,12 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
             if why:
                 reader.problem(key, f"{', '.join(sizes)} run on Arm64 (Grace) hosts, and {image_key} {why}; use an "
                                     "image with an arm64 build, or leave the Grace sizes out")
+
+
+def _arm64_sizes(values: Mapping[str, Any]) -> tuple[str, ...]:
+    pool = NapGpuPoolSettings(str(values.get("name")), gpu_names=tuple(values.get("gpus") or ()),
+                              gpu_counts=tuple(values.get("gpuCount") or ()), vm_sizes=tuple(values.get("vmSizes") or ()))
+    return tuple(sku.vm_size for sku in pool.candidates if sku.arch == "arm64")
 
 
 def _listed_key(list_key: str, index: int, raw: Any) -> str:
@@ -547,7 +535,8 @@ class NapPoolKind:
     def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
         # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
         # the cluster autoscaler, sizes them (no minCount).
-        return tuple(ParsedPool(pool, pool.values["name"], gpu=True) for pool in root.lists.get(self.config_key, []))
+        return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values))
+                     for pool in root.lists.get(self.config_key, []))
 
     def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
         capacity = tuple(_CAPACITY[kind] for kind in pool.capacity_types)

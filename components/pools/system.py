@@ -15,6 +15,7 @@ from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, 
 from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
+from components.pools.user import agent_pool_facts
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
 from components.settings.parsed_pools import ParsedPool
@@ -75,7 +76,10 @@ class SystemPoolKind:
 
     def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
         reader = root.children.get(self.config_key)
-        return (ParsedPool(reader, reader.values["name"]),) if reader is not None else ()
+        if reader is None:
+            return ()
+        return (ParsedPool(reader, reader.values["name"], **{
+            **agent_pool_facts(reader.values), "fixed_size_fix": "the system pool stays fixed-size: set both to one count"}),)
 
     def resources(self, pool: SystemPoolSettings) -> tuple[AgentPoolSpec, ...]:
         return ()  # the managed cluster's own body carries it (components/cluster.py)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.catalog import gpu_sku
 from gpu_aks_policies.declarations import Check
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
@@ -36,7 +37,7 @@ class UserAgentPoolKind:
         return tuple(self.parsed_pool(pool) for pool in root.lists.get(self.config_key, []))
 
     def parsed_pool(self, reader: Reader) -> ParsedPool:
-        return ParsedPool(reader, reader.values["name"])
+        return ParsedPool(reader, reader.values["name"], **agent_pool_facts(reader.values))
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         raise NotImplementedError
@@ -69,3 +70,10 @@ def user_pool_capacity(key: str, pool: UserAgentPoolSettings) -> tuple[CapacityN
     upgrade = pool.upgrade_settings()
     return (CapacityNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
                          surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count)),)
+
+
+def agent_pool_facts(values: Mapping[str, Any]) -> dict[str, Any]:
+    """What every AgentPool-backed pool tells the checks across sections (`ParsedPool`)."""
+    sku = gpu_sku(str(values.get("vmSize")))
+    return {"count_range": (values.get("minCount"), values.get("maxCount")), "pod_subnet": bool(values.get("podSubnetID")),
+            "arm64_sizes": (sku.vm_size,) if sku is not None and sku.arch == "arm64" else ()}

@@ -37,6 +37,15 @@ class ParsedPool:
     min_count: int | None = None
     #: The GPU sharing strategy the pool asks of gpu-aks's device plugin (`timeSlicing`, `mps`), or None.
     sharing: str | None = None
+    #: The (minCount, maxCount) the cluster autoscaler would scale it between, as written, or None:
+    #: the kind's size is not an AgentPool's count (node auto-provisioning refuses unequal ones).
+    count_range: tuple[Any, Any] | None = None
+    #: How to make the pool fixed-size, in its own terms (for node auto-provisioning's refusal).
+    fixed_size_fix: str = "make it fixed-size, or declare the GPU capacity under gpuNodePools"
+    #: The pool names a pod subnet (`podSubnetID`).
+    pod_subnet: bool = False
+    #: The Arm64 (Grace) VM sizes the pool may bring.
+    arm64_sizes: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
