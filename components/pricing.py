@@ -107,8 +107,7 @@ class PriceTable:
 def _shown(value: Any) -> str:
     """A value from an answer, for a message: short, on one line, no control character (an answer may
     hold megabytes in one field, or terminal escapes)."""
-    text = repr(value)
-    return escape_line(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+    return _name(repr(value))
 
 
 def _name(text: str) -> str:
