@@ -274,7 +274,7 @@ def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], cont
         results: list[tuple[str, str, str, str]] = []
         for rule in CHECKER_RULES:
             config = configs[rule.name]
-            if config.level == "disabled":
+            if config.level == "disabled" or (rule.needs_platform and platform is None):
                 continue
             pods = pods_by_shapes.get(config.workload_shapes)
             if pods is None:
