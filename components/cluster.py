@@ -20,7 +20,12 @@ from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
 from components.settings.api_server import ApiServerAccessSettings
 from components.settings.maintenance import MaintenanceSettings
-from components.settings.network import NetworkSettings, network_change_problems, network_record
+from components.settings.network import (
+    NetworkSettings,
+    network_change_problems,
+    network_record,
+    network_upgrade_warnings,
+)
 
 #: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
 NETWORK_OUTPUT = "clusterNetwork"
@@ -79,6 +84,8 @@ def _refuse_network_change(previous_and_current: list[Any]) -> dict[str, Any]:
         # refuse it, instead of failing halfway through `pulumi up`.
         raise pulumi.RunError("the cluster's network cannot change this way in place:\n"
                               + "\n".join(f"  - {problem}" for problem in problems))
+    for warning in network_upgrade_warnings(previous, current):
+        pulumi.log.warn(warning)
     return dict(current)
 
 
