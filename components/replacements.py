@@ -30,6 +30,7 @@ and masked as `[secret]` when the record or the config section is secret. Pure: 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -49,6 +50,8 @@ RECORD_VERSION = 1
 MAX_RECORDED_POOLS = 1000
 MAX_RECORDED_PROPERTIES = 100
 MAX_SHOWN_CHARS = 80
+#: How a recorded pool names its config key (`gpuPools[gput4]`); anything else is quoted instead.
+_POOL_KEY = re.compile(r"[A-Za-z]{1,32}\[[a-z][a-z0-9]{0,11}\]")
 #: What a pool's `kind` means, for messages.
 KIND_NAMES = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
 
@@ -143,9 +146,10 @@ def _pool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any] | No
                   masked: bool) -> tuple[list[str], list[str]]:
     """(refused, warnings) for one GPU pool the last update recorded."""
     key = new.get("key") if new else old.get("key")
-    where = f"{PROJECT}:{key}" if isinstance(key, str) and len(key) <= 64 else f"the GPU pool {shown(name)}"
+    where = f"{PROJECT}:{key}" if isinstance(key, str) and _POOL_KEY.fullmatch(key) else f"the GPU pool {shown(name)}"
     old_azure = old.get("azureName")
-    old_name = f"AgentPool {shown(old_azure, masked)}" if isinstance(old_azure, str) else "its pool"
+    old_name = (f"AgentPool {shown(old_azure, masked)}" if isinstance(old_azure, str) else
+                "its NodePool" if old.get("kind") == "nodePool" else "the pool")
     if new is None:
         return [], [f"{where}: no longer a GPU pool of this stack: this run deletes {old_name} and its GPU "
                     "nodes (pods on them are evicted). If that is not meant, put the pool back"]

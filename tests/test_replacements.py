@@ -145,6 +145,10 @@ def test_a_removed_gpu_pool_and_a_pool_that_changes_kind_are_warned():
     del removed["gpuPools"]["gput4"]
     [gone] = identity_changes(DEV, removed).warnings
     assert gone.startswith("gpu-aks:gpuPools[gput4]: no longer a GPU pool of this stack: this run deletes AgentPool")
+    nap = _record("nap")
+    [gone] = identity_changes(nap, {**nap, "gpuPools": {"a100": nap["gpuPools"]["a100"]}}).warnings
+    assert gone.startswith("gpu-aks:gpuNodePools[h100]: no longer a GPU pool of this stack: this run deletes its "
+                           "NodePool")
     moved = _with(DEV, "gpuPools.gput4.kind", "nodePool")
     [kind] = identity_changes(DEV, moved).warnings
     assert "moves from an AKS agent pool to a NAP (Karpenter) NodePool" in kind
@@ -181,7 +185,8 @@ def test_secret_values_are_masked():
 def test_hostile_values_are_escaped_and_bounded():
     hostile = "\x1b[31m::error::" + "x" * 10_000
     previous = _with(_with(DEV, "cluster.resourceName", hostile), "gpuPools.gput4.createOnly.vmSize", [hostile] * 1000)
-    previous["gpuPools"]["\x1b]8;;evil\x07"] = {"kind": "agentPool", "azureName": hostile, "createOnly": {}}
+    previous["gpuPools"]["\x1b]8;;evil\x07"] = {"kind": "agentPool", "azureName": hostile, "createOnly": {},
+                                               "key": "gpuPools[\x1b[2J]"}
     previous["gpuPools"].update({f"p{index}": {"kind": 7, "createOnly": {str(i): i for i in range(1000)}}
                                  for index in range(5000)})
     changes = identity_changes(previous, DEV)
