@@ -20,6 +20,8 @@ from typing import Any
 
 import pulumi
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.pools import platform_pools
 from components.replacements import IDENTITY_OUTPUT, MAX_SHOWN_CHARS, identity_changes, identity_record
@@ -196,6 +198,40 @@ def test_hostile_values_are_escaped_and_bounded():
     assert len(changes.warnings) <= 1001, "at most MAX_RECORDED_POOLS pools are read"
     quoted = changes.refused[0].split(" the cluster has ")[1].split(" (its last update)")[0]
     assert quoted.startswith("'\\x1b[31m::error::xxx") and quoted.endswith("…") and len(quoted) == MAX_SHOWN_CHARS + 1
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children,
+                                                                                         max_size=4), max_leaves=20)
+#: A record whose every field may be garbage: the keys a reader looks for, with any JSON under them.
+_RECORDS = st.fixed_dictionaries({}, optional={
+    "cluster": _JSON | st.fixed_dictionaries({}, optional={key: _JSON for key in DEV["cluster"]}),
+    "protect": _JSON,
+    "gpuPools": _JSON | st.dictionaries(st.sampled_from(["gput4", "other"]), _JSON | st.fixed_dictionaries(
+        {}, optional={key: _JSON for key in DEV["gpuPools"]["gput4"]}), max_size=2)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(previous=_RECORDS | _JSON, masked=st.booleans())
+def test_any_recorded_value_gives_messages_never_a_traceback(previous, masked):
+    changes = identity_changes(previous, DEV, masked)
+    for message in changes.refused + changes.warnings:
+        assert message.startswith(("gpu-aks:", "azure-native:location:", "the GPU pool "))
+        assert not any(ord(char) < 32 for char in message)
+        if masked:
+            assert "gpu-aks-dev" not in message and "standard_nc4as_t4_v3" not in message
+
+
+def test_a_secret_cluster_section_makes_the_record_secret(dev_run):
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
+    run = run_program(ROOT, "dev", config, ["gpu-aks:cluster"])
+    assert run.error is None, run.error
+    assert IDENTITY_OUTPUT in run.secret_outputs
+    previous = {**dev_run.stack_outputs, IDENTITY_OUTPUT: _with(DEV, "cluster.resourceName", "old-name")}
+    mocks = PlatformMocks(stack_references={own_stack_reference("dev"): previous})
+    refused = run_program(ROOT, "dev", config, ["gpu-aks:cluster"], mocks=mocks)
+    assert isinstance(refused.error, pulumi.RunError)
+    assert "gpu-aks:cluster.name: the cluster has [secret]" in str(refused.error) and "old-name" not in str(refused.error)
 
 
 # --- Network upgrades AKS makes in place, which the provider replaces ---------------------------------
