@@ -105,10 +105,11 @@ def _same_location(old: str, new: str) -> bool:
     return old.replace(" ", "").lower() == new.replace(" ", "").lower()
 
 
-#: The cluster's create-only identity: the record's key, the config key that sets it, and what a new
-#: value replaces.
+#: The way out of a cluster replacement that is meant.
 _MOVE_OUT = ("To move to a new cluster, deploy it as a new stack and move the workloads; to replace this one on "
              "purpose, run `pulumi destroy` on this stack first")
+#: The cluster's create-only identity: the record's key, the config key that sets it, and what a new
+#: value replaces with the way out.
 _CLUSTER_IDENTITY = (
     ("resourceName", f"{PROJECT}:cluster.name",
      "a new name is a new cluster: Pulumi creates it and deletes the old one with everything running on it. "
