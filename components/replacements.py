@@ -40,6 +40,7 @@ from components.aks_api import dns_prefix_for
 from components.pools import PlatformPools
 from components.settings import PROJECT
 from components.settings.cluster import ClusterSettings
+from components.settings.common import shown
 from components.settings.node_baseline import NODE_BASELINE_KEYS
 
 #: The stack output holding the record, read back on the next run (components/previous_run.py).
@@ -49,7 +50,6 @@ RECORD_VERSION = 1
 #: A record is small; these bound what is read of a hostile one (entries beyond are ignored).
 MAX_RECORDED_POOLS = 1000
 MAX_RECORDED_PROPERTIES = 100
-MAX_SHOWN_CHARS = 80
 #: How a recorded pool names its config key (`gpuPools[gput4]`); anything else is quoted instead.
 _POOL_KEY = re.compile(r"[A-Za-z]{1,32}\[[a-z][a-z0-9]{0,11}\]")
 #: What a pool's `kind` means, for messages.
@@ -76,24 +76,6 @@ class IdentityChanges:
     refused: tuple[str, ...] = ()
     #: Changes the preview announces.
     warnings: tuple[str, ...] = ()
-
-
-def shown(value: Any, masked: bool = False) -> str:
-    """A recorded or configured value as a message quotes it: `[secret]` when masked, otherwise its
-    repr (which escapes control characters), cut to MAX_SHOWN_CHARS; containers are not quoted."""
-    if masked:
-        return "[secret]"
-    if isinstance(value, (list, tuple)):
-        return f"a list of {len(value)}"
-    if isinstance(value, Mapping):
-        return f"an object of {len(value)} keys"
-    if isinstance(value, str):
-        text = repr(value[:MAX_SHOWN_CHARS + 1])
-    elif value is None or isinstance(value, (bool, int, float)):
-        text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a very large number"
-    else:
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…"
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.pools import platform_pools
-from components.replacements import IDENTITY_OUTPUT, MAX_SHOWN_CHARS, identity_changes, identity_record
+from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
+from components.settings.common import MAX_SHOWN_CHARS
 from components.settings.network import NETWORK_UPGRADES, PROVIDER_REPLACES_ON, network_upgrade_warnings
 from tests.conftest import ROOT
 from tools.mockrun import PlatformMocks, config_from_stack_file, own_stack_reference, run_program, settings_from_stack_file
@@ -226,12 +227,18 @@ def test_a_secret_cluster_section_makes_the_record_secret(dev_run):
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
     run = run_program(ROOT, "dev", config, ["gpu-aks:cluster"])
     assert run.error is None, run.error
-    assert IDENTITY_OUTPUT in run.secret_outputs
+    assert {IDENTITY_OUTPUT, "clusterNetwork"} <= run.secret_outputs
     previous = {**dev_run.stack_outputs, IDENTITY_OUTPUT: _with(DEV, "cluster.resourceName", "old-name")}
     mocks = PlatformMocks(stack_references={own_stack_reference("dev"): previous})
     refused = run_program(ROOT, "dev", config, ["gpu-aks:cluster"], mocks=mocks)
     assert isinstance(refused.error, pulumi.RunError)
     assert "gpu-aks:cluster.name: the cluster has [secret]" in str(refused.error) and "old-name" not in str(refused.error)
+    network = {**dev_run.stack_outputs, "clusterNetwork": {**dev_run.stack_outputs["clusterNetwork"],
+                                                           "serviceCidr": "10.99.0.0/16"}}
+    mocks = PlatformMocks(stack_references={own_stack_reference("dev"): network})
+    moved = run_program(ROOT, "dev", config, ["gpu-aks:cluster"], mocks=mocks)
+    assert isinstance(moved.error, pulumi.RunError)
+    assert "serviceCidr: the cluster has [secret]" in str(moved.error) and "10.99" not in str(moved.error)
 
 
 # --- Network upgrades AKS makes in place, which the provider replaces ---------------------------------
