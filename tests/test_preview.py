@@ -44,7 +44,7 @@ def test_prod_json_document():
     code, output = preview("prod", "--json")
     document = json.loads(output)
     assert code == 0 and document["stack"] == "prod"
-    assert set(document) == {"stack", "resources", "violations", "outputs", "cost"}
+    assert set(document) == {"stack", "resources", "violations", "outputs", "cost", "warnings"}
     assert set(document["cost"]["pools"]) == {"system", "cpu", "a100mig", "t4spot"}
     assert document["outputs"]["kubeconfig"] == "[secret]"
     assert document["outputs"]["gpuPools"]["a100mig"]["nodeSelector"] == {"accelerator": "nvidia",

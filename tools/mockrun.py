@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import runpy
 import sys
@@ -85,6 +86,21 @@ def unwrap_secrets(value: Any, mask: bool) -> Any:
     return value
 
 
+class WarningLog(logging.Handler):
+    """Where the mock engine's log goes (`pulumi.log.warn` under mocks logs to a `logging.Logger`): the
+    warnings are kept for the caller instead of reaching stderr through logging's last resort."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.logger = logging.Logger("gpu-aks.mockrun")  # not registered: every run has its own
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
@@ -132,6 +148,13 @@ def fake_aad_kubeconfig(cluster_name: str) -> str:
                      "--login", "devicecode"],
             "interactiveMode": "IfNotPresent"}}}],
     }, sort_keys=False)
+
+
+def own_stack_reference(stack: str, project: str = PROJECT) -> str:
+    """The name `components/previous_run.py` reads its own stack by under the mock engine (which reports
+    no organization: the DIY backend's `organization`); give `PlatformMocks(stack_references=...)` the
+    last update's outputs under it."""
+    return f"organization/{project}/{stack}"
 
 
 class PlatformMocks(pulumi.runtime.Mocks):
@@ -211,6 +234,8 @@ class ProgramRun:
     secret_outputs: set[str]
     calls: list[pulumi.runtime.MockCallArgs]
     error: BaseException | None = None
+    #: What the program logged as warnings (`pulumi.log.warn`), in order: the preview shows them.
+    warnings: list[str] = field(default_factory=list)
 
     def by_type(self, type_: str) -> list[RegisteredResource]:
         return [r for r in self.resources if r.type == type_]
@@ -359,7 +384,9 @@ def run_pulumi(
     monitor = RecordingMonitor(mocks)
     ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
-    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    warnings = WarningLog()
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                           logger=warnings.logger)
     # What `pulumi.runtime.test` does before each test: outputs and RPCs of an earlier run (a failed
     # one leaves some behind) must not be awaited by this one.
     SETTINGS.rpc_manager.clear()
@@ -381,7 +408,7 @@ def run_pulumi(
             outputs[name] = value
             if is_secret_output:
                 secrets.add(name)
-    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error)
+    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error, warnings.messages)
 
 
 def run_program(program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,
