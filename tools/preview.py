@@ -42,6 +42,7 @@ from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
+from gpu_aks_policies.terminal import run_cli
 
 from components.aks_api import kubernetes_minor
 from components.cost import cost_document, cost_lines, priced_pools
@@ -441,4 +442,4 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
