@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .terminal import escape_line
+from .terminal import escape_field
 
 __all__ = [
     "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "Shape", "bool_problem",
@@ -62,6 +62,10 @@ def describe(value: Any) -> str:
 
 # --- Problems ----------------------------------------------------------------------------------
 
+#: How much of a key path (which holds map keys as written) and of a message one problem shows.
+MAX_KEY_CHARS = 200
+MAX_MESSAGE_CHARS = 4000
+
 
 class Problems:
     """Collects problems and warnings; each names its key as the file spells it.
@@ -90,7 +94,10 @@ class Problems:
         # A key path holds map keys as written (`nodeLabels.<key>`), and a message may quote a value:
         # each problem stays one line with no control character, wherever it is printed or sent (the
         # component provider hands paths to the engine, which prints them).
-        return f"{escape_line(self.full_key(key))}: {escape_line(message)}"
+        # A key is input (a map key may be a megabyte long): it is cut; a message is ours, quoting
+        # values already bounded. The engine prints both at the start of a line or after `##[`-free
+        # text, so workflow commands are neutralised too.
+        return f"{escape_field(self.full_key(key), MAX_KEY_CHARS)}: {escape_field(message, MAX_MESSAGE_CHARS)}"
 
     def is_secret(self, key: str) -> bool:
         return key.split(":")[-1].split(".")[0].split("[")[0] in self.secret_sections
