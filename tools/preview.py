@@ -34,6 +34,7 @@ from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import gc_paused, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
+from gpu_aks_policies.terminal import escape_line
 
 from components.aks_api import kubernetes_minor
 from components.cost import cost_document, cost_lines, priced_pools
@@ -68,9 +69,12 @@ class PreviewInputError(Exception):
 
 
 def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = None) -> ProgramRun:
+    if stack_file is not None and not stack_file.is_file():
+        raise PreviewInputError(f"--config-file {escape_line(str(stack_file))}: "
+                                f"{'not a regular file' if stack_file.exists() else 'no such file'}")
     stack_file = stack_file or root / f"Pulumi.{stack}.yaml"
     if not stack_file.is_file():
-        raise PreviewInputError(f"unknown stack {stack!r}: there is no {stack_file.name}; stacks here: "
+        raise PreviewInputError(f"unknown stack {stack!r}: there is no {escape_line(stack_file.name)}; stacks here: "
                                 f"{', '.join(stacks(root)) or 'none'}")
     try:
         config, secret_keys = config_from_stack_file(stack_file, PROJECT)
@@ -79,10 +83,22 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
                                 f"{str(error).split(': ', 1)[-1]}") from None
     run = run_program(root, stack, config, secret_keys)
     if isinstance(run.error, pulumi.RunError):
-        raise PreviewInputError(str(run.error))
+        # The program's message names each key; the stack file's reading adds the line it is on.
+        raise PreviewInputError(str(_located(stack_file, stack) or run.error))
     if run.error is not None:
         raise PreviewInputError(f"the program failed: {type(run.error).__name__}: {run.error}")
     return run
+
+
+def _located(stack_file: Path, stack: str) -> SettingsError | None:
+    """The stack's settings problems, each with its file and line (`mockrun.located_problems`)."""
+    try:
+        settings_from_stack_file(stack_file, stack)
+    except SettingsError as error:
+        return error
+    except (StackFileError, OSError):
+        pass
+    return None
 
 
 def analyze(run: ProgramRun, pack_config: dict[str, Any] | None,
