@@ -227,3 +227,24 @@ def test_a_hostile_sharing_in_the_contract_is_one_escaped_input_error(tmp_path, 
     [line] = result.stderr.splitlines()
     assert expected in line and len(line) < 400
     assert_inert(result.stderr)
+
+
+# --- The doctor: what a node advertises --------------------------------------------------------
+
+
+@pytest.mark.parametrize("allocatable, shown", [
+    ("1000000000", "'1000000000'"), ("NaN", "'NaN'"), ("-4", "'-4'"), (3.5, "3.5"), ("1e999999999", "'1e999999999'"),
+    ("9" * 5000, "'9999999999999999999…999' (5000 characters)"), (HOSTILE_NAME, "'a\\x1b[2J"),
+])
+def test_an_allocatable_count_no_node_has_is_named_not_read_as_none(allocatable, shown):
+    # 10**9 GPUs, NaN or -4 read as 0: "advertises no allocatable nvidia.com/gpu", the value lost.
+    from tests.test_doctor import T4_0, doctor_on
+    nodes = json.loads((ROOT / "tests" / "fixtures" / "doctor" / "nodes-healthy.json").read_text())
+    [node] = [node for node in nodes["items"] if node["metadata"]["name"] == T4_0]
+    node["status"]["allocatable"]["nvidia.com/gpu"] = allocatable
+    code, out = doctor_on(nodes)
+    assert code == 1
+    assert (f"- node {T4_0} (pool t4spot) [gpu-allocatable]: advertises {shown}" in out and
+            "allocatable nvidia.com/gpu, which is no count of GPUs (the contract says 1 per node)" in out), out
+    assert f"  {T4_0}: 1 problem(s); {shown}" in out
+    assert_inert(out)

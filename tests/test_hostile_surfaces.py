@@ -614,3 +614,16 @@ def test_names_and_folders_a_tool_is_given_are_one_line_input_errors(tmp_path, c
     [line] = result.stderr.splitlines()
     assert line.startswith(expected.replace("{tmp}", str(tmp_path))) or expected.replace("{tmp}", str(tmp_path)) in line
     assert_inert(result.stderr)
+
+
+@pytest.mark.slow
+def test_the_preview_s_json_shows_no_workflow_command_and_reads_back_the_same(tmp_path):
+    # A tag value is free text: printed raw, `##[error]` in it was a workflow command in the CI log.
+    text = (ROOT / "Pulumi.prod.yaml").read_text().replace("owner: platform-team", 'owner: "##[error]forged"')
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "prod", "--json", "--config-file", str(stack_file)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 0 and "##[" not in result.stdout
+    [cluster] = [r for r in json.loads(result.stdout)["resources"] if r["type"].endswith(":ManagedCluster")]
+    assert cluster["inputs"]["tags"]["owner"] == "##[error]forged"

@@ -34,7 +34,7 @@ from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import gc_paused, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
-from gpu_aks_policies.terminal import escape_line
+from gpu_aks_policies.terminal import escape_json, escape_line
 
 from components.aks_api import kubernetes_minor
 from components.cost import cost_document, cost_lines, priced_pools
@@ -342,7 +342,8 @@ def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: di
     }
     if cost is not None:
         document["cost"] = cost
-    return json.dumps(document, indent=2)
+    # Tags, names and messages are input: a `##[` in any of them would be a workflow command in a CI log.
+    return escape_json(json.dumps(document, indent=2))
 
 
 def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
