@@ -153,9 +153,9 @@ def test_thousands_of_instance_types_are_named_once_each_and_counted_past_a_few(
     [message] = _pool_messages(_node_pool(sizes=sizes))
     assert message.count("Standard_NC40ads_H100_v5") == 1 and "and 9992 more)" in message
     assert len(message) < 700
-    plugin = {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"spec": {"containers": [
+    daemonset = {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"spec": {"containers": [
         {"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"}]}}}}
-    resources = [StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", plugin),
+    resources = [StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", daemonset),
                  StackResource("urn:pool", NODEPOOL, _node_pool(name=HOSTILE_NAME, sizes=sizes, taints=[GPU_TAINT]))]
     [coverage] = check_device_plugin_coverage(resources, RULES[DEVICE_PLUGIN_TOLERATES_POOLS])
     assert len(coverage.message) < 1500 and "and 9992 more" in coverage.message
@@ -248,3 +248,37 @@ def test_an_allocatable_count_no_node_has_is_named_not_read_as_none(allocatable,
             "allocatable nvidia.com/gpu, which is no count of GPUs (the contract says 1 per node)" in out), out
     assert f"  {T4_0}: 1 problem(s); {shown}" in out
     assert_inert(out)
+
+
+# --- Construct: the component provider's inputs arrive as JSON numbers ----------------------------
+
+from tests.test_component_package import _error_details, plugin  # noqa: E402, F401 (a fixture)
+
+NAP_INPUTS = {"location": "eastus2", "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}},
+              "systemPool": {"minCount": 2, "maxCount": 2}}
+
+
+def test_construct_takes_a_nodepool_s_whole_numbers_as_the_wire_sends_them(plugin):  # noqa: F811
+    # Every number crosses the wire as a float: `limits: {gpu: 8}` arrived as 8.0 and was refused as
+    # "not a whole number", so no SDK could declare a GPU NodePool.
+    pool = {"name": "h100", "gpus": ["H100"], "gpuCount": [1, 2], "limits": {"gpu": 8}, "weight": 50,
+            "osDiskSizeGB": 256}
+    plugin.construct({**NAP_INPUTS, "gpuNodePools": [pool]})
+    [node_pool] = [r for r in plugin.monitor.recording.registered if r.type == "kubernetes:karpenter.sh/v1:NodePool"]
+    spec = node_pool.wire_inputs["spec"]
+    assert spec["limits"] == {"nvidia.com/gpu": "8"} and spec["weight"] == 50
+    counts = [r["values"] for r in spec["template"]["spec"]["requirements"] if r["key"].endswith("sku-gpu-count")]
+    assert counts == [["1", "2"]]
+
+
+@pytest.mark.parametrize("limits, reason", [
+    ({"gpu": 1e100}, "is above 40000"), ({"gpu": float("nan")}, "NaN is not a whole number"),
+    ({"gpu": 8.5}, "8.5 is not a whole number"), ({"gpu": ESCAPES}, "is not a whole number"),
+])
+def test_construct_refuses_a_hostile_nodepool_limit_by_path(plugin, limits, reason):  # noqa: F811
+    import grpc
+    with pytest.raises(grpc.RpcError) as caught:
+        plugin.construct({**NAP_INPUTS, "gpuNodePools": [{"name": "h100", "gpus": ["H100"], "limits": limits}]})
+    details = _error_details(caught.value)
+    assert [(where, why) for where, why in details if where == "gpuNodePools[h100].limits.gpu" and reason in why]
+    assert "\x1b" not in repr(details) + caught.value.details()

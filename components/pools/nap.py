@@ -39,7 +39,18 @@ from gpu_aks_policies.catalog import (
     skus_with_gpu,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, Shape, choice, describe
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    Shape,
+    choice,
+    describe,
+    is_whole_number,
+)
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
@@ -251,12 +262,13 @@ def _vm_sizes(reader: Reader, value: Any) -> tuple[str, ...]:
 def _gpu_counts(reader: Reader, value: Any) -> tuple[int, ...]:
     if value is MISSING or value is None:
         return ()
+    # Whole floats count: the component provider's inputs arrive as JSON numbers (8.0).
     if not isinstance(value, list) or not value or not all(
-            isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 16 for count in value):
+            is_whole_number(count) and 1 <= count <= 16 for count in value):
         reader.problem("gpuCount", f"{reader.shown(value)} is not a list of GPU counts per node from 1 to 16 "
                                    "(e.g. [1, 2])")
         return ()
-    return tuple(sorted(set(value)))
+    return tuple(sorted({int(count) for count in value}))
 
 
 def _capacity_types(reader: Reader, value: Any) -> tuple[str, ...]:
@@ -285,7 +297,7 @@ def _limits(reader: Reader, value: Any) -> dict[str, int]:
         if resource not in LIMIT_RESOURCES:
             reader.problem(f"limits.{resource}", f"is not a ceiling gpu-aks sets; use {' or '.join(LIMIT_RESOURCES)} "
                                                  "(GPUs, vCPUs)")
-        elif not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
+        elif not is_whole_number(ceiling) or ceiling < 1:
             reader.problem(f"limits.{resource}", f"{reader.shown(ceiling)} is not a whole number of at least 1")
         elif ceiling > (most := LIMIT_CEILINGS[LIMIT_RESOURCES[resource]]):
             reader.problem(f"limits.{resource}", f"{reader.shown(ceiling)} is above {most}: no cluster holds that many "
@@ -293,7 +305,7 @@ def _limits(reader: Reader, value: Any) -> dict[str, int]:
                                                  "learn.microsoft.com/azure/aks/quotas-skus-regions), so it bounds "
                                                  f"nothing; say the most you will pay for ({example})")
         else:
-            limits[LIMIT_RESOURCES[resource]] = ceiling
+            limits[LIMIT_RESOURCES[resource]] = int(ceiling)
     return limits
 
 
@@ -388,8 +400,7 @@ def _taints_key() -> Key:
 
 
 def _whole(low: int, high: int) -> Any:
-    return lambda v: None if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high \
-        else f"is not a whole number from {low} to {high}"
+    return lambda v: None if is_whole_number(v) and low <= v <= high else f"is not a whole number from {low} to {high}"
 
 
 
@@ -416,7 +427,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
         "(vCPUs), as `maxCount` is for a pool.",
         "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True, shape=LIMITS),
     Key("weight", "Preference among NodePools (1-100; Karpenter tries the highest first).", "integer", None,
-        check=_whole(1, 100), source=f"{_NODEPOOL} spec.weight"),
+        check=_whole(1, 100), convert=int, source=f"{_NODEPOOL} spec.weight"),
     _taints_key(),
     Check(_needs_a_no_schedule_taint, reads=("nodeTaints",), doc="A GPU NodePool has a NoSchedule taint."),
     Key("nodeLabels", "Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, "
@@ -429,7 +440,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
     Check(_ubuntu_only_sizes, reads=("imageFamily", "gpus", "vmSizes"),
           doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),
     Key("osDiskSizeGB", "OS disk size (GB); AKSNodeClass's default (128) when absent.", "integer", None,
-        check=_whole(30, 2048), source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
+        check=_whole(30, 2048), convert=int, source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
 ), build=_settings)
 
 GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provisioning (needs "
