@@ -282,3 +282,14 @@ def test_construct_refuses_a_hostile_nodepool_limit_by_path(plugin, limits, reas
     details = _error_details(caught.value)
     assert [(where, why) for where, why in details if where == "gpuNodePools[h100].limits.gpu" and reason in why]
     assert "\x1b" not in repr(details) + caught.value.details()
+
+
+def test_ten_thousand_nodepools_are_one_problem_and_parsed_in_linear_time():
+    pools = [{"name": f"p{i}", "gpus": ["H100"], "limits": {"gpu": 8}} for i in range(10_000)]
+    [problem] = _problems(_with(gpuNodePools=pools))
+    assert problem.startswith("gpu-aks:gpuNodePools: 10000 entries; gpu-aks allows at most 100")
+
+    def prepare(n: int) -> Any:
+        raw = _with(gpuNodePools=pools[:n])
+        return lambda: _problems(raw)
+    assert growth(prepare, 500) < GROWTH_LIMIT
