@@ -627,3 +627,76 @@ def test_the_preview_s_json_shows_no_workflow_command_and_reads_back_the_same(tm
     assert result.returncode == 0 and "##[" not in result.stdout
     [cluster] = [r for r in json.loads(result.stdout)["resources"] if r["type"].endswith(":ManagedCluster")]
     assert cluster["inputs"]["tags"]["owner"] == "##[error]forged"
+
+
+# --- Every key of the stack config, given hostile values ------------------------------------------
+
+from gpu_aks_policies.declarations import Key, ListOf, Section  # noqa: E402
+
+from components.platform_settings import DOCUMENT  # noqa: E402
+
+HOSTILE_VALUES = ("a\x1b[2J\r\n::error::pwned ##[error]x\u202e", 10**4000, float("nan"), float("inf"),
+                  ["\x1b[2J"] * 1000, {"\x1b]0;t\x07": "##[error]"}, -1, True)
+#: A valid item for each list of pools, for the keys inside one.
+LIST_ITEMS = {"gpuPools": {"name": "gput4", "vmSize": T4}, "cpuPools": {"name": "cpu", "minCount": 1, "maxCount": 1},
+              "gpuNodePools": {"name": "h100", "gpus": ["H100"], "limits": {"gpu": 8}}}
+
+
+def _key_paths(section: Section, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every declared key, as a path of names (and 0 for a list's first item)."""
+    paths: list[tuple[Any, ...]] = []
+    for item in section.items:
+        if isinstance(item, Key):
+            paths.append((*prefix, item.name))
+        elif isinstance(item, Section):
+            paths += _key_paths(item, (*prefix, item.name))
+        elif isinstance(item, ListOf):
+            paths += _key_paths(item.item, (*prefix, item.name, 0))
+    return paths
+
+
+def _raw_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    from tests.test_nap_settings import NAP
+    raw = json.loads(json.dumps(NAP))  # NAP on: every pool kind's keys are read
+    node: Any = raw
+    for position, step in enumerate(path[:-1]):
+        if step == 0:
+            if not node:
+                node.append(json.loads(json.dumps(LIST_ITEMS[path[position - 1]])))
+            node = node[0]
+        else:
+            if not isinstance(node.get(step), (dict, list)):
+                node[step] = [] if path[position + 1] == 0 else {}
+            node = node[step]
+    node[path[-1]] = value
+    return raw
+
+
+def test_every_key_given_hostile_values_gives_short_escaped_problems_and_no_crash():
+    # 10**4000 in spotMaxPrice ended the parse in an OverflowError; `##[` in a value reached the
+    # Pulumi CLI's output (the program's RunError) as a workflow command; a colon in a map key
+    # took the key for a namespace.
+    paths = _key_paths(DOCUMENT.root)
+    assert len(paths) > 150, "the walk reaches every section"
+    for path in paths:
+        for value in HOSTILE_VALUES:
+            try:
+                texts = list(parse_settings(_raw_with(path, value), "dev", "eastus2", today=TODAY, environ={}).warnings)
+            except SettingsError as error:
+                texts = error.problems
+            for text in texts:
+                assert_inert(text)
+                assert "\n" not in text and len(text) < 1500 and text.startswith(("gpu-aks:", "azure-native:")), \
+                    (path, text)
+
+
+def test_a_megabyte_map_key_is_named_short():
+    [problem] = problems_of_raw({"cluster": {"autoScalerProfile": {"k" * 1_000_000: "1"}}})
+    assert problem.startswith("gpu-aks:cluster.autoScalerProfile.kkkk") and "(1000034 characters)" in problem
+    assert len(problem) < 2000
+
+
+def problems_of_raw(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(SettingsError) as raised:
+        parse_settings(raw, "dev", "eastus2", today=TODAY, environ={})
+    return raised.value.problems
