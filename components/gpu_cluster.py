@@ -45,6 +45,7 @@ from components.observability import (
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
+from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
 from components.settings import PROJECT, SettingsError, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
@@ -187,6 +188,32 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     return settings
 
 
+# --- What a run would replace -----------------------------------------------------------------------
+
+
+def _identity_output(record: dict[str, Any], previous: pulumi.Output[Any] | None, secret: bool) -> pulumi.Output[Any]:
+    """The `clusterIdentity` this run exports (components/replacements.py), secret when a config section
+    it records is. With the last update's record it is the output of the comparison, so the engine awaits
+    it during preview: warnings are logged, and a refused change fails the preview before any step."""
+    output: pulumi.Output[Any] = pulumi.Output.from_input(record)
+    if previous is not None:
+        # A recorded value that was secret stays masked in messages even if the config no longer is.
+        was_secret: pulumi.Output[bool] = pulumi.Output.from_input(previous.is_secret())
+        output = pulumi.Output.all(previous, was_secret, record).apply(
+            lambda values: _check_identity(values[0], values[2], secret or values[1] is True))
+    return pulumi.Output.secret(output) if secret else output
+
+
+def _check_identity(previous: Any, current: dict[str, Any], masked: bool) -> dict[str, Any]:
+    changes = identity_changes(previous, current, masked)
+    for warning in changes.warnings:
+        pulumi.log.warn(warning)
+    if changes.refused:
+        raise pulumi.RunError("this run would replace the cluster or leave a GPU pool without nodes; nothing was "
+                              "changed:\n" + "\n".join(f"  - {problem}" for problem in changes.refused))
+    return current
+
+
 # --- The component --------------------------------------------------------------------------------
 
 
@@ -265,6 +292,9 @@ class GpuCluster(pulumi.ComponentResource):
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
+        self._recorded[IDENTITY_OUTPUT] = _identity_output(
+            identity_record(settings.cluster, pools), previous.output(IDENTITY_OUTPUT) if previous else None,
+            secret=settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS))
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
         for kind in KINDS:
@@ -336,5 +366,6 @@ class GpuCluster(pulumi.ComponentResource):
 
     def recorded_for_next_run(self) -> dict[str, pulumi.Input[Any]]:
         """What the program also exports so that its next run can compare (components/previous_run.py):
-        the cluster's network and the deployer's object ID. Not part of the outputs contract."""
+        the cluster's network, the deployer's object ID and what a change would replace (`clusterIdentity`:
+        components/replacements.py). Not part of the outputs contract."""
         return dict(self._recorded)

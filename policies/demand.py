@@ -127,22 +127,27 @@ def sharing_advice(sharing: GpuSharing | None) -> str:
 
 
 def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
-    # A secret amount is named only by its path: nothing derived from it is printed either.
-    secret = is_secret(value)
-    written = f"{kind}.{resource}: {shown(value)}"
+    amount: Fraction | None = None
     try:
         amount = parse_quantity(value)
     except QuantityError as error:
-        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
+        unreadable = error
+    else:
+        # Most amounts are whole and in range: nothing below, only the message, is needed for them.
+        if amount.denominator == 1 and amount.numerator >= 0 and amount <= MAX_AMOUNT:
+            return None
+    # A secret amount is named only by its path: nothing derived from it is printed either.
+    secret = is_secret(value)
+    written = f"{kind}.{resource}: {shown(value)}"
+    if amount is None:
+        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {unreadable}"
     if amount < 0:
         return f"has {written}, a negative amount"
     if amount.denominator != 1:
         amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
         return (f"has {written}{amount_text}, a fraction; GPUs are whole devices and the API server refuses "
                 f"fractions ({sharing_advice(sharing)})")
-    if amount > MAX_AMOUNT:
-        return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
-    return None
+    return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
 
 
 def _amount_text(value: Any, amount: Fraction | None, fallback: str) -> str:

@@ -21,7 +21,7 @@ from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 from .scope import current_scope, remembered
@@ -100,17 +100,25 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
+def is_mapping(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, answered without the ABC check for a plain dict."""
+    return type(value) is dict or isinstance(value, abc.Mapping)
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """Tolerant reads for adapters: anything that is not a mapping is empty (unknown stays unknown
     only where a rule asks for it through `mapping_at`)."""
     if type(value) is dict:
         return value
-    return value if isinstance(value, abc.Mapping) else {}
+    # An absent field (None) is the common other case: the ABC check below costs several times more.
+    return value if value is not None and isinstance(value, abc.Mapping) else {}
 
 
 def as_list(value: Any) -> list[Any]:
     if type(value) is list:
         return list(value)
+    if value is None:
+        return []
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
@@ -152,9 +160,10 @@ class Container:
     #: ("limits" or "requests", resource) -> path (Spark's `gpu.quantity`, Dynamo's `limits.gpu`).
     written_at: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    @cached_property
+    @property
     def resources_at(self) -> str:
-        # Cached in the instance's __dict__ (a frozen dataclass allows that): every rule asks.
+        # Not a functools.cached_property: before Python 3.12 its first read takes a lock, which cost
+        # more than joining the path again on the few reads of each container.
         return self.resources_path or join(self.path, "resources")
 
 
@@ -234,8 +243,8 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
         for index, container in enumerate(as_list(value)):
-            if container is UNKNOWN or isinstance(container, abc.Mapping):
-                name = container.get("name") if isinstance(container, abc.Mapping) else None
+            if container is UNKNOWN or is_mapping(container):
+                name = container.get("name") if container is not UNKNOWN else None
                 containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
                                             container, ROLE_OF_LIST[list_name]))
     return tuple(containers)
@@ -246,7 +255,7 @@ def pod_spec(spec: Any, path: str, namespace: str = "", workload: str = "", **ex
     becomes a pod whose only container is unknown, so the rules say they could not decide)."""
     if spec is UNKNOWN:
         return PodSpec(path, {}, (Container(path, "<pod spec>", UNKNOWN),), namespace, workload, **extra)
-    mapping = spec if isinstance(spec, abc.Mapping) else {}
+    mapping = spec if is_mapping(spec) else {}
     return PodSpec(path, mapping, containers_of_spec(mapping, path), namespace, workload, **extra)
 
 
@@ -380,25 +389,25 @@ def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[
 
 def object_identity(obj: Any) -> tuple[str, str]:
     """(kind, name) of a Kubernetes object, for messages; tolerant of anything."""
-    if not isinstance(obj, abc.Mapping):
+    if not is_mapping(obj):
         return "", ""
     kind = obj.get("kind")
     metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, abc.Mapping) else None
-    if not isinstance(name, str) and isinstance(metadata, abc.Mapping):
+    name = metadata.get("name") if is_mapping(metadata) else None
+    if not isinstance(name, str) and is_mapping(metadata):
         name = metadata.get("generateName")
     return (kind if isinstance(kind, str) else "", name if isinstance(name, str) else "")
 
 
 def object_namespace(obj: Any) -> str:
-    metadata = obj.get("metadata") if isinstance(obj, abc.Mapping) else None
-    namespace = metadata.get("namespace") if isinstance(metadata, abc.Mapping) else None
+    metadata = obj.get("metadata") if is_mapping(obj) else None
+    namespace = metadata.get("namespace") if is_mapping(metadata) else None
     return namespace if isinstance(namespace, str) else ""
 
 
 def api_group(obj: Any) -> str:
     """The API group of an object (`serving.kserve.io` from `serving.kserve.io/v1beta1`; "" for core)."""
-    api_version = obj.get("apiVersion") if isinstance(obj, abc.Mapping) else None
+    api_version = obj.get("apiVersion") if is_mapping(obj) else None
     if not isinstance(api_version, str) or "/" not in api_version:
         return ""
     return api_version.rsplit("/", 1)[0]

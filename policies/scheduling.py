@@ -7,12 +7,13 @@ pool" has exactly one answer everywhere.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .podspecs import as_mapping
+from .podspecs import as_mapping, is_mapping
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: Effects that keep a pod off a node unless tolerated (PreferNoSchedule is only a preference).
@@ -78,6 +79,18 @@ def is_extended_resource_name(name: Any) -> bool:
     name as `requests.<name>`. ExtendedResourceToleration adds a toleration for each of these."""
     if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
+    # Resource names repeat across thousands of containers; the regular expression is the cost.
+    if type(name) is str and len(name) <= _MAX_REMEMBERED_NAME:
+        return _qualified_request_name(name)
+    return label_key_problem("requests." + name) is None
+
+
+#: Longer names (a valid one has at most 253 + 1 + 63 characters) are checked afresh, not remembered.
+_MAX_REMEMBERED_NAME = 320
+
+
+@functools.lru_cache(maxsize=1024)
+def _qualified_request_name(name: str) -> bool:
     return label_key_problem("requests." + name) is None
 
 
@@ -92,7 +105,7 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     An empty effect matches every effect; an empty key (only valid with `Exists`) matches every key;
     `Exists` ignores the value; `Equal`, the default operator, needs the same value.
     """
-    if not isinstance(toleration, abc.Mapping) or not isinstance(taint, abc.Mapping):
+    if not is_mapping(toleration) or not is_mapping(taint):
         return False
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):

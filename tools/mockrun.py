@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import runpy
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.resource
+import pulumi.runtime.resource
 import yaml
 from google.protobuf import json_format
 from gpu_aks_policies.documents import DocumentError, Limits, SourceIndex, load_yaml, read_file
@@ -85,6 +88,21 @@ def unwrap_secrets(value: Any, mask: bool) -> Any:
     return value
 
 
+class WarningLog(logging.Handler):
+    """Where the mock engine's log goes (`pulumi.log.warn` under mocks logs to a `logging.Logger`): the
+    warnings are kept for the caller instead of reaching stderr through logging's last resort."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.logger = logging.Logger("gpu-aks.mockrun")  # not registered: every run has its own
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
@@ -132,6 +150,13 @@ def fake_aad_kubeconfig(cluster_name: str) -> str:
                      "--login", "devicecode"],
             "interactiveMode": "IfNotPresent"}}}],
     }, sort_keys=False)
+
+
+def own_stack_reference(stack: str, project: str = PROJECT) -> str:
+    """The name `components/previous_run.py` reads its own stack by under the mock engine (which reports
+    no organization: the DIY backend's `organization`); give `PlatformMocks(stack_references=...)` the
+    last update's outputs under it."""
+    return f"organization/{project}/{stack}"
 
 
 class PlatformMocks(pulumi.runtime.Mocks):
@@ -211,6 +236,8 @@ class ProgramRun:
     secret_outputs: set[str]
     calls: list[pulumi.runtime.MockCallArgs]
     error: BaseException | None = None
+    #: What the program logged as warnings (`pulumi.log.warn`), in order: the preview shows them.
+    warnings: list[str] = field(default_factory=list)
 
     def by_type(self, type_: str) -> list[RegisteredResource]:
         return [r for r in self.resources if r.type == type_]
@@ -367,6 +394,38 @@ def _program_on_path(program_dir: Path) -> Iterator[None]:
         os.chdir(old_cwd)
 
 
+@contextmanager
+def _alias_urns_left_to_the_engine() -> Iterator[None]:
+    """Stops the SDK computing, for every resource, the URN of each of its aliases: work whose result
+    nothing reads while the monitor takes alias specs, as the mock monitor and every current engine do.
+
+    `Resource.__init__` collapses each alias to a URN Output up front (pulumi `resource.py`,
+    `self._aliases.append(collapse_alias_to_urn(...))`), and only `all_aliases` reads `_aliases`,
+    to build a child's inherited aliases for an engine without alias specs
+    (`pulumi/runtime/resource.py`, `prepare_aliases`). With specs the engine gets each alias as
+    written and resolves it itself. azure-native gives each resource an alias per former API
+    version: about 770 aliases in the prod stack, whose URN Outputs and tasks took 0.17 s of the
+    0.30 s it takes to register its resources. `_aliases` then keeps the aliases as written, and
+    `all_aliases` raises should a monitor without specs ever call it while this is in place
+    (tests/test_preview.py holds both: the aliases the monitor receives are the same either way, and
+    the SDK reads `_aliases` nowhere else)."""
+    collapse, inherit = pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource.all_aliases
+
+    def as_written(alias: Any, *_defaults: Any) -> Any:
+        return alias
+
+    def unreachable(*_args: Any) -> Any:
+        raise RuntimeError("alias URNs were left to the engine, but the monitor takes no alias specs")
+
+    pulumi.resource.collapse_alias_to_urn = as_written  # type: ignore[assignment]
+    pulumi.runtime.resource.all_aliases = unreachable  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pulumi.resource.collapse_alias_to_urn = collapse
+        pulumi.runtime.resource.all_aliases = inherit
+
+
 def run_pulumi(
     program: Callable[[], Any], stack: str, config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None, project: str = "gpu-aks", mocks: PlatformMocks | None = None,
@@ -378,14 +437,17 @@ def run_pulumi(
     monitor = RecordingMonitor(mocks)
     ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
-    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    warnings = WarningLog()
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                           logger=warnings.logger)
     # What `pulumi.runtime.test` does before each test: outputs and RPCs of an earlier run (a failed
     # one leaves some behind) must not be awaited by this one.
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
     error: BaseException | None = None
     try:
-        _sync_await(run_pulumi_func(program))
+        with _alias_urns_left_to_the_engine():
+            _sync_await(run_pulumi_func(program))
     except Exception as caught:
         error = caught
     outputs: dict[str, Any] = {}
@@ -399,7 +461,7 @@ def run_pulumi(
             outputs[name] = value
             if is_secret_output:
                 secrets.add(name)
-    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error)
+    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error, warnings.messages)
 
 
 def run_program(program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,

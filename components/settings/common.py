@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.declarations import Key, is_whole_number
+from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
 
 from components.aks_api import API_VERSION
 
@@ -135,3 +135,26 @@ def is_ipv4_interface(value: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+#: How much of a value a message quotes.
+MAX_SHOWN_CHARS = 80
+
+
+def shown(value: Any, masked: bool = False) -> str:
+    """A recorded or configured value as a message quotes it: `[secret]` when masked, otherwise its
+    repr (which escapes control characters), cut to MAX_SHOWN_CHARS (a record read back from
+    the last update may hold anything); containers are not quoted."""
+    if masked:
+        return SECRET
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)}"
+    if isinstance(value, Mapping):
+        return f"an object of {len(value)} keys"
+    if isinstance(value, str):
+        text = repr(value[:MAX_SHOWN_CHARS + 1])
+    elif value is None or isinstance(value, (bool, int, float)):
+        text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a very large number"
+    else:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…"
