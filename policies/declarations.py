@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .terminal import escape_field
+from .terminal import escape_line, escape_text
 
 __all__ = [
     "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "Shape", "bool_problem",
@@ -62,9 +62,9 @@ def describe(value: Any) -> str:
 
 # --- Problems ----------------------------------------------------------------------------------
 
-#: How much of a key path (which holds map keys as written) and of a message one problem shows.
-MAX_KEY_CHARS = 200
-MAX_MESSAGE_CHARS = 4000
+
+#: The longest key path a problem names whole (real ones are well under 200 characters).
+_LONGEST_PATH = 240
 
 
 class Problems:
@@ -82,7 +82,10 @@ class Problems:
         self.warnings: list[str] = []
 
     def full_key(self, key: str) -> str:
-        return key if ":" in key or not self.namespace else f"{self.namespace}:{key}"
+        # Namespaced when its top-level name is (`azure-native:location`); a colon further in is part of
+        # a map key as written (`cluster.tags.a:b`).
+        top = key.split(".", 1)[0].split("[", 1)[0]
+        return key if ":" in top or not self.namespace else f"{self.namespace}:{key}"
 
     def add(self, key: str, message: str) -> None:
         self.items.append(self._line(key, message))
@@ -92,12 +95,14 @@ class Problems:
 
     def _line(self, key: str, message: str) -> str:
         # A key path holds map keys as written (`nodeLabels.<key>`), and a message may quote a value:
-        # each problem stays one line with no control character, wherever it is printed or sent (the
-        # component provider hands paths to the engine, which prints them).
-        # A key is input (a map key may be a megabyte long): it is cut; a message is ours, quoting
-        # values already bounded. The engine prints both at the start of a line or after `##[`-free
-        # text, so workflow commands are neutralised too.
-        return f"{escape_field(self.full_key(key), MAX_KEY_CHARS)}: {escape_field(message, MAX_MESSAGE_CHARS)}"
+        # each problem stays one line with no control character and no workflow command (`##[`),
+        # wherever it is printed or sent (the component provider hands paths to the engine, and the
+        # program's RunError reaches the Pulumi CLI's output, which print them as they are); a key
+        # path of megabytes (a hostile map key) is cut.
+        path = self.full_key(key)
+        if len(path) > _LONGEST_PATH:
+            path = f"{path[:_LONGEST_PATH - 40]}… ({len(path)} characters)"
+        return escape_text(f"{escape_line(path)}: {escape_line(message)}")
 
     def is_secret(self, key: str) -> bool:
         return key.split(":")[-1].split(".")[0].split("[")[0] in self.secret_sections

@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
-#: AKS allows at most 1000 nodes in one pool (and in one cluster with VM scale sets).
+#: AKS allows at most 1000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: nodes per node pool (Virtual Machine Scale Sets node pools)").
 AKS_MAX_NODES_PER_POOL = 1000
+#: ... and at most 5,000 in one cluster, across all its pools (same page, "Maximum nodes per cluster with
+#: Virtual Machine Scale Sets and Standard Load Balancer SKU"; 1,000 until support raises the quota).
+AKS_MAX_NODES_PER_CLUSTER = 5000
 ZONES = ("1", "2", "3")
 
 
