@@ -9,6 +9,8 @@ superlinear growth (sizes at 4n against n), no secret printed, no terminal or CI
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +26,20 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pulumi.runtime.proto import provider_pb2
 
+from components.access import deployer_change_warning
 from components.platform_settings import parse_settings
 from components.replacements import identity_changes
 from components.settings import PROJECT, SettingsError
-from tests.conftest import TODAY
+from tests.conftest import ROOT, TODAY
 from tests.helpers import findings
 from tests.test_admission_policy import pod_as_admitted
 from tests.test_component_package import TOKEN, _error_details, plugin  # noqa: F401 (a fixture)
+from tests.test_hostile_input import HANG_GUARD_S
 from tests.test_hostile_surfaces import (
     GPU_RESOURCE_CHOICES,
     GPU_TAINT_CHOICES,
     RESOURCE_NAMES,
+    SECRET_SIGNATURE,
     SECRET_TEXT,
     T4,
     TOLERATION_KEYS,
@@ -296,3 +301,75 @@ def test_an_ephemeral_container_never_asks_for_a_gpu():
                                                        "ephemeralContainers": [{"name": "debug", "image": "x",
                                                                                 "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
     assert findings(pod, TOLERATE_GPU_TAINT) == []
+
+
+# --- `--previous-outputs` and the records read back from the last update -------------------------
+
+SECRET_WIRE = "1b47061264138c4ac30d75fd1eb44270"
+#: Pulumi's wire form of an asset, a resource reference and an output (pulumi/runtime/rpc.py).
+OTHER_WIRE = ("c44067f5952c0a294b673a41bacd8c17", "5cf8f73096256a8f31e491e813e4eb8e", "d0e6a833031e9bbcd3f4e8bde6ca49a4")
+
+
+@pytest.fixture(scope="module")
+def dev_outputs() -> dict[str, Any]:
+    from tools.preview import run_stack_program
+    run = run_stack_program("dev")
+    assert run.error is None, run.error
+    return json.loads(json.dumps(run.stack_outputs))
+
+
+def _preview(tmp_path: Path, outputs: Any, *options: str) -> tuple[int, str]:
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "dev", "--previous-outputs", str(path), *options],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert "Traceback" not in result.stderr
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("signature", OTHER_WIRE)
+@pytest.mark.parametrize("where", ["clusterIdentity", "clusterNetwork.podCidr"])
+def test_a_pulumi_wire_object_in_previous_outputs_is_bad_input(tmp_path, dev_outputs, signature, where):
+    # An asset's signature under clusterIdentity hung the preview (the SDK decoded it in the mock run).
+    outputs = json.loads(json.dumps(dev_outputs))
+    wire = {SECRET_SIGNATURE: signature, "hash": 5, "urn": HOSTILE_KEY, "value": 1}
+    if "." in where:
+        outputs["clusterNetwork"]["podCidr"] = wire
+    else:
+        outputs[where] = wire
+    code, text = _preview(tmp_path, outputs)
+    assert code == 2 and f"{where} holds Pulumi's internal wire form" in text, text[-500:]
+    assert_inert(text.replace("\n", ""))  # a multi-line answer: its own newlines only
+
+
+@pytest.mark.parametrize("name", ["clusterIdentity", "clusterNetwork", "deployerObjectId"])
+def test_a_masked_record_is_refused_not_skipped(tmp_path, dev_outputs, name):
+    # `pulumi stack output --json` prints "[secret]": read as garbage, every check passed without a word.
+    code, text = _preview(tmp_path, {**dev_outputs, name: "[secret]"})
+    assert code == 2 and f"{name} is '[secret]'" in text and "--show-secrets" in text
+
+
+def test_a_record_the_file_marks_secret_is_never_printed(tmp_path, dev_outputs):
+    identity = json.loads(json.dumps(dev_outputs["clusterIdentity"]))
+    identity["cluster"]["resourceName"] = SECRET_TEXT
+    network = {**dev_outputs["clusterNetwork"], "networkPlugin": SECRET_TEXT + "-net"}
+    for name, value in (("clusterIdentity", identity), ("clusterNetwork", network)):
+        code, text = _preview(tmp_path, {**dev_outputs, name: {SECRET_SIGNATURE: SECRET_WIRE, "value": value}})
+        assert code == 2 and SECRET_TEXT not in text and "[secret]" in text, text[-500:]
+
+
+@pytest.mark.parametrize("recorded", [{"a": 1}, ["x"], 5, True, HOSTILE_KEY, "##[error]" + "f" * 10_000])
+def test_a_recorded_deployer_of_any_shape_never_crashes_the_program(recorded):
+    # A dict crashed the program (`'dict' object has no attribute 'lower'`); a string was printed raw.
+    warning = deployer_change_warning(recorded, "22222222-2222-2222-2222-222222222222")
+    if isinstance(recorded, str):
+        assert warning is not None and len(warning) < 800
+        assert_inert(warning)
+    else:
+        assert warning is None
+
+
+def test_the_program_reads_a_recorded_deployer_of_the_wrong_type_as_no_record(dev_outputs):
+    from tests.test_replacements import _dev_after
+    run = _dev_after({**dev_outputs, "deployerObjectId": {"a": HOSTILE_KEY}})
+    assert run.error is None, run.error
