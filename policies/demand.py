@@ -22,7 +22,6 @@ from .podspecs import (
     asks_by_container,
     derived,
     is_gpu_resource,
-    known,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
 from .rule_config import GpuSharing, RuleConfig
@@ -70,7 +69,10 @@ class GpuDemand:
 
 
 def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
-    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, config.gpu_markers)
+    # The markers' fields, not the GpuMarkers itself: a tuple of strings hashes in C, a dataclass
+    # through its Python `__hash__`, and every rule asks for the demand of every pod.
+    markers = config.gpu_markers
+    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, markers.annotations, markers.resources)
     return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
@@ -162,8 +164,12 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
     number; a request without a limit (at any amount, 0 included); a request that is not the limit.
     Raises UndecidableError when an amount is unknown during preview."""
     resource = ask.resource
-    limit = known(ask.limit, ask.limit_path)
-    request = known(ask.request, ask.request_path)
+    limit, request = ask.limit, ask.request
+    # A path is joined only for an unknown amount: most asks never need theirs.
+    if limit is UNKNOWN:
+        raise UndecidableError(ask.limit_path)
+    if request is UNKNOWN:
+        raise UndecidableError(ask.request_path)
     for kind, value in (("limits", limit), ("requests", request)):
         if value is not ABSENT:
             problem = _amount_problem(kind, resource, value, sharing)
