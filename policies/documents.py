@@ -315,9 +315,10 @@ class SourceIndex:
         # The deepest place found: (mapping, its entry, key) for a key, (None, entry, None) for an item.
         last: tuple[Any, list[int], Any] | None = None
         plan = _path_plan(path)
+        planned = plan.steps  # read directly once planned: thousands of findings walk the same few paths
         mappings = self.mappings
         while start < len(path):
-            keys, item = plan.step(start)
+            keys, item = planned.get(start) or plan.step(start)
             if type(node) is dict:
                 entry = mappings.get(id(node))
                 if entry is None:

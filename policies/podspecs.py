@@ -237,8 +237,10 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
     entry during preview becomes one UNKNOWN container, so the known ones keep their verdicts."""
     containers: list[Container] = []
     for list_name in CONTAINER_LISTS:
-        list_path = join(path, list_name)
         value = spec.get(list_name)
+        if value is None:  # most pods write one of the three lists: no path for the others
+            continue
+        list_path = join(path, list_name)
         if value is UNKNOWN:
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
