@@ -11,6 +11,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
+from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
 
@@ -157,4 +158,6 @@ def shown(value: Any, masked: bool = False) -> str:
         text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a very large number"
     else:
         text = f"a {type(value).__name__}"
-    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…"
+    # repr escapes controls but not `##[`, which the Actions runner reads as a command anywhere in a
+    # line the engine prints (a warning, a RunError).
+    return escape_text(text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…")
