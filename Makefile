@@ -82,3 +82,4 @@ docs-serve: setup ## preview the documentation site at http://127.0.0.1:8000
 bench: setup ## the benchmarks: figures and ratios against a floor measured in the same run
 	$(BIN)/python -m benchmarks.analyzer_throughput
 	$(BIN)/python -m benchmarks.checker_throughput
+	$(BIN)/python -m benchmarks.preview_time

@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 import pulumi
+from gpu_aks_policies.terminal import escape_field
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from pulumi.output import Unknown
 
@@ -57,6 +58,14 @@ LOCATION_CONFIG_KEY = "azure-native:location"
 #: Config is small: these bound the walk over the inputs (hostile input is refused, never recursed).
 MAX_INPUT_DEPTH = 32
 MAX_INPUT_NODES = 100_000
+TOO_LARGE = f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} values, {MAX_INPUT_DEPTH} levels)"
+#: A path holds map keys as the caller wrote them, and the engine prints paths and reasons as they are.
+MAX_PATH_CHARS = 300
+MAX_REASON_CHARS = 2000
+#: The engine receives the per-property errors in one gRPC trailer (`grpc-status-details-bin`), and gRPC
+#: C-core clients refuse received metadata past 16 KiB (8 KiB soft), losing every detail, so the
+#: problems listed stop within this many characters and a last one counts the rest.
+MAX_REPORTED_CHARS = 6000
 
 
 # --- Outputs: the contract, typed (components/gpu_cluster_outputs.py, generated from policies/contract.py) ---
@@ -69,13 +78,22 @@ class GpuClusterInputError(ValueError):
     """Inputs the settings layer refused: `(path, reason)` pairs, paths named as the inputs spell them."""
 
     def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
-        self.problems = list(problems)
+        self.problems = [(escape_field(path, MAX_PATH_CHARS), escape_field(reason, MAX_REASON_CHARS))
+                         for path, reason in problems]
         super().__init__(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created:\n"
                          + "\n".join(f"  - {path}: {reason}" for path, reason in self.problems))
 
     def properties_error(self) -> InputPropertiesError:
         """The same problems as the engine reports bad inputs: one per property path."""
-        errors = [InputPropertyErrorDetails(property_path=path, reason=reason) for path, reason in self.problems]
+        errors, size = [], 0
+        for number, (path, reason) in enumerate(self.problems):
+            size += len(path) + len(reason)
+            if size > MAX_REPORTED_CHARS and number:
+                errors.append(InputPropertyErrorDetails(
+                    property_path="(inputs)", reason=f"and {len(self.problems) - number} more problem(s) not listed "
+                                                     "here: fix the ones above and run again"))
+                break
+            errors.append(InputPropertyErrorDetails(property_path=path, reason=reason))
         return InputPropertiesError(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created",
                                     errors)
 
@@ -91,8 +109,8 @@ def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
         item, where, container, slot, depth = stack.pop()
         nodes += 1
         if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
-            problems.append((where or "(inputs)", f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} "
-                                                  f"values, {MAX_INPUT_DEPTH} levels)"))
+            # Named by its top-level input: the value the walk stopped at is only where it ran out.
+            problems.append((where.split(".")[0].split("[")[0] or "(inputs)", TOO_LARGE))
             return None
         if isinstance(item, (pulumi.Output, Unknown)):
             problems.append((where or "(inputs)", "is an output of another resource, a secret or unknown: GpuCluster's "
@@ -175,6 +193,10 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     """Validate GpuCluster's inputs with the settings layer. Raises GpuClusterInputError naming each
     problem by its input path."""
     raw, location, problems = stack_config_from_args(args)
+    if any(reason == TOO_LARGE for _, reason in problems):
+        # The walk stopped early, so every input after it reads as absent: no problem the settings
+        # layer found now would be true.
+        raise GpuClusterInputError(problems)
     try:
         # The deployer's principal type defaults from the environment (ARM_CLIENT_ID / AZURE_CLIENT_ID).
         settings = parse_settings(raw, stack, location, secret_keys, today(), os.environ)

@@ -43,6 +43,16 @@ from components.settings.cluster import ClusterSettings
 from components.settings.common import shown
 from components.settings.node_baseline import NODE_BASELINE_KEYS
 
+#: The inputs on which pulumi-azure-native replaces each resource (the `willReplaceOnChanges` of its
+#: schema: the path parameters of the resource's ID, and the provider's `forceNewMap` in
+#: `provider/pkg/gen/replacement.go`; commits in the module docstring). tests/test_replacements.py
+#: holds that every one of them gpu-aks sends is recorded, here or in `clusterNetwork`.
+MANAGED_CLUSTER_REPLACED_ON = ("resourceName", "resourceGroupName", "location", "dnsPrefix", "diskEncryptionSetID",
+                               "fqdnSubdomain", "linuxProfile", "networkProfile", "nodeResourceGroup", "windowsProfile")
+RESOURCE_GROUP_REPLACED_ON = ("resourceGroupName", "location")
+AGENT_POOL_REPLACED_ON = ("agentPoolName", "resourceGroupName", "resourceName", "vmSize", "gpuInstanceProfile",
+                          "nodePublicIPTags")
+
 #: The stack output holding the record, read back on the next run (components/previous_run.py).
 IDENTITY_OUTPUT = "clusterIdentity"
 #: The record's shape; a later shape adds fields, and every reader skips what it does not find.

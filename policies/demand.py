@@ -49,6 +49,10 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     return amount is None or amount.numerator > 0
 
 
+#: How many containers, claims and markers a finding's summary names.
+MAX_SUMMARY_PARTS = 5
+
+
 @dataclass(frozen=True)
 class GpuDemand:
     asks: tuple[GpuAsk, ...]
@@ -64,9 +68,14 @@ class GpuDemand:
         return bool(self.asks or self.claims.gpu or self.markers)
 
     def summary(self) -> str:
-        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks]
-        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu]
-        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers]
+        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks[:MAX_SUMMARY_PARTS]]
+        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu[:MAX_SUMMARY_PARTS]]
+        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers[:MAX_SUMMARY_PARTS]]
+        # One finding names what puts the pod on GPU nodes; a pod of 100,000 GPU containers made it
+        # megabytes long. The rest are counted.
+        rest = len(self.asks) + len(self.claims.gpu) + len(self.markers) - MAX_SUMMARY_PARTS
+        if rest > 0:
+            return ", ".join(parts[:MAX_SUMMARY_PARTS]) + f" and {rest} more"
         return ", ".join(parts)
 
 
@@ -86,6 +95,12 @@ def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], Undecida
             unknown = unknown or result
             continue
         for ask in result:
+            if ask.container.role == "ephemeral":
+                # The API server refuses `resources` on an ephemeral container ("cannot be set for an
+                # Ephemeral Container": kubernetes `pkg/apis/core/validation`, validateEphemeralContainers),
+                # so it never asks the scheduler for anything; ExtendedResourceToleration and the
+                # generated admission policy skip it too.
+                continue
             asking = asks_gpu(ask)
             if asking is None:
                 unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)

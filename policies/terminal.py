@@ -66,6 +66,16 @@ def escape_line(text: str) -> str:
     return _UNSAFE.sub(_escaped, text.replace("\n", "\\n"))
 
 
+def escape_field(text: str, limit: int) -> str:
+    """One field of input (a key, a name) for a line another program prints as it is (the Pulumi
+    engine prints a provider's property paths and a program's messages): on one line, with no control
+    and no workflow command (`escape_line`, then `escape_text`), and at most about `limit` characters
+    of it, the rest counted, so a megabyte-long key cannot fill a log or overflow a gRPC trailer."""
+    cut = text if len(text) <= limit else text[:limit]
+    escaped = escape_text(escape_line(cut))
+    return escaped if cut is text else f"{escaped}…({len(text)} characters)"
+
+
 def escape_json(text: str) -> str:
     """A `json.dumps` document (ASCII, the default) that shows no workflow command in a log and
     decodes to the same data."""

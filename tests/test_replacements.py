@@ -24,7 +24,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.pools import platform_pools
-from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
+from components.replacements import (
+    AGENT_POOL_REPLACED_ON,
+    IDENTITY_OUTPUT,
+    MANAGED_CLUSTER_REPLACED_ON,
+    RESOURCE_GROUP_REPLACED_ON,
+    identity_changes,
+    identity_record,
+)
 from components.settings.common import MAX_SHOWN_CHARS
 from components.settings.network import NETWORK_UPGRADES, PROVIDER_REPLACES_ON, network_upgrade_warnings
 from tests.conftest import ROOT
@@ -71,6 +78,28 @@ def test_the_program_exports_the_record_for_its_next_run(dev_run, prod_run):
     assert dev_run.stack_outputs[IDENTITY_OUTPUT] == DEV
     assert prod_run.stack_outputs[IDENTITY_OUTPUT] == PROD
     assert IDENTITY_OUTPUT not in dev_run.secret_outputs
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_input_the_provider_replaces_on_is_recorded(stack, dev_run, prod_run):
+    run = {"dev": dev_run, "prod": prod_run}[stack]
+    record = run.stack_outputs[IDENTITY_OUTPUT]
+    [cluster] = run.by_type("azure-native:containerservice:ManagedCluster")
+    sent = set(cluster.inputs) & set(MANAGED_CLUSTER_REPLACED_ON)
+    assert sent == {"resourceName", "resourceGroupName", "location", "dnsPrefix", "networkProfile"}
+    assert sent - {"networkProfile"} == set(record["cluster"]), "networkProfile is clusterNetwork's"
+    assert set(run.stack_outputs["clusterNetwork"]) == set(cluster.inputs["networkProfile"]) - {"loadBalancerSku"}
+    [group] = run.by_type("azure-native:resources:ResourceGroup")
+    assert set(group.inputs) & set(RESOURCE_GROUP_REPLACED_ON) == {"resourceGroupName", "location"}
+    for pool in run.by_type("azure-native:containerservice:AgentPool"):
+        recorded = next((entry for entry in record["gpuPools"].values()
+                         if entry["azureName"] == pool.inputs["agentPoolName"]), None)
+        if recorded is None:
+            continue  # a CPU pool
+        sent = set(pool.inputs) & set(AGENT_POOL_REPLACED_ON)
+        assert sent - {"agentPoolName", "resourceGroupName", "resourceName"} <= set(recorded["createOnly"]), pool.name
+        assert recorded["createOnly"]["vmSize"] == pool.inputs["vmSize"].lower()
+        assert {"vmSize", "gpuInstanceProfile"} <= set(pool.replace_on_changes)
 
 
 # --- Nothing to say -------------------------------------------------------------------------------

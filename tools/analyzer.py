@@ -72,6 +72,8 @@ class PolicyPackProcess:
         return self
 
     def __enter__(self) -> PolicyPackProcess:
+        if self.stub is not None:
+            return self  # entered already: its port was read and its channel is ready
         self.start()
         assert self.process is not None and self.process.stdout is not None
         first_line = self.process.stdout.readline().decode().strip()

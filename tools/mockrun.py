@@ -14,6 +14,7 @@ import base64
 import json
 import logging
 import os
+import re
 import runpy
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +28,8 @@ import pulumi.resource
 import pulumi.runtime.resource
 import yaml
 from google.protobuf import json_format
-from gpu_aks_policies.documents import DocumentError, Limits, load_yaml, read_file
+from gpu_aks_policies.documents import DocumentError, Limits, SourceIndex, load_yaml, read_file
+from gpu_aks_policies.terminal import escape_line
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
@@ -36,7 +38,7 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from components.platform_settings import PlatformSettings, parse_settings
-from components.settings import PROJECT
+from components.settings import PROJECT, SettingsError
 from components.stack_config import today
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
@@ -326,7 +328,58 @@ def settings_from_stack_file(path: Path, stack: str, environ: Mapping[str, str] 
             except ValueError:
                 raw[key.split(":", 1)[1]] = value
     secret = {key.split(":", 1)[1] for key in secret_keys if key.startswith(PROJECT + ":")}
-    return parse_settings(raw, stack, config.get("azure-native:location"), secret, today(environ), environ)
+    try:
+        return parse_settings(raw, stack, config.get("azure-native:location"), secret, today(environ), environ)
+    except SettingsError as error:
+        raise SettingsError(located_problems(path, error.problems)) from None
+
+
+#: A problem's key as settings name it: the config key (`gpu-aks:gpuPools`), a list item by name or
+#: position (`[gput4]`, `[0]`), then the path inside it.
+_PROBLEM_KEY = re.compile(r"(?P<top>[A-Za-z0-9_.-]+:[A-Za-z0-9_]+)(\[(?P<item>[^\]]*)\])?(?P<rest>[.\[].*)?")
+
+
+def located_problems(path: Path, problems: list[str]) -> list[str]:
+    """Each settings problem led by the stack file and the line of the key it names
+    (`Pulumi.prod.yaml:34: gpu-aks:cluster.apiServerAccessProfile.authorizedIPRanges[0]: ...`), or of
+    the nearest key written above it when the key itself is absent. A problem that names no key of
+    the file (`GPU_AKS_TODAY`) is kept as it is. Only called once parsing failed: the file is read
+    again, with where each key was written."""
+    index = SourceIndex()
+    try:
+        documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True, index=index)
+    except DocumentError:
+        return problems
+    document = next((doc for _, doc in documents if doc is not None), None)
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return problems
+    shown = escape_line(str(path))
+    located = []
+    for problem in problems:
+        line = _line_of(problem.split(": ", 1)[0], config, index)
+        located.append(f"{shown}:{line}: {problem}" if line else problem)
+    return located
+
+
+def _line_of(key: str, config: dict[str, Any], index: SourceIndex) -> int:
+    match = _PROBLEM_KEY.fullmatch(key)
+    if match is None:
+        return 0
+    top, item, rest = match["top"], match["item"], match["rest"] or ""
+    if top not in config and top.startswith(PROJECT + ":"):
+        top = top.split(":", 1)[1]  # the stack file may leave the project's namespace out
+    if top not in config:
+        return 0
+    path = top
+    if item is not None:
+        items = config[top] if isinstance(config[top], list) else []
+        position = int(item) if item.isdigit() else next(
+            (number for number, entry in enumerate(items) if isinstance(entry, dict) and entry.get("name") == item), None)
+        path += f"[{position}]" if position is not None else ""
+        rest = rest if position is not None else ""
+    found = index.locate(config, path + rest)
+    return abs(found[0]) if found else 0
 
 
 @contextmanager

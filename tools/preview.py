@@ -42,7 +42,7 @@ from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
-from gpu_aks_policies.terminal import run_cli
+from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
 from components.aks_api import kubernetes_minor
 from components.cost import cost_document, cost_lines, priced_pools
@@ -82,9 +82,12 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
                       previous_outputs: Mapping[str, Any] | None = None) -> ProgramRun:
     """Run the program for `stack`; `previous_outputs`: the stack's outputs after its last update
     (`--previous-outputs`), which the program's checks against the last update read back."""
+    if stack_file is not None and not stack_file.is_file():
+        raise PreviewInputError(f"--config-file {escape_line(str(stack_file))}: "
+                                f"{'not a regular file' if stack_file.exists() else 'no such file'}")
     stack_file = stack_file or root / f"Pulumi.{stack}.yaml"
     if not stack_file.is_file():
-        raise PreviewInputError(f"unknown stack {stack!r}: there is no {stack_file.name}; stacks here: "
+        raise PreviewInputError(f"unknown stack {stack!r}: there is no {escape_line(stack_file.name)}; stacks here: "
                                 f"{', '.join(stacks(root)) or 'none'}")
     try:
         config, secret_keys = config_from_stack_file(stack_file, PROJECT)
@@ -94,12 +97,25 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
     mocks = PlatformMocks(stack_references={own_stack_reference(stack): previous_outputs}) if previous_outputs else None
     run = run_program(root, stack, config, secret_keys, mocks=mocks)
     if isinstance(run.error, pulumi.RunError):
-        # What the program warned about before it stopped belongs to the same answer (as `pulumi preview`
-        # shows its diagnostics): every problem at once.
-        raise PreviewInputError(str(run.error) + "".join(f"\nwarning: {warning}" for warning in run.warnings))
+        # The program's message names each key (the stack file's reading adds the line it is on); what
+        # it warned about before it stopped belongs to the same answer (as `pulumi preview` shows its
+        # diagnostics): every problem at once.
+        raise PreviewInputError(str(_located(stack_file, stack) or run.error)
+                                + "".join(f"\nwarning: {warning}" for warning in run.warnings))
     if run.error is not None:
         raise PreviewInputError(f"the program failed: {type(run.error).__name__}: {run.error}")
     return run
+
+
+def _located(stack_file: Path, stack: str) -> SettingsError | None:
+    """The stack's settings problems, each with its file and line (`mockrun.located_problems`)."""
+    try:
+        settings_from_stack_file(stack_file, stack)
+    except SettingsError as error:
+        return error
+    except (StackFileError, OSError):
+        pass
+    return None
 
 
 def analyze(run: ProgramRun, pack_config: dict[str, Any] | None,
@@ -344,7 +360,8 @@ def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: di
     }
     if cost is not None:
         document["cost"] = cost
-    return json.dumps(document, indent=2)
+    # Tags, names and messages are input: a `##[` in any of them would be a workflow command in a CI log.
+    return escape_json(json.dumps(document, indent=2))
 
 
 def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
