@@ -23,7 +23,6 @@ pack's configuration use the same machinery.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -38,6 +37,13 @@ __all__ = [
     "boolean", "choice", "describe", "is_whole_number", "one_of", "reference_markdown", "string_list_problem",
     "string_map_problem", "string_problem", "text",
 ]
+
+
+def _closest(name: str, names: Collection[str]) -> list[str]:
+    """The one name of `names` most like `name`, if any is close (difflib's measure), for "did you mean"."""
+    import difflib  # only a misspelt key needs it: not imported by every start-up of the checker
+
+    return difflib.get_close_matches(name, names, n=1, cutoff=0.6)
 
 
 class _Missing:
@@ -132,7 +138,7 @@ class Problems:
             if not isinstance(name, str):
                 self.add(key, f"has a key that is not a string ({self.shown(key, name)}); keys are setting names")
             elif name not in allowed:
-                close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+                close = _closest(name, allowed)
                 hint = f"did you mean '{close[0]}'? " if close else ""
                 self.add(f"{key}.{name}", f"unknown setting; {hint}allowed: {', '.join(allowed)}")
 
@@ -476,7 +482,7 @@ class Document:
             if name in self.misplaced:
                 problems.add(str(name), self.misplaced[name])
             elif name not in names:
-                close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+                close = _closest(str(name), names)
                 hint = f"did you mean '{self.namespace}:{close[0]}'? " if close else ""
                 problems.add(str(name), f"unknown config key; {hint}{self.namespace} takes {', '.join(names)}")
         reader = Reader(self.root, _TopLevel(raw, names), "", problems, context)
