@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
@@ -125,7 +125,7 @@ def _name(text: str) -> str:
 # --- Reading the shipped table -----------------------------------------------------------------
 
 
-def _is_price(value: Any) -> bool:
+def _is_price(value: Any) -> TypeGuard[int | float]:
     """A number from 0 to MAX_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
         and 0 <= value <= MAX_HOURLY_PRICE

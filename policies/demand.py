@@ -7,6 +7,7 @@ GPU amounts. Below every check; imports no rule. No Pulumi imports.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,7 +45,8 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     if written is UNKNOWN:
         return None
     amount = amount_of(written)
-    return amount is None or amount > 0
+    # A Fraction's sign is its numerator's: comparing with 0 goes through the numbers ABCs.
+    return amount is None or amount.numerator > 0
 
 
 #: How many containers, claims and markers a finding's summary names.
@@ -143,6 +145,10 @@ def sharing_advice(sharing: GpuSharing | None) -> str:
     return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
 
 
+#: The largest whole amount the API server can count, as an int: compared without the numbers ABCs.
+_MAX_WHOLE_AMOUNT = math.floor(MAX_AMOUNT)
+
+
 def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
     amount: Fraction | None = None
     try:
@@ -151,7 +157,7 @@ def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | 
         unreadable = error
     else:
         # Most amounts are whole and in range: nothing below, only the message, is needed for them.
-        if amount.denominator == 1 and amount.numerator >= 0 and amount <= MAX_AMOUNT:
+        if amount.denominator == 1 and 0 <= amount.numerator <= _MAX_WHOLE_AMOUNT:
             return None
     # A secret amount is named only by its path: nothing derived from it is printed either.
     secret = is_secret(value)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeGuard, TypeVar
 
 from .scope import current_scope, remembered
 
@@ -100,7 +100,7 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
-def is_mapping(value: Any) -> bool:
+def is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
     """`isinstance(value, Mapping)`, answered without the ABC check for a plain dict."""
     return type(value) is dict or isinstance(value, abc.Mapping)
 
@@ -237,14 +237,16 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
     entry during preview becomes one UNKNOWN container, so the known ones keep their verdicts."""
     containers: list[Container] = []
     for list_name in CONTAINER_LISTS:
-        list_path = join(path, list_name)
         value = spec.get(list_name)
+        if value is None:  # most pods write one of the three lists: no path for the others
+            continue
+        list_path = join(path, list_name)
         if value is UNKNOWN:
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
         for index, container in enumerate(as_list(value)):
             if container is UNKNOWN or is_mapping(container):
-                name = container.get("name") if container is not UNKNOWN else None
+                name = container.get("name") if is_mapping(container) else None
                 containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
                                             container, ROLE_OF_LIST[list_name]))
     return tuple(containers)

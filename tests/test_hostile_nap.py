@@ -293,3 +293,50 @@ def test_ten_thousand_nodepools_are_one_problem_and_parsed_in_linear_time():
         raw = _with(gpuNodePools=pools[:n])
         return lambda: _problems(raw)
     assert growth(prepare, 500) < GROWTH_LIMIT
+
+
+# --- No secret printed: a pool section that is a Pulumi secret -----------------------------------
+
+SECRET = "hunter2-do-not-print"
+
+
+@pytest.mark.parametrize("section, changes", [
+    ("gpuNodePools", {"gpus": [SECRET + " x"]}), ("gpuNodePools", {"gpus": [SECRET], "gpuCount": None}),
+    ("gpuNodePools", {"gpus": ["GB200", SECRET], "gpuCount": None}),
+    ("gpuNodePools", {"nodeTaints": [SECRET + "=x:PreferNoSchedule"]}), ("gpuNodePools", {"limits": {SECRET: 1}}),
+    ("gpuNodePools", {"vmSizes": ["Standard_N" + SECRET], "gpus": None, "gpuCount": None}),
+    ("gpuNodePools", {"nodeLabels": {"kubernetes.azure.com/" + SECRET: "x"}}),
+    ("gpuPools", {"vmSize": "Standard_NC" + SECRET}), ("gpuPools", {"nodeLabels": {"a.b/" + SECRET + ".c": "x!"}}),
+    ("gpuPools", {SECRET: 1}),
+])
+def test_no_value_or_map_key_of_a_secret_section_is_printed(section, changes):
+    # Checks quote values with `describe` and paths name map keys as written: every line is redacted
+    # against the secret sections' strings (`Problems.redact`).
+    from components.platform_settings import parse_settings
+    from components.settings import SettingsError
+    from tests.test_nap_settings import TODAY
+    raw = _with(gpuPools=[{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 1, "maxCount": 1}])
+    pool = raw[section][0]
+    for name, value in changes.items():
+        if value is None:
+            del pool[name]
+        else:
+            pool[name] = value
+    try:
+        texts = list(parse_settings(raw, "nap", "eastus2", secret_keys={section}, today=TODAY, environ={}).warnings)
+    except SettingsError as error:
+        texts = error.problems
+    assert any(f"gpu-aks:{section}[[secret]]" in text for text in texts), texts
+    assert not [text for text in texts if "hunter2" in text]
+
+
+def test_secret_texts_are_redacted_in_linear_time():
+    from gpu_aks_policies.secrets import Redactor
+
+    def prepare(n: int) -> Any:
+        redactor = Redactor(f"secret-{i}" for i in range(n))
+        messages = [f"gpuPools[p{i}].vmSize: 'secret-{i}' is not a size" for i in range(n)]
+        return lambda: [redactor(message) for message in messages] + [redactor.path(m) for m in messages]
+    assert growth(prepare, 5000) < GROWTH_LIMIT
+    assert Redactor(["a.b/s3cret.c"]).path("gpuPools[x].nodeLabels.a.b/s3cret.c") == "gpuPools[x].nodeLabels.[secret]"
+    assert Redactor(["s3cret"])("the 's3cret' value, not xs3cret") == "the '[secret]' value, not xs3cret"

@@ -700,3 +700,15 @@ def problems_of_raw(raw: dict[str, Any]) -> list[str]:
     with pytest.raises(SettingsError) as raised:
         parse_settings(raw, "dev", "eastus2", today=TODAY, environ={})
     return raised.value.problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["tools.preflight", "prod"], ["tools.observability", "--out", "{tmp}", "prod"],
+                                     ["tools.preview", "nap", "--json"]])
+def test_every_tool_that_reads_a_stack_says_a_garbage_clock_in_one_escaped_line(tmp_path, command):
+    argv = [part.replace("{tmp}", str(tmp_path)) for part in command]
+    result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S,
+                            env={**os.environ, stack_config.TODAY_VARIABLE: "2026\x1b[2J\n::error::x##[error]y"})
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert_inert(result.stderr)
+    assert "GPU_AKS_TODAY='2026\\x1b[2J\\n::error::x##\\x5berror]y' is not an ISO date like 2026-11-22" in result.stderr

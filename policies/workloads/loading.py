@@ -1,8 +1,8 @@
 """Which adapter module serves which API group, as data, so that each module is imported only when an
 object it reads is seen.
 
-Importing every adapter module at start-up was a sixth of the checker's start-up, paid again by each
-run over a folder of Pods and Deployments, which need only `core`. Now `registry.adapter_for` and
+Importing every adapter module at start-up was a tenth of the checker's start-up, paid again by each
+run over a folder of Pods and Deployments, which need only `core`. So `registry.adapter_for` and
 `Context.add` call `load_group` with the API group of each object before they look it up: the
 first object of a group imports the modules listed for it here, and the rest cost a set lookup.
 Documents that are not Kubernetes objects (no `kind`) load the modules listed under `DOCUMENTS`.
