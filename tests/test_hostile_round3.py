@@ -373,3 +373,46 @@ def test_the_program_reads_a_recorded_deployer_of_the_wrong_type_as_no_record(de
     from tests.test_replacements import _dev_after
     run = _dev_after({**dev_outputs, "deployerObjectId": {"a": HOSTILE_KEY}})
     assert run.error is None, run.error
+
+
+# --- The preflight's `az` answers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("capability", ["vCPUs", "GPUs"])
+def test_a_capability_listed_twice_with_other_values_is_bad_input(tmp_path, capsys, capability):
+    # The first value was taken and the other dropped without a word.
+    from tests.test_preflight import ROOMY, SKUS
+    from tests.test_preflight import run as run_preflight
+    skus = json.loads(json.dumps(SKUS))
+    a100 = next(i for i, item in enumerate(skus) if item["name"] == "Standard_NC24ads_A100_v4")
+    skus[a100]["capabilities"] += [{"name": capability, "value": "2"}, {"name": capability, "value": HOSTILE_KEY}]
+    code, out = run_preflight(tmp_path, "prod", ROOMY, skus)
+    err = capsys.readouterr().err
+    assert (code, out) == (2, ""), err
+    assert f"skus[{a100}].capabilities[{capability}]: listed " in err and "times with other values" in err
+    assert_inert(err.replace("\n", "")) and len(err) < 400
+
+
+def test_a_capability_repeated_with_the_same_value_is_read_once(tmp_path):
+    from tests.test_preflight import ROOMY, SKUS
+    from tests.test_preflight import run as run_preflight
+    skus = json.loads(json.dumps(SKUS))
+    for item in skus:
+        item["capabilities"] = item.get("capabilities", []) * 3
+    assert run_preflight(tmp_path, "prod", ROOMY, skus)[0] == 0
+
+
+# --- JSON manifests at 10^6 elements ---------------------------------------------------------------
+
+
+def test_a_json_manifest_with_a_huge_array_is_read_in_linear_time(tmp_path):
+    from tests.test_hostile_input import GROWTH_LIMIT, growth
+
+    def prepare(n: int) -> Any:
+        path = tmp_path / f"array{n}.json"
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "image": "i", "args": [[i, str(i), {"k": i}] for i in range(n)],
+             "resources": {"limits": {"nvidia.com/gpu": "1500m"}}}]}}
+        path.write_text(json.dumps(pod, indent=1))
+        return lambda: check.check_paths([str(path)], check.load_config(None))
+    assert growth(prepare, 50_000) < GROWTH_LIMIT
