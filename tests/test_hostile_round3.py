@@ -416,3 +416,37 @@ def test_a_json_manifest_with_a_huge_array_is_read_in_linear_time(tmp_path):
         path.write_text(json.dumps(pod, indent=1))
         return lambda: check.check_paths([str(path)], check.load_config(None))
     assert growth(prepare, 50_000) < GROWTH_LIMIT
+
+
+# --- GPU resource patterns: fnmatch (the rules) against the admission policy's regex ---------------
+
+_NAME_CHARS = "ab1./-"
+_class = st.builds(lambda negated, items: "[" + ("!" if negated else "") + "".join(items) + "]", st.booleans(),
+                   st.lists(st.sampled_from(["a", "b", "1", ".", "/", "a-b", "0-9", ".-/"]), min_size=1, max_size=3))
+_patterns = st.lists(st.sampled_from(list(_NAME_CHARS) + ["*", "?"]) | _class, min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pattern=_patterns, name=st.text(alphabet=_NAME_CHARS + "c]", max_size=6))
+def test_an_accepted_resource_pattern_means_the_same_to_fnmatch_and_to_the_cel_regex(pattern, name):
+    import fnmatch
+    import re
+
+    from gpu_aks_policies.admission_policy import shell_pattern_regex
+    from gpu_aks_policies.rule_config import RESOURCE_PATTERN
+    assume(RESOURCE_PATTERN.fullmatch(pattern))
+    assert bool(re.fullmatch(shell_pattern_regex(pattern), name)) == fnmatch.fnmatchcase(name, pattern), pattern
+
+
+@pytest.mark.parametrize("pattern", ["example.com/[!]b", "example.com/[\\-*]", "example.com/[b-a]", "example.com/[",
+                                     "example.com/[]]", "example.com/[^x]", "a'b\nc", "example.com/[[]"])
+@pytest.mark.parametrize("where", ["gpuResources", "gpuMarkers"])
+def test_a_resource_pattern_the_cel_regex_cannot_mean_is_refused(pattern, where):
+    # Each was taken: fnmatch read it one way, and its regex was invalid RE2 (the API server refuses the
+    # ValidatingAdmissionPolicy) or matched other names.
+    from gpu_aks_policies.rules import parse_rule_config
+    raw = {"gpuResources": [pattern]} if where == "gpuResources" else {"gpuMarkers": {"resources": [pattern]}}
+    with pytest.raises(Exception) as raised:
+        parse_rule_config({TOLERATE_GPU_TAINT: raw})
+    assert "is not a resource name or a shell pattern of one" in str(raised.value)
+    assert_inert(str(raised.value).replace("\n", ""))
