@@ -38,7 +38,7 @@ class AksClusterArgs:
     #: When AKS may upgrade; None creates no maintenance configuration.
     maintenance: MaintenanceSettings | None = None
     #: The network this stack recorded on its last update (`clusterNetwork`), or None to skip the check.
-    previous_network: pulumi.Input[Mapping[str, Any] | None] | None = None
+    previous_network: pulumi.Output[Any] | None = None
     #: `azureMonitorProfile` (components.observability.azure_monitor_profile); None leaves it unset.
     azure_monitor_profile: dict[str, Any] | None = None
     #: Your subnets the pools' nodes and pods join (`vnetSubnetID`, `podSubnetID` of every pool): the
@@ -210,9 +210,8 @@ class AksCluster(pulumi.ComponentResource):
         if args.previous_network is not None:
             # A recorded network that was secret stays masked in messages even if the config no longer
             # is (as `clusterIdentity`'s check does).
-            previous_network = pulumi.Output.from_input(args.previous_network)
-            was_secret: pulumi.Output[bool] = pulumi.Output.from_input(previous_network.is_secret())
-            self.network_record = pulumi.Output.all(previous_network, record, was_secret).apply(
+            was_secret: pulumi.Output[bool] = pulumi.Output.from_input(args.previous_network.is_secret())
+            self.network_record = pulumi.Output.all(args.previous_network, record, was_secret).apply(
                 lambda values: _refuse_network_change(values[:2], cluster.secret or values[2] is True))
         if cluster.secret:
             self.network_record = pulumi.Output.secret(self.network_record)
