@@ -14,6 +14,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import struct_pb2
 from gpu_aks_policies import check
 from gpu_aks_policies.pod_rules import check_gpu_tolerations
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
@@ -21,14 +22,15 @@ from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from pulumi.runtime.proto import provider_pb2
 
 from components.platform_settings import parse_settings
 from components.replacements import identity_changes
-from components.settings import SettingsError
+from components.settings import PROJECT, SettingsError
 from tests.conftest import TODAY
 from tests.helpers import findings
 from tests.test_admission_policy import pod_as_admitted
-from tests.test_component_package import _error_details, plugin  # noqa: F401 (a fixture)
+from tests.test_component_package import TOKEN, _error_details, plugin  # noqa: F401 (a fixture)
 from tests.test_hostile_surfaces import (
     GPU_RESOURCE_CHOICES,
     GPU_TAINT_CHOICES,
@@ -144,6 +146,44 @@ def test_a_gpu_and_a_cpu_pool_of_one_name_collide(plugin):  # noqa: F811
     details, _ = _refused(plugin, {"location": "eastus2", "gpuPools": [{"name": "pool1", "vmSize": T4}],
                                    "cpuPools": [{"name": "pool1", "vmSize": "Standard_D4s_v5"}]})
     assert details == [("gpuPools[0].name", "'pool1' is already the name of cpuPools[0]; pool names must be unique")]
+
+
+def _construct_as(plugin: Any, type_token: str, name: str) -> grpc.RpcError:  # noqa: F811
+    struct = struct_pb2.Struct()
+    struct.update({"location": "eastus2"})
+    request = provider_pb2.ConstructRequest(
+        project=PROJECT, stack="dev", dryRun=True, monitorEndpoint=plugin.monitor_address, type=type_token, name=name,
+        parent=f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev", inputs=struct)
+    plugin.monitor.reset("dev")
+    with pytest.raises(grpc.RpcError) as caught:
+        plugin.stub.Construct(request, timeout=60)
+    return caught.value
+
+
+@pytest.mark.parametrize("type_token, name, expected", [
+    (f"{PROJECT}:index:Nope", "gc0", f"'{PROJECT}:index:Nope' is not a component of {PROJECT}"),
+    (f"{PROJECT}:index:{HOSTILE_KEY}", "gc0", "is not a component"),
+    ("x" * 1_000_000, "gc0", "(1000000 characters)' is not a component"),
+    ("", "gc0", "'' is not a component"),
+    (f"{PROJECT}:index:GpuCluster:extra", "gc0", "is not a component"),
+    (TOKEN, HOSTILE_KEY, "of a GpuCluster must be 1 to 1000 printable characters"),
+    (TOKEN, "n" * 1_000_000, "(1000000 characters)' of a GpuCluster"),
+    (TOKEN, "", "the name '' of a GpuCluster"),
+])
+def test_a_wrong_type_token_or_name_is_bad_input_without_a_traceback(plugin, type_token, name, expected):  # noqa: F811
+    # The SDK answered UNKNOWN with "Unexpected <class 'Exception'>", a Python traceback and the token raw.
+    error = _construct_as(plugin, type_token, name)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert expected in error.details() and "Traceback" not in error.details() and "File \"" not in error.details()
+    assert_inert(error.details())
+    assert len(error.details()) < 400
+    assert plugin.monitor.recording.registered == []
+
+
+def test_get_schema_ignores_hostile_subpackage_fields(plugin):  # noqa: F811
+    for text in ("", HOSTILE_KEY, "x" * 100_000):
+        request = provider_pb2.GetSchemaRequest(version=0, subpackage_name=text, subpackage_version=text)
+        assert json.loads(plugin.stub.GetSchema(request, timeout=30).schema)["name"] == PROJECT
 
 
 # --- Stack config problems and recorded values, as the engine prints them -------------------------
