@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .podspecs import UNKNOWN, PodSpec, Toleration, as_mapping, derived, join, known, list_at
+from .podspecs import UNKNOWN, PodSpec, Toleration, as_mapping, derived, is_mapping, join, known, list_at
 from .quantities import QuantityError, parse_quantity
 from .scheduling import is_extended_resource_name
 from .workloads.context import Context, namespace_of
@@ -305,7 +305,7 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Know
     refusals: list[str] = []
     path = join(pod.path, "tolerations")
     written = [Toleration(known(t, join(path, i)), WRITTEN) for i, t in enumerate(list_at(pod.spec.get("tolerations"), path))
-               if t is UNKNOWN or isinstance(t, Mapping)]
+               if t is UNKNOWN or is_mapping(t)]
     tolerations = [*written, *pod.added_tolerations]
     node_selector = {str(k): str(v) for k, v in as_mapping(known(pod.spec.get("nodeSelector"),
                                                                  join(pod.path, "nodeSelector"))).items()}

@@ -7,6 +7,7 @@ GPU amounts. Below every check; imports no rule. No Pulumi imports.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,10 +43,12 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     """Whether a container asks the scheduler for a GPU: its request after defaulting (a limit alone
     sets the request) is more than 0. Malformed amounts count as asking; None when unknown."""
     written = ask.request if ask.request is not ABSENT else ask.limit
+    if type(written) is float and math.isfinite(written):
+        return written > 0  # the wire's usual amount: exact as a Fraction, so compared as it is
     if written is UNKNOWN:
         return None
     amount = amount_of(written)
-    return amount is None or amount > 0
+    return amount is None or amount.numerator > 0  # (a Fraction's sign is its numerator's)
 
 
 @dataclass(frozen=True)
@@ -126,22 +129,30 @@ def sharing_advice(sharing: GpuSharing | None) -> str:
     return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
 
 
+#: Below MAX_AMOUNT (about 9.22e15) with room to spare, for the whole-number fast path.
+_SURELY_COUNTABLE = 9e15
+
+
 def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
+    if type(value) is float and value.is_integer() and 0 <= value < _SURELY_COUNTABLE:
+        return None  # the wire's usual amount (every number is a double): whole, and nothing to say
     # A secret amount is named only by its path: nothing derived from it is printed either.
     secret = is_secret(value)
-    written = f"{kind}.{resource}: {shown(value)}"
     try:
         amount = parse_quantity(value)
     except QuantityError as error:
-        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
-    if amount < 0:
-        return f"has {written}, a negative amount"
+        return f"has {kind}.{resource}: {shown(value)}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
+    # Compared through numerators: a Fraction's sign is its numerator's, and Fraction's own comparisons
+    # go through an ABC check each (this runs for every GPU amount the pack sees).
+    if amount.numerator < 0:
+        return f"has {kind}.{resource}: {shown(value)}, a negative amount"
     if amount.denominator != 1:
         amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
-        return (f"has {written}{amount_text}, a fraction; GPUs are whole devices and the API server refuses "
-                f"fractions ({sharing_advice(sharing)})")
-    if amount > MAX_AMOUNT:
-        return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
+        return (f"has {kind}.{resource}: {shown(value)}{amount_text}, a fraction; GPUs are whole devices and the API "
+                f"server refuses fractions ({sharing_advice(sharing)})")
+    if amount.numerator * MAX_AMOUNT.denominator > MAX_AMOUNT.numerator:  # a whole amount past MAX_AMOUNT
+        return (f"has {kind}.{resource}: {shown(value)}, more than the API server can count (it keeps extended "
+                f"resources in 64-bit thousandths)")
     return None
 
 

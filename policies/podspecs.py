@@ -83,12 +83,20 @@ def known(value: Any, path: str) -> Any:
 
 # The `type(value) is dict/list` tests first are a fast path: parsed YAML and JSON are plain dicts and
 # lists, and the ABC checks behind them (for the pack's read-only proxies) cost several times more.
+# An absent field (None, the commonest non-container) is answered before them for the same reason.
+
+
+def is_mapping(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, answered at once for a plain dict."""
+    return type(value) is dict or isinstance(value, abc.Mapping)
 
 
 def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
     """`value` as a mapping: an absent or non-mapping value is empty; an unknown one is undecidable."""
     if type(value) is dict:
         return value
+    if value is None:
+        return {}
     value = known(value, path)
     return value if isinstance(value, abc.Mapping) else {}
 
@@ -96,6 +104,8 @@ def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
 def list_at(value: Any, path: str) -> Sequence[Any]:
     if type(value) is list:
         return value
+    if value is None:
+        return []
     value = known(value, path)
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
@@ -105,12 +115,16 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
     only where a rule asks for it through `mapping_at`)."""
     if type(value) is dict:
         return value
+    if value is None:
+        return {}
     return value if isinstance(value, abc.Mapping) else {}
 
 
 def as_list(value: Any) -> list[Any]:
     if type(value) is list:
         return list(value)
+    if value is None:
+        return []
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
@@ -234,8 +248,8 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
         for index, container in enumerate(as_list(value)):
-            if container is UNKNOWN or isinstance(container, abc.Mapping):
-                name = container.get("name") if isinstance(container, abc.Mapping) else None
+            if container is UNKNOWN or is_mapping(container):
+                name = container.get("name") if container is not UNKNOWN else None
                 containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
                                             container, ROLE_OF_LIST[list_name]))
     return tuple(containers)
@@ -246,7 +260,7 @@ def pod_spec(spec: Any, path: str, namespace: str = "", workload: str = "", **ex
     becomes a pod whose only container is unknown, so the rules say they could not decide)."""
     if spec is UNKNOWN:
         return PodSpec(path, {}, (Container(path, "<pod spec>", UNKNOWN),), namespace, workload, **extra)
-    mapping = spec if isinstance(spec, abc.Mapping) else {}
+    mapping = spec if is_mapping(spec) else {}
     return PodSpec(path, mapping, containers_of_spec(mapping, path), namespace, workload, **extra)
 
 
@@ -380,25 +394,26 @@ def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[
 
 def object_identity(obj: Any) -> tuple[str, str]:
     """(kind, name) of a Kubernetes object, for messages; tolerant of anything."""
-    if not isinstance(obj, abc.Mapping):
+    if not is_mapping(obj):
         return "", ""
     kind = obj.get("kind")
     metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, abc.Mapping) else None
-    if not isinstance(name, str) and isinstance(metadata, abc.Mapping):
+    has_metadata = is_mapping(metadata)
+    name = metadata.get("name") if has_metadata else None
+    if not isinstance(name, str) and has_metadata:
         name = metadata.get("generateName")
     return (kind if isinstance(kind, str) else "", name if isinstance(name, str) else "")
 
 
 def object_namespace(obj: Any) -> str:
-    metadata = obj.get("metadata") if isinstance(obj, abc.Mapping) else None
-    namespace = metadata.get("namespace") if isinstance(metadata, abc.Mapping) else None
+    metadata = obj.get("metadata") if is_mapping(obj) else None
+    namespace = metadata.get("namespace") if is_mapping(metadata) else None
     return namespace if isinstance(namespace, str) else ""
 
 
 def api_group(obj: Any) -> str:
     """The API group of an object (`serving.kserve.io` from `serving.kserve.io/v1beta1`; "" for core)."""
-    api_version = obj.get("apiVersion") if isinstance(obj, abc.Mapping) else None
+    api_version = obj.get("apiVersion") if is_mapping(obj) else None
     if not isinstance(api_version, str) or "/" not in api_version:
         return ""
     return api_version.rsplit("/", 1)[0]

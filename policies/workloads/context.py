@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..podspecs import api_group, as_mapping, as_str, object_namespace
+from ..podspecs import api_group, as_mapping, as_str, is_mapping, object_namespace
 
 DEFAULT_NAMESPACE = "default"
 
@@ -74,7 +74,7 @@ def is_kubernetes_object(obj: Any) -> bool:
     """A mapping with a `kind` (a non-empty string) and an `apiVersion` that is a string if present.
     A Helm values file or a compiled Kubeflow pipeline has neither. A missing `apiVersion` alone is
     tolerated (read as the core group), as hand-written objects and the pack's inputs may leave it out."""
-    if not isinstance(obj, Mapping):
+    if not is_mapping(obj):
         return False
     kind, api_version = obj.get("kind"), obj.get("apiVersion", "")
     return isinstance(kind, str) and bool(kind) and isinstance(api_version, str)
@@ -99,7 +99,7 @@ class Context:
         return self.table(NAMESPACES)
 
     def add(self, obj: Any) -> None:
-        if not isinstance(obj, Mapping):
+        if not is_mapping(obj):
             return
         if not is_kubernetes_object(obj):
             for collector in DOCUMENT_COLLECTORS:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..podspecs import PodSpec, api_group, find_pod_specs, object_identity, object_namespace
+from ..podspecs import PodSpec, api_group, find_pod_specs, is_mapping, object_identity, object_namespace
 from .context import Context, Recognize, is_kubernetes_object
 from .mentions import gpu_mention
 
@@ -67,7 +67,7 @@ def register_document(shape: str, recognize: Recognize, gpus: str = "", tolerati
 
 
 def adapter_for(obj: Any) -> Adapter | None:
-    if not isinstance(obj, Mapping):
+    if not is_mapping(obj):
         return None
     if not is_kubernetes_object(obj):
         return next((r.adapter for r in DOCUMENT_ADAPTERS if r.recognize is not None and r.recognize(obj)), None)

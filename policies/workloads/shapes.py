@@ -36,6 +36,7 @@ from ..podspecs import (
     as_mapping,
     as_str,
     containers_of_spec,
+    is_mapping,
     join,
     object_namespace,
     pod_spec,
@@ -258,7 +259,7 @@ def _container_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound
 
 def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound: Sequence[str | int],
                     holder: Any, namespace: str, workload: str) -> PodSpec | None:
-    if value is not UNKNOWN and not isinstance(value, Mapping):
+    if value is not UNKNOWN and not is_mapping(value):
         return None
     # A pod spec's annotations are its template's (or the Pod's) metadata, beside `spec`.
     annotations: Mapping[str, Any] = {}
@@ -296,7 +297,7 @@ def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | 
         for concrete, value, bound, holder in _reach(obj, block):
             name = _workload(shape, block) if workload is None else workload
             if block.form == "container":
-                if isinstance(value, Mapping) or value is UNKNOWN:
+                if is_mapping(value) or value is UNKNOWN:
                     pods.append(_container_block(obj, block, concrete, value, bound, namespace, name))
                 continue
             pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace, name)
