@@ -25,7 +25,13 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt p
 	@echo "==> setup done: $(VENV)/ is ready"
 	@touch $@
 
+# The repository's own modules are compiled to bytecode here, as pip compiles an installed package:
+# an editable install does not, and where PYTHONDONTWRITEBYTECODE is set (this project's machines)
+# nothing ever writes it, so each command compiled ~100 modules from source again: 0.17 s of the
+# offline preview and most of the checker's start-up. Only what changed since is compiled.
+BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks __main__.py
 setup: $(BIN)/.installed ## create ./venv and install everything (requirements-dev.txt)
+	@$(BIN)/python -m compileall -q $(BYTECODE_DIRS) >/dev/null
 
 preview: setup ## offline preview of STACK with the policy pack, ending with a summary of the stack
 	$(BIN)/python -m tools.preview $(STACK)
@@ -76,3 +82,4 @@ docs-serve: setup ## preview the documentation site at http://127.0.0.1:8000
 bench: setup ## the benchmarks: figures and ratios against a floor measured in the same run
 	$(BIN)/python -m benchmarks.analyzer_throughput
 	$(BIN)/python -m benchmarks.checker_throughput
+	$(BIN)/python -m benchmarks.preview_time

@@ -67,20 +67,25 @@ def manifest(index: int, rng: random.Random, violating: bool = False) -> str:
 SMALL_KINDS = ("Pod", "Job", "CronJob", "Deployment", "List", "PodTemplate")
 
 
-def _container(index: int, number: int, rng: random.Random) -> str:
+def _container(index: int, number: int, gpu: bool, rng: random.Random) -> str:
+    # Limits alone, in block style. Requests too, on one line, gave the floor more scalars to parse
+    # per finding and lowered the ratio: an easier corpus, so they are left out.
     gpus = rng.choice(['"1"', "2", '"500m"', "1", "1500m"])
     limits = f"{{nvidia.com/gpu: {gpus}, cpu: {rng.choice(['500m', '2', '1500m'])}, memory: {rng.choice(['1Gi', '512Mi'])}}}" \
-        if number == 0 else f"{{cpu: 250m, memory: {rng.choice(['256Mi', '1G'])}}}"
+        if gpu else f"{{cpu: 250m, memory: {rng.choice(['256Mi', '1G'])}}}"
     return (f"- name: c{number}\n  image: registry.example.com/app{index}:{number}\n"
             f"  resources:\n    limits: {limits}\n")
 
 
 def small_manifest(index: int, rng: random.Random) -> str:
     """A small manifest of about 16 lines: a Pod, Job, CronJob, Deployment, List or pod template,
-    with two or three containers whose resources are quantity strings; nearly every one breaks a
-    rule (a GPU asked for with no toleration, or a fraction of one)."""
+    with two or three containers whose resources are quantity strings, any one of them asking for a
+    GPU; nearly every one breaks a rule (a GPU asked for with no toleration, or a fraction of one),
+    and none selects GPU nodes."""
     kind = SMALL_KINDS[index % len(SMALL_KINDS)]
-    containers = "".join(_container(index, number, rng) for number in range(rng.choice((2, 2, 3))))
+    count = rng.choice((2, 2, 3))
+    gpu_at = rng.randrange(count)
+    containers = "".join(_container(index, number, number == gpu_at, rng) for number in range(count))
     tolerations = "tolerations: [{key: sku, operator: Exists}]\n" if rng.random() < 0.1 else ""
 
     def pod(indent: int) -> str:

@@ -31,6 +31,8 @@ AZURE_REGIONS: tuple[str, ...] = (
 )
 #: Region names are lowercase letters and digits (the `name` of `az account list-locations`).
 REGION_NAME = re.compile(r"[a-z][a-z0-9]{1,39}")
+#: Longer than any region name (REGION_NAME): quoted cut, with no did-you-mean.
+MAX_REGION_CHARS = 60
 
 
 def _squashed(text: str) -> str:
@@ -42,6 +44,10 @@ def region_check(location: str) -> tuple[str | None, str | None]:
     region it most likely means), a warning when it is well-formed but not in the table."""
     if location in AZURE_REGIONS:
         return None, None
+    if len(location) > MAX_REGION_CHARS:
+        # Quoted whole, a megabyte-long value filled the message (and the provider's gRPC trailer).
+        return (f"{location[:MAX_REGION_CHARS]!r}…({len(location)} characters) is not an Azure region; list them with "
+                "`az account list-locations -o table`"), None
     squashed = _squashed(location)
     if squashed in AZURE_REGIONS:
         return f"{location!r} is not an Azure region name; did you mean {squashed}? (region names are lowercase, " \

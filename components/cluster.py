@@ -20,7 +20,12 @@ from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
 from components.settings.api_server import ApiServerAccessSettings
 from components.settings.maintenance import MaintenanceSettings
-from components.settings.network import NetworkSettings, network_change_problems, network_record
+from components.settings.network import (
+    NetworkSettings,
+    network_change_problems,
+    network_record,
+    network_upgrade_warnings,
+)
 
 #: The stack output recording the cluster's network, read back on the next run (see `AksCluster`).
 NETWORK_OUTPUT = "clusterNetwork"
@@ -71,14 +76,16 @@ def api_server_access_profile(api_server: ApiServerAccessSettings) -> dict[str, 
     return None
 
 
-def _refuse_network_change(previous_and_current: list[Any]) -> dict[str, Any]:
+def _refuse_network_change(previous_and_current: list[Any], masked: bool = False) -> dict[str, Any]:
     previous, current = previous_and_current
-    problems = network_change_problems(previous, current)
+    problems = network_change_problems(previous, current, masked)
     if problems:
         # Raised during `pulumi preview`, before any step: the change is refused where Azure would
         # refuse it, instead of failing halfway through `pulumi up`.
         raise pulumi.RunError("the cluster's network cannot change this way in place:\n"
                               + "\n".join(f"  - {problem}" for problem in problems))
+    for warning in network_upgrade_warnings(previous, current, masked):
+        pulumi.log.warn(warning)
     return dict(current)
 
 
@@ -197,10 +204,14 @@ class AksCluster(pulumi.ComponentResource):
                                                 pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]))
         #: What this run records for the next one's network check; exported, so the check below is
         #: awaited by the engine and a refusal fails the preview.
+        #: Under a secret `gpu-aks:cluster` the record is secret too, and its values are masked in messages.
         record = network_record(cluster.network)
         self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
         if args.previous_network is not None:
-            self.network_record = pulumi.Output.all(args.previous_network, record).apply(_refuse_network_change)
+            self.network_record = pulumi.Output.all(args.previous_network, record).apply(
+                lambda values: _refuse_network_change(values, cluster.secret))
+        if cluster.secret:
+            self.network_record = pulumi.Output.secret(self.network_record)
         if args.maintenance is not None:
             self.maintenance = PlannedMaintenance(f"{name}-maintenance", PlannedMaintenanceArgs(
                 args.maintenance, self.resource_group.name, self.managed_cluster.name, cluster.upgrade_channel,

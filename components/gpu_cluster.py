@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 import pulumi
+from gpu_aks_policies.terminal import escape_field
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from pulumi.output import Unknown
 
@@ -45,6 +46,7 @@ from components.observability import (
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
+from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
 from components.settings import PROJECT, SettingsError, pool_key
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
@@ -56,6 +58,14 @@ LOCATION_CONFIG_KEY = "azure-native:location"
 #: Config is small: these bound the walk over the inputs (hostile input is refused, never recursed).
 MAX_INPUT_DEPTH = 32
 MAX_INPUT_NODES = 100_000
+TOO_LARGE = f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} values, {MAX_INPUT_DEPTH} levels)"
+#: A path holds map keys as the caller wrote them, and the engine prints paths and reasons as they are.
+MAX_PATH_CHARS = 300
+MAX_REASON_CHARS = 2000
+#: The engine receives the per-property errors in one gRPC trailer (`grpc-status-details-bin`), and gRPC
+#: C-core clients refuse received metadata past 16 KiB (8 KiB soft), losing every detail, so the
+#: problems listed stop within this many characters and a last one counts the rest.
+MAX_REPORTED_CHARS = 6000
 
 
 # --- Outputs: the contract, typed (components/gpu_cluster_outputs.py, generated from policies/contract.py) ---
@@ -68,13 +78,22 @@ class GpuClusterInputError(ValueError):
     """Inputs the settings layer refused: `(path, reason)` pairs, paths named as the inputs spell them."""
 
     def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
-        self.problems = list(problems)
+        self.problems = [(escape_field(path, MAX_PATH_CHARS), escape_field(reason, MAX_REASON_CHARS))
+                         for path, reason in problems]
         super().__init__(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created:\n"
                          + "\n".join(f"  - {path}: {reason}" for path, reason in self.problems))
 
     def properties_error(self) -> InputPropertiesError:
         """The same problems as the engine reports bad inputs: one per property path."""
-        errors = [InputPropertyErrorDetails(property_path=path, reason=reason) for path, reason in self.problems]
+        errors, size = [], 0
+        for number, (path, reason) in enumerate(self.problems):
+            size += len(path) + len(reason)
+            if size > MAX_REPORTED_CHARS and number:
+                errors.append(InputPropertyErrorDetails(
+                    property_path="(inputs)", reason=f"and {len(self.problems) - number} more problem(s) not listed "
+                                                     "here: fix the ones above and run again"))
+                break
+            errors.append(InputPropertyErrorDetails(property_path=path, reason=reason))
         return InputPropertiesError(f"GpuCluster has {len(self.problems)} input problem(s); nothing was created",
                                     errors)
 
@@ -90,8 +109,8 @@ def _plain(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
         item, where, container, slot, depth = stack.pop()
         nodes += 1
         if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
-            problems.append((where or "(inputs)", f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} "
-                                                  f"values, {MAX_INPUT_DEPTH} levels)"))
+            # Named by its top-level input: the value the walk stopped at is only where it ran out.
+            problems.append((where.split(".")[0].split("[")[0] or "(inputs)", TOO_LARGE))
             return None
         if isinstance(item, (pulumi.Output, Unknown)):
             problems.append((where or "(inputs)", "is an output of another resource, a secret or unknown: GpuCluster's "
@@ -174,6 +193,10 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     """Validate GpuCluster's inputs with the settings layer. Raises GpuClusterInputError naming each
     problem by its input path."""
     raw, location, problems = stack_config_from_args(args)
+    if any(reason == TOO_LARGE for _, reason in problems):
+        # The walk stopped early, so every input after it reads as absent: no problem the settings
+        # layer found now would be true.
+        raise GpuClusterInputError(problems)
     try:
         # The deployer's principal type defaults from the environment (ARM_CLIENT_ID / AZURE_CLIENT_ID).
         settings = parse_settings(raw, stack, location, secret_keys, today(), os.environ)
@@ -185,6 +208,32 @@ def settings_from_args(args: Mapping[str, Any], stack: str, secret_keys: Collect
     if problems:
         raise GpuClusterInputError(problems)
     return settings
+
+
+# --- What a run would replace -----------------------------------------------------------------------
+
+
+def _identity_output(record: dict[str, Any], previous: pulumi.Output[Any] | None, secret: bool) -> pulumi.Output[Any]:
+    """The `clusterIdentity` this run exports (components/replacements.py), secret when a config section
+    it records is. With the last update's record it is the output of the comparison, so the engine awaits
+    it during preview: warnings are logged, and a refused change fails the preview before any step."""
+    output: pulumi.Output[Any] = pulumi.Output.from_input(record)
+    if previous is not None:
+        # A recorded value that was secret stays masked in messages even if the config no longer is.
+        was_secret: pulumi.Output[bool] = pulumi.Output.from_input(previous.is_secret())
+        output = pulumi.Output.all(previous, was_secret, record).apply(
+            lambda values: _check_identity(values[0], values[2], secret or values[1] is True))
+    return pulumi.Output.secret(output) if secret else output
+
+
+def _check_identity(previous: Any, current: dict[str, Any], masked: bool) -> dict[str, Any]:
+    changes = identity_changes(previous, current, masked)
+    for warning in changes.warnings:
+        pulumi.log.warn(warning)
+    if changes.refused:
+        raise pulumi.RunError("this run would replace the cluster or leave a GPU pool without nodes; nothing was "
+                              "changed:\n" + "\n".join(f"  - {problem}" for problem in changes.refused))
+    return current
 
 
 # --- The component --------------------------------------------------------------------------------
@@ -265,6 +314,9 @@ class GpuCluster(pulumi.ComponentResource):
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
+        self._recorded[IDENTITY_OUTPUT] = _identity_output(
+            identity_record(settings.cluster, pools), previous.output(IDENTITY_OUTPUT) if previous else None,
+            secret=settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS))
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
         for kind in KINDS:
@@ -336,5 +388,6 @@ class GpuCluster(pulumi.ComponentResource):
 
     def recorded_for_next_run(self) -> dict[str, pulumi.Input[Any]]:
         """What the program also exports so that its next run can compare (components/previous_run.py):
-        the cluster's network and the deployer's object ID. Not part of the outputs contract."""
+        the cluster's network, the deployer's object ID and what a change would replace (`clusterIdentity`:
+        components/replacements.py). Not part of the outputs contract."""
         return dict(self._recorded)

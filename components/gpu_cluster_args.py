@@ -626,9 +626,9 @@ class NodePoolLimits(TypedDict, total=False):
     """A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one."""
 
     gpu: NotRequired[int]
-    """Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together."""
+    """Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together (1 to 40000)."""
     cpu: NotRequired[int]
-    """Most vCPUs the NodePool's nodes may have together."""
+    """Most vCPUs the NodePool's nodes may have together (1 to 1440000)."""
 
 
 class GpuNodePool(TypedDict, total=False):

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
@@ -40,6 +41,12 @@ PRICE_TABLE = Path(__file__).resolve().parent / "prices.json"
 #: thousand items at 1,000 per page.
 MAX_PAGES = 1000
 MAX_ITEMS = 1_000_000
+#: The dearest hourly price read as one: above any VM's in any currency the API answers in (its dearest
+#: sizes cost a few hundred USD an hour, and a KRW price is about 1,400 times the USD one). A price past it
+#: is not a price, and would make the cost figures overflow to inf (JSON has no inf).
+MAX_HOURLY_PRICE = 10_000_000
+#: A currency as the API writes it: an ISO 4217 code (`USD`); the summary prints it beside every figure.
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 #: A file of captured pages, or the table: bounded like every file a tool is handed.
 FILE_LIMITS = Limits(max_bytes=256 * 1024 * 1024, max_depth=32, max_nodes=20_000_000)
 
@@ -118,12 +125,24 @@ def _name(text: str) -> str:
 # --- Reading the shipped table -----------------------------------------------------------------
 
 
+def _is_price(value: Any) -> TypeGuard[int | float]:
+    """A number from 0 to MAX_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
+        and 0 <= value <= MAX_HOURLY_PRICE
+
+
+def _currency(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not CURRENCY_CODE.fullmatch(value):
+        raise PriceError(f"{where}: currency {_shown(value)} is not a currency code such as USD (three capital letters)")
+    return value
+
+
 def _price_value(value: Any, where: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise PriceError(f"{where}: {_shown(value)} is not a price; write a positive number of currency units per hour, "
-                         "or null when there is none")
+    if not _is_price(value) or value <= 0:
+        raise PriceError(f"{where}: {_shown(value)} is not a price; write a positive number of currency units per hour "
+                         f"up to {MAX_HOURLY_PRICE}, or null when there is none")
     return float(value)
 
 
@@ -135,8 +154,7 @@ def table_from_json(document: Any, where: str) -> PriceTable:
     if missing:
         raise PriceError(f"{where}: the price table has no {', '.join(missing)}")
     currency, source, as_of = document["currency"], document["source"], document["pricesAsOf"]
-    if not isinstance(currency, str) or not currency:
-        raise PriceError(f"{where}: currency {_shown(currency)} is not a currency code such as USD")
+    _currency(currency, where)
     if not isinstance(source, str) or not source:
         raise PriceError(f"{where}: source must say where the prices come from")
     try:
@@ -168,12 +186,13 @@ def read_json(path: Path, what: str) -> Any:
     try:
         return load_json(read_file(str(path), FILE_LIMITS), FILE_LIMITS)
     except DocumentError as error:
-        where = f"{path}:{error.line}" if error.line else str(path)
+        shown = escape_line(str(path))  # a file name may hold a newline or a terminal escape
+        where = f"{shown}:{error.line}" if error.line else shown
         raise PriceError(f"{where}: cannot read {what}: {error.message}") from None
 
 
 def read_price_table(path: Path = PRICE_TABLE) -> PriceTable:
-    return table_from_json(read_json(path, "the price table"), str(path))
+    return table_from_json(read_json(path, "the price table"), escape_line(str(path)))
 
 
 # --- Reading Retail Prices API answers ---------------------------------------------------------
@@ -216,8 +235,9 @@ def _row(item: Any, where: str) -> _Row | None:
         raise PriceError(f"{where} ({_name(size)}, {_name(region)}): unitOfMeasure {_shown(unit)} is not '1 Hour'; "
                          "gpu-aks prices VM hours")
     price = item.get("retailPrice")
-    if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price < 0:
-        raise PriceError(f"{where} ({_name(size)}, {_name(region)}): retailPrice {_shown(price)} is not a price")
+    if not _is_price(price):
+        raise PriceError(f"{where} ({_name(size)}, {_name(region)}): retailPrice {_shown(price)} is not a price (a "
+                         f"number from 0 to {MAX_HOURLY_PRICE})")
     if price == 0:
         # Azure lists some meters at 0 (free tiers, retired rows): that is no price for a GPU node.
         return None
@@ -238,7 +258,7 @@ def read_answer_files(paths: Iterable[Path]) -> list[tuple[str, Any]]:
     """The pages of captured answers (each file one page, or a list of pages), in order."""
     pages: list[tuple[str, Any]] = []
     for path in paths:
-        pages += _pages_of(read_json(path, "a Retail Prices API answer"), str(path))
+        pages += _pages_of(read_json(path, "a Retail Prices API answer"), escape_line(str(path)))
     return pages
 
 
@@ -248,7 +268,8 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
 
     `sizes`: keep only these VM sizes (case-insensitive). `complete`: the pages must be the whole
     answer: every page but the last names a NextPageLink, and the last names none. Where one size has
-    several rows (an old and a new price), the one with the latest `effectiveStartDate` counts.
+    several rows (an old and a new price), the one with the latest `effectiveStartDate` counts, and of
+    rows as recent the dearest (whatever their order).
     """
     wanted = {size.lower() for size in sizes} if sizes is not None else None
     best: dict[tuple[str, str, Capacity], _Row] = {}
@@ -290,8 +311,9 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
             if row is None:
                 continue
             item_currency = item.get("currencyCode") or billing
-            if not isinstance(item_currency, str) or not item_currency:
+            if item_currency is None or item_currency == "":
                 raise PriceError(f"{at}: no currencyCode (nor a page BillingCurrency)")
+            _currency(item_currency, at)
             if currency is None:
                 currency = item_currency
             elif item_currency != currency:
@@ -300,7 +322,9 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
             if wanted is not None and row.size.lower() not in wanted:
                 continue
             key = (row.region, row.size.lower(), row.capacity)
-            if key not in best or row.effective >= best[key].effective:
+            # The latest price counts; of two as recent (one size listed twice), the dearer, so the
+            # table does not depend on the order of the rows.
+            if key not in best or (row.effective, row.price) >= (best[key].effective, best[key].price):
                 best[key] = row
             names[row.size.lower()] = row.size
     prices: dict[str, dict[str, SizePrice]] = {}

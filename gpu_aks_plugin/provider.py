@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from gpu_aks_policies.terminal import escape_field
+from pulumi.errors import InputPropertiesError
 from pulumi.provider import ConstructResult
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
@@ -27,6 +29,9 @@ from components.gpu_cluster import GpuCluster, GpuClusterInputError
 from components.settings import PROJECT
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+#: How much of a refused type token or name an error quotes, and the longest name taken.
+MAX_SHOWN_CHARS = 120
+MAX_NAME_CHARS = 1000
 COMPONENTS: list[type[pulumi.ComponentResource]] = [GpuCluster]
 
 
@@ -63,11 +68,19 @@ class GpuAksProvider(ComponentProvider):
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: pulumi.ResourceOptions | None = None) -> ConstructResult:
-        self.validate_resource_type(PROJECT, resource_type)
-        component_name = resource_type.rsplit(":", maxsplit=1)[-1]
-        component = self._by_name.get(component_name)
+        # The SDK's own checks raise plain exceptions, which its server sends back with a Python
+        # traceback and the type token as written (controls, megabytes): refused here instead, as bad input.
+        # (An empty list of property errors, not None: pulumi 3.272's server sends no status without one.)
+        package, _, component_name = resource_type.partition(":index:") if ":index:" in resource_type else \
+            resource_type.partition("::")
+        component = self._by_name.get(component_name) if package == PROJECT else None
         if component is None:
-            raise ValueError(f"unknown component {resource_type}; {PROJECT} has {', '.join(self._by_name)}")
+            raise InputPropertiesError(f"'{escape_field(resource_type, MAX_SHOWN_CHARS)}' is not a component of {PROJECT}; "
+                                       f"it has {', '.join(f'{PROJECT}:index:{known}' for known in self._by_name)}", [])
+        if not name or len(name) > MAX_NAME_CHARS or not name.isprintable():
+            # The name is in every child's URN and name, which the engine prints.
+            raise InputPropertiesError(f"the name '{escape_field(name, MAX_SHOWN_CHARS)}' of a {component_name} must be 1 "
+                                       f"to {MAX_NAME_CHARS} printable characters", [])
         try:
             # Every hosted component takes (name, args, opts), as the SDK's host calls them.
             instance = component(name, dict(inputs), options)  # type: ignore[arg-type]

@@ -31,9 +31,13 @@ _load_this_folder_as_package()
 
 from gpu_aks_policies.pack import OPERATION, PACK_NAME, build_policies  # noqa: E402
 from gpu_aks_policies.sdk_patches import install  # noqa: E402
+from gpu_aks_policies.workloads import load_all  # noqa: E402
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
 install(on_configure=OPERATION.reset)
+# The pack serves every kind for as long as it runs: all workload adapters load now, before the
+# freeze below, rather than inside the first request that names each (the checker loads them lazily).
+load_all()
 # Everything imported and built so far lives as long as the process: moved out of the collector's
 # sight, each full collection during the operation walks only what requests allocate.
 gc.freeze()

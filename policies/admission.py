@@ -288,15 +288,17 @@ def admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Known
     tolerations or nodeSelector are unknown during preview). Its Namespace is the one among the
     objects checked, else the one in `given`, else a Namespace without the plugins' annotations."""
     # The given Namespaces' annotations are part of the answer: two rules configured with the same
-    # namespace names but other annotations must not share one admitted pod.
-    key = ("admit", frozenset(plugins),
-           tuple((name, tuple(sorted((str(k), str(v)) for k, v in annotations.items()))) for name, annotations in given))
+    # namespace names but other annotations must not share one admitted pod. (Every rule asks for the
+    # admitted form of every pod, and most configs give none: no generator is built for them.)
+    namespaces = tuple((name, tuple(sorted((str(k), str(v)) for k, v in annotations.items())))
+                       for name, annotations in given) if given else ()
+    key = ("admit", frozenset(plugins), namespaces)
     return derived(pod, key, context, lambda: _admit(pod, context, plugins, given))
 
 
 def _namespace_annotations(name: str, context: Context, given: KnownNamespaces) -> Mapping[str, Any] | None:
     annotations = context.namespaces.get(name)
-    if annotations is None:
+    if annotations is None and given:
         annotations = next((annotations for namespace, annotations in given if namespace == name), None)
     return annotations
 

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.metadata
 import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from . import __version__
 from .documents import (
@@ -54,13 +53,15 @@ from .documents import (
     read_file,
     safe_text,
 )
-from .fit import Platform, PlatformError, read_platform
 from .podspecs import PodSpec, object_identity
 from .rule_config import RuleConfig, RuleConfigError, with_platform_sharing
 from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_platform_taints
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
 from .workloads import Context, context_of, pod_specs_of
+
+if TYPE_CHECKING:
+    from .fit import Platform
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -273,7 +274,7 @@ def check_object(obj: Mapping[str, Any], configs: Mapping[str, RuleConfig], cont
         results: list[tuple[str, str, str, str]] = []
         for rule in CHECKER_RULES:
             config = configs[rule.name]
-            if config.level == "disabled":
+            if config.level == "disabled" or (rule.needs_platform and platform is None):
                 continue
             pods = pods_by_shapes.get(config.workload_shapes)
             if pods is None:
@@ -357,6 +358,8 @@ def repository_url() -> str | None:
     """The `Repository` URL of the installed package's metadata (`[project.urls]` in pyproject.toml), so a
     fork's SARIF links to its own docs by changing one line. None when the package is not installed (the
     pack copied elsewhere) or names no repository: SARIF's `helpUri` is optional."""
+    import importlib.metadata  # only SARIF reports read it; it costs a fifth of the checker's start-up
+
     try:
         entries = importlib.metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
     except importlib.metadata.PackageNotFoundError:
@@ -462,6 +465,12 @@ def byte_count(text: str) -> int:
     return value
 
 
+def _refused(error: Exception) -> int:
+    """An option's file could not be used: say why, exit 2."""
+    print(safe_text(f"error: {error}"), file=sys.stderr)
+    return 2
+
+
 def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-aks-check", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config", help="policy config JSON, as for `pulumi preview --policy-pack-config`")
@@ -475,10 +484,18 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
     out = stdout or sys.stdout
     try:
         configs = load_config(args.config)
-        platform = read_platform(args.platform) if args.platform else None
-    except (RuleConfigError, PlatformError) as error:
-        print(safe_text(f"error: {error}"), file=sys.stderr)
-        return 2
+    except RuleConfigError as error:
+        return _refused(error)
+    platform = None
+    if args.platform:
+        # The fit and the outputs contract it reads load only here: the plain check never uses them,
+        # and importing them cost a third of its start-up.
+        from .fit import PlatformError, read_platform
+
+        try:
+            platform = read_platform(args.platform)
+        except PlatformError as error:
+            return _refused(error)
     limits = Limits(max_bytes=args.max_file_size)
     with gc_paused():  # a report of thousands of findings is rendered as it was built: acyclic
         report = check_paths(args.paths, configs, stdin, limits, platform)

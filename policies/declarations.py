@@ -23,19 +23,27 @@ pack's configuration use the same machinery.
 
 from __future__ import annotations
 
-import difflib
+import functools
 import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .terminal import escape_line
+from .secrets import Redactor, secret_strings
+from .terminal import escape_line, escape_text
 
 __all__ = [
     "MISSING", "Check", "Default", "Document", "Key", "ListOf", "Problems", "Reader", "Section", "Shape", "bool_problem",
     "boolean", "choice", "describe", "is_whole_number", "one_of", "reference_markdown", "string_list_problem",
     "string_map_problem", "string_problem", "text",
 ]
+
+
+def _closest(name: str, names: Collection[str]) -> list[str]:
+    """The one name of `names` most like `name`, if any is close (difflib's measure), for "did you mean"."""
+    import difflib  # only a misspelt key needs it: not imported by every start-up of the checker
+
+    return difflib.get_close_matches(name, names, n=1, cutoff=0.6)
 
 
 class _Missing:
@@ -63,6 +71,10 @@ def describe(value: Any) -> str:
 # --- Problems ----------------------------------------------------------------------------------
 
 
+#: The longest key path a problem names whole (real ones are well under 200 characters).
+_LONGEST_PATH = 240
+
+
 class Problems:
     """Collects problems and warnings; each names its key as the file spells it.
 
@@ -71,14 +83,21 @@ class Problems:
     is a whole top-level key): no message shows any value under them.
     """
 
-    def __init__(self, namespace: str = "", secret_sections: Collection[str] = ()) -> None:
+    def __init__(self, namespace: str = "", secret_sections: Collection[str] = (),
+                 secret_texts: Redactor | None = None) -> None:
         self.namespace = namespace
         self.secret_sections = set(secret_sections)
+        #: The strings of the secret sections: redacted from every line, wherever a check quoted one
+        #: (a value in its message, a map key in its path).
+        self.redact = secret_texts or Redactor(())
         self.items: list[str] = []
         self.warnings: list[str] = []
 
     def full_key(self, key: str) -> str:
-        return key if ":" in key or not self.namespace else f"{self.namespace}:{key}"
+        # Namespaced when its top-level name is (`azure-native:location`); a colon further in is part of
+        # a map key as written (`cluster.tags.a:b`).
+        top = key.split(".", 1)[0].split("[", 1)[0]
+        return key if ":" in top or not self.namespace else f"{self.namespace}:{key}"
 
     def add(self, key: str, message: str) -> None:
         self.items.append(self._line(key, message))
@@ -88,9 +107,16 @@ class Problems:
 
     def _line(self, key: str, message: str) -> str:
         # A key path holds map keys as written (`nodeLabels.<key>`), and a message may quote a value:
-        # each problem stays one line with no control character, wherever it is printed or sent (the
-        # component provider hands paths to the engine, which prints them).
-        return f"{escape_line(self.full_key(key))}: {escape_line(message)}"
+        # each problem stays one line with no control character and no workflow command (`##[`),
+        # wherever it is printed or sent (the component provider hands paths to the engine, and the
+        # program's RunError reaches the Pulumi CLI's output, which print them as they are); a key
+        # path of megabytes (a hostile map key) is cut.
+        path = self.full_key(key)
+        if len(path) > _LONGEST_PATH:
+            path = f"{path[:_LONGEST_PATH - 40]}… ({len(path)} characters)"
+        if self.redact:
+            path, message = self.redact.path(path), self.redact(message)
+        return escape_text(escape_line(f"{path}: {message}"))
 
     def is_secret(self, key: str) -> bool:
         return key.split(":")[-1].split(".")[0].split("[")[0] in self.secret_sections
@@ -112,7 +138,7 @@ class Problems:
             if not isinstance(name, str):
                 self.add(key, f"has a key that is not a string ({self.shown(key, name)}); keys are setting names")
             elif name not in allowed:
-                close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+                close = _closest(name, allowed)
                 hint = f"did you mean '{close[0]}'? " if close else ""
                 self.add(f"{key}.{name}", f"unknown setting; {hint}allowed: {', '.join(allowed)}")
 
@@ -238,6 +264,25 @@ class Section:
     @property
     def key_names(self) -> tuple[str, ...]:
         return self.listed or tuple(item.name for item in self.items if not isinstance(item, Check))
+
+    @functools.cached_property
+    def declared_names(self) -> frozenset[str]:
+        """Every setting name declared in the section and below it (shapes' keys included)."""
+        names: set[str] = set()
+        pending: list[Section] = [self]
+        while pending:
+            section = pending.pop()
+            for item in section.items:
+                if isinstance(item, Check):
+                    continue
+                names.add(item.name)
+                if isinstance(item, Section):
+                    pending.append(item)
+                elif isinstance(item, ListOf):
+                    pending.append(item.item)
+                elif item.shape is not None:
+                    names.update(key.name for key in item.shape.keys)
+        return frozenset(names)
 
     def declared(self, name: str) -> Key | Section | ListOf:
         return next(item for item in self.items if not isinstance(item, Check) and item.name == name)
@@ -427,13 +472,17 @@ class Document:
 
     def parse(self, raw: Mapping[str, Any], context: Any = None, secret_sections: Collection[str] = ()) -> Reader:
         """Parse everything; the caller raises on `reader.problems.items` or builds with `reader.build()`."""
-        problems = Problems(self.namespace, secret_sections)
+        # A secret section's own setting names are no secret (`vmSize`); its values and map keys are.
+        declared = self.root.declared_names
+        problems = Problems(self.namespace, secret_sections, Redactor(
+            text for name in secret_sections if name in raw for text in secret_strings(raw[name])
+            if text not in declared))
         names = self.root.key_names
         for name in raw:
             if name in self.misplaced:
                 problems.add(str(name), self.misplaced[name])
             elif name not in names:
-                close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+                close = _closest(str(name), names)
                 hint = f"did you mean '{self.namespace}:{close[0]}'? " if close else ""
                 problems.add(str(name), f"unknown config key; {hint}{self.namespace} takes {', '.join(names)}")
         reader = Reader(self.root, _TopLevel(raw, names), "", problems, context)

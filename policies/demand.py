@@ -23,7 +23,6 @@ from .podspecs import (
     asks_by_container,
     derived,
     is_gpu_resource,
-    known,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
 from .rule_config import GpuSharing, RuleConfig
@@ -48,7 +47,12 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     if written is UNKNOWN:
         return None
     amount = amount_of(written)
-    return amount is None or amount.numerator > 0  # (a Fraction's sign is its numerator's)
+    # A Fraction's sign is its numerator's: comparing with 0 goes through the numbers ABCs.
+    return amount is None or amount.numerator > 0
+
+
+#: How many containers, claims and markers a finding's summary names.
+MAX_SUMMARY_PARTS = 5
 
 
 @dataclass(frozen=True)
@@ -66,14 +70,22 @@ class GpuDemand:
         return bool(self.asks or self.claims.gpu or self.markers)
 
     def summary(self) -> str:
-        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks]
-        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu]
-        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers]
+        parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks[:MAX_SUMMARY_PARTS]]
+        parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu[:MAX_SUMMARY_PARTS]]
+        parts += [f"{marker} puts it on GPU nodes" for marker in self.markers[:MAX_SUMMARY_PARTS]]
+        # One finding names what puts the pod on GPU nodes; a pod of 100,000 GPU containers made it
+        # megabytes long. The rest are counted.
+        rest = len(self.asks) + len(self.claims.gpu) + len(self.markers) - MAX_SUMMARY_PARTS
+        if rest > 0:
+            return ", ".join(parts[:MAX_SUMMARY_PARTS]) + f" and {rest} more"
         return ", ".join(parts)
 
 
 def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
-    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, config.gpu_markers)
+    # The markers' fields, not the GpuMarkers itself: a tuple of strings hashes in C, a dataclass
+    # through its Python `__hash__`, and every rule asks for the demand of every pod.
+    markers = config.gpu_markers
+    key = ("gpu_demand", config.gpu_resources, config.gpu_device_classes, markers.annotations, markers.resources)
     return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
@@ -85,6 +97,12 @@ def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], Undecida
             unknown = unknown or result
             continue
         for ask in result:
+            if ask.container.role == "ephemeral":
+                # The API server refuses `resources` on an ephemeral container ("cannot be set for an
+                # Ephemeral Container": kubernetes `pkg/apis/core/validation`, validateEphemeralContainers),
+                # so it never asks the scheduler for anything; ExtendedResourceToleration and the
+                # generated admission policy skip it too.
+                continue
             asking = asks_gpu(ask)
             if asking is None:
                 unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
@@ -129,31 +147,32 @@ def sharing_advice(sharing: GpuSharing | None) -> str:
     return f"to share a GPU on this platform, ask for {' or '.join(offers)}"
 
 
-#: Below MAX_AMOUNT (about 9.22e15) with room to spare, for the whole-number fast path.
-_SURELY_COUNTABLE = 9e15
+#: The largest whole amount the API server can count, as an int: compared without the numbers ABCs.
+_MAX_WHOLE_AMOUNT = math.floor(MAX_AMOUNT)
 
 
 def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | None = None) -> str | None:
-    if type(value) is float and value.is_integer() and 0 <= value < _SURELY_COUNTABLE:
-        return None  # the wire's usual amount (every number is a double): whole, and nothing to say
-    # A secret amount is named only by its path: nothing derived from it is printed either.
-    secret = is_secret(value)
+    amount: Fraction | None = None
     try:
         amount = parse_quantity(value)
     except QuantityError as error:
-        return f"has {kind}.{resource}: {shown(value)}, which is not a quantity" if secret else f"has {kind}.{resource}: {error}"
-    # Compared through numerators: a Fraction's sign is its numerator's, and Fraction's own comparisons
-    # go through an ABC check each (this runs for every GPU amount the pack sees).
-    if amount.numerator < 0:
-        return f"has {kind}.{resource}: {shown(value)}, a negative amount"
+        unreadable = error
+    else:
+        # Most amounts are whole and in range: nothing below, only the message, is needed for them.
+        if amount.denominator == 1 and 0 <= amount.numerator <= _MAX_WHOLE_AMOUNT:
+            return None
+    # A secret amount is named only by its path: nothing derived from it is printed either.
+    secret = is_secret(value)
+    written = f"{kind}.{resource}: {shown(value)}"
+    if amount is None:
+        return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {unreadable}"
+    if amount < 0:
+        return f"has {written}, a negative amount"
     if amount.denominator != 1:
         amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
-        return (f"has {kind}.{resource}: {shown(value)}{amount_text}, a fraction; GPUs are whole devices and the API "
-                f"server refuses fractions ({sharing_advice(sharing)})")
-    if amount.numerator * MAX_AMOUNT.denominator > MAX_AMOUNT.numerator:  # a whole amount past MAX_AMOUNT
-        return (f"has {kind}.{resource}: {shown(value)}, more than the API server can count (it keeps extended "
-                f"resources in 64-bit thousandths)")
-    return None
+        return (f"has {written}{amount_text}, a fraction; GPUs are whole devices and the API server refuses "
+                f"fractions ({sharing_advice(sharing)})")
+    return f"has {written}, more than the API server can count (it keeps extended resources in 64-bit thousandths)"
 
 
 def _amount_text(value: Any, amount: Fraction | None, fallback: str) -> str:
@@ -168,8 +187,12 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
     number; a request without a limit (at any amount, 0 included); a request that is not the limit.
     Raises UndecidableError when an amount is unknown during preview."""
     resource = ask.resource
-    limit = known(ask.limit, ask.limit_path)
-    request = known(ask.request, ask.request_path)
+    limit, request = ask.limit, ask.request
+    # A path is joined only for an unknown amount: most asks never need theirs.
+    if limit is UNKNOWN:
+        raise UndecidableError(ask.limit_path)
+    if request is UNKNOWN:
+        raise UndecidableError(ask.request_path)
     for kind, value in (("limits", limit), ("requests", request)):
         if value is not ABSENT:
             problem = _amount_problem(kind, resource, value, sharing)

@@ -14,12 +14,15 @@ run to completion (batch Jobs and the training operators), on pools a NodePool b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .findings import Finding
-from .fit import Platform, explain_pod
 from .podspecs import PodSpec, join
 from .rule_config import NOT_DISRUPTIBLE, RuleConfig
 from .workloads import Context
+
+if TYPE_CHECKING:
+    from .fit import Platform
 
 #: The pod annotation Karpenter honours (karpenter.sh docs, Disruption, "Pod-Level Controls").
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -44,6 +47,9 @@ def check_not_disruptible(pods: Sequence[PodSpec], config: RuleConfig, context: 
     node_pools = {pool for pool, entry in platform.pools.items() if entry.kind == "nodePool"}
     if not node_pools:
         return []
+    # Only with a platform: the rule registry imports this module, and the plain check never loads the fit.
+    from .fit import explain_pod
+
     findings = []
     for pod in pods:
         if pod.own_nodes or str(pod.annotations.get(DO_NOT_DISRUPT, "")).lower() == "true":

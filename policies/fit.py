@@ -179,9 +179,9 @@ def read_platform(path: str, limits: Limits = PLATFORM_FILE_LIMITS) -> Platform:
     try:
         return platform_from_outputs(load_json(read_file(path, limits), limits))
     except DocumentError as problem:
-        raise PlatformError(problem.at(path)) from None
-    except PlatformError as error:
-        raise PlatformError(f"{path}: {error}") from None
+        raise PlatformError(problem.at(escape_line(path))) from None
+    except PlatformError as error:  # the file's name stays on the message's line, whatever it holds
+        raise PlatformError(f"{escape_line(path)}: {error}") from None
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import cached_property, lru_cache
-from typing import Any, Literal, TypeVar
+from functools import lru_cache
+from typing import Any, Literal, TypeGuard, TypeVar
 
 from .scope import current_scope, remembered
 
@@ -86,11 +86,6 @@ def known(value: Any, path: str) -> Any:
 # An absent field (None, the commonest non-container) is answered before them for the same reason.
 
 
-def is_mapping(value: Any) -> bool:
-    """`isinstance(value, Mapping)`, answered at once for a plain dict."""
-    return type(value) is dict or isinstance(value, abc.Mapping)
-
-
 def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
     """`value` as a mapping: an absent or non-mapping value is empty; an unknown one is undecidable."""
     if type(value) is dict:
@@ -110,14 +105,18 @@ def list_at(value: Any, path: str) -> Sequence[Any]:
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 
+def is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
+    """`isinstance(value, Mapping)`, answered without the ABC check for a plain dict."""
+    return type(value) is dict or isinstance(value, abc.Mapping)
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """Tolerant reads for adapters: anything that is not a mapping is empty (unknown stays unknown
     only where a rule asks for it through `mapping_at`)."""
     if type(value) is dict:
         return value
-    if value is None:
-        return {}
-    return value if isinstance(value, abc.Mapping) else {}
+    # An absent field (None) is the common other case: the ABC check below costs several times more.
+    return value if value is not None and isinstance(value, abc.Mapping) else {}
 
 
 def as_list(value: Any) -> list[Any]:
@@ -166,9 +165,10 @@ class Container:
     #: ("limits" or "requests", resource) -> path (Spark's `gpu.quantity`, Dynamo's `limits.gpu`).
     written_at: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    @cached_property
+    @property
     def resources_at(self) -> str:
-        # Cached in the instance's __dict__ (a frozen dataclass allows that): every rule asks.
+        # Not a functools.cached_property: before Python 3.12 its first read takes a lock, which cost
+        # more than joining the path again on the few reads of each container.
         return self.resources_path or join(self.path, "resources")
 
 
@@ -242,14 +242,16 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
     entry during preview becomes one UNKNOWN container, so the known ones keep their verdicts."""
     containers: list[Container] = []
     for list_name in CONTAINER_LISTS:
-        list_path = join(path, list_name)
         value = spec.get(list_name)
+        if value is None:  # most pods write one of the three lists: no path for the others
+            continue
+        list_path = join(path, list_name)
         if value is UNKNOWN:
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
         for index, container in enumerate(as_list(value)):
             if container is UNKNOWN or is_mapping(container):
-                name = container.get("name") if container is not UNKNOWN else None
+                name = container.get("name") if is_mapping(container) else None
                 containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
                                             container, ROLE_OF_LIST[list_name]))
     return tuple(containers)
@@ -398,9 +400,8 @@ def object_identity(obj: Any) -> tuple[str, str]:
         return "", ""
     kind = obj.get("kind")
     metadata = obj.get("metadata")
-    has_metadata = is_mapping(metadata)
-    name = metadata.get("name") if has_metadata else None
-    if not isinstance(name, str) and has_metadata:
+    name = metadata.get("name") if is_mapping(metadata) else None
+    if not isinstance(name, str) and is_mapping(metadata):
         name = metadata.get("generateName")
     return (kind if isinstance(kind, str) else "", name if isinstance(name, str) else "")
 

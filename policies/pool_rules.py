@@ -22,6 +22,7 @@ from .podspecs import (
     list_at,
 )
 from .pools import PoolView, pools_of, shown_count
+from .quantities import shown
 from .rule_config import (
     DEVICE_PLUGIN_TOLERATES_POOLS,
     TAINTED_GPU_POOLS,
@@ -33,12 +34,27 @@ from .scheduling import (
     toleration_for,
     untolerated_taints,
 )
+from .terminal import escape_line
 
 # --- Pools and the device plugin -----------------------------------------------------------------
 # The pools come from the pool kinds (`gpu_aks_policies.pools`): these rules never read a kind's
 # properties, so a new kind of pool is judged by the same rules.
 
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
+
+
+#: Sizes a message names: a NodePool may list thousands (repeated ones too); the rest are counted.
+_NAMED_SIZES = 8
+
+
+def _pool_named(pool: PoolView, sizes: Sequence[str]) -> str:
+    """`GPU node pool 'name' (sizes)` as a message starts: the name and sizes as the resource writes
+    them, each on one line and short (a NodePool's name and requirement values are any text until the
+    API server sees them), the sizes once each and at most `_NAMED_SIZES` of them."""
+    unique = list(dict.fromkeys(sizes))
+    named = ", ".join(escape_line(shown(size, 64).strip("'")) for size in unique[:_NAMED_SIZES])
+    more = f" and {len(unique) - _NAMED_SIZES} more" if len(unique) > _NAMED_SIZES else ""
+    return f"GPU node pool {shown(pool.name, 64)} ({named}{more})"
 
 
 def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
@@ -76,7 +92,7 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
                 continue
             for problem in _pool_problems(pool, config):
                 findings.append(Finding(
-                    TAINTED_GPU_POOLS, pool.where, f"GPU node pool '{pool.name}' ({', '.join(gpu_sizes)}) {problem}"))
+                    TAINTED_GPU_POOLS, pool.where, f"{_pool_named(pool, gpu_sizes)} {problem}"))
         except UndecidableError as error:
             findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings
@@ -141,7 +157,7 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
             if len(gaps) == len(plugins):
                 findings.append(Finding(
                     DEVICE_PLUGIN_TOLERATES_POOLS, pool.where,
-                    f"GPU node pool '{pool.name}' ({', '.join(pool.vm_sizes())}) is not served by any NVIDIA "
+                    f"{_pool_named(pool, pool.vm_sizes())} is not served by any NVIDIA "
                     f"device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods never "
                     f"schedule there: " + "; ".join(str(gap) for gap in gaps),
                     subject=resource.urn))

@@ -37,6 +37,10 @@ _DECIMAL = {
     "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
     "P": Fraction(10**15), "E": Fraction(10**18),
 }
+#: What Go's `strings.TrimSpace` trims (`unicode.IsSpace`). Python's `str.strip()` also trims the
+#: information separators U+001C-U+001F, which the API server keeps and then refuses.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
 #: No real quantity is longer; anything longer is refused before a digit is converted.
 MAX_QUANTITY_CHARS = 64
 #: Kubernetes caps exponents far below this; the cap keeps a hostile "1e999999999" from hanging us.
@@ -84,7 +88,7 @@ def parse_quantity(value: Any) -> Fraction:
 
 @functools.lru_cache(maxsize=1024)
 def _parse_text(value: str) -> Fraction:
-    text = value.strip()
+    text = value.strip(_GO_SPACE)
     if len(text) > MAX_QUANTITY_CHARS:
         raise QuantityError(f"{shown(value)} is too long to be a quantity")
     match = _QUANTITY_RE.fullmatch(text)

@@ -27,12 +27,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .disruption import check_not_disruptible
 from .documents import DocumentError, Limits, load_json, read_file
 from .findings import Finding
-from .fit import Platform, check_fit
 from .pod_rules import check_analyzable, check_gpu_limits, check_gpu_node_selection, check_gpu_tolerations
 from .podspecs import PodSpec
 from .pool_rules import check_device_plugin_coverage, check_gpu_node_pool
@@ -53,6 +52,9 @@ from .rule_config import (
     platform_taints,
 )
 from .workloads import Context
+
+if TYPE_CHECKING:
+    from .fit import Platform
 
 Scope = Literal["resource", "stack", "checker-only"]
 #: What a rule judges: the pod specs of one Kubernetes object; one AKS pool resource
@@ -94,6 +96,8 @@ class Rule:
 
 def _fit(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *, platform: Platform,
          identity: tuple[str, str]) -> list[Finding]:
+    from .fit import check_fit  # with a platform only: the plain check never loads the fit
+
     return check_fit(pods, identity[0], identity[1], platform, config, context)
 
 

@@ -7,6 +7,7 @@ pool" has exactly one answer everywhere.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
@@ -88,6 +89,18 @@ def is_extended_resource_name(name: Any) -> bool:
 def _is_extended_resource_text(name: str) -> bool:
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
+    # Resource names repeat across thousands of containers; the regular expression is the cost.
+    if type(name) is str and len(name) <= _MAX_REMEMBERED_NAME:
+        return _qualified_request_name(name)
+    return label_key_problem("requests." + name) is None
+
+
+#: Longer names (a valid one has at most 253 + 1 + 63 characters) are checked afresh, not remembered.
+_MAX_REMEMBERED_NAME = 320
+
+
+@functools.lru_cache(maxsize=1024)
+def _qualified_request_name(name: str) -> bool:
     return label_key_problem("requests." + name) is None
 
 

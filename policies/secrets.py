@@ -88,3 +88,72 @@ def redact(message: str, secrets: Iterable[str]) -> str:
     for text in present:
         message = re.sub(_BOUNDARY_BEFORE + re.escape(text) + _BOUNDARY_AFTER, SHOWN, message)
     return message
+
+
+#: How `Redactor` reads a message: runs of the characters `redact` counts as one word (a secret stands
+#: alone between them); and a key path: its segments between `.` and brackets (`nodeLabels.<key>`).
+_WORD = re.compile(r"[\w.-]+")
+_SEGMENT = re.compile(r"[^.\[\]]+")
+_SEGMENT_BEFORE, _SEGMENT_AFTER = r"(?<![^.\[\]])", r"(?![^.\]\[])"
+
+
+class Redactor:
+    """`redact` against a fixed set of secret texts, for many messages, in time linear in each message
+    however many texts there are: each text is indexed by its first word, and a message is looked up
+    word by word (a stand-alone secret's first word is a whole word of the message). `path` does the
+    same for a key path, where a secret map key stands between `.` and brackets."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        unique = [text for text in dict.fromkeys(texts) if text.strip()]
+        self._words = _index(unique, _WORD)
+        self._segments = _index(unique, _SEGMENT)
+
+    def __bool__(self) -> bool:
+        return bool(self._words[0] or self._words[1])
+
+    def __call__(self, message: str) -> str:
+        return _redacted(message, self._words, _WORD, _BOUNDARY_BEFORE, _BOUNDARY_AFTER)
+
+    def path(self, path: str) -> str:
+        return _redacted(path, self._segments, _SEGMENT, _SEGMENT_BEFORE, _SEGMENT_AFTER)
+
+
+_Index = tuple[dict[str, list[str]], list[str]]
+
+
+def _index(texts: Iterable[str], word: re.Pattern[str]) -> _Index:
+    by_word: dict[str, list[str]] = {}
+    wordless: list[str] = []
+    for text in texts:
+        first = word.search(text)
+        if first is None:
+            wordless.append(text)
+        else:
+            by_word.setdefault(first.group(), []).append(text)
+    return by_word, wordless
+
+
+def _redacted(message: str, index: _Index, word: re.Pattern[str], before: str, after: str) -> str:
+    by_word, wordless = index
+    candidates = [text for found in dict.fromkeys(word.findall(message)) for text in by_word.get(found, ())]
+    present = sorted((text for text in candidates + wordless if text in message), key=len, reverse=True)
+    for text in present:
+        message = re.sub(before + re.escape(text) + after, SHOWN, message)
+    return message
+
+
+def secret_strings(value: Any, limit: int = 100_000) -> list[str]:
+    """The strings of a secret config value, its map keys included (at most `limit`, walked without
+    recursion): what a message about it must not show."""
+    found: list[str] = []
+    pending = [value]
+    while pending and len(found) < limit:
+        node = pending.pop()
+        if isinstance(node, str):
+            found.append(node)
+        elif isinstance(node, dict):
+            found += [key for key in node if isinstance(key, str)]
+            pending += node.values()
+        elif isinstance(node, list):
+            pending += node
+    return found

@@ -23,6 +23,7 @@ No imports outside the standard library.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -63,6 +64,16 @@ def escape_line(text: str) -> str:
     if text.isprintable():  # False for every control, separator and format character: the common fast path
         return text
     return _UNSAFE.sub(_escaped, text.replace("\n", "\\n"))
+
+
+def escape_field(text: str, limit: int) -> str:
+    """One field of input (a key, a name) for a line another program prints as it is (the Pulumi
+    engine prints a provider's property paths and a program's messages): on one line, with no control
+    and no workflow command (`escape_line`, then `escape_text`), and at most about `limit` characters
+    of it, the rest counted, so a megabyte-long key cannot fill a log or overflow a gRPC trailer."""
+    cut = text if len(text) <= limit else text[:limit]
+    escaped = escape_text(escape_line(cut))
+    return escaped if cut is text else f"{escaped}…({len(text)} characters)"
 
 
 def escape_json(text: str) -> str:
@@ -124,8 +135,17 @@ BROKEN_PIPE_STATUS = 141
 def run_cli(main: Callable[[], int]) -> NoReturn:
     """Run a command's `main` and exit with its status. A reader that stops early (`| head -1`)
     ends the command quietly, as it ends conventional tools: no BrokenPipeError traceback, and the
-    SIGPIPE status; standard output is pointed at the null device so the interpreter's last flush
-    at exit cannot fail again."""
+    SIGPIPE status; standard output is pointed at the null device so that no later flush can fail.
+
+    The process then ends without the interpreter's teardown (`os._exit`), once both standard
+    streams are flushed. The teardown frees, one by one, every module, class and object the run
+    built: with the Pulumi SDK loaded that was 0.45 s of the offline preview's 2.3 s. Nothing here waits
+    for it: files are written and closed inside `with` blocks, child processes (the policy pack)
+    are ended by their context managers, and no command registers `atexit` work."""
+    # Nor does the process collect cycles: it ends when `main` returns, and a collection then
+    # (the first allocation after `gc_paused` re-enables the collector) re-scanned the whole heap
+    # for nothing: 0.15 s of the offline preview. What a command allocates is bounded by its input.
+    gc.disable()
     try:
         status = main()
         sys.stdout.flush()
@@ -134,4 +154,5 @@ def run_cli(main: Callable[[], int]) -> NoReturn:
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
         status = BROKEN_PIPE_STATUS
-    sys.exit(status)
+    sys.stderr.flush()
+    os._exit(status)

@@ -155,6 +155,23 @@ def test_runs_as_a_module_from_the_repo_root():
     assert result.returncode == 1 and "gpu-pods-tolerate-gpu-taint" in result.stdout
 
 
+#: What a check without `--platform` and without SARIF never needs: the fit and the outputs contract
+#: it reads, Karpenter's disruption advice, and the installed package's metadata (SARIF's links).
+NOT_LOADED_BY_A_PLAIN_CHECK = ("gpu_aks_policies.fit", "gpu_aks_policies.contract", "importlib.metadata")
+
+
+def test_a_plain_check_does_not_load_what_only_the_platform_or_sarif_need():
+    """Start-up weighs on a run over many small files (issue 30): those modules load where they are used."""
+    script = ("import sys\nfrom gpu_aks_policies.check import main\ncode = main(sys.argv[1:])\n"
+              f"print([name for name in {NOT_LOADED_BY_A_PLAIN_CHECK!r} if name in sys.modules], code)")
+    seed = str(MANIFESTS / "seeds" / "generic-gpu-pod.yaml")
+    result = subprocess.run([sys.executable, "-c", script, "--format", "json", seed], capture_output=True, text=True,
+                            cwd=ROOT, check=False)
+    assert result.stdout.splitlines()[-1] == "[] 1", result.stderr
+    code, output = run("--format", "sarif", seed)
+    assert code == 1 and json.loads(output)["runs"][0]["results"], "SARIF still loads what it needs"
+
+
 def test_a_field_path_leads_to_the_line_and_column_of_its_deepest_written_part():
     from gpu_aks_policies.documents import SourceIndex, load_yaml
 

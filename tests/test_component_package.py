@@ -54,6 +54,7 @@ from components.gpu_cluster import (
 from components.gpu_cluster_args import GpuClusterArgs, GpuInstanceProfile, GpuPool, OsSKU
 from components.platform_settings import DOCUMENT, parse_settings
 from components.pools import RENAMED_TYPES
+from components.replacements import IDENTITY_OUTPUT
 from components.settings import SettingsError
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
@@ -530,9 +531,9 @@ def test_input_types_follow_the_config_keys(schema):
 
 def test_outputs_are_the_outputs_contract(schema, dev_run):
     outputs = schema["resources"][TOKEN]["properties"]
-    # The program also records two values for its own next run (components/previous_run.py); they are
+    # The program also records three values for its own next run (components/previous_run.py); they are
     # not part of the contract.
-    recorded = {NETWORK_OUTPUT, DEPLOYER_OUTPUT}
+    recorded = {NETWORK_OUTPUT, DEPLOYER_OUTPUT, IDENTITY_OUTPUT}
     assert recorded <= set(dev_run.stack_outputs)
     assert list(outputs) == [key for key in dev_run.stack_outputs if key not in recorded]
     gpu_pool = schema["types"]["gpu-aks:index:GpuPoolContract"]["properties"]
@@ -573,7 +574,7 @@ def test_construct_registers_what_the_program_registers(plugin, stack, dev_run, 
     state = json_format.MessageToDict(response.state)
     # Null outputs (no Prometheus endpoint where observability is off) are absent from Construct's state.
     contract_outputs = {k: v for k, v in run.stack_outputs.items()
-                        if k not in (NETWORK_OUTPUT, DEPLOYER_OUTPUT) and v is not None}
+                        if k not in (NETWORK_OUTPUT, DEPLOYER_OUTPUT, IDENTITY_OUTPUT) and v is not None}
     # An output the mocks leave unknown (the workspace's query endpoint) is the engine's unknown marker here
     # and absent from the program's stack outputs.
     unknown = {key for key, value in state.items() if value == UNKNOWN_VALUE}

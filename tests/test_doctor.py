@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,14 @@ def doctor(*args: str) -> tuple[int, str]:
 
 def run_on(nodes: str, pods: str = "pods-healthy.json", platform: Path = PLATFORM, *extra: str) -> tuple[int, str]:
     return doctor("--platform", str(platform), "--nodes", str(FIXTURES / nodes), "--pods", str(FIXTURES / pods), *extra)
+
+
+def doctor_on(nodes: Any, pods: str = "pods-healthy.json") -> tuple[int, str]:
+    """The doctor on a nodes document built by the test (written to a temporary file)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "nodes.json"
+        path.write_text(json.dumps(nodes))
+        return doctor("--platform", str(PLATFORM), "--nodes", str(path), "--pods", str(FIXTURES / pods))
 
 
 def problems_of(nodes: Any, pods: Any, platform: str = "platform-prod.json") -> list[tuple[str, str, str]]:

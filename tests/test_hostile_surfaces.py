@@ -27,7 +27,7 @@ from pulumi.runtime.proto import provider_pb2
 from components import stack_config
 from components.settings import SettingsError
 from tests.conftest import ROOT
-from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, growth
+from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, assert_inert, growth
 from tools import preflight
 
 
@@ -469,3 +469,246 @@ def test_a_hostile_price_answer_is_one_short_escaped_line(tmp_path, changes):
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     [line] = result.stderr.splitlines()
     assert line.startswith(f"error: {answer}") and len(line) < 400 and "\x1b" not in line and "\x07" not in line
+
+
+@pytest.mark.parametrize("changes", [
+    {"retailPrice": 1e308},  # finite, but the cost of a pool at its ceiling was inf, which JSON cannot hold
+    {"retailPrice": 10_000_001},
+    {"currencyCode": "US\nD ::error::x"},  # printed beside every figure of the summary
+    {"currencyCode": "\x1b[31mUSD"},
+    {"currencyCode": "X" * 1_000_000},
+    {"currencyCode": 5},
+])
+def test_a_price_or_currency_no_table_can_hold_is_refused(tmp_path, changes):
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"BillingCurrency": "USD", "Items": [_price_item(**changes)], "NextPageLink": None}))
+    for command in (["tools.prices", "--from", str(answer), "--out", str(tmp_path / "t.json")],
+                    ["tools.preview", "dev", "--prices", str(answer)]):
+        result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True,
+                                timeout=HANG_GUARD_S)
+        assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr, result.stderr
+        [line] = result.stderr.splitlines()
+        assert ("retailPrice" in line or "currency" in line) and len(line) < 400 and "\x1b" not in line
+
+
+def test_two_rows_for_one_size_give_one_price_whatever_their_order():
+    from datetime import date
+
+    from components.pricing import table_from_pages
+    rows = [_price_item(retailPrice=price, skuName=name) for price in (0.5, 0.9, 0.7)
+            for name in ("NC4as T4 v3", "NC4as T4 v3 Spot")]
+    tables = [table_from_pages([("answer", {"Items": items, "NextPageLink": None})], date(2026, 11, 26), "test")
+              for items in (rows, rows[::-1], rows[2:] + rows[:2])]
+    assert all(table == tables[0] for table in tables)
+    assert tables[0].hourly("eastus2", T4, "onDemand") == tables[0].hourly("eastus2", T4, "spot") == 0.9
+
+
+def test_a_long_price_answer_is_read_in_linear_time():
+    from datetime import date
+
+    from components.pricing import table_from_pages
+
+    def prepare(n: int) -> Callable[[], object]:
+        items = [_price_item(armSkuName=f"Standard_X{i}", retailPrice=0.5 + i % 7) for i in range(n)]
+        pages = [("answer", {"Items": items, "NextPageLink": None})]
+        return lambda: table_from_pages(pages, date(2026, 11, 26), "test")
+    assert growth(prepare, 25_000) < GROWTH_LIMIT
+
+
+def test_a_price_file_name_stays_on_its_line_and_an_unwritable_table_is_an_input_error(tmp_path):
+    answer = tmp_path / "x\n::error::y\x1b[2J.json"
+    answer.write_text('{"Items": 5}')
+    for command in (["tools.prices", "--from", str(answer), "--out", str(tmp_path / "t.json")],
+                    ["tools.preview", "dev", "--prices", str(answer)]):
+        result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True,
+                                timeout=HANG_GUARD_S)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        [line] = result.stderr.splitlines()
+        assert "x\\n::error::y\\x1b[2J.json: Items is int, not a list" in line
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"BillingCurrency": "USD", "Items": [_price_item()], "NextPageLink": None}))
+    result = subprocess.run([sys.executable, "-m", "tools.prices", "--from", str(good), "--out", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"error: --out {tmp_path}: cannot write the table: Is a directory")
+
+
+# --- Stack files with the production keys: every problem at once, each with its file and line ----
+
+
+def _production_stack_attacked() -> str:
+    text = (ROOT / "Pulumi.prod.yaml").read_text()
+    for old, new in [
+        ("        - 203.0.113.0/24\n        - 198.51.100.0/24",
+         '        - 0.0.0.0/0\n        - ::/0\n        - 10.0.0.0/33\n        - "\\e[2J\\n::error::x"'),
+        ("durationHours: 8", "durationHours: 25"), ("durationHours: 6", "durationHours: 0"),
+        ('startTime: "22:00"\n      durationHours: 25', 'startTime: "25:00"\n      durationHours: 25'),
+        ('utcOffset: "+00:00"\n      intervalWeeks', 'utcOffset: "+99:00"\n      intervalWeeks'),
+        ("      - objectId: 00000000-0000-0000-0000-00000000a002\n        principalType: User",
+         '      - objectId: "not-a-guid\\e]0;x\\a"\n        principalType: User\n'
+         "      - objectId: 00000000-0000-0000-0000-00000000a001\n        principalType: Group"),
+        ("    - name: a100mig\n      vmSize: Standard_NC24ads_A100_v4\n",
+         "    - name: a100mig\n      vmSize: Standard_NC24ads_A100_v4\n      vnetSubnetID: \"/sub\\e[2J\\n::add-mask::x\"\n"),
+    ]:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+@pytest.mark.slow
+def test_hostile_production_keys_are_every_problem_at_once_with_file_and_line(tmp_path):
+    text = _production_stack_attacked()
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "prod", "--config-file", str(stack_file)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert_inert(result.stderr)
+    problems = result.stderr.splitlines()[1:]
+    expected = {  # key -> the text on its line
+        "cluster.apiServerAccessProfile.authorizedIPRanges[0]": "authorizedIPRanges:",
+        "cluster.apiServerAccessProfile.authorizedIPRanges[1]": "authorizedIPRanges:",
+        "cluster.apiServerAccessProfile.authorizedIPRanges[2]": "authorizedIPRanges:",
+        "cluster.apiServerAccessProfile.authorizedIPRanges[3]": "authorizedIPRanges:",
+        "access.clusterAdmins[1].objectId": "not-a-guid", "access.clusterAdmins[2]": "a001\n        principalType: G",
+        "maintenance.autoUpgrade.startTime": '"25:00"', "maintenance.autoUpgrade.durationHours": "durationHours: 25",
+        "maintenance.autoUpgrade.utcOffset": '"+99:00"', "maintenance.nodeOSUpgrade.durationHours": "durationHours: 0",
+        "gpuPools[a100mig].vnetSubnetID": "vnetSubnetID:",
+    }
+    assert len(problems) == len(expected), problems
+    for key, written in expected.items():
+        [problem] = [p for p in problems if f": gpu-aks:{key}: " in p]
+        needle = text.index(written) if "clusterAdmins[2]" not in key else text.rindex("- objectId: 00000000")
+        assert problem.startswith(f"  - {stack_file}:{text[:needle].count(chr(10)) + 1}: "), (problem, written)
+        assert len(problem) < 400
+
+
+def test_ten_thousand_ranges_are_one_problem_on_the_line_of_the_key(tmp_path):
+    from tools.mockrun import settings_from_stack_file
+    text = (ROOT / "Pulumi.prod.yaml").read_text().replace(
+        "        - 203.0.113.0/24\n", "".join(f"        - 10.{i // 256}.{i % 256}.0/24\n" for i in range(10_000)))
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    with pytest.raises(SettingsError) as raised:
+        settings_from_stack_file(stack_file, "prod", environ={})
+    [problem] = raised.value.problems
+    assert problem.startswith(f"{stack_file}:{line_of(text, 'authorizedIPRanges:')}: gpu-aks:cluster.apiServer")
+    assert "has 10001 ranges; AKS allows at most 200" in problem
+
+
+@pytest.mark.parametrize("command, expected", [
+    (["tools.preview", "prod", "--config-file", "{tmp}"], "error: --config-file {tmp}: not a regular file"),
+    (["tools.preview", "x\n::error::y\x1b[2J"], "there is no Pulumi.x\\n::error::y\\x1b[2J.yaml"),
+    (["tools.observability", "--out", "{tmp}/file", "prod"], "error: cannot write {tmp}/file/prod/"),
+    (["tools.observability", "--out", "{tmp}", "x\n::error::y"], "error: 'x\\n::error::y' is not a stack name"),
+    (["gpu_aks_policies.explain", "--platform", "{tmp}/x\n::error::y.json", "{tmp}/file"],
+     "error: {tmp}/x\\n::error::y.json: expected the platform stack's outputs"),
+])
+def test_names_and_folders_a_tool_is_given_are_one_line_input_errors(tmp_path, command, expected):
+    (tmp_path / "file").write_text("{}")
+    (tmp_path / "x\n::error::y.json").write_text('{"Items": 5}')
+    argv = [part.replace("{tmp}", str(tmp_path)) for part in command]
+    result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True,
+                            timeout=HANG_GUARD_S)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(expected.replace("{tmp}", str(tmp_path))) or expected.replace("{tmp}", str(tmp_path)) in line
+    assert_inert(result.stderr)
+
+
+@pytest.mark.slow
+def test_the_preview_s_json_shows_no_workflow_command_and_reads_back_the_same(tmp_path):
+    # A tag value is free text: printed raw, `##[error]` in it was a workflow command in the CI log.
+    text = (ROOT / "Pulumi.prod.yaml").read_text().replace("owner: platform-team", 'owner: "##[error]forged"')
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "prod", "--json", "--config-file", str(stack_file)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 0 and "##[" not in result.stdout
+    [cluster] = [r for r in json.loads(result.stdout)["resources"] if r["type"].endswith(":ManagedCluster")]
+    assert cluster["inputs"]["tags"]["owner"] == "##[error]forged"
+
+
+# --- Every key of the stack config, given hostile values ------------------------------------------
+
+from gpu_aks_policies.declarations import Key, ListOf, Section  # noqa: E402
+
+from components.platform_settings import DOCUMENT  # noqa: E402
+
+HOSTILE_VALUES = ("a\x1b[2J\r\n::error::pwned ##[error]x\u202e", 10**4000, float("nan"), float("inf"),
+                  ["\x1b[2J"] * 1000, {"\x1b]0;t\x07": "##[error]"}, -1, True)
+#: A valid item for each list of pools, for the keys inside one.
+LIST_ITEMS = {"gpuPools": {"name": "gput4", "vmSize": T4}, "cpuPools": {"name": "cpu", "minCount": 1, "maxCount": 1},
+              "gpuNodePools": {"name": "h100", "gpus": ["H100"], "limits": {"gpu": 8}}}
+
+
+def _key_paths(section: Section, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every declared key, as a path of names (and 0 for a list's first item)."""
+    paths: list[tuple[Any, ...]] = []
+    for item in section.items:
+        if isinstance(item, Key):
+            paths.append((*prefix, item.name))
+        elif isinstance(item, Section):
+            paths += _key_paths(item, (*prefix, item.name))
+        elif isinstance(item, ListOf):
+            paths += _key_paths(item.item, (*prefix, item.name, 0))
+    return paths
+
+
+def _raw_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    from tests.test_nap_settings import NAP
+    raw = json.loads(json.dumps(NAP))  # NAP on: every pool kind's keys are read
+    node: Any = raw
+    for position, step in enumerate(path[:-1]):
+        if step == 0:
+            if not node:
+                node.append(json.loads(json.dumps(LIST_ITEMS[path[position - 1]])))
+            node = node[0]
+        else:
+            if not isinstance(node.get(step), (dict, list)):
+                node[step] = [] if path[position + 1] == 0 else {}
+            node = node[step]
+    node[path[-1]] = value
+    return raw
+
+
+def test_every_key_given_hostile_values_gives_short_escaped_problems_and_no_crash():
+    # 10**4000 in spotMaxPrice ended the parse in an OverflowError; `##[` in a value reached the
+    # Pulumi CLI's output (the program's RunError) as a workflow command; a colon in a map key
+    # took the key for a namespace.
+    paths = _key_paths(DOCUMENT.root)
+    assert len(paths) > 150, "the walk reaches every section"
+    for path in paths:
+        for value in HOSTILE_VALUES:
+            try:
+                texts = list(parse_settings(_raw_with(path, value), "dev", "eastus2", today=TODAY, environ={}).warnings)
+            except SettingsError as error:
+                texts = error.problems
+            for text in texts:
+                assert_inert(text)
+                assert "\n" not in text and len(text) < 1500 and text.startswith(("gpu-aks:", "azure-native:")), \
+                    (path, text)
+
+
+def test_a_megabyte_map_key_is_named_short():
+    [problem] = problems_of_raw({"cluster": {"autoScalerProfile": {"k" * 1_000_000: "1"}}})
+    assert problem.startswith("gpu-aks:cluster.autoScalerProfile.kkkk") and "(1000034 characters)" in problem
+    assert len(problem) < 2000
+
+
+def problems_of_raw(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(SettingsError) as raised:
+        parse_settings(raw, "dev", "eastus2", today=TODAY, environ={})
+    return raised.value.problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["tools.preflight", "prod"], ["tools.observability", "--out", "{tmp}", "prod"],
+                                     ["tools.preview", "nap", "--json"]])
+def test_every_tool_that_reads_a_stack_says_a_garbage_clock_in_one_escaped_line(tmp_path, command):
+    argv = [part.replace("{tmp}", str(tmp_path)) for part in command]
+    result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S,
+                            env={**os.environ, stack_config.TODAY_VARIABLE: "2026\x1b[2J\n::error::x##[error]y"})
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert_inert(result.stderr)
+    assert "GPU_AKS_TODAY='2026\\x1b[2J\\n::error::x##\\x5berror]y' is not an ISO date like 2026-11-22" in result.stderr

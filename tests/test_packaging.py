@@ -283,3 +283,16 @@ print("one registry")
     result = subprocess.run([str(BIN / "python"), "-c", script, str(POLICIES / "__main__.py"), str(ROOT)],
                             capture_output=True, text=True, check=False, cwd=ROOT)
     assert result.returncode == 0 and "one registry" in result.stdout, result.stderr
+
+
+def test_make_setup_compiles_every_module_the_commands_import():
+    """`make setup` writes the bytecode an editable install never does (Makefile, BYTECODE_DIRS): a
+    folder left out would be compiled from source on every command where PYTHONDONTWRITEBYTECODE is
+    set. Examples and smoke are separate programs; tests run under pytest, which caches its own."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    line = next(line for line in makefile.splitlines() if line.startswith("BYTECODE_DIRS :="))
+    compiled = set(line.split(":=", 1)[1].split())
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True)
+    tops = {path.split("/", 1)[0] for path in tracked.stdout.split()} - {"tests", "examples", "smoke"}
+    assert tops <= compiled, f"add to BYTECODE_DIRS: {sorted(tops - compiled)}"
+    assert "compileall -q $(BYTECODE_DIRS)" in makefile

@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -43,7 +44,7 @@ def test_prod_json_document():
     code, output = preview("prod", "--json")
     document = json.loads(output)
     assert code == 0 and document["stack"] == "prod"
-    assert set(document) == {"stack", "resources", "violations", "outputs", "cost"}
+    assert set(document) == {"stack", "resources", "violations", "outputs", "cost", "warnings"}
     assert set(document["cost"]["pools"]) == {"system", "cpu", "a100mig", "t4spot"}
     assert document["outputs"]["kubeconfig"] == "[secret]"
     assert document["outputs"]["gpuPools"]["a100mig"]["nodeSelector"] == {"accelerator": "nvidia",
@@ -165,3 +166,77 @@ def test_violations_print_in_one_order():
     ordered = in_print_order(run, diagnostics)
     assert ordered == in_print_order(run, list(reversed(diagnostics)))
     assert [(d.policy, d.urn) for d in ordered] == [("a", "urn:1"), ("a", "urn:1"), ("a", "urn:9"), ("b", "urn:2")]
+
+
+# --- Issue 30: the preview's speed, without changing what it registers ------------------------------
+
+
+def _aliases_sent(monkeypatch, leave_to_engine: bool) -> dict[str, list[str]]:
+    """The alias specs every RegisterResource of the prod stack carries, by URN."""
+    import pulumi.runtime.resource
+    from google.protobuf import json_format
+
+    from tools import mockrun
+    from tools import preview as preview_module
+
+    sent: dict[str, list[str]] = {}
+    register = mockrun.RecordingMonitor.RegisterResource
+
+    def recording(self, request):
+        response = register(self, request)
+        sent[response.urn] = sorted(json.dumps(json_format.MessageToDict(alias), sort_keys=True)
+                                    for alias in request.aliases)
+        return response
+
+    monkeypatch.setattr(mockrun.RecordingMonitor, "RegisterResource", recording)
+    if not leave_to_engine:
+        monkeypatch.setattr(mockrun, "_alias_urns_left_to_the_engine", _as_shipped)
+    preview_module.run_stack_program("prod")
+    assert pulumi.runtime.resource.all_aliases.__module__ == "pulumi.runtime.resource", "restored after the run"
+    return sent
+
+
+def _as_shipped():
+    import contextlib
+    return contextlib.nullcontext()
+
+
+def test_leaving_alias_urns_to_the_engine_sends_the_same_aliases(monkeypatch):
+    shipped = _aliases_sent(monkeypatch, leave_to_engine=False)
+    patched = _aliases_sent(monkeypatch, leave_to_engine=True)
+    assert patched == shipped
+    assert sum(map(len, shipped.values())) > 500, "azure-native's former API versions are aliases: the patch matters"
+
+
+def test_the_sdk_reads_collapsed_alias_urns_only_where_the_engine_lacks_alias_specs():
+    """`_alias_urns_left_to_the_engine` (tools/mockrun.py) is safe while `Resource._aliases` is read only
+    by `all_aliases`, which `prepare_aliases` calls only for a monitor without alias specs; a newer SDK
+    that reads it elsewhere fails here first."""
+    import inspect
+
+    import pulumi
+    import pulumi.runtime.resource
+
+    readers = []
+    for path in sorted(Path(pulumi.__file__).parent.rglob("*.py")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if "._aliases" in line and "self._aliases" not in line:
+                readers.append((path.name, line.strip()))
+    assert readers == [("resource.py", "for parent_alias in parent._aliases:")]
+    assert "parent._aliases" in inspect.getsource(pulumi.runtime.resource.all_aliases)
+    prepare = inspect.getsource(pulumi.runtime.resource.prepare_aliases)
+    assert prepare.index("if supports_alias_specs:") < prepare.index("all_aliases(")
+
+
+def test_the_command_prints_everything_and_its_status_without_the_interpreters_teardown(tmp_path):
+    """`run_cli` ends the process with `os._exit` once the streams are flushed: the whole report and
+    the status still come out, through a pipe as to a file."""
+    piped = subprocess.run([sys.executable, "-m", "tools.preview", "dev", "--json"], cwd=ROOT, capture_output=True,
+                           text=True, check=False)
+    assert piped.returncode == 0, piped.stderr
+    document = json.loads(piped.stdout)  # the whole document: a lost buffer would cut it short
+    assert document["violations"] == [] and document["outputs"]["clusterName"]
+    with (tmp_path / "out.txt").open("w") as out:
+        failed = subprocess.run([sys.executable, "-m", "tools.preview", "nosuchstack"], cwd=ROOT, stdout=out,
+                                stderr=subprocess.PIPE, text=True, check=False)
+    assert failed.returncode == 2 and "unknown stack 'nosuchstack'" in failed.stderr

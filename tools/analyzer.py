@@ -72,6 +72,8 @@ class PolicyPackProcess:
         return self
 
     def __enter__(self) -> PolicyPackProcess:
+        if self.stub is not None:
+            return self  # entered already: its port was read and its channel is ready
         self.start()
         assert self.process is not None and self.process.stdout is not None
         first_line = self.process.stdout.readline().decode().strip()
@@ -86,14 +88,16 @@ class PolicyPackProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.channel is not None:
-            self.channel.close()
+        # The pack's process goes first: closing a channel whose server still runs waits on gRPC's
+        # polling (0.15 s a close, measured); with the server gone the close returns at once.
         if self.process is not None:
             self.process.kill()
             self.process.wait(timeout=10)
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     stream.close()
+        if self.channel is not None:
+            self.channel.close()
 
     @property
     def analyzer(self) -> analyzer_pb2_grpc.AnalyzerStub:

@@ -40,6 +40,7 @@ from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_kind, node_taint_prefixes
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
+from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
 from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
@@ -162,16 +163,22 @@ def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return {}
 
 
-def _allocatable(node: Mapping[str, Any], resource: str) -> int:
+#: More of one GPU resource than any node advertises (the contract's own bound on a count).
+_MOST_ADVERTISED = 10**6
+
+
+def _allocatable(node: Mapping[str, Any], resource: str) -> int | None:
+    """How many of `resource` the node advertises; None when what it writes is no such count (not a
+    quantity, fractional, negative, or a million or more): said as such, not read as none."""
     value = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
     try:
         amount = parse_quantity(value) if value is not None else 0
     except QuantityError:
-        return 0
-    return int(amount) if amount < 10**6 else 0
+        return None
+    return int(amount) if amount.denominator == 1 and 0 <= amount < _MOST_ADVERTISED else None
 
 
-def _gpu_resources_advertised(node: Mapping[str, Any]) -> dict[str, int]:
+def _gpu_resources_advertised(node: Mapping[str, Any]) -> dict[str, int | None]:
     allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
     return {str(name): _allocatable(node, str(name)) for name in allocatable
             if str(name) == GPU_RESOURCE or str(name).startswith(MIG_RESOURCE_PREFIX)}
@@ -278,7 +285,12 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
     plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
                    f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={name}"
                    if pool.device_plugin != "external" else "the pool's external device plugin registers them")
-    if count == 0:
+    written = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
+    if count is None:
+        problem("gpu-allocatable", f"advertises {shown_value(written, 40)} allocatable {resource}, which is no count of GPUs "
+                                   f"(the contract says {expected} per node): the scheduler cannot place GPU pods by it",
+                f"{plugin_hint}; kubectl describe node {name}")
+    elif count == 0:
         others = {r: n for r, n in advertised.items() if r != resource and n}
         if others:
             shown = ", ".join(f"{n} {r}" for r, n in others.items())
@@ -342,7 +354,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
             detail = as_str(condition.get("message")) or as_str(condition.get("reason"))
             problem(f"condition:{kind}", f"node problem detector reports {kind}{': ' + detail if detail else ''}", fix)
 
-    shown_count = f"{count} {resource}"
+    shown_count = f"{count if count is not None else shown_value(written, 40)} {resource}"
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
+import re
 import runpy
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -22,9 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.resource
+import pulumi.runtime.resource
 import yaml
 from google.protobuf import json_format
-from gpu_aks_policies.documents import DocumentError, Limits, load_yaml, read_file
+from gpu_aks_policies.documents import DocumentError, Limits, SourceIndex, load_yaml, read_file
+from gpu_aks_policies.terminal import escape_line
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
@@ -33,7 +38,7 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from components.platform_settings import PlatformSettings, parse_settings
-from components.settings import PROJECT
+from components.settings import PROJECT, SettingsError
 from components.stack_config import today
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
@@ -83,6 +88,21 @@ def unwrap_secrets(value: Any, mask: bool) -> Any:
     return value
 
 
+class WarningLog(logging.Handler):
+    """Where the mock engine's log goes (`pulumi.log.warn` under mocks logs to a `logging.Logger`): the
+    warnings are kept for the caller instead of reaching stderr through logging's last resort."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.logger = logging.Logger("gpu-aks.mockrun")  # not registered: every run has its own
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
@@ -130,6 +150,13 @@ def fake_aad_kubeconfig(cluster_name: str) -> str:
                      "--login", "devicecode"],
             "interactiveMode": "IfNotPresent"}}}],
     }, sort_keys=False)
+
+
+def own_stack_reference(stack: str, project: str = PROJECT) -> str:
+    """The name `components/previous_run.py` reads its own stack by under the mock engine (which reports
+    no organization: the DIY backend's `organization`); give `PlatformMocks(stack_references=...)` the
+    last update's outputs under it."""
+    return f"organization/{project}/{stack}"
 
 
 class PlatformMocks(pulumi.runtime.Mocks):
@@ -209,6 +236,8 @@ class ProgramRun:
     secret_outputs: set[str]
     calls: list[pulumi.runtime.MockCallArgs]
     error: BaseException | None = None
+    #: What the program logged as warnings (`pulumi.log.warn`), in order: the preview shows them.
+    warnings: list[str] = field(default_factory=list)
 
     def by_type(self, type_: str) -> list[RegisteredResource]:
         return [r for r in self.resources if r.type == type_]
@@ -299,7 +328,58 @@ def settings_from_stack_file(path: Path, stack: str, environ: Mapping[str, str] 
             except ValueError:
                 raw[key.split(":", 1)[1]] = value
     secret = {key.split(":", 1)[1] for key in secret_keys if key.startswith(PROJECT + ":")}
-    return parse_settings(raw, stack, config.get("azure-native:location"), secret, today(environ), environ)
+    try:
+        return parse_settings(raw, stack, config.get("azure-native:location"), secret, today(environ), environ)
+    except SettingsError as error:
+        raise SettingsError(located_problems(path, error.problems)) from None
+
+
+#: A problem's key as settings name it: the config key (`gpu-aks:gpuPools`), a list item by name or
+#: position (`[gput4]`, `[0]`), then the path inside it.
+_PROBLEM_KEY = re.compile(r"(?P<top>[A-Za-z0-9_.-]+:[A-Za-z0-9_]+)(\[(?P<item>[^\]]*)\])?(?P<rest>[.\[].*)?")
+
+
+def located_problems(path: Path, problems: list[str]) -> list[str]:
+    """Each settings problem led by the stack file and the line of the key it names
+    (`Pulumi.prod.yaml:34: gpu-aks:cluster.apiServerAccessProfile.authorizedIPRanges[0]: ...`), or of
+    the nearest key written above it when the key itself is absent. A problem that names no key of
+    the file (`GPU_AKS_TODAY`) is kept as it is. Only called once parsing failed: the file is read
+    again, with where each key was written."""
+    index = SourceIndex()
+    try:
+        documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True, index=index)
+    except DocumentError:
+        return problems
+    document = next((doc for _, doc in documents if doc is not None), None)
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return problems
+    shown = escape_line(str(path))
+    located = []
+    for problem in problems:
+        line = _line_of(problem.split(": ", 1)[0], config, index)
+        located.append(f"{shown}:{line}: {problem}" if line else problem)
+    return located
+
+
+def _line_of(key: str, config: dict[str, Any], index: SourceIndex) -> int:
+    match = _PROBLEM_KEY.fullmatch(key)
+    if match is None:
+        return 0
+    top, item, rest = match["top"], match["item"], match["rest"] or ""
+    if top not in config and top.startswith(PROJECT + ":"):
+        top = top.split(":", 1)[1]  # the stack file may leave the project's namespace out
+    if top not in config:
+        return 0
+    path = top
+    if item is not None:
+        items = config[top] if isinstance(config[top], list) else []
+        position = int(item) if item.isdigit() else next(
+            (number for number, entry in enumerate(items) if isinstance(entry, dict) and entry.get("name") == item), None)
+        path += f"[{position}]" if position is not None else ""
+        rest = rest if position is not None else ""
+    found = index.locate(config, path + rest)
+    return abs(found[0]) if found else 0
 
 
 @contextmanager
@@ -314,6 +394,38 @@ def _program_on_path(program_dir: Path) -> Iterator[None]:
         os.chdir(old_cwd)
 
 
+@contextmanager
+def _alias_urns_left_to_the_engine() -> Iterator[None]:
+    """Stops the SDK computing, for every resource, the URN of each of its aliases: work whose result
+    nothing reads while the monitor takes alias specs, as the mock monitor and every current engine do.
+
+    `Resource.__init__` collapses each alias to a URN Output up front (pulumi `resource.py`,
+    `self._aliases.append(collapse_alias_to_urn(...))`), and only `all_aliases` reads `_aliases`,
+    to build a child's inherited aliases for an engine without alias specs
+    (`pulumi/runtime/resource.py`, `prepare_aliases`). With specs the engine gets each alias as
+    written and resolves it itself. azure-native gives each resource an alias per former API
+    version: about 770 aliases in the prod stack, whose URN Outputs and tasks took 0.17 s of the
+    0.30 s it takes to register its resources. `_aliases` then keeps the aliases as written, and
+    `all_aliases` raises should a monitor without specs ever call it while this is in place
+    (tests/test_preview.py holds both: the aliases the monitor receives are the same either way, and
+    the SDK reads `_aliases` nowhere else)."""
+    collapse, inherit = pulumi.resource.collapse_alias_to_urn, pulumi.runtime.resource.all_aliases
+
+    def as_written(alias: Any, *_defaults: Any) -> Any:
+        return alias
+
+    def unreachable(*_args: Any) -> Any:
+        raise RuntimeError("alias URNs were left to the engine, but the monitor takes no alias specs")
+
+    pulumi.resource.collapse_alias_to_urn = as_written  # type: ignore[assignment]
+    pulumi.runtime.resource.all_aliases = unreachable  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pulumi.resource.collapse_alias_to_urn = collapse
+        pulumi.runtime.resource.all_aliases = inherit
+
+
 def run_pulumi(
     program: Callable[[], Any], stack: str, config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None, project: str = "gpu-aks", mocks: PlatformMocks | None = None,
@@ -325,14 +437,17 @@ def run_pulumi(
     monitor = RecordingMonitor(mocks)
     ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
-    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    warnings = WarningLog()
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                           logger=warnings.logger)
     # What `pulumi.runtime.test` does before each test: outputs and RPCs of an earlier run (a failed
     # one leaves some behind) must not be awaited by this one.
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
     error: BaseException | None = None
     try:
-        _sync_await(run_pulumi_func(program))
+        with _alias_urns_left_to_the_engine():
+            _sync_await(run_pulumi_func(program))
     except Exception as caught:
         error = caught
     outputs: dict[str, Any] = {}
@@ -346,7 +461,7 @@ def run_pulumi(
             outputs[name] = value
             if is_secret_output:
                 secrets.add(name)
-    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error)
+    return ProgramRun(monitor.registered, outputs, secrets, mocks.calls, error, warnings.messages)
 
 
 def run_program(program_dir: Path, stack: str, config: Mapping[str, str], secret_keys: list[str] | None = None,

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 from gpu_aks_policies.documents import safe_text
+from gpu_aks_policies.terminal import escape_line
 
 from components.observability import exporter_pools, platform_alert_rules, watched_pool
 from components.platform_settings import PlatformSettings
@@ -34,7 +35,7 @@ from observability.dashboard import dashboard_json
 from observability.recording_rules import prometheus_recording_rule_file, recording_rule_groups
 from observability.rules import prometheus_rule_file
 from tools.mockrun import StackFileError, settings_from_stack_file
-from tools.stacks import stacks
+from tools.stacks import STACK_NAME, stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build") / "observability"
@@ -78,6 +79,9 @@ def main(argv: Iterable[str] | None = None, root: Path = ROOT) -> int:
     out: Path = args.out if args.out is not None else root / DEFAULT_OUT
     written = []
     for stack in args.stacks or stacks(root):
+        if not STACK_NAME.fullmatch(stack):  # a name becomes a folder under --out
+            print(safe_text(f"error: '{escape_line(stack)}' is not a stack name"), file=sys.stderr)
+            return 2
         try:
             settings = stack_settings(stack, root)
         except (SettingsError, StackFileError, OSError) as error:
@@ -85,10 +89,14 @@ def main(argv: Iterable[str] | None = None, root: Path = ROOT) -> int:
             return 2
         for name, text in generated_files(settings).items():
             path = out / stack / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            except OSError as error:  # --out names a file, or a folder that cannot be written
+                print(safe_text(f"error: cannot write {escape_line(str(path))}: {error.strerror}"), file=sys.stderr)
+                return 2
             written.append(str(path))
-    print("wrote: " + ", ".join(written))
+    print(safe_text("wrote: " + ", ".join(map(escape_line, written))))
     return 0
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from components.platform_settings import PlatformSettings
 from components.pools import CapacityNeed, platform_pools
 from components.settings import SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
+from tools.stacks import STACK_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/
@@ -352,8 +352,8 @@ def run_az(arguments: Sequence[str]) -> Any:
 def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.environ,
                config_file: Path | None = None) -> PlatformSettings:
     """The stack's settings, from `Pulumi.STACK.yaml` in `root` or from `config_file` (`--config-file`)."""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
-        raise PreflightInputError(f"{escape_line(stack)!r} is not a stack name")
+    if not STACK_NAME.fullmatch(stack):
+        raise PreflightInputError(f"'{escape_line(stack)}' is not a stack name")
     path = config_file if config_file is not None else root / f"Pulumi.{stack}.yaml"
     try:
         return settings_from_stack_file(path, stack, environ)

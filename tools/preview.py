@@ -1,6 +1,7 @@
 """Offline preview: what `pulumi preview --policy-pack policies` would show, with no cloud and no CLI.
 
     python -m tools.preview STACK [--json] [--policy-pack-config FILE] [--config-file FILE] [--prices FILE]
+                                  [--previous-outputs FILE]
 
 Runs `__main__.py` for the stack (config from `Pulumi.STACK.yaml`; encrypted `secure:` values become
 placeholders that stay secret) under the Pulumi SDK's mock runtime, prints the resources it would
@@ -14,8 +15,15 @@ document with the resources, the violations, the stack's outputs (the contract a
 secret outputs masked), which `gpu_aks_policies.check --platform` takes as it is, and `cost`. Prices
 come from the shipped table (`components/prices.json`), or with `--prices FILE` from a Retail Prices
 API answer (one page, or a JSON list of pages; its date is the file's).
+The program compares each run with the stack's last update (`components/previous_run.py`): the
+cluster's network, the deployer, and what this run would replace or delete (`clusterIdentity`,
+`components/replacements.py`). Offline there is no last update unless `--previous-outputs FILE`
+gives one: the JSON `pulumi stack output --json --show-secrets` prints for the stack. A refused change
+ends the preview with exit code 2; the program's warnings (a GPU pool replaced or removed, `protect`
+turned off, ...) are listed under "Warnings:" and in the JSON document's `warnings`.
 Exit code: 0 no mandatory violation, 1 a mandatory violation, 2 bad input (unknown stack, unreadable
-or invalid config, each with its file and line and every config problem listed).
+or invalid config, each with its file and line and every config problem listed; a change the program
+refuses against `--previous-outputs`).
 """
 
 from __future__ import annotations
@@ -24,16 +32,17 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
 from gpu_aks_policies.catalog import sharing_name
-from gpu_aks_policies.documents import gc_paused, safe_text
+from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
+from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
 
 from components.aks_api import kubernetes_minor
 from components.cost import cost_document, cost_lines, priced_pools
@@ -43,10 +52,12 @@ from components.pricing import PriceError, PriceTable, read_answer_files, read_p
 from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import (
+    PlatformMocks,
     ProgramRun,
     RegisteredResource,
     StackFileError,
     config_from_stack_file,
+    own_stack_reference,
     run_program,
     settings_from_stack_file,
 )
@@ -67,22 +78,44 @@ class PreviewInputError(Exception):
     """Bad input: exit code 2."""
 
 
-def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = None) -> ProgramRun:
+def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = None,
+                      previous_outputs: Mapping[str, Any] | None = None) -> ProgramRun:
+    """Run the program for `stack`; `previous_outputs`: the stack's outputs after its last update
+    (`--previous-outputs`), which the program's checks against the last update read back."""
+    if stack_file is not None and not stack_file.is_file():
+        raise PreviewInputError(f"--config-file {escape_line(str(stack_file))}: "
+                                f"{'not a regular file' if stack_file.exists() else 'no such file'}")
     stack_file = stack_file or root / f"Pulumi.{stack}.yaml"
     if not stack_file.is_file():
-        raise PreviewInputError(f"unknown stack {stack!r}: there is no {stack_file.name}; stacks here: "
+        raise PreviewInputError(f"unknown stack {stack!r}: there is no {escape_line(stack_file.name)}; stacks here: "
                                 f"{', '.join(stacks(root)) or 'none'}")
     try:
         config, secret_keys = config_from_stack_file(stack_file, PROJECT)
     except StackFileError as error:
         raise PreviewInputError(f"{stack_file}:{error.line}: cannot use this stack file: "
                                 f"{str(error).split(': ', 1)[-1]}") from None
-    run = run_program(root, stack, config, secret_keys)
+    mocks = PlatformMocks(stack_references={own_stack_reference(stack): previous_outputs}) if previous_outputs else None
+    run = run_program(root, stack, config, secret_keys, mocks=mocks)
     if isinstance(run.error, pulumi.RunError):
-        raise PreviewInputError(str(run.error))
+        # The program's message names each key (the stack file's reading adds the line it is on); what
+        # it warned about before it stopped belongs to the same answer (as `pulumi preview` shows its
+        # diagnostics): every problem at once.
+        raise PreviewInputError(str(_located(stack_file, stack) or run.error)
+                                + "".join(f"\nwarning: {warning}" for warning in run.warnings))
     if run.error is not None:
         raise PreviewInputError(f"the program failed: {type(run.error).__name__}: {run.error}")
     return run
+
+
+def _located(stack_file: Path, stack: str) -> SettingsError | None:
+    """The stack's settings problems, each with its file and line (`mockrun.located_problems`)."""
+    try:
+        settings_from_stack_file(stack_file, stack)
+    except SettingsError as error:
+        return error
+    except (StackFileError, OSError):
+        pass
+    return None
 
 
 def analyze(run: ProgramRun, pack_config: dict[str, Any] | None,
@@ -323,10 +356,12 @@ def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: di
                       for r in run.resources],
         "violations": [{"policy": d.policy, "level": d.level, "urn": d.urn, "message": d.message} for d in diagnostics],
         "outputs": masked_outputs(run),
+        "warnings": list(run.warnings),
     }
     if cost is not None:
         document["cost"] = cost
-    return json.dumps(document, indent=2)
+    # Tags, names and messages are input: a `##[` in any of them would be a workflow command in a CI log.
+    return escape_json(json.dumps(document, indent=2))
 
 
 def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -334,6 +369,31 @@ def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagn
     every renderer then prints the same text for the same program, run after run."""
     run.resources.sort(key=lambda resource: resource.urn)
     return sorted(diagnostics, key=lambda d: (d.policy, d.urn, d.level, d.message))
+
+
+#: `pulumi stack output --json` of one stack is small (the kubeconfig is its largest value).
+PREVIOUS_OUTPUTS_LIMITS = Limits(max_bytes=4 * 1024 * 1024, max_depth=64, max_nodes=200_000)
+
+
+def load_previous_outputs(path: Path | None) -> dict[str, Any] | None:
+    """`--previous-outputs`: a JSON object of the stack's outputs, as `pulumi stack output --json` prints it."""
+    if path is None:
+        return None
+    try:
+        outputs = load_json(read_file(str(path), PREVIOUS_OUTPUTS_LIMITS), PREVIOUS_OUTPUTS_LIMITS)
+    except DocumentError as error:
+        raise PreviewInputError(f"--previous-outputs: {error.at(str(path))}") from None
+    except OSError as error:
+        raise PreviewInputError(f"--previous-outputs: cannot read {path}: {error.strerror or error}") from None
+    if not isinstance(outputs, dict):
+        raise PreviewInputError(f"--previous-outputs: {path} holds a JSON {type(outputs).__name__}; it must be the "
+                                "object `pulumi stack output --json` prints")
+    return outputs
+
+
+def render_warnings(run: ProgramRun) -> list[str]:
+    """What the program warned about (`pulumi.log.warn`), as `pulumi preview` lists its diagnostics."""
+    return ["", "Warnings:", *(f"    warning: {warning}" for warning in run.warnings)] if run.warnings else []
 
 
 def load_pack_config(path: str | None) -> dict[str, Any] | None:
@@ -362,11 +422,15 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
                         help="stack config to use instead of Pulumi.STACK.yaml, as `pulumi preview --config-file`")
     parser.add_argument("--prices", metavar="FILE", type=Path,
                         help="price the pools from this Retail Prices API answer instead of the shipped table")
+    parser.add_argument("--previous-outputs", metavar="FILE", type=Path,
+                        help="the stack's outputs after its last update (`pulumi stack output --json`): "
+                             "checks what this run would replace against them")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
     try:
         pack_config = load_pack_config(args.policy_pack_config)
         table = load_prices(args.prices)
+        previous_outputs = load_previous_outputs(args.previous_outputs)
     except PreviewInputError as error:
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
@@ -374,7 +438,7 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     # waiting for one, then the other.
     pack = PolicyPackProcess().start()
     try:
-        run = run_stack_program(args.stack, stack_file=args.config_file)
+        run = run_stack_program(args.stack, stack_file=args.config_file, previous_outputs=previous_outputs)
         cost = stack_cost(args.stack, table, stack_file=args.config_file)
     except PreviewInputError as error:
         pack.__exit__(None, None, None)
@@ -389,10 +453,10 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     if args.json:
         print(to_json(args.stack, run, diagnostics, cost), file=out)
     else:
-        print(safe_text("\n".join(render_tree(args.stack, run) + render_violations(diagnostics)
+        print(safe_text("\n".join(render_tree(args.stack, run) + render_warnings(run) + render_violations(diagnostics)
                                    + render_summary(args.stack, run, args.config_file, cost))), file=out)
     return 1 if any(d.level == "mandatory" for d in diagnostics) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -29,7 +29,7 @@ from typing import Any
 
 from gpu_aks_policies.catalog import supported_vm_sizes
 from gpu_aks_policies.documents import DocumentError, load_json
-from gpu_aks_policies.terminal import escape_text, run_cli
+from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
 from components.pricing import (
     FILE_LIMITS,
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None, fetch: Fetch = fetch_url, out: Any =
         current = read_price_table() if PRICE_TABLE.is_file() else None
         if args.check:
             table = read_price_table(args.out)
-            print(escape_text(f"{args.out}: {summary(table)}"), file=out)
+            print(escape_text(f"{escape_line(str(args.out))}: {summary(table)}"), file=out)
             return 0
         sizes = table_sizes(current)
         if args.online:
@@ -190,13 +190,16 @@ def main(argv: Sequence[str] | None = None, fetch: Fetch = fetch_url, out: Any =
                 raise PriceError(f"--as-of {args.as_of!r} is not a date like 2026-11-26") from None
             pages = read_answer_files(args.answers)
             table = table_from_pages(pages, as_of, f"Azure Retail Prices API answers saved as "
-                                     f"{', '.join(path.name for path in args.answers)}", sizes,
+                                     f"{', '.join(escape_line(path.name) for path in args.answers)}", sizes,
                                      complete=not args.partial)
-        args.out.write_text(format_table(table), encoding="utf-8")
+        try:
+            args.out.write_text(format_table(table), encoding="utf-8")
+        except OSError as error:
+            raise PriceError(f"--out {escape_line(str(args.out))}: cannot write the table: {error.strerror}") from None
     except PriceError as error:
         print(escape_text(f"error: {error}"), file=sys.stderr)
         return 2
-    print(escape_text(f"wrote {args.out}: {summary(table)}"), file=out)
+    print(escape_text(f"wrote {escape_line(str(args.out))}: {summary(table)}"), file=out)
     return 0
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Pulumi stack names: letters, digits, '-', '_' and '.' (`pulumi stack init` refuses others).
-STACK_FILE = re.compile(r"Pulumi\.([A-Za-z0-9_.-]+)\.yaml")
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+STACK_FILE = re.compile(rf"Pulumi\.({STACK_NAME.pattern})\.yaml")
 
 
 def stacks(root: Path = ROOT) -> list[str]:

@@ -92,7 +92,8 @@ class CpuPoolKind(UserAgentPoolKind):
             vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
-            node_subnet=pool.baseline.vnet_subnet_id)
+            node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
+            deletes_before_replace=pool.keep_azure_name)
 
 
 CPU = CpuPoolKind()

@@ -379,7 +379,8 @@ class GpuPoolKind(UserAgentPoolKind):
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
-            node_subnet=pool.baseline.vnet_subnet_id)
+            node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
+            deletes_before_replace=pool.keep_azure_name)
 
 
 GPU = GpuPoolKind()

@@ -120,6 +120,12 @@ class PoolFacts:
     #: Your subnet the pool's nodes join (a user pool without one joins the system pool's, as AKS places
     #: it), or None: the VNet AKS manages.
     node_subnet: str | None = None
+    #: The properties Azure fixes at creation, as hashed into the Azure name (`create_only_identity`): a
+    #: change to one replaces the pool. Empty where Azure names nothing (a NodePool).
+    create_only: Mapping[str, Any] = field(default_factory=dict)
+    #: A replacement deletes the old pool before it creates the new one (keepAzureName: the two would
+    #: share a name), so the pool has no nodes in between.
+    deletes_before_replace: bool = False
 
     @property
     def gpu(self) -> bool:

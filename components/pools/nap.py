@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from gpu_aks_policies.catalog import (
     DEFAULT_GPU_TAINT,
     GPU_RESOURCE,
+    GPU_SKUS,
     POOL_LABEL,
     GpuSku,
     arm64_image_problem,
@@ -38,12 +39,24 @@ from gpu_aks_policies.catalog import (
     skus_with_gpu,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, ListOf, Reader, Section, Shape, choice, describe
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    Shape,
+    choice,
+    describe,
+    is_whole_number,
+)
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
+from components.settings.common import AKS_MAX_NODES_PER_CLUSTER
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
@@ -59,10 +72,20 @@ CAPACITY_TYPES: tuple[str, ...] = get_args(KarpenterCapacity)
 #: `limits` keys -> the resource Karpenter caps (it limits any resource of a node's capacity; these
 #: bound a GPU pool's size and cost: GPUs, as `nvidia.com/gpu`, and vCPUs).
 LIMIT_RESOURCES: Mapping[str, str] = {"gpu": GPU_RESOURCE, "cpu": "cpu"}
+#: The most each `limits` ceiling may be: what AKS's most nodes in a cluster hold of the catalog's largest
+#: GPU size. A ceiling past it bounds nothing, and the figures read from it (nodes, quota, cost) would be
+#: past any cluster's: 10**4000 GPUs once ended the preview in an OverflowError.
+LIMIT_CEILINGS: Mapping[str, int] = {
+    GPU_RESOURCE: AKS_MAX_NODES_PER_CLUSTER * max(sku.gpus for sku in GPU_SKUS.values()),
+    "cpu": AKS_MAX_NODES_PER_CLUSTER * max(vcpus_in_size_name(sku.vm_size) or 0 for sku in GPU_SKUS.values())}
+#: A `sku-gpu-name` value gpu-aks writes as given (a GPU its catalog does not know) is a label value: the
+#: NodePool CRD's pattern for requirement values (karpenter.sh_nodepools.yaml, `requirements.values`).
+REQUIREMENT_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 #: What `limits` holds (`_limits` reads it): one ceiling per LIMIT_RESOURCES key.
 LIMITS = Shape("NodePoolLimits", "A GPU NodePool's ceilings (Karpenter `spec.limits`); at least one.", (
-    Key("gpu", "Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together.", "integer"),
-    Key("cpu", "Most vCPUs the NodePool's nodes may have together.", "integer")))
+    Key("gpu", f"Most GPUs (`nvidia.com/gpu`) the NodePool's nodes may have together (1 to "
+        f"{LIMIT_CEILINGS[GPU_RESOURCE]}).", "integer"),
+    Key("cpu", f"Most vCPUs the NodePool's nodes may have together (1 to {LIMIT_CEILINGS['cpu']}).", "integer")))
 #: `consolidateAfter` (karpenter.sh_nodepools.yaml pattern).
 DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
 #: Label keys a NodePool may not set: Azure's NodePool CRD refuses `accelerator` and most of
@@ -108,14 +131,14 @@ class NapGpuPoolSettings:
 
     def nodes_at_most(self, sku: GpuSku) -> int:
         """The most nodes of one size the NodePool's `limits` admit (Karpenter launches no node that would
-        pass a limit)."""
-        bounds = []
+        pass a limit), and never more than AKS allows in a cluster."""
+        bounds = [AKS_MAX_NODES_PER_CLUSTER]
         if self.max_gpus is not None:
             bounds.append(self.max_gpus // sku.gpus)
         vcpus = vcpus_in_size_name(sku.vm_size)
         if self.max_vcpus is not None and vcpus:
             bounds.append(self.max_vcpus // vcpus)
-        return min(bounds) if bounds else 0
+        return min(bounds) if len(bounds) > 1 else 0
 
     def _matches(self, name: str) -> list[GpuSku]:
         return [sku for sku in skus_with_gpu(name) if not self.gpu_counts or sku.gpus in self.gpu_counts]
@@ -181,13 +204,11 @@ class NapGpuPoolSettings:
 
 def _karpenter_gpu_names(names: tuple[str, ...]) -> list[str]:
     """`sku-gpu-name` values: the catalog's label value where it has one (`H100`), else the name as given."""
-    values: list[str] = []
+    values: dict[str, None] = {}  # ordered and unique: a list's `in` made thousands of names quadratic
     for name in names:
         known = {sku.karpenter_gpu_name or "" for sku in skus_with_gpu(name) if sku.karpenter_gpu_name}
-        for value in sorted(known) or [name]:
-            if value not in values:
-                values.append(value)
-    return values
+        values.update(dict.fromkeys(sorted(known) or [name]))
+    return list(values)
 
 
 # --- Readers -----------------------------------------------------------------------------------
@@ -209,6 +230,10 @@ def _gpu_names(reader: Reader, value: Any) -> tuple[str, ...]:
     for index, name in enumerate(names):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}", name):
             reader.problem(f"gpus[{index}]", f"{describe(name)} is not a GPU name like 'H100' (letters, digits)")
+        elif not skus_with_gpu(name) and not REQUIREMENT_VALUE.fullmatch(name):
+            reader.problem(f"gpus[{index}]", f"{describe(name)} is not a GPU gpu-aks's catalog knows, and Karpenter's "
+                                             "NodePool refuses it as a karpenter.azure.com/sku-gpu-name value (letters, "
+                                             "digits, '-', '_' and '.', no spaces); write the name as the label has it")
         elif not skus_with_gpu(name):
             reader.warn(f"gpus[{index}]", f"{describe(name)} is not a GPU gpu-aks's catalog knows ({', '.join(gpu_names())}); "
                                           "Karpenter matches it as karpenter.azure.com/sku-gpu-name, but gpu-aks cannot "
@@ -237,12 +262,13 @@ def _vm_sizes(reader: Reader, value: Any) -> tuple[str, ...]:
 def _gpu_counts(reader: Reader, value: Any) -> tuple[int, ...]:
     if value is MISSING or value is None:
         return ()
+    # Whole floats count: the component provider's inputs arrive as JSON numbers (8.0).
     if not isinstance(value, list) or not value or not all(
-            isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 16 for count in value):
+            is_whole_number(count) and 1 <= count <= 16 for count in value):
         reader.problem("gpuCount", f"{reader.shown(value)} is not a list of GPU counts per node from 1 to 16 "
                                    "(e.g. [1, 2])")
         return ()
-    return tuple(sorted(set(value)))
+    return tuple(sorted({int(count) for count in value}))
 
 
 def _capacity_types(reader: Reader, value: Any) -> tuple[str, ...]:
@@ -271,10 +297,15 @@ def _limits(reader: Reader, value: Any) -> dict[str, int]:
         if resource not in LIMIT_RESOURCES:
             reader.problem(f"limits.{resource}", f"is not a ceiling gpu-aks sets; use {' or '.join(LIMIT_RESOURCES)} "
                                                  "(GPUs, vCPUs)")
-        elif not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
+        elif not is_whole_number(ceiling) or ceiling < 1:
             reader.problem(f"limits.{resource}", f"{reader.shown(ceiling)} is not a whole number of at least 1")
+        elif ceiling > (most := LIMIT_CEILINGS[LIMIT_RESOURCES[resource]]):
+            reader.problem(f"limits.{resource}", f"{reader.shown(ceiling)} is above {most}: no cluster holds that many "
+                                                 f"(AKS allows {AKS_MAX_NODES_PER_CLUSTER} nodes per cluster, "
+                                                 "learn.microsoft.com/azure/aks/quotas-skus-regions), so it bounds "
+                                                 f"nothing; say the most you will pay for ({example})")
         else:
-            limits[LIMIT_RESOURCES[resource]] = ceiling
+            limits[LIMIT_RESOURCES[resource]] = int(ceiling)
     return limits
 
 
@@ -369,8 +400,7 @@ def _taints_key() -> Key:
 
 
 def _whole(low: int, high: int) -> Any:
-    return lambda v: None if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high \
-        else f"is not a whole number from {low} to {high}"
+    return lambda v: None if is_whole_number(v) and low <= v <= high else f"is not a whole number from {low} to {high}"
 
 
 
@@ -397,7 +427,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
         "(vCPUs), as `maxCount` is for a pool.",
         "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True, shape=LIMITS),
     Key("weight", "Preference among NodePools (1-100; Karpenter tries the highest first).", "integer", None,
-        check=_whole(1, 100), source=f"{_NODEPOOL} spec.weight"),
+        check=_whole(1, 100), convert=int, source=f"{_NODEPOOL} spec.weight"),
     _taints_key(),
     Check(_needs_a_no_schedule_taint, reads=("nodeTaints",), doc="A GPU NodePool has a NoSchedule taint."),
     Key("nodeLabels", "Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, "
@@ -410,7 +440,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
     Check(_ubuntu_only_sizes, reads=("imageFamily", "gpus", "vmSizes"),
           doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),
     Key("osDiskSizeGB", "OS disk size (GB); AKSNodeClass's default (128) when absent.", "integer", None,
-        check=_whole(30, 2048), source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
+        check=_whole(30, 2048), convert=int, source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
 ), build=_settings)
 
 GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provisioning (needs "

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.declarations import Key, is_whole_number
+from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
+from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
 
@@ -19,8 +20,12 @@ if TYPE_CHECKING:
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
-#: AKS allows at most 1000 nodes in one pool (and in one cluster with VM scale sets).
+#: AKS allows at most 1000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: nodes per node pool (Virtual Machine Scale Sets node pools)").
 AKS_MAX_NODES_PER_POOL = 1000
+#: ... and at most 5,000 in one cluster, across all its pools (same page, "Maximum nodes per cluster with
+#: Virtual Machine Scale Sets and Standard Load Balancer SKU"; 1,000 until support raises the quota).
+AKS_MAX_NODES_PER_CLUSTER = 5000
 ZONES = ("1", "2", "3")
 
 
@@ -131,3 +136,28 @@ def is_ipv4_interface(value: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+#: How much of a value a message quotes.
+MAX_SHOWN_CHARS = 80
+
+
+def shown(value: Any, masked: bool = False) -> str:
+    """A recorded or configured value as a message quotes it: `[secret]` when masked, otherwise its
+    repr (which escapes control characters), cut to MAX_SHOWN_CHARS (a record read back from
+    the last update may hold anything); containers are not quoted."""
+    if masked:
+        return SECRET
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)}"
+    if isinstance(value, Mapping):
+        return f"an object of {len(value)} keys"
+    if isinstance(value, str):
+        text = repr(value[:MAX_SHOWN_CHARS + 1])
+    elif value is None or isinstance(value, (bool, int, float)):
+        text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a very large number"
+    else:
+        text = f"a {type(value).__name__}"
+    # repr escapes controls but not `##[`, which the Actions runner reads as a command anywhere in a
+    # line the engine prints (a warning, a RunError).
+    return escape_text(text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…")

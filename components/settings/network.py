@@ -30,6 +30,7 @@ from components.settings.common import (
     api_choice,
     ipv4_network,
     is_ipv4_interface,
+    shown,
 )
 from components.settings.parsed_pools import raw_pools
 
@@ -194,9 +195,10 @@ NETWORK_UPGRADES: Mapping[str, frozenset[tuple[Any, Any]]] = {
 NETWORK_FIXED = ("serviceCidr", "dnsServiceIP", "podCidr", "outboundType")
 
 
-def network_change_problems(previous: Any, current: Mapping[str, Any]) -> list[str]:
+def network_change_problems(previous: Any, current: Mapping[str, Any], masked: bool = False) -> list[str]:
     """Why AKS would refuse to move an existing cluster from `previous` (this stack's last
-    `clusterNetwork` output; None before the first deploy) to `current`."""
+    `clusterNetwork` output; None before the first deploy) to `current`; `masked`: the values are
+    secret (`gpu-aks:cluster` is), and messages show `[secret]`."""
     if not isinstance(previous, Mapping):
         return []
     problems = []
@@ -209,6 +211,31 @@ def network_change_problems(previous: Any, current: Mapping[str, Any]) -> list[s
         how = ("it is fixed when the cluster is created" if key in NETWORK_FIXED else
                "AKS upgrades it in place only " + ", ".join(f"{a} -> {b}" for a, b in sorted(
                    NETWORK_UPGRADES[key], key=str)))
-        problems.append(f"gpu-aks:cluster.networkProfile.{key}: the cluster has {old!r}, the config says {new!r}; "
-                        f"{how}. Put {old!r} back, or create a new cluster (a new stack) and move the workloads")
+        was, now = shown(old, masked), shown(new, masked)
+        problems.append(f"gpu-aks:cluster.networkProfile.{key}: the cluster has {was}, the config says {now}; "
+                        f"{how}. Put {was} back, or create a new cluster (a new stack) and move the workloads")
     return problems
+
+
+#: pulumi-azure-native replaces the cluster on a change to any of these (its `forceNewMap` for
+#: `ManagedCluster`: pulumi/pulumi-azure-native `provider/pkg/gen/replacement.go`, the whole
+#: `networkProfile` at f8d3054ad7a51690d78c6418a507ecd0a97bf847, these sub-properties since #4756 at
+#: 1b7112af33c62b247daed1028686bf279f4d5e69: "only along a specific one-way migration ... Force-new to
+#: stay conservative"), the in-place upgrades AKS accepts included.
+PROVIDER_REPLACES_ON = ("networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "podCidr",
+                        "serviceCidr", "dnsServiceIP", "outboundType")
+
+
+def network_upgrade_warnings(previous: Any, current: Mapping[str, Any], masked: bool = False) -> list[str]:
+    """The in-place upgrades AKS accepts (`NETWORK_UPGRADES`) that Pulumi would still carry out as a
+    replacement of the cluster: `network_change_problems` lets them pass, the preview says so."""
+    if not isinstance(previous, Mapping):
+        return []
+    return [f"gpu-aks:cluster.networkProfile.{key}: {shown(previous.get(key), masked)} -> "
+            f"{shown(current.get(key), masked)} is an upgrade AKS "
+            "makes in place (`az aks update`), but pulumi-azure-native replaces the cluster on any change to it: "
+            "with cluster.protect the update stops at the replacement, without it the cluster is deleted and "
+            "created again. Migrate with `az aks update` first, then `pulumi refresh`, and check that `pulumi preview` "
+            "no longer shows the ManagedCluster replaced before `pulumi up`"
+            for key in NETWORK_UPGRADES if key in previous and key in PROVIDER_REPLACES_ON
+            and (previous.get(key), current.get(key)) in NETWORK_UPGRADES[key]]

@@ -315,10 +315,14 @@ NODE_LABELS_DOC = "Labels for the pool's nodes (not under AKS's reserved prefixe
 SCALE_SET_PRIORITY = choice("scaleSetPriority", "`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it).",
                             SCALE_SET_PRIORITIES, "Regular", convert=lambda priority: priority == "Spot", attr="spot",
                             source=f"{POOL_MODEL} scaleSetPriority", create_only=True)
+#: More US dollars an hour than any VM costs: a higher `spotMaxPrice` is no cap (and 10**400 or inf is no
+#: number Azure takes; 10**4000 ended the parse in an OverflowError).
+MOST_SPOT_PRICE = 10_000
 SPOT_MAX_PRICE = Key("spotMaxPrice", "Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand.",
                      "number", -1.0, check=lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool)
-                     and (v == -1 or v > 0) else "must be -1 (pay up to the on-demand price) or a positive price in US "
-                     "dollars", convert=float, attr="spot_max_price", source=f"{POOL_MODEL} spotMaxPrice", create_only=True)
+                     and (v == -1 or 0 < v <= MOST_SPOT_PRICE) else "must be -1 (pay up to the on-demand price) or a "
+                     f"positive price in US dollars up to {MOST_SPOT_PRICE}", convert=float, attr="spot_max_price",
+                     source=f"{POOL_MODEL} spotMaxPrice", create_only=True)
 # Reads scaleSetPriority: a typo there is one problem, not also this one (no knock-on error).
 SPOT_PRICE_NEEDS_SPOT = Check(_spot_price_needs_spot, reads=("scaleSetPriority",),
                               doc="`spotMaxPrice` only with `scaleSetPriority: Spot`.")

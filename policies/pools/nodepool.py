@@ -95,14 +95,16 @@ class NodePoolView(PoolView):
     def scaling(self) -> Scaling:
         spec = mapping_at(self.props.get("spec"), "spec")
         limits = mapping_at(spec.get("limits"), "spec.limits")
-        bounding = {}
+        bounding, unreadable = {}, []
         for key in _BOUNDING_LIMITS:
             if key in limits:
                 try:
                     bounding[key] = parse_quantity(known(limits[key], join("spec.limits", key)))
-                except QuantityError:
-                    continue
+                except QuantityError as error:  # a limit Karpenter cannot read bounds nothing: say why
+                    unreadable.append(f"{key}: {error}")
         written = ", ".join(f"{key}: {limits[key]}" for key in bounding) or "no limits"
+        if unreadable:
+            written += f"; unreadable {'; '.join(unreadable)}"
         ceiling = next(iter(bounding.values()), None)
         return Scaling(bool(bounding), 0, int(ceiling) if ceiling is not None else None, f"spec.limits: {written}",
                        "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..podspecs import api_group, as_mapping, as_str, is_mapping, object_namespace
+from .loading import DOCUMENTS, load_group
 
 DEFAULT_NAMESPACE = "default"
 
@@ -102,11 +103,14 @@ class Context:
         if not is_mapping(obj):
             return
         if not is_kubernetes_object(obj):
+            load_group(DOCUMENTS)
             for collector in DOCUMENT_COLLECTORS:
                 if collector.recognize is not None and collector.recognize(obj):
                     self.table(collector.table).update(collector.collect(obj, ""))
             return
-        collectors = COLLECTORS.get((api_group(obj), obj["kind"]))
+        group = api_group(obj)
+        load_group(group)
+        collectors = COLLECTORS.get((group, obj["kind"]))
         if not collectors:
             return
         name = as_str(as_mapping(obj.get("metadata")).get("name"))

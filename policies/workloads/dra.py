@@ -66,7 +66,13 @@ class Claims:
     unresolved: tuple[str, ...]
 
 
+#: What a pod that names no claim has (most pods): one shared value, not one built per pod and rule.
+NO_CLAIMS = Claims((), ())
+
+
 def pod_claims(pod: PodSpec, context: Context, device_classes: Sequence[str]) -> Claims:
+    if pod.spec.get("resourceClaims") is None:
+        return NO_CLAIMS
     gpu, unresolved = [], []
     namespace = namespace_of(pod.namespace)
     for claim in as_list(pod.spec.get("resourceClaims")):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..podspecs import PodSpec, api_group, find_pod_specs, is_mapping, object_identity, object_namespace
 from .context import Context, Recognize, is_kubernetes_object
+from .loading import DOCUMENTS, load_all, load_group
 from .mentions import gpu_mention
 
 if TYPE_CHECKING:
@@ -70,8 +71,11 @@ def adapter_for(obj: Any) -> Adapter | None:
     if not is_mapping(obj):
         return None
     if not is_kubernetes_object(obj):
+        load_group(DOCUMENTS)
         return next((r.adapter for r in DOCUMENT_ADAPTERS if r.recognize is not None and r.recognize(obj)), None)
-    return ADAPTERS.get((api_group(obj), obj["kind"]))
+    group = api_group(obj)
+    load_group(group)
+    return ADAPTERS.get((group, obj["kind"]))
 
 
 def pod_specs_of(obj: Any, context: Context | None = None, shapes: Sequence[WorkloadShape] = ()) -> list[PodSpec]:
@@ -142,8 +146,10 @@ rule `gpu-workloads-are-analyzable`.
 _RECIPE = """
 ## Adding a controller adapter
 
-Adding a controller is one new module in `policies/workloads/` plus its tests. Nothing else is
-edited: the package imports every module in it, and this page is generated from the registrations.
+Adding a controller is one new module in `policies/workloads/`, one line in `loading.py` naming the
+API groups it serves, and its tests. Nothing else is edited: the module is imported the first time an
+object of one of its groups is read (a test fails while its line is missing or wrong), and this
+page is generated from the registrations.
 
 1. **Read the controller's source.** Find where it builds the pod: which fields become containers
    (and their names), which become resource limits and requests (and under which resource name),
@@ -182,6 +188,7 @@ def _cell(text: str) -> str:
 
 def workloads_markdown() -> str:
     """`docs/workloads.md`: the supported kinds, one row per registration, and the recipe."""
+    load_all()
     rows = []
     for registration in sorted(REGISTRATIONS, key=lambda r: (r.recognize is not None, r.group, r.kinds)):
         if registration.recognize is not None:

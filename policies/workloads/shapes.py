@@ -207,6 +207,10 @@ def _pod_fields(obj: Any, block: PodBlock, bound: Sequence[str | int], base: Map
     return fields
 
 
+#: The steps of a block that set the pod's own fields from elsewhere in the object.
+_POD_FIELD_STEPS = frozenset(("tolerations", "node_selector", "affinity", "node_selector_terms"))
+
+
 def _fix_path(block: PodBlock, concrete: str, bound: Sequence[str | int]) -> tuple[str, str]:
     """Where a toleration fix belongs, and the key it is written under there."""
     if "tolerations" in block.steps:
@@ -265,7 +269,7 @@ def _pod_spec_block(obj: Any, block: PodBlock, concrete: str, value: Any, bound:
     annotations: Mapping[str, Any] = {}
     if concrete == "spec" or concrete.endswith(".spec"):
         annotations = as_mapping(as_mapping(as_mapping(holder).get("metadata")).get("annotations"))
-    if not any(attr in block.steps for attr in ("tolerations", "node_selector", "affinity", "node_selector_terms")):
+    if _POD_FIELD_STEPS.isdisjoint(block.steps):
         return pod_spec(value, concrete, namespace, workload, annotations=annotations)
     fix, key = _fix_path(block, concrete, bound)
     base = pod_spec(value, concrete, namespace, workload, annotations=annotations)
