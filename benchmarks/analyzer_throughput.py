@@ -1,34 +1,61 @@
-"""How many resources per second the pack's `Analyze` handles over gRPC, next to a floor, and how
-long one `AnalyzeStack` of the same resources takes next to the floor's.
+"""How many resources per second the pack's `Analyze` handles over gRPC, next to two floors, and how
+long one `AnalyzeStack` of the same resources takes next to theirs, on several corpora.
 
-The client is shaped like the Pulumi CLI: `Configure` first, with every policy's config (its level
-and its schema's defaults, `PolicyPackProcess.configure`), then one connection and one request at
-a time. Without `Configure` the validators see no config at all, a cheaper path the CLI never takes.
+The client is shaped like the Pulumi CLI (`pkg/resource/plugin/analyzer_plugin.go`, `analyzer.Analyze`
+and `AnalyzeStack`; the step generator fills them):
+- `Configure` first, with every policy's config (its level and its schema's defaults,
+  `PolicyPackProcess.configure`): without it the validators see no config at all, a cheaper path the
+  CLI never takes;
+- one connection, one request at a time;
+- each resource once, under its own URN and name (a stack never registers two alike), with the
+  `options` the CLI always sends (`marshalResourceOptions`: custom timeouts, the parent) and its
+  `provider` (`marshalProvider`: the provider resource's inputs; the platform's Kubernetes provider
+  carries the cluster's kubeconfig as a secret).
 
-The floor is a pack with the same policies (names, levels, config schemas) and the same SDK patches
-whose validators do nothing: it costs the protocol, the SDK's deserialization and proxies, and its
-per-policy loop. The
-ratio real/floor says what the rules themselves add. Target: `Analyze` within 1.15x. Best of
-several runs, the packs measured alternately so that machine noise falls on each. Two floors: the
-no-op pack with the SDK as shipped (it converts each request once per policy), and one with the
-pack's own SDK patches (once per request), the stricter.
+The corpora (3,000 resources each by default):
+- `manifests`: the repository's seed and workload manifests (KServe, Argo, Spark, Trainer, Dynamo,
+  KAITO, DRA, ...) and an AKS GPU pool, repeated under distinct names;
+- `small-violating`: small GPU workloads of about 16 lines (a Pod, Job, CronJob, Deployment or pod
+  template with two or three containers whose amounts are quantity strings), nearly all breaking a
+  rule (`benchmarks.checker_throughput.small_manifest`);
+- `prod-stack`: what the offline preview of `Pulumi.prod.yaml` registers (`tools.mockrun`): the
+  ManagedCluster, the AgentPools, the Prometheus rule groups, the components, the device plugin;
+- `manifests-preview`: the manifests as a first `pulumi preview` sends them, with values not known
+  yet (a namespace from `ns.metadata.name`, labels from another resource's outputs).
 
-    python -m benchmarks.analyzer_throughput [--resources 3000] [--runs 5]
+The floors are packs with the same policies (names, levels, config schemas) whose validators do
+nothing: one with the SDK as shipped (it converts each request once per policy), one with the pack's
+own SDK patches (once per request; the stricter). They cost the protocol, the SDK's deserialization
+and proxies, and its per-policy loop; real/floor says what the rules add. Target: `Analyze` within
+1.15x of both, on every corpus. Best of several runs, the packs measured alternately so that
+machine noise falls on each.
+
+    python -m benchmarks.analyzer_throughput [--resources 3000] [--runs 3] [--corpus NAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import random
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
+from gpu_aks_policies.pools import is_pool_resource
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from tools.analyzer import PolicyPackProcess, struct
+from benchmarks.checker_throughput import small_manifest
+from tools.analyzer import PolicyPackProcess, struct, wire_struct
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_DIRS = (ROOT / "tests" / "manifests" / "seeds", ROOT / "tests" / "manifests" / "workloads")
+STACK = "urn:pulumi:bench::gpu-aks::pulumi:pulumi:Stack::gpu-aks-bench"
 
 NOOP_PACK_MAIN = f'''
 import sys
@@ -51,84 +78,239 @@ def noop(policy):
 PolicyPack(name=PACK_NAME, policies=[noop(p) for p in build_policies()], enforcement_level=EnforcementLevel.MANDATORY)
 '''
 
+#: (type, name, the wire form of the inputs)
+Resource = tuple[str, str, Mapping[str, Any]]
 
-def workload() -> list[tuple[str, str, object]]:
-    """A realistic mix: the seed manifests, real controllers' GPU workloads (KServe, Argo, Spark,
-    Trainer, Dynamo, KAITO, DRA), and an AKS GPU pool."""
-    items = []
+
+# --- Requests as the CLI builds them ---------------------------------------------------------------
+
+
+class Providers:
+    """The provider resource the CLI names in each request: the platform's Kubernetes provider for
+    Kubernetes objects (as the program registers it, its kubeconfig a secret), azure-native's
+    default provider for Azure resources, none for components."""
+
+    def __init__(self, kubernetes_inputs: Mapping[str, Any]) -> None:
+        self.kubernetes = analyzer_pb2.AnalyzerProviderResource(
+            type="pulumi:providers:kubernetes", name="aks-k8s", properties=wire_struct(kubernetes_inputs),
+            urn="urn:pulumi:bench::gpu-aks::gpu-aks:index:AksCluster$pulumi:providers:kubernetes::aks-k8s")
+        self.azure = analyzer_pb2.AnalyzerProviderResource(
+            type="pulumi:providers:azure-native", name="default_3_29_0", properties=struct({"version": "3.29.0"}),
+            urn="urn:pulumi:bench::gpu-aks::pulumi:providers:azure-native::default_3_29_0")
+
+    def of(self, type_: str) -> analyzer_pb2.AnalyzerProviderResource | None:
+        if type_.startswith("kubernetes:"):
+            return self.kubernetes
+        if type_.startswith("azure-native:"):
+            return self.azure
+        return None
+
+
+def _options() -> analyzer_pb2.AnalyzerResourceOptions:
+    # `marshalResourceOptions` always sets the custom timeouts (zero when none) and the parent.
+    return analyzer_pb2.AnalyzerResourceOptions(
+        customTimeouts=analyzer_pb2.AnalyzerResourceOptions.CustomTimeouts(), parent=STACK)
+
+
+def urn_of(type_: str, name: str) -> str:
+    return f"urn:pulumi:bench::gpu-aks::{type_}::{name}"
+
+
+def analyze_request(resource: Resource, providers: Providers) -> analyzer_pb2.AnalyzeRequest:
+    type_, name, inputs = resource
+    request = analyzer_pb2.AnalyzeRequest(type=type_, name=name, urn=urn_of(type_, name),
+                                          properties=wire_struct(inputs), options=_options())
+    provider = providers.of(type_)
+    if provider is not None:
+        request.provider.CopyFrom(provider)
+    return request
+
+
+def stack_request(resources: list[Resource], providers: Providers) -> analyzer_pb2.AnalyzeStackRequest:
+    request = analyzer_pb2.AnalyzeStackRequest()
+    for type_, name, inputs in resources:
+        resource = request.resources.add(type=type_, name=name, urn=urn_of(type_, name), parent=STACK,
+                                         properties=wire_struct(inputs), options=_options())
+        provider = providers.of(type_)
+        if provider is not None:
+            resource.provider.CopyFrom(provider)
+    return request
+
+
+# --- Corpora -------------------------------------------------------------------------------------
+
+
+def _kubernetes_resource(manifest: Mapping[str, Any], name: str) -> Resource:
+    api = manifest["apiVersion"]
+    group_version = api if "/" in api else "core/" + api
+    return f"kubernetes:{group_version}:{manifest['kind']}", name, manifest
+
+
+def _is_kubernetes_object(document: Any) -> bool:
+    # Only Kubernetes objects are Pulumi resources (a compiled Kubeflow pipeline is not one).
+    return isinstance(document, dict) and isinstance(document.get("apiVersion"), str) \
+        and isinstance(document.get("kind"), str)
+
+
+def _renamed(manifest: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """The manifest under its own name, as a stack registers each object once."""
+    metadata = manifest.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
+        return {**manifest, "metadata": {**metadata, "name": f"{metadata['name']}-{suffix}"}}
+    return manifest
+
+
+def _repeated(templates: list[Resource], count: int,
+              vary: Callable[[dict[str, Any], int], dict[str, Any]] = lambda manifest, _: manifest) -> list[Resource]:
+    resources = []
+    for index in range(count):
+        type_, name, inputs = templates[index % len(templates)]
+        if type_.startswith("kubernetes:"):
+            inputs = vary(_renamed(dict(inputs), str(index)), index)
+        resources.append((type_, f"{name}-{index}", inputs))
+    return resources
+
+
+def manifest_templates() -> list[Resource]:
+    """The seed manifests, real controllers' GPU workloads, and an AKS GPU pool."""
+    templates = []
     for path in sorted(p for directory in MANIFEST_DIRS for p in directory.glob("*.yaml")):
-        for index, manifest in enumerate(yaml.safe_load_all(path.read_text())):
-            # Only Kubernetes objects are Pulumi resources (a compiled Kubeflow pipeline is not one).
-            if not isinstance(manifest, dict) or not isinstance(manifest.get("apiVersion"), str) \
-                    or not isinstance(manifest.get("kind"), str):
-                continue
-            api = manifest["apiVersion"]
-            group_version = api if "/" in api else "core/" + api
-            items.append((f"kubernetes:{group_version}:{manifest['kind']}", f"{path.stem}-{index}", struct(manifest)))
+        for index, document in enumerate(yaml.safe_load_all(path.read_text())):
+            if _is_kubernetes_object(document):
+                templates.append(_kubernetes_resource(document, f"{path.stem}-{index}"))
     pool = {"agentPoolName": "gput4", "vmSize": "Standard_NC4as_T4_v3", "enableAutoScaling": True,
             "minCount": 0.0, "maxCount": 2.0, "nodeTaints": ["sku=gpu:NoSchedule"]}
-    items.append(("azure-native:containerservice:AgentPool", "gput4", struct(pool)))
-    return items
+    templates.append(("azure-native:containerservice:AgentPool", "gput4", pool))
+    return templates
 
 
-def measure(pack: PolicyPackProcess, items: list, count: int) -> float:
-    for type_, name, props in items:  # warm-up
-        pack.analyze(type_, name, props)
-    start = time.perf_counter()
+def manifests(count: int) -> list[Resource]:
+    return _repeated(manifest_templates(), count)
+
+
+def manifests_preview(count: int) -> list[Resource]:
+    """As a first preview sends them: labels from another resource's outputs are unknown in every
+    object, and in every third the namespace (`ns.metadata.name` of a Namespace not created yet)."""
+    def unknown_values(manifest: dict[str, Any], index: int) -> dict[str, Any]:
+        metadata = manifest.get("metadata")
+        if not isinstance(metadata, dict):
+            return manifest
+        metadata = {**metadata, "labels": {"app.kubernetes.io/instance": UNKNOWN_STRING_VALUE}}
+        if index % 3 == 0:
+            metadata["namespace"] = UNKNOWN_STRING_VALUE
+        return {**manifest, "metadata": metadata}
+
+    return _repeated(manifest_templates(), count, unknown_values)
+
+
+def small_violating(count: int) -> list[Resource]:
+    resources: list[Resource] = []
+    rng = random.Random(2)
     for index in range(count):
-        type_, name, props = items[index % len(items)]
-        pack.analyze(type_, name, props)
-    return count / (time.perf_counter() - start)
+        for document in yaml.safe_load_all(small_manifest(index, rng)):
+            for item in document.get("items", []) if document.get("kind") == "List" else [document]:
+                resources.append(_kubernetes_resource(item, f"small-{len(resources)}"))
+        if len(resources) >= count:
+            break
+    return resources[:count]
 
 
-def measure_stack(pack: PolicyPackProcess, items: list) -> float:
-    resources = [(f"urn:pulumi:bench::gpu-aks::{type_}::{name}", type_, name, props) for type_, name, props in items]
+def _prod_run() -> Any:
+    """The prod program under the mock engine; what it logs (its warnings) is not the benchmark's."""
+    from tools.preview import run_stack_program  # the program and its SDKs: imported only here
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return run_stack_program("prod")
+
+
+def prod_stack(count: int, run: Any) -> list[Resource]:
+    """Every resource the prod program registers (components too: the CLI analyzes them as well)."""
+    return _repeated([(r.type, r.name, r.wire_inputs) for r in run.resources], count)
+
+
+def kubernetes_provider_inputs(run: Any) -> Mapping[str, Any]:
+    return next(r.wire_inputs for r in run.resources if r.type == "pulumi:providers:kubernetes")
+
+
+# --- Measuring -------------------------------------------------------------------------------------
+
+
+def measure(pack: PolicyPackProcess, requests: list[analyzer_pb2.AnalyzeRequest]) -> float:
+    """Resources per second, each request once, one at a time; the pack configured afresh first (a
+    `Configure` starts a new operation, as each CLI run does)."""
+    pack.configure({})
+    analyze = pack.analyzer.Analyze
+    for request in requests[:200]:  # warm-up
+        analyze(request)
+    pack.configure({})
     start = time.perf_counter()
-    pack.analyze_stack(resources)
+    for request in requests:
+        analyze(request)
+    return len(requests) / (time.perf_counter() - start)
+
+
+def measure_stack(pack: PolicyPackProcess, request: analyzer_pb2.AnalyzeStackRequest) -> float:
+    start = time.perf_counter()
+    pack.analyzer.AnalyzeStack(request)
     return time.perf_counter() - start
+
+
+FLOORS = {"no-op pack, SDK as shipped": "False", "no-op pack with the pack's SDK patches": "True"}
+REAL = "gpu-aks pack"
+CORPORA = ("manifests", "small-violating", "prod-stack", "manifests-preview")
+
+
+def corpus(name: str, count: int, run: Any) -> list[Resource]:
+    if name == "prod-stack":
+        return prod_stack(count, run)
+    return {"manifests": manifests, "small-violating": small_violating, "manifests-preview": manifests_preview}[name](count)
+
+
+def _noop_packs(directory: Path) -> Iterator[PolicyPackProcess]:
+    for number, patched in enumerate(FLOORS.values()):
+        folder = directory / f"noop{number}"
+        folder.mkdir()
+        (folder / "PulumiPolicy.yaml").write_text("runtime: python\n")
+        (folder / "__main__.py").write_text(NOOP_PACK_MAIN.replace("{patched}", patched))
+        yield PolicyPackProcess(folder)
+
+
+def _ratios(values: Mapping[str, float], real_over: Callable[[float, float], float]) -> str:
+    return "  ".join(f"{real_over(values[REAL], values[floor]):5.3f}x vs {floor}" for floor in FLOORS)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resources", type=int, default=3000)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--corpus", action="append", choices=CORPORA, help="only these corpora (repeatable)")
     args = parser.parse_args()
-    items = workload()
-    stack_items = (items * (args.resources // len(items) + 1))[:args.resources]
-    stack_items = [(type_, f"{name}-{index}", props) for index, (type_, name, props) in enumerate(stack_items)]
-    floors = {"no-op pack, SDK as shipped": "False", "no-op pack with the pack's SDK patches": "True"}
+    names = args.corpus or list(CORPORA)
+    run = _prod_run()  # also the platform's Kubernetes provider, which every corpus's objects name
+    providers = Providers(kubernetes_provider_inputs(run))
+    corpora = {name: corpus(name, args.resources, run) for name in names}
     with tempfile.TemporaryDirectory() as directory:
-        folders = []
-        for number, patched in enumerate(floors.values()):
-            folder = Path(directory) / f"noop{number}"
-            folder.mkdir()
-            (folder / "PulumiPolicy.yaml").write_text("runtime: python\n")
-            (folder / "__main__.py").write_text(NOOP_PACK_MAIN.replace("{patched}", patched))
-            folders.append(folder)
-        with PolicyPackProcess() as real, PolicyPackProcess(folders[0]) as shipped, \
-                PolicyPackProcess(folders[1]) as patched_floor:
-            packs = {"gpu-aks pack": real, **dict(zip(floors, (shipped, patched_floor), strict=True))}
-            for pack in packs.values():
-                pack.configure({})  # as the CLI does: every policy's level and defaults
-            rates: dict[str, list[float]] = {name: [] for name in packs}
-            stacks: dict[str, list[float]] = {name: [] for name in packs}
-            for _ in range(args.runs):  # interleaved, so that a slower stretch weighs on every pack
-                for name, pack in packs.items():
-                    rates[name].append(measure(pack, items, args.resources))
-                for name, pack in packs.items():
-                    stacks[name].append(measure_stack(pack, stack_items))
-    best_rate = {name: max(values) for name, values in rates.items()}
-    best_stack = {name: min(values) for name, values in stacks.items()}
-    print(f"Analyze over gRPC, configured as the CLI does, {args.resources} resources ({len(items)} distinct), "
-          f"one at a time, best of {args.runs} runs:")
-    for name, rate in best_rate.items():
-        ratio = "" if name == "gpu-aks pack" else \
-            f"  pack at {rate / best_rate['gpu-aks pack']:6.3f}x its time (target <= 1.15x)"
-        print(f"  {name:40s} {rate:8.1f} resources/s{ratio}")
-    print(f"AnalyzeStack over gRPC, one stack of {args.resources} resources, best of {args.runs} runs:")
-    for name, seconds in best_stack.items():
-        ratio = "" if name == "gpu-aks pack" else f"  pack at {best_stack['gpu-aks pack'] / seconds:6.3f}x its time"
-        print(f"  {name:40s} {seconds:8.3f} s{ratio}")
+        shipped, patched = _noop_packs(Path(directory))
+        with PolicyPackProcess() as real, shipped, patched:
+            packs = {REAL: real, **dict(zip(FLOORS, (shipped, patched), strict=True))}
+            for name, resources in corpora.items():
+                requests = [analyze_request(resource, providers) for resource in resources]
+                stack = stack_request(resources, providers)
+                rates: dict[str, list[float]] = {pack: [] for pack in packs}
+                stacks: dict[str, list[float]] = {pack: [] for pack in packs}
+                for _ in range(args.runs):  # interleaved, so that a slower stretch weighs on every pack
+                    for pack_name, pack in packs.items():
+                        rates[pack_name].append(measure(pack, requests))
+                    for pack_name, pack in packs.items():
+                        stacks[pack_name].append(measure_stack(pack, stack))
+                best_rate = {pack: max(values) for pack, values in rates.items()}
+                best_stack = {pack: min(values) for pack, values in stacks.items()}
+                pools = sum(1 for type_, _, _ in resources if is_pool_resource(type_))
+                print(f"{name}: {len(resources)} resources ({pools} AKS pools), best of {args.runs} runs")
+                print("  Analyze, one at a time: " + ", ".join(f"{pack} {rate:.0f}/s" for pack, rate in best_rate.items()))
+                print(f"    pack at {_ratios(best_rate, lambda real_rate, floor: floor / real_rate)} (target <= 1.15x)")
+                print("  AnalyzeStack, one stack: " + ", ".join(f"{pack} {s:.3f} s" for pack, s in best_stack.items()))
+                print(f"    pack at {_ratios(best_stack, lambda real_s, floor: real_s / floor)}")
 
 
 if __name__ == "__main__":

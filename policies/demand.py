@@ -42,6 +42,8 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     """Whether a container asks the scheduler for a GPU: its request after defaulting (a limit alone
     sets the request) is more than 0. Malformed amounts count as asking; None when unknown."""
     written = ask.request if ask.request is not ABSENT else ask.limit
+    if type(written) is float and math.isfinite(written):
+        return written > 0  # the wire's usual amount: exact as a Fraction, so compared as it is
     if written is UNKNOWN:
         return None
     amount = amount_of(written)

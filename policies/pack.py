@@ -58,7 +58,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from . import __version__, sdk_patches
 from .findings import Finding, undecided
-from .podspecs import UNKNOWN, PodSpec, UndecidableError, object_identity
+from .podspecs import UNKNOWN, PodSpec, UndecidableError, is_mapping, object_identity
 from .pool_rules import DAEMONSET_TYPES, StackResource
 from .pools import is_pool_resource
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
@@ -271,7 +271,7 @@ def _level(rule: Rule) -> EnforcementLevel:
 
 def _namespace_unknown(obj: Mapping[str, Any]) -> bool:
     metadata = obj.get("metadata")
-    return isinstance(metadata, abc.Mapping) and metadata.get("namespace") is UNKNOWN
+    return is_mapping(metadata) and metadata.get("namespace") is UNKNOWN
 
 
 def _pods_of(args: ResourceValidationArgs, shapes: tuple[Any, ...]) -> tuple[dict[str, Any] | None, Context,

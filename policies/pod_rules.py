@@ -8,8 +8,8 @@ registry (`rules.py`). The pool rules are `pool_rules.py`. No Pulumi imports.
 
 from __future__ import annotations
 
-from collections import abc
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
@@ -21,6 +21,7 @@ from .podspecs import (
     PodSpec,
     UndecidableError,
     as_mapping,
+    is_mapping,
     join,
     mapping_at,
 )
@@ -54,9 +55,16 @@ def _has_unknown_field(admitted: Admitted) -> bool:
 # --- Rule 1: gpu-pods-tolerate-gpu-taint -------------------------------------------------------
 
 
+@lru_cache(maxsize=64)
+def _taint_advice(taints: tuple[tuple[str, str, str], ...]) -> tuple[str, str]:
+    """The GPU taints as the message names them, and the toleration to add (the first taint's): the
+    same for every pod judged with one config, so written once."""
+    as_dicts = [{"key": key, "value": value, "effect": effect} for key, value, effect in taints]
+    return " or ".join(format_taint(t) for t in as_dicts), yaml_list([toleration_for(as_dicts[0])], "  ")
+
+
 def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admitted: Admitted) -> str:
-    wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
-    fix = yaml_list([toleration_for(config.gpu_taints[0])], "  ")
+    wanted, fix = _taint_advice(tuple((t["key"], t.get("value") or "", t["effect"]) for t in config.gpu_taints))
     given = [t for t in admitted.tolerations
              if t.source != WRITTEN and t.toleration.get("key") != "node.kubernetes.io/memory-pressure"]
     note = ""
@@ -119,11 +127,11 @@ def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
 
 
 def _term_pins(term: Any, key: str, value: str) -> bool:
-    if not isinstance(term, abc.Mapping):
+    if not is_mapping(term):
         return False
     expressions = term.get("matchExpressions")
     for expression in expressions if isinstance(expressions, list) else []:
-        if not isinstance(expression, abc.Mapping) or expression.get("key") != key:
+        if not is_mapping(expression) or expression.get("key") != key:
             continue
         operator, values = expression.get("operator"), expression.get("values")
         if operator == "Exists" or (operator == "In" and isinstance(values, list) and value in values):

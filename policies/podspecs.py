@@ -83,12 +83,15 @@ def known(value: Any, path: str) -> Any:
 
 # The `type(value) is dict/list` tests first are a fast path: parsed YAML and JSON are plain dicts and
 # lists, and the ABC checks behind them (for the pack's read-only proxies) cost several times more.
+# An absent field (None, the commonest non-container) is answered before them for the same reason.
 
 
 def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
     """`value` as a mapping: an absent or non-mapping value is empty; an unknown one is undecidable."""
     if type(value) is dict:
         return value
+    if value is None:
+        return {}
     value = known(value, path)
     return value if isinstance(value, abc.Mapping) else {}
 
@@ -96,6 +99,8 @@ def mapping_at(value: Any, path: str) -> Mapping[str, Any]:
 def list_at(value: Any, path: str) -> Sequence[Any]:
     if type(value) is list:
         return value
+    if value is None:
+        return []
     value = known(value, path)
     return value if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 

@@ -11,6 +11,7 @@ import functools
 import re
 from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from .podspecs import as_mapping, is_mapping
@@ -77,7 +78,16 @@ def is_extended_resource_name(name: Any) -> bool:
     """Kubernetes' `helper.IsExtendedResourceName` (pkg/apis/core/helper): a name with a domain
     prefix outside `kubernetes.io/`, that is not a `requests.` quota name and that stays a qualified
     name as `requests.<name>`. ExtendedResourceToleration adds a toleration for each of these."""
-    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+    if type(name) is str:
+        # Resource names repeat across every container (cpu, memory, nvidia.com/gpu): the regex runs
+        # once per name. Only plain strings are remembered, never a str subclass such as a secret.
+        return _is_extended_resource_text(name)
+    return isinstance(name, str) and _is_extended_resource_text.__wrapped__(name)
+
+
+@lru_cache(maxsize=4096)
+def _is_extended_resource_text(name: str) -> bool:
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     # Resource names repeat across thousands of containers; the regular expression is the cost.
     if type(name) is str and len(name) <= _MAX_REMEMBERED_NAME:
@@ -190,6 +200,8 @@ def toleration_for(taint: Mapping[str, str]) -> dict[str, str]:
 
 
 def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []  # absent: answered before the ABC check, which costs several times more
     return list(value) if isinstance(value, abc.Sequence) and not isinstance(value, (str, bytes)) else []
 
 

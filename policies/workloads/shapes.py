@@ -301,7 +301,7 @@ def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | 
         for concrete, value, bound, holder in _reach(obj, block):
             name = _workload(shape, block) if workload is None else workload
             if block.form == "container":
-                if isinstance(value, Mapping) or value is UNKNOWN:
+                if is_mapping(value) or value is UNKNOWN:
                     pods.append(_container_block(obj, block, concrete, value, bound, namespace, name))
                 continue
             pod = _pod_spec_block(obj, block, concrete, value, bound, holder, namespace, name)
