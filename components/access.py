@@ -30,8 +30,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
+from gpu_aks_policies.terminal import escape_field
 from pulumi_azure_native import authorization
 
 from components.propagation import RolePropagationWait
@@ -84,12 +86,15 @@ def assign_role(resource_name: str, scope: pulumi.Input[str], principal: pulumi.
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)))
 
 
-def deployer_change_warning(previous: str | None, current: str | None) -> str | None:
-    """The preview's warning when the deployer grant would move to another principal."""
-    if not previous or not current or previous.lower() == current.lower():
+def deployer_change_warning(previous: Any, current: str | None) -> str | None:
+    """The preview's warning when the deployer grant would move to another principal. `previous` is
+    read back from the last update's outputs and may hold anything: only a string is compared, and it
+    is quoted escaped and cut (the engine prints warnings as they are)."""
+    if not isinstance(previous, str) or not previous or not current or previous.lower() == current.lower():
         return None
-    return (f"the deployer's cluster-admin grant moves from object ID {previous} to {current}: this run replaces the "
-            f"role assignment, so {previous} loses Kubernetes rights on the cluster. If it still needs them, list it "
+    shown = escape_field(previous, 80)
+    return (f"the deployer's cluster-admin grant moves from object ID {shown} to {current}: this run replaces the "
+            f"role assignment, so {shown} loses Kubernetes rights on the cluster. If it still needs them, list it "
             "under gpu-aks:access.clusterAdmins (docs/platform.md, \"Access\")")
 
 

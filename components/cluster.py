@@ -208,8 +208,12 @@ class AksCluster(pulumi.ComponentResource):
         record = network_record(cluster.network)
         self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
         if args.previous_network is not None:
-            self.network_record = pulumi.Output.all(args.previous_network, record).apply(
-                lambda values: _refuse_network_change(values, cluster.secret))
+            # A recorded network that was secret stays masked in messages even if the config no longer
+            # is (as `clusterIdentity`'s check does).
+            previous_network = pulumi.Output.from_input(args.previous_network)
+            was_secret: pulumi.Output[bool] = pulumi.Output.from_input(previous_network.is_secret())
+            self.network_record = pulumi.Output.all(previous_network, record, was_secret).apply(
+                lambda values: _refuse_network_change(values[:2], cluster.secret or values[2] is True))
         if cluster.secret:
             self.network_record = pulumi.Output.secret(self.network_record)
         if args.maintenance is not None:

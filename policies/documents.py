@@ -373,10 +373,11 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
     - keys given twice in one mapping are recorded (SourceIndex.duplicates).
     """
 
-    def __init__(self, stream: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(self, stream: str, limits: Limits = DEFAULT_LIMITS, index: SourceIndex | None = None) -> None:
         super().__init__(stream)
         self.document_lines: list[int] = []
-        self.index = SourceIndex()
+        # The caller's index is filled in place: a copy per file cost time and memory.
+        self.index = index if index is not None else SourceIndex()
         self.merge_budget = limits.max_nodes
         self.merged_entries = 0
         self._flat: dict[int, list[Any]] = {}
@@ -679,9 +680,7 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
     With `index`, where each mapping and key was written and the duplicate keys are recorded in it;
     without, a duplicate key is a DocumentError, as go-yaml v3 (Pulumi's stack files) refuses it."""
     check_nesting(text, limits)
-    loader = _BoundedLoader(text, limits)
-    if index is not None:
-        loader.index = index  # recorded in place: a copy per file cost time and memory
+    loader = _BoundedLoader(text, limits, index)
     documents: list[Any] = []
     try:
         while loader.check_data():

@@ -10,6 +10,7 @@ all, so every default is applied here too. No Pulumi imports.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -215,6 +216,29 @@ def _strings(raw: Any, where: str, report: Report, default: tuple[str, ...], all
     return tuple(raw)
 
 
+#: A GPU resource: an extended resource's name (`domain/name`: letters, digits, '.', '-', '_') or a
+#: shell pattern of one, with `*`, `?` and classes (`[0-9]`, `[!x]`) of name characters and ascending
+#: ranges. Only these mean the same to fnmatch (the rules) and to the RE2 regex of the generated
+#: admission policy (`admission_policy.shell_pattern_regex`): `[!]b`, `[\\-*]` or `[b-a]` gave an
+#: invalid regex, so the API server would refuse the policy that the checker ran happily.
+_CLASS = r"\[!?(?:[A-Za-z0-9._/](?:-[A-Za-z0-9._/])?)+\]"
+RESOURCE_PATTERN = re.compile(rf"(?:[A-Za-z0-9._/*?-]|{_CLASS})+")
+_RANGE = re.compile(r"([A-Za-z0-9._/])-([A-Za-z0-9._/])")
+
+
+def _resource_patterns(raw: Any, where: str, report: Report, default: tuple[str, ...],
+                       allow_empty: bool = False) -> tuple[str, ...]:
+    patterns = _strings(raw, where, report, default, allow_empty)
+    bad = [p for p in patterns if not RESOURCE_PATTERN.fullmatch(p) or any(
+        low > high for found in re.finditer(_CLASS, p) for low, high in _RANGE.findall(found.group()))]
+    if bad:
+        report(where, f"{', '.join(describe(p) for p in bad[:5])} {'is' if len(bad) == 1 else 'are'} not a resource "
+                      "name or a shell pattern of one: letters, digits, '.', '-', '_' and '/', with '*', '?' and "
+                      "classes of those characters such as [0-9] or [!x] (ranges ascending), e.g. nvidia.com/mig-*")
+        return default
+    return patterns
+
+
 def _node_label(raw: Any, where: str, report: Report) -> Mapping[str, str]:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("key"), str) or not isinstance(raw.get("value"), str):
         report(where, f"expected {{key: ..., value: ...}}, got {describe(raw)}")
@@ -247,8 +271,8 @@ def _markers(raw: Any, where: str, report: Report) -> GpuMarkers:
         report(where, f"unknown key(s) {', '.join(map(describe, unknown))}; takes annotations, resources")
     annotations = (_strings(raw["annotations"], where + ".annotations", report, DEFAULT_GPU_MARKER_ANNOTATIONS,
                             allow_empty=True) if "annotations" in raw else DEFAULT_GPU_MARKER_ANNOTATIONS)
-    resources = (_strings(raw["resources"], where + ".resources", report, DEFAULT_GPU_MARKER_RESOURCES,
-                          allow_empty=True) if "resources" in raw else DEFAULT_GPU_MARKER_RESOURCES)
+    resources = (_resource_patterns(raw["resources"], where + ".resources", report, DEFAULT_GPU_MARKER_RESOURCES,
+                                    allow_empty=True) if "resources" in raw else DEFAULT_GPU_MARKER_RESOURCES)
     return GpuMarkers(annotations, resources)
 
 
@@ -282,7 +306,7 @@ class Parameter:
 PARAMETERS: Mapping[str, Parameter] = {parameter.name: parameter for parameter in (
     Parameter("gpuTaints", GPU_TAINTS_SCHEMA, "gpu_taints", _taints),
     Parameter("gpuResources", GPU_RESOURCES_SCHEMA, "gpu_resources",
-              lambda raw, where, report: _strings(raw, where, report, DEFAULT_GPU_RESOURCES)),
+              lambda raw, where, report: _resource_patterns(raw, where, report, DEFAULT_GPU_RESOURCES)),
     Parameter("nodeLabel", NODE_LABEL_SCHEMA, "node_label", _node_label),
     Parameter("admissionPlugins", ADMISSION_PLUGINS_SCHEMA, "admission_plugins",
               lambda raw, where, report: frozenset(_strings(raw, where, report, AKS_ADMISSION_PLUGINS,

@@ -9,6 +9,8 @@ superlinear growth (sizes at 4n against n), no secret printed, no terminal or CI
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +26,20 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pulumi.runtime.proto import provider_pb2
 
+from components.access import deployer_change_warning
 from components.platform_settings import parse_settings
 from components.replacements import identity_changes
 from components.settings import PROJECT, SettingsError
-from tests.conftest import TODAY
+from tests.conftest import ROOT, TODAY
 from tests.helpers import findings
 from tests.test_admission_policy import pod_as_admitted
 from tests.test_component_package import TOKEN, _error_details, plugin  # noqa: F401 (a fixture)
+from tests.test_hostile_input import HANG_GUARD_S
 from tests.test_hostile_surfaces import (
     GPU_RESOURCE_CHOICES,
     GPU_TAINT_CHOICES,
     RESOURCE_NAMES,
+    SECRET_SIGNATURE,
     SECRET_TEXT,
     T4,
     TOLERATION_KEYS,
@@ -296,3 +301,152 @@ def test_an_ephemeral_container_never_asks_for_a_gpu():
                                                        "ephemeralContainers": [{"name": "debug", "image": "x",
                                                                                 "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
     assert findings(pod, TOLERATE_GPU_TAINT) == []
+
+
+# --- `--previous-outputs` and the records read back from the last update -------------------------
+
+SECRET_WIRE = "1b47061264138c4ac30d75fd1eb44270"
+#: Pulumi's wire form of an asset, a resource reference and an output (pulumi/runtime/rpc.py).
+OTHER_WIRE = ("c44067f5952c0a294b673a41bacd8c17", "5cf8f73096256a8f31e491e813e4eb8e", "d0e6a833031e9bbcd3f4e8bde6ca49a4")
+
+
+@pytest.fixture(scope="module")
+def dev_outputs() -> dict[str, Any]:
+    from tools.preview import run_stack_program
+    run = run_stack_program("dev")
+    assert run.error is None, run.error
+    return json.loads(json.dumps(run.stack_outputs))
+
+
+def _preview(tmp_path: Path, outputs: Any, *options: str) -> tuple[int, str]:
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    result = subprocess.run([sys.executable, "-m", "tools.preview", "dev", "--previous-outputs", str(path), *options],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert "Traceback" not in result.stderr
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("signature", OTHER_WIRE)
+@pytest.mark.parametrize("where", ["clusterIdentity", "clusterNetwork.podCidr"])
+def test_a_pulumi_wire_object_in_previous_outputs_is_bad_input(tmp_path, dev_outputs, signature, where):
+    # An asset's signature under clusterIdentity hung the preview (the SDK decoded it in the mock run).
+    outputs = json.loads(json.dumps(dev_outputs))
+    wire = {SECRET_SIGNATURE: signature, "hash": 5, "urn": HOSTILE_KEY, "value": 1}
+    if "." in where:
+        outputs["clusterNetwork"]["podCidr"] = wire
+    else:
+        outputs[where] = wire
+    code, text = _preview(tmp_path, outputs)
+    assert code == 2 and f"{where} holds Pulumi's internal wire form" in text, text[-500:]
+    assert_inert(text.replace("\n", ""))  # a multi-line answer: its own newlines only
+
+
+@pytest.mark.parametrize("name", ["clusterIdentity", "clusterNetwork", "deployerObjectId"])
+def test_a_masked_record_is_refused_not_skipped(tmp_path, dev_outputs, name):
+    # `pulumi stack output --json` prints "[secret]": read as garbage, every check passed without a word.
+    code, text = _preview(tmp_path, {**dev_outputs, name: "[secret]"})
+    assert code == 2 and f"{name} is '[secret]'" in text and "--show-secrets" in text
+
+
+def test_a_record_the_file_marks_secret_is_never_printed(tmp_path, dev_outputs):
+    identity = json.loads(json.dumps(dev_outputs["clusterIdentity"]))
+    identity["cluster"]["resourceName"] = SECRET_TEXT
+    network = {**dev_outputs["clusterNetwork"], "networkPlugin": SECRET_TEXT + "-net"}
+    for name, value in (("clusterIdentity", identity), ("clusterNetwork", network)):
+        code, text = _preview(tmp_path, {**dev_outputs, name: {SECRET_SIGNATURE: SECRET_WIRE, "value": value}})
+        assert code == 2 and SECRET_TEXT not in text and "[secret]" in text, text[-500:]
+
+
+@pytest.mark.parametrize("recorded", [{"a": 1}, ["x"], 5, True, HOSTILE_KEY, "##[error]" + "f" * 10_000])
+def test_a_recorded_deployer_of_any_shape_never_crashes_the_program(recorded):
+    # A dict crashed the program (`'dict' object has no attribute 'lower'`); a string was printed raw.
+    warning = deployer_change_warning(recorded, "22222222-2222-2222-2222-222222222222")
+    if isinstance(recorded, str):
+        assert warning is not None and len(warning) < 800
+        assert_inert(warning)
+    else:
+        assert warning is None
+
+
+def test_the_program_reads_a_recorded_deployer_of_the_wrong_type_as_no_record(dev_outputs):
+    from tests.test_replacements import _dev_after
+    run = _dev_after({**dev_outputs, "deployerObjectId": {"a": HOSTILE_KEY}})
+    assert run.error is None, run.error
+
+
+# --- The preflight's `az` answers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("capability", ["vCPUs", "GPUs"])
+def test_a_capability_listed_twice_with_other_values_is_bad_input(tmp_path, capsys, capability):
+    # The first value was taken and the other dropped without a word.
+    from tests.test_preflight import ROOMY, SKUS
+    from tests.test_preflight import run as run_preflight
+    skus = json.loads(json.dumps(SKUS))
+    a100 = next(i for i, item in enumerate(skus) if item["name"] == "Standard_NC24ads_A100_v4")
+    skus[a100]["capabilities"] += [{"name": capability, "value": "2"}, {"name": capability, "value": HOSTILE_KEY}]
+    code, out = run_preflight(tmp_path, "prod", ROOMY, skus)
+    err = capsys.readouterr().err
+    assert (code, out) == (2, ""), err
+    assert f"skus[{a100}].capabilities[{capability}]: listed " in err and "times with other values" in err
+    assert_inert(err.replace("\n", "")) and len(err) < 400
+
+
+def test_a_capability_repeated_with_the_same_value_is_read_once(tmp_path):
+    from tests.test_preflight import ROOMY, SKUS
+    from tests.test_preflight import run as run_preflight
+    skus = json.loads(json.dumps(SKUS))
+    for item in skus:
+        item["capabilities"] = item.get("capabilities", []) * 3
+    assert run_preflight(tmp_path, "prod", ROOMY, skus)[0] == 0
+
+
+# --- JSON manifests at 10^6 elements ---------------------------------------------------------------
+
+
+def test_a_json_manifest_with_a_huge_array_is_read_in_linear_time(tmp_path):
+    from tests.test_hostile_input import GROWTH_LIMIT, growth
+
+    def prepare(n: int) -> Any:
+        path = tmp_path / f"array{n}.json"
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "image": "i", "args": [[i, str(i), {"k": i}] for i in range(n)],
+             "resources": {"limits": {"nvidia.com/gpu": "1500m"}}}]}}
+        path.write_text(json.dumps(pod, indent=1))
+        return lambda: check.check_paths([str(path)], check.load_config(None))
+    assert growth(prepare, 50_000) < GROWTH_LIMIT
+
+
+# --- GPU resource patterns: fnmatch (the rules) against the admission policy's regex ---------------
+
+_NAME_CHARS = "ab1./-"
+_class = st.builds(lambda negated, items: "[" + ("!" if negated else "") + "".join(items) + "]", st.booleans(),
+                   st.lists(st.sampled_from(["a", "b", "1", ".", "/", "a-b", "0-9", ".-/"]), min_size=1, max_size=3))
+_patterns = st.lists(st.sampled_from(list(_NAME_CHARS) + ["*", "?"]) | _class, min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pattern=_patterns, name=st.text(alphabet=_NAME_CHARS + "c]", max_size=6))
+def test_an_accepted_resource_pattern_means_the_same_to_fnmatch_and_to_the_cel_regex(pattern, name):
+    import fnmatch
+    import re
+
+    from gpu_aks_policies.admission_policy import shell_pattern_regex
+    from gpu_aks_policies.rule_config import RESOURCE_PATTERN
+    assume(RESOURCE_PATTERN.fullmatch(pattern))
+    assert bool(re.fullmatch(shell_pattern_regex(pattern), name)) == fnmatch.fnmatchcase(name, pattern), pattern
+
+
+@pytest.mark.parametrize("pattern", ["example.com/[!]b", "example.com/[\\-*]", "example.com/[b-a]", "example.com/[",
+                                     "example.com/[]]", "example.com/[^x]", "a'b\nc", "example.com/[[]"])
+@pytest.mark.parametrize("where", ["gpuResources", "gpuMarkers"])
+def test_a_resource_pattern_the_cel_regex_cannot_mean_is_refused(pattern, where):
+    # Each was taken: fnmatch read it one way, and its regex was invalid RE2 (the API server refuses the
+    # ValidatingAdmissionPolicy) or matched other names.
+    from gpu_aks_policies.rules import parse_rule_config
+    raw = {"gpuResources": [pattern]} if where == "gpuResources" else {"gpuMarkers": {"resources": [pattern]}}
+    with pytest.raises(Exception) as raised:
+        parse_rule_config({TOLERATE_GPU_TAINT: raw})
+    assert "is not a resource name or a shell pattern of one" in str(raised.value)
+    assert_inert(str(raised.value).replace("\n", ""))

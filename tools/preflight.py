@@ -169,6 +169,18 @@ def parse_usage(document: Any) -> dict[str, Quota]:
     return quotas
 
 
+def _capability(item: Mapping[str, Any], name: str, where: str) -> Any:
+    """The value of a SKU's capability `name`, or None. Named twice with other values, it is bad input
+    as a size listed twice is: taking the first would quietly drop the other."""
+    values = [cap.get("value") for cap in _listed(item, "capabilities", where)
+              if isinstance(cap, dict) and cap.get("name") == name]
+    if any(value != values[0] for value in values[1:]):
+        other = next(value for value in values[1:] if value != values[0])
+        raise PreflightInputError(f"{where}.capabilities[{name}]: listed {len(values)} times with other values "
+                                  f"({_shown(values[0])} and {_shown(other)}); record the answer again")
+    return values[0] if values else None
+
+
 def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
     """`az vm list-skus --resource-type virtualMachines -o json` (azure-mgmt-compute `ResourceSku`)
     -> lowercased size name -> its offer in `location`. A size listed twice for the location with
@@ -189,10 +201,7 @@ def parse_skus(document: Any, location: str) -> dict[str, SkuOffer]:
         if not infos and location.lower() not in locations:
             continue
         zones = tuple(sorted(str(z) for info in infos for z in _listed(info, "zones", f"{where}.locationInfo")))
-        vcpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
-                      if isinstance(cap, dict) and cap.get("name") == "vCPUs"), None)
-        gpus = next((cap.get("value") for cap in _listed(item, "capabilities", where)
-                     if isinstance(cap, dict) and cap.get("name") == "GPUs"), None)
+        vcpus, gpus = _capability(item, "vCPUs", where), _capability(item, "GPUs", where)
         restrictions, location_restricted, restricted_zones = [], False, []
         for restriction in _listed(item, "restrictions", where):
             if not isinstance(restriction, dict):

@@ -42,13 +42,16 @@ from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
-from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
 
+from components.access import DEPLOYER_OUTPUT
 from components.aks_api import kubernetes_minor
+from components.cluster import NETWORK_OUTPUT
 from components.cost import cost_document, cost_lines, priced_pools
 from components.platform_settings import PlatformSettings
 from components.pools import GpuOffer, PlatformPools, platform_pools
 from components.pricing import PriceError, PriceTable, read_answer_files, read_price_table, table_from_pages
+from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import (
@@ -94,7 +97,16 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
     except StackFileError as error:
         raise PreviewInputError(f"{stack_file}:{error.line}: cannot use this stack file: "
                                 f"{str(error).split(': ', 1)[-1]}") from None
-    mocks = PlatformMocks(stack_references={own_stack_reference(stack): previous_outputs}) if previous_outputs else None
+    mocks = None
+    if previous_outputs:
+        # A value the file marks secret (Pulumi's wire form, `load_previous_outputs`) is read back as a
+        # secret output, so the program's messages mask it as they do after a real update.
+        values, secret = {}, ["kubeconfig"]
+        for name, value in previous_outputs.items():
+            unwrapped = _secret_value(value)
+            values[name] = unwrapped[0] if unwrapped else value
+            secret += [name] if unwrapped else []
+        mocks = PlatformMocks(stack_references={own_stack_reference(stack): values}, secret_outputs=tuple(secret))
     run = run_program(root, stack, config, secret_keys, mocks=mocks)
     if isinstance(run.error, pulumi.RunError):
         # The program's message names each key (the stack file's reading adds the line it is on); what
@@ -371,8 +383,44 @@ def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagn
     return sorted(diagnostics, key=lambda d: (d.policy, d.urn, d.level, d.message))
 
 
+#: The outputs the program reads back from its last update (components/previous_run.py).
+RECORDED_OUTPUTS = (IDENTITY_OUTPUT, NETWORK_OUTPUT, DEPLOYER_OUTPUT)
 #: `pulumi stack output --json` of one stack is small (the kubeconfig is its largest value).
 PREVIOUS_OUTPUTS_LIMITS = Limits(max_bytes=4 * 1024 * 1024, max_depth=64, max_nodes=200_000)
+
+
+#: Pulumi's wire format marks secrets, assets, archives, resources and outputs with an object holding
+#: this key (pulumi/runtime/rpc.py, `_special_sig_key`), which the SDK then decodes as such; in a file
+#: only a top-level secret is taken, and anything else was a hang or a crash of the program.
+SPECIAL_SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
+#: What `pulumi stack output --json` prints for a secret without `--show-secrets`.
+MASKED_SECRET = "[secret]"
+
+
+def _secret_value(value: Any) -> tuple[Any] | None:
+    """(the value,) of a secret in Pulumi's wire form, else None."""
+    if isinstance(value, dict) and value.get(SPECIAL_SIGNATURE_KEY) == SECRET_SIGNATURE and set(value) == {
+            SPECIAL_SIGNATURE_KEY, "value"}:
+        return (value["value"],)
+    return None
+
+
+def _signature_at(outputs: dict[str, Any]) -> str | None:
+    """The path of the first Pulumi wire signature other than a top-level secret's, if any."""
+    pending: list[tuple[Any, str]] = []
+    for name, value in outputs.items():
+        unwrapped = _secret_value(value)
+        pending.append((unwrapped[0] if unwrapped else value, name))
+    while pending:  # iterative: the document is bounded by PREVIOUS_OUTPUTS_LIMITS, its depth is not ours
+        value, where = pending.pop()
+        if isinstance(value, dict):
+            if SPECIAL_SIGNATURE_KEY in value:
+                return where
+            pending.extend((child, f"{where}.{key}") for key, child in value.items())
+        elif isinstance(value, list):
+            pending.extend((child, f"{where}[{index}]") for index, child in enumerate(value))
+    return None
 
 
 def load_previous_outputs(path: Path | None) -> dict[str, Any] | None:
@@ -388,6 +436,17 @@ def load_previous_outputs(path: Path | None) -> dict[str, Any] | None:
     if not isinstance(outputs, dict):
         raise PreviewInputError(f"--previous-outputs: {path} holds a JSON {type(outputs).__name__}; it must be the "
                                 "object `pulumi stack output --json` prints")
+    signature = _signature_at(outputs)
+    if signature is not None:
+        raise PreviewInputError(f"--previous-outputs: {path}: {escape_field(signature, 200)} holds Pulumi's internal wire "
+                                "form (an asset, archive, resource or nested secret), which `pulumi stack output --json` "
+                                "never prints; give its output")
+    masked = [name for name in RECORDED_OUTPUTS if outputs.get(name) == MASKED_SECRET]
+    if masked:
+        # Read as a string, the record would be skipped as garbage: the checks would pass without a word.
+        raise PreviewInputError(f"--previous-outputs: {path}: {', '.join(masked)} {'is' if len(masked) == 1 else 'are'} "
+                                f"{MASKED_SECRET!r} (`pulumi stack output --json` masks secrets), so this run cannot be "
+                                "checked against the last update; give `pulumi stack output --json --show-secrets`")
     return outputs
 
 
