@@ -30,7 +30,7 @@ and proxies, and its per-policy loop; real/floor says what the rules add. Target
 1.15x of both, on every corpus. Best of several runs, the packs measured alternately so that
 machine noise falls on each.
 
-    python -m benchmarks.analyzer_throughput [--resources 3000] [--runs 3] [--corpus NAME ...]
+    python -m benchmarks.analyzer_throughput [--resources 3000] [--runs 3] [--corpus NAME ...] [--pack DIR]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from benchmarks.checker_throughput import small_manifest
-from tools.analyzer import PolicyPackProcess, struct, wire_struct
+from tools.analyzer import PACK_DIR, PolicyPackProcess, struct, wire_struct
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_DIRS = (ROOT / "tests" / "manifests" / "seeds", ROOT / "tests" / "manifests" / "workloads")
@@ -284,6 +284,8 @@ def main() -> None:
     parser.add_argument("--resources", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--corpus", action="append", choices=CORPORA, help="only these corpora (repeatable)")
+    parser.add_argument("--pack", type=Path, default=PACK_DIR,
+                        help="the pack folder to measure (another version's policies/, to compare)")
     args = parser.parse_args()
     names = args.corpus or list(CORPORA)
     run = _prod_run()  # also the platform's Kubernetes provider, which every corpus's objects name
@@ -291,7 +293,7 @@ def main() -> None:
     corpora = {name: corpus(name, args.resources, run) for name in names}
     with tempfile.TemporaryDirectory() as directory:
         shipped, patched = _noop_packs(Path(directory))
-        with PolicyPackProcess() as real, shipped, patched:
+        with PolicyPackProcess(args.pack) as real, shipped, patched:
             packs = {REAL: real, **dict(zip(FLOORS, (shipped, patched), strict=True))}
             for name, resources in corpora.items():
                 requests = [analyze_request(resource, providers) for resource in resources]

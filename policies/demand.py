@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from .podspecs import (
@@ -69,7 +70,10 @@ class GpuDemand:
     def any(self) -> bool:
         return bool(self.asks or self.claims.gpu or self.markers)
 
+    @cached_property
     def summary(self) -> str:
+        """What puts the pod on GPU nodes, for messages (the toleration and node-selection findings both
+        open with it, so it is written once per pod)."""
         parts = [f"container '{ask.container.name}' asks for {ask.resource}" for ask in self.asks[:MAX_SUMMARY_PARTS]]
         parts += [f"{claim} asks for a GPU" for claim in self.claims.gpu[:MAX_SUMMARY_PARTS]]
         parts += [f"{marker} puts it on GPU nodes" for marker in self.markers[:MAX_SUMMARY_PARTS]]

@@ -275,29 +275,29 @@ def _namespace_unknown(obj: Mapping[str, Any]) -> bool:
 
 
 def _pods_of(args: ResourceValidationArgs, shapes: tuple[Any, ...]) -> tuple[dict[str, Any] | None, Context,
-                                                                              list[PodSpec]]:
-    """The object and its pod specs, once per request for all the resource policies (per declared
-    shapes, which every rule's config normally gives alike), judged among the objects registered
-    before it (which this object joins, if pods depend on its kind)."""
+                                                                              list[PodSpec], str]:
+    """The object, its pod specs and the prefix its messages open with, once per request for all the
+    resource policies (per declared shapes, which every rule's config normally gives alike), judged
+    among the objects registered before it (which this object joins, if pods depend on its kind)."""
     obj = kubernetes_object(args.resource_type, plain_props(args.props))
     if obj is None:
-        return None, OPERATION.context, []
+        return None, OPERATION.context, [], ""
     OPERATION.remember(obj)
     context = OPERATION.context
-    return obj, context, pod_specs_of(obj, context, shapes)
+    return obj, context, pod_specs_of(obj, context, shapes), _identity(obj, args.resource_type, args.name)
 
 
 def _pod_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         config = OPERATION.rule_config(rule.name, args.get_config())
         shapes = config.workload_shapes
-        obj, context, pods = remembered(("pods", shapes), _unproxied(args.props), lambda: _pods_of(args, shapes))
+        obj, context, pods, prefix = remembered(("pods", shapes), _unproxied(args.props), lambda: _pods_of(args, shapes))
         if obj is None or not pods:
             return
         findings = rule.check(pods, config, context)
         if rule.name == TOLERATE_GPU_TAINT:
             findings = _with_namespace_caveats(findings, obj, pods, context, config, args.urn)
-        _report(findings, report, _identity(obj, args.resource_type, args.name))
+        _report(findings, report, prefix)
 
     return ResourceValidationPolicy(name=rule.name, description=rule.description, validate=validate,
                                     enforcement_level=_level(rule), config_schema=_schema(rule))

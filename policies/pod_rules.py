@@ -71,7 +71,7 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admit
     if given:
         note = (" The tolerations it gets without writing them (" + "; ".join(f"{describe(t.toleration)}, {t.source}"
                                                                               for t in given) + ") do not match it.")
-    return (f"{demand.summary()} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
+    return (f"{demand.summary} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
             f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} Add to "
             f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
@@ -95,7 +95,7 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
             continue
         path = pod.tolerations_at
         if admitted.refusals:
-            findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary()} ({pod.where}), but the API server "
+            findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary} ({pod.where}), but the API server "
                                                               f"refuses the pod: {'; '.join(admitted.refusals)}"))
         elif not gpu_tolerations(admitted, config):
             ert_could_match = any(is_extended_resource_name(t["key"]) for t in config.gpu_taints)
@@ -195,7 +195,7 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
             continue
         findings.append(Finding(
             SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
-            f"{demand.summary()} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
+            f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
             f"a toleration alone it may also land on other tolerated nodes. Add to {pod.path or 'the pod spec'}:\n"
             f"{_node_selection_fix(pod.node_selection_key, key, value)}"))
     return dedupe(findings)
