@@ -37,7 +37,8 @@ LOAD_PACKAGES = "; ".join(f"import {name}; hasattr({name}, 'not_an_attribute')" 
 
 #: One preview, phase by phase, printing CPU seconds per phase as JSON.
 PHASES = '''
-import json, sys, time, io
+import gc, json, sys, time, io
+gc.disable()  # as the command does before its imports (tools/preview.py, run_cli)
 marks = [("start", time.process_time())]
 def mark(name): marks.append((name, time.process_time()))
 {floor}
