@@ -145,13 +145,20 @@ def process_to_process(directory: Path, runs: int) -> tuple[tuple[float, float],
 
 def floor_against(runs: int, floor: list[str], command: list[str]) -> tuple[tuple[float, float], tuple[float, float]]:
     """(wall, CPU) seconds, the best of `runs`, of `floor` and of `command`, interleaved run by run."""
-    wall_time(floor), wall_time(command)  # warm the page cache
-    floors, commands = [], []
+    floor_times, command_times = best_of(runs, floor, command)
+    return floor_times, command_times
+
+
+def best_of(runs: int, *commands: list[str]) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds, the best of `runs`, of each command, interleaved run by run so that a
+    slower stretch of the machine weighs on every one."""
+    for command in commands:
+        wall_time(command)  # warm the page cache
+    times: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(runs):
-        floors.append(child_times(floor))
-        commands.append(child_times(command))
-    return ((min(wall for wall, _ in floors), min(cpu for _, cpu in floors)),
-            (min(wall for wall, _ in commands), min(cpu for _, cpu in commands)))
+        for command, measured in zip(commands, times, strict=True):
+            measured.append(child_times(command))
+    return [(min(wall for wall, _ in measured), min(cpu for _, cpu in measured)) for measured in times]
 
 
 def parse_only(files: list[Path]) -> int:
@@ -271,10 +278,13 @@ SDK_IMPORTS = ("import pulumi, pulumi_azure_native.containerservice, pulumi_azur
                "pulumi_kubernetes.core.v1")
 
 
+def preview_command(stack: str = "prod") -> list[str]:
+    return [sys.executable, "-m", "tools.preview", stack]
+
+
 def preview_against_imports(runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
     """(wall, CPU) seconds, the best of `runs`, of importing the SDK modules and of the preview."""
-    python = sys.executable
-    return floor_against(runs, [python, "-c", SDK_IMPORTS], [python, "-m", "tools.preview", "prod"])
+    return floor_against(runs, [sys.executable, "-c", SDK_IMPORTS], preview_command())
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import json
 import subprocess
 import sys
 
-from benchmarks.checker_throughput import ROOT, SDK_IMPORTS, floor_against
+from benchmarks.checker_throughput import ROOT, SDK_IMPORTS, best_of, preview_command
 
 #: The SDK packages the program loads (by using one of their classes), each loading all its modules.
 LOADED_PACKAGES = ("pulumi_azure_native.containerservice", "pulumi_azure_native.authorization",
@@ -78,10 +78,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     python = sys.executable
-    preview = [python, "-m", "tools.preview", args.stack]
-    loaded = [python, "-c", f"{SDK_IMPORTS}; {LOAD_PACKAGES}"]
-    (floor_wall, floor_cpu), (preview_wall, preview_cpu) = floor_against(args.runs, [python, "-c", SDK_IMPORTS], preview)
-    (loaded_wall, loaded_cpu), _ = floor_against(args.runs, loaded, preview)
+    (floor_wall, floor_cpu), (loaded_wall, loaded_cpu), (preview_wall, preview_cpu) = best_of(
+        args.runs, [python, "-c", SDK_IMPORTS], [python, "-c", f"{SDK_IMPORTS}; {LOAD_PACKAGES}"],
+        preview_command(args.stack))
     print(f"Offline preview ({args.stack}), best of {args.runs} runs, interleaved, wall (CPU of the process and its children):")
     print(f"  importing the SDK modules it needs (the floor)        {floor_wall:6.2f} s  ({floor_cpu:5.2f} s)")
     print(f"  the same, with the azure-native packages loaded       {loaded_wall:6.2f} s  ({loaded_cpu:5.2f} s)")
