@@ -38,6 +38,7 @@ from typing import Any
 
 from components.aks_api import dns_prefix_for
 from components.pools import PlatformPools
+from components.pools.kind import BACKEND_NAMES
 from components.settings import PROJECT
 from components.settings.cluster import ClusterSettings
 from components.settings.common import shown
@@ -62,8 +63,6 @@ MAX_RECORDED_POOLS = 1000
 MAX_RECORDED_PROPERTIES = 100
 #: How a recorded pool names its config key (`gpuPools[gput4]`); anything else is quoted instead.
 _POOL_KEY = re.compile(r"[A-Za-z]{1,32}\[[a-z][a-z0-9]{0,11}\]")
-#: What a pool's `kind` means, for messages.
-KIND_NAMES = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
 
 
 def identity_record(cluster: ClusterSettings, pools: PlatformPools) -> dict[str, Any]:
@@ -148,8 +147,8 @@ def _pool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any] | No
                     "nodes (pods on them are evicted). If that is not meant, put the pool back"]
     old_kind, new_kind = old.get("kind"), new.get("kind")
     if isinstance(old_kind, str) and old_kind != new_kind:
-        return [], [f"{where}: the GPU pool moves from {KIND_NAMES.get(old_kind, shown(old_kind))} to "
-                    f"{KIND_NAMES.get(str(new_kind), shown(new_kind))}: this run deletes {old_name} and creates "
+        return [], [f"{where}: the GPU pool moves from {BACKEND_NAMES.get(old_kind, shown(old_kind))} to "
+                    f"{BACKEND_NAMES.get(str(new_kind), shown(new_kind))}: this run deletes {old_name} and creates "
                     "the new one; pods move once it has nodes"]
     old_props, new_props = old.get("createOnly"), _mapping(new.get("createOnly"))
     changed = []

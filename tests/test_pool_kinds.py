@@ -212,3 +212,11 @@ def test_the_recipe_names_the_files_a_kind_touches():
     for path in ("components/pools/", "components/pools/__init__.py", "KINDS"):
         assert path in recipe
     assert Path(ROOT / "components" / "pools" / "kind.py").is_file()
+
+
+def test_every_pool_backend_has_a_name_for_messages():
+    from typing import get_args
+
+    from components.pools.kind import BACKEND_NAMES, PoolBackend
+
+    assert set(BACKEND_NAMES) == set(get_args(PoolBackend))

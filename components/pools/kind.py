@@ -33,6 +33,8 @@ SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 #: The contract's `kind` (INTERFACE.md): an AKS AgentPool (fixed size or cluster-autoscaled), or a
 #: NAP / Karpenter `karpenter.sh/v1` NodePool.
 PoolBackend = Literal["agentPool", "nodePool"]
+#: Each backend as messages name it (a recorded pool that moved to another backend, ...).
+BACKEND_NAMES: dict[str, str] = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
 #: What the pool is for: the inline system pool, a CPU user pool, a GPU pool.
 PoolRole = Literal["system", "cpu", "gpu"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
