@@ -10,6 +10,7 @@ Shared by `tools.preview`, the tests and the benchmarks.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -18,7 +19,7 @@ import re
 import runpy
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from gpu_aks_policies.terminal import escape_line
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
@@ -426,6 +427,48 @@ def _alias_urns_left_to_the_engine() -> Iterator[None]:
         pulumi.runtime.resource.all_aliases = inherit
 
 
+#: Set on every exception of the chain that `run_pulumi` returned in `ProgramRun.error`.
+_RETURNED = "_gpu_aks_returned_in_program_run"
+
+
+def _mark_returned(error: BaseException) -> None:
+    seen: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and not any(link is earlier for earlier in seen):  # pulumi's chains can loop
+        seen.append(link)
+        with suppress(AttributeError, TypeError):
+            setattr(link, _RETURNED, True)
+        link = link.__cause__ or link.__context__
+
+
+def _report_returned_errors_once(loop: asyncio.AbstractEventLoop) -> None:
+    """A failed run leaves futures that hold its error unread: the SDK resolves each output of the
+    failed resource with it, and `wait_for_rpcs` raises at the first failed RPC without awaiting the
+    rest (pulumi `runtime/stack.py`, `runtime/resource.py`). When the collector later frees them,
+    asyncio reports "Future exception was never retrieved" with the whole traceback (`Future.__del__`),
+    at whatever moment a collection happens: a second report of an error `ProgramRun.error` already
+    carries, and a traceback in the output of a command. On CPython 3.11 before 3.11.8 formatting
+    that traceback calls `ast.parse` for its caret lines, and the AST constructor keeps its depth
+    in state the interpreter shares (CPython gh-106905): a collection that starts inside another
+    `ast.parse` (the allocations of the tree it builds start one) leaves that outer call raising
+    `SystemError: AST constructor recursion depth mismatch`. So the loop's handler drops the
+    "never retrieved" report for an error that a run returned, and hands every other report on."""
+    previous = loop.get_exception_handler()
+    if getattr(previous, _RETURNED, False):
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if getattr(context.get("exception"), _RETURNED, False) and "never retrieved" in str(context.get("message")):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    setattr(handler, _RETURNED, True)
+    loop.set_exception_handler(handler)
+
+
 def run_pulumi(
     program: Callable[[], Any], stack: str, config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None, project: str = "gpu-aks", mocks: PlatformMocks | None = None,
@@ -445,11 +488,13 @@ def run_pulumi(
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
     error: BaseException | None = None
+    _report_returned_errors_once(_ensure_event_loop())
     try:
         with _alias_urns_left_to_the_engine():
             _sync_await(run_pulumi_func(program))
     except Exception as caught:
         error = caught
+        _mark_returned(error)
     outputs: dict[str, Any] = {}
     secrets: set[str] = set()
     root = ROOT.get()
