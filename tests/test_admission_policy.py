@@ -149,6 +149,7 @@ CONFIGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config_name", CONFIGS)
 def test_cel_and_python_rule_agree_on_every_pod_of_the_corpus(config_name):
     config = CONFIGS[config_name]

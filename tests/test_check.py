@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from gpu_aks_policies.check import Report, Violation, main, render_json, render_sarif, sarif_uri
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -205,6 +206,7 @@ def test_a_field_path_leads_to_the_line_and_column_of_its_deepest_written_part()
 _ANY_TEXT = st.one_of(st.text(), st.sampled_from(['"', "\\", "\n", "##[error]x", "::error::x", "\u2028", "\ud800"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_ANY_TEXT, _ANY_TEXT, _ANY_TEXT, st.sampled_from(["mandatory", "advisory"]), _ANY_TEXT,
                           st.integers(-1, 10**6), st.integers(-1, 500), _ANY_TEXT), max_size=4))

@@ -122,6 +122,7 @@ def dev_with_answer(tmp_path_factory) -> dict:
     return document
 
 
+@pytest.mark.slow
 def test_preview_json_has_a_top_level_cost_priced_from_the_given_answer(dev_with_answer):
     cost = dev_with_answer["cost"]
     assert cost["pricesAsOf"] == "2025-11-26" and "answer.json" in cost["source"]

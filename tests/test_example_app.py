@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 from tools.analyzer import PolicyPackProcess, wire_struct
 from tools.mockrun import PlatformMocks, run_program
@@ -53,6 +55,7 @@ def test_example_imports_the_helper_the_way_its_requirements_install_it():
     assert "py-modules = [\"gpu_aks_app\", \"gpu_aks_app_testing\"]" in (ROOT / "app_sdk" / "pyproject.toml").read_text()
 
 
+@pytest.mark.slow
 def test_the_examples_own_tests_pass_with_only_the_app_helper():
     """What an app repository runs: its tests import gpu_aks_app_testing, not this repository."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "app_sdk")}

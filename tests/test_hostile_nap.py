@@ -258,6 +258,7 @@ NAP_INPUTS = {"location": "eastus2", "cluster": {"nodeProvisioningProfile": {"mo
               "systemPool": {"minCount": 2, "maxCount": 2}}
 
 
+@pytest.mark.slow
 def test_construct_takes_a_nodepool_s_whole_numbers_as_the_wire_sends_them(plugin):  # noqa: F811
     # Every number crosses the wire as a float: `limits: {gpu: 8}` arrived as 8.0 and was refused as
     # "not a whole number", so no SDK could declare a GPU NodePool.
@@ -271,6 +272,7 @@ def test_construct_takes_a_nodepool_s_whole_numbers_as_the_wire_sends_them(plugi
     assert counts == [["1", "2"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limits, reason", [
     ({"gpu": 1e100}, "is above 40000"), ({"gpu": float("nan")}, "NaN is not a whole number"),
     ({"gpu": 8.5}, "8.5 is not a whole number"), ({"gpu": ESCAPES}, "is not a whole number"),
@@ -284,6 +286,7 @@ def test_construct_refuses_a_hostile_nodepool_limit_by_path(plugin, limits, reas
     assert "\x1b" not in repr(details) + caught.value.details()
 
 
+@pytest.mark.slow
 def test_ten_thousand_nodepools_are_one_problem_and_parsed_in_linear_time():
     pools = [{"name": f"p{i}", "gpus": ["H100"], "limits": {"gpu": 8}} for i in range(10_000)]
     [problem] = _problems(_with(gpuNodePools=pools))
@@ -330,6 +333,7 @@ def test_no_value_or_map_key_of_a_secret_section_is_printed(section, changes):
     assert not [text for text in texts if "hunter2" in text]
 
 
+@pytest.mark.slow
 def test_secret_texts_are_redacted_in_linear_time():
     from gpu_aks_policies.secrets import Redactor
 

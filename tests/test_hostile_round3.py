@@ -71,6 +71,7 @@ def _refused(plugin: Any, inputs: dict[str, Any]) -> tuple[list[tuple[str, str]]
     return _error_details(caught.value), caught.value.details()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inputs, path", [
     # Keys reach the property path as written: an unknown, a secret or a too-deep value under one.
     ({"location": "eastus2", "cluster": {"tags": {HOSTILE_KEY: UNKNOWN_WIRE}}}, "cluster.tags."),
@@ -100,6 +101,7 @@ def test_a_megabyte_key_or_value_is_reported_cut_not_lost(plugin, inputs, path):
     assert "characters" in repr(details), "a cut value says how long it was"
 
 
+@pytest.mark.slow
 def test_thousands_of_problems_stay_within_one_trailer_and_count_the_rest(plugin):  # noqa: F811
     def size(n: int) -> tuple[int, list[tuple[str, str]]]:
         details, message = _refused(plugin, {"location": "eastus2", **{f"gpuPool{i}": 1 for i in range(n)}})
@@ -112,6 +114,7 @@ def test_thousands_of_problems_stay_within_one_trailer_and_count_the_rest(plugin
     assert all(why.startswith("unknown config key") for _, why in details[:-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inputs", [
     {"location": "eastus2", "gpuPools": [{"name": f"g{i}", "vmSize": T4} for i in range(100_000)]},
     {"location": "eastus2", "cluster": {"tags": {"k": json.loads("[" * 40 + "]" * 40)}}},
@@ -123,6 +126,7 @@ def test_an_input_too_large_to_read_is_one_problem_without_knock_ons(plugin, inp
     assert why.startswith("is larger or deeper than gpu-aks accepts") and where in ("gpuPools", "cluster")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count, refused", [(1.0, None), (-0.0, None), (1.5, "not a whole number"),
                                             (1e308, "above the AKS limit"), (float("nan"), "NaN is not a whole"),
                                             (float("inf"), "Infinity is not a whole"), (True, "true is not a whole")])
@@ -267,6 +271,7 @@ _containers = st.lists(st.tuples(st.sampled_from(("containers", "initContainers"
                                  _resources), min_size=1, max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(taints=st.lists(st.sampled_from(GPU_TAINT_CHOICES), min_size=1, max_size=2, unique=True),
        resources=st.lists(st.sampled_from(GPU_RESOURCE_CHOICES), min_size=1, max_size=3, unique=True),
@@ -327,6 +332,7 @@ def _preview(tmp_path: Path, outputs: Any, *options: str) -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signature", OTHER_WIRE)
 @pytest.mark.parametrize("where", ["clusterIdentity", "clusterNetwork.podCidr"])
 def test_a_pulumi_wire_object_in_previous_outputs_is_bad_input(tmp_path, dev_outputs, signature, where):
@@ -342,6 +348,7 @@ def test_a_pulumi_wire_object_in_previous_outputs_is_bad_input(tmp_path, dev_out
     assert_inert(text.replace("\n", ""))  # a multi-line answer: its own newlines only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["clusterIdentity", "clusterNetwork", "deployerObjectId"])
 def test_a_masked_record_is_refused_not_skipped(tmp_path, dev_outputs, name):
     # `pulumi stack output --json` prints "[secret]": read as garbage, every check passed without a word.
@@ -349,6 +356,7 @@ def test_a_masked_record_is_refused_not_skipped(tmp_path, dev_outputs, name):
     assert code == 2 and f"{name} is '[secret]'" in text and "--show-secrets" in text
 
 
+@pytest.mark.slow
 def test_a_record_the_file_marks_secret_is_never_printed(tmp_path, dev_outputs):
     identity = json.loads(json.dumps(dev_outputs["clusterIdentity"]))
     identity["cluster"]["resourceName"] = SECRET_TEXT
@@ -405,6 +413,7 @@ def test_a_capability_repeated_with_the_same_value_is_read_once(tmp_path):
 # --- JSON manifests at 10^6 elements ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_json_manifest_with_a_huge_array_is_read_in_linear_time(tmp_path):
     from tests.test_hostile_input import GROWTH_LIMIT, growth
 
@@ -426,6 +435,7 @@ _class = st.builds(lambda negated, items: "[" + ("!" if negated else "") + "".jo
 _patterns = st.lists(st.sampled_from(list(_NAME_CHARS) + ["*", "?"]) | _class, min_size=1, max_size=6).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(pattern=_patterns, name=st.text(alphabet=_NAME_CHARS + "c]", max_size=6))
 def test_an_accepted_resource_pattern_means_the_same_to_fnmatch_and_to_the_cel_regex(pattern, name):

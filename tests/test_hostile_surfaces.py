@@ -87,6 +87,7 @@ def test_a_duplicate_json_key_is_reported_with_both_lines(tmp_path, fmt):
         assert f"dup.json:{second}: error: duplicate key" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", ["1e5000", "-1e5000", "1" + "0" * 5001, "1" + "0" * 5001 + ".5", "NaN", "Infinity",
                                     "1" + "0" * 100_000])
 def test_json_numbers_past_the_float_range_get_a_short_violation(tmp_path, number):
@@ -129,6 +130,7 @@ def _every_key_path(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, .
     return paths
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(document=st.dictionaries(json_keys, json_values, min_size=1, max_size=5), indent=st.sampled_from([None, 0, 1, 3]))
 def test_every_json_key_is_recorded_at_the_line_it_was_written(document, indent):
@@ -152,6 +154,7 @@ def test_every_json_key_is_recorded_at_the_line_it_was_written(document, indent)
             expected_line = line
 
 
+@pytest.mark.slow
 def test_json_locating_and_duplicate_keys_take_linear_time():
     def prepare(n: int) -> Callable[[], object]:
         keys = ",\n".join(f'"k{i % (n // 2)}": "{{[\\"{i}"' for i in range(n))  # every key twice, braces in strings
@@ -227,6 +230,7 @@ def test_the_same_answer_twice_is_read_once(tmp_path):
     assert code == 0 and out.count("gpuPools[a100mig]") == 1
 
 
+@pytest.mark.slow
 def test_long_az_answers_are_read_in_linear_time(tmp_path):
     def prepare(n: int) -> Callable[[], object]:
         usage_doc = ROOMY + [usage_entry(f"family{i}", i, i + 1) for i in range(n)]
@@ -247,6 +251,7 @@ def test_a_garbage_clock_override_is_one_short_escaped_problem(value):
     assert problem.startswith("GPU_AKS_TODAY=") and problem.endswith("is not an ISO date like 2026-11-22")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
 def test_a_clock_outside_the_calendar_says_so(tmp_path, day):
     result = subprocess.run([sys.executable, "-m", "tools.preview", "prod"], cwd=ROOT, capture_output=True, text=True,
@@ -269,6 +274,7 @@ def _secret(value: Any) -> dict[str, Any]:
     return {SECRET_SIGNATURE: "1b47061264138c4ac30d75fd1eb44270", "value": value}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inputs, path, reason", [
     ({"location": 5}, "location", ""),
     ({"location": None}, "location", "is not set"),
@@ -303,6 +309,7 @@ def test_construct_refuses_hostile_inputs_by_path_without_printing_them(plugin, 
     assert plugin.monitor.recording.registered == [], "a refused input registers nothing"
 
 
+@pytest.mark.slow
 def test_get_schema_answers_version_0_and_refuses_others_by_name(plugin):  # noqa: F811
     schema = plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=30).schema
     assert json.loads(schema)["name"] == "gpu-aks"
@@ -351,6 +358,7 @@ containers = st.lists(st.builds(lambda limits, role: (role, {"name": "c", "image
                                 st.sampled_from(("containers", "initContainers"))), min_size=1, max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(taints=st.lists(st.sampled_from(GPU_TAINT_CHOICES), min_size=1, max_size=2, unique=True),
        resources=st.lists(st.sampled_from(GPU_RESOURCE_CHOICES), min_size=1, max_size=3, unique=True),
@@ -411,6 +419,7 @@ def test_values_that_would_break_promql_or_markdown_are_refused_escaped(breaker,
         assert "\x1b" not in problem and "\n" not in problem and len(problem) < 400, problem
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(names=st.lists(st.from_regex(r"[a-z][a-z0-9]{0,11}", fullmatch=True), min_size=1, max_size=4, unique=True),
        namespace=st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True))
@@ -455,6 +464,7 @@ def _price_item(**changes: Any) -> dict[str, Any]:
             "effectiveStartDate": "2024-01-01T00:00:00Z", **changes}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes", [
     {"armSkuName": "A" * 2_000_000, "unitOfMeasure": "1 Day"},  # megabytes in one field were echoed whole
     {"armRegionName": ["x"] * 100_000},
@@ -471,6 +481,7 @@ def test_a_hostile_price_answer_is_one_short_escaped_line(tmp_path, changes):
     assert line.startswith(f"error: {answer}") and len(line) < 400 and "\x1b" not in line and "\x07" not in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes", [
     {"retailPrice": 1e308},  # finite, but the cost of a pool at its ceiling was inf, which JSON cannot hold
     {"retailPrice": 10_000_001},
@@ -503,6 +514,7 @@ def test_two_rows_for_one_size_give_one_price_whatever_their_order():
     assert tables[0].hourly("eastus2", T4, "onDemand") == tables[0].hourly("eastus2", T4, "spot") == 0.9
 
 
+@pytest.mark.slow
 def test_a_long_price_answer_is_read_in_linear_time():
     from datetime import date
 
@@ -515,6 +527,7 @@ def test_a_long_price_answer_is_read_in_linear_time():
     assert growth(prepare, 25_000) < GROWTH_LIMIT
 
 
+@pytest.mark.slow
 def test_a_price_file_name_stays_on_its_line_and_an_unwritable_table_is_an_input_error(tmp_path):
     answer = tmp_path / "x\n::error::y\x1b[2J.json"
     answer.write_text('{"Items": 5}')
@@ -596,6 +609,7 @@ def test_ten_thousand_ranges_are_one_problem_on_the_line_of_the_key(tmp_path):
     assert "has 10001 ranges; AKS allows at most 200" in problem
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command, expected", [
     (["tools.preview", "prod", "--config-file", "{tmp}"], "error: --config-file {tmp}: not a regular file"),
     (["tools.preview", "x\n::error::y\x1b[2J"], "there is no Pulumi.x\\n::error::y\\x1b[2J.yaml"),
@@ -672,6 +686,7 @@ def _raw_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     return raw
 
 
+@pytest.mark.slow
 def test_every_key_given_hostile_values_gives_short_escaped_problems_and_no_crash():
     # 10**4000 in spotMaxPrice ended the parse in an OverflowError; `##[` in a value reached the
     # Pulumi CLI's output (the program's RunError) as a workflow command; a colon in a map key

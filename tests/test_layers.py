@@ -182,6 +182,7 @@ KNOWN_POLICY_LOOPS = [
 ]
 
 
+@pytest.mark.slow
 def test_no_product_modules_import_each_other_in_a_loop():
     graph = {module: imports(module, runtime_only=True) for module in MODULES}
     loops = _cycles(graph)

@@ -219,6 +219,7 @@ _KEYS = ("name", "gpus", "gpuCount", "vmSizes", "capacityTypes", "limits", "weig
          "consolidateAfter", "imageFamily", "osDiskSizeGB")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6), _JSON)
 def test_any_nodepool_or_profile_value_is_a_problem_or_a_setting(pool, profile):

@@ -673,6 +673,7 @@ _VNET_NAME = st.from_regex(aks_api.NAME_RULES["virtualNetworks"][0], fullmatch=T
 _SUBNET_NAME = st.from_regex(aks_api.NAME_RULES["subnets"][0], fullmatch=True).filter(lambda name: name.isascii())
 
 
+@pytest.mark.slow
 @given(group=_NAME, vnet=_VNET_NAME, names=st.lists(_SUBNET_NAME, min_size=1, max_size=4), flips=st.lists(st.booleans(),
                                                                                              min_size=200, max_size=200))
 def test_subnets_of_one_vnet_are_one_vnet_whatever_their_case(group, vnet, names, flips):

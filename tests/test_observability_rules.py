@@ -156,6 +156,7 @@ def test_generated_rule_files_pass_promtool_check(stack, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @needs_promtool
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_alert_fires_on_its_series_and_not_on_others(stack, tmp_path):

@@ -222,6 +222,7 @@ def test_nothing_derived_from_a_secret_amount_is_printed(pack):
     assert "3" not in message.split("without a limit")[1], message
 
 
+@pytest.mark.slow
 def test_secret_tracking_is_per_request_and_has_no_cap(pack):
     """Tracking used to be process-wide and stop at 10,000 texts; after a resource with more secrets,
     a later secret container name printed in clear."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+import pytest
 from gpu_aks_policies.podspecs import UNKNOWN
 from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
@@ -103,6 +104,7 @@ def assert_well_formed(found: list, policy: str) -> None:
         assert finding.policy == policy and isinstance(finding.path, str) and finding.message.strip()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_no_rule_crashes_on_arbitrary_json(value):
@@ -128,6 +130,7 @@ pools = st.fixed_dictionaries({"vmSize": st.sampled_from(["Standard_NC4as_T4_v3"
     "gpuProfile": json_values, "enableAutoScaling": json_values, "minCount": json_values, "maxCount": json_values})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(pod_specs, pools)
 def test_no_rule_crashes_on_gpu_shaped_garbage(pod_spec, pool):

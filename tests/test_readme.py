@@ -78,6 +78,7 @@ def test_the_app_stack_snippet_runs_against_the_example_stacks(stack, tmp_path, 
     return namespace["job"].urn.apply(check)
 
 
+@pytest.mark.slow
 def test_the_example_commands_exit_0():
     blocks = blocks_after("tested-commands")
     assert {"docs/getting-started.md", "docs/operations.md"} <= {page for page, _ in blocks}

@@ -34,6 +34,7 @@ def _steps(job: dict) -> str:
 # --- The workflows -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["release.yaml", "docs.yaml"])
 def test_the_workflows_pass_the_github_workflow_schema(name):
     _schema_check(WORKFLOWS / name)

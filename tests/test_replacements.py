@@ -214,6 +214,7 @@ def test_secret_values_are_masked():
     assert "hidden" not in text and "gpu-aks-dev" not in text and "[secret]" in text
 
 
+@pytest.mark.slow
 def test_hostile_values_are_escaped_and_bounded():
     hostile = "\x1b[31m::error::" + "x" * 10_000
     previous = _with(_with(DEV, "cluster.resourceName", hostile), "gpuPools.gput4.createOnly.vmSize", [hostile] * 1000)
@@ -241,6 +242,7 @@ _RECORDS = st.fixed_dictionaries({}, optional={
         {}, optional={key: _JSON for key in DEV["gpuPools"]["gput4"]}), max_size=2)})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(previous=_RECORDS | _JSON, masked=st.booleans())
 def test_any_recorded_value_gives_messages_never_a_traceback(previous, masked):
@@ -308,6 +310,7 @@ def test_the_program_refuses_a_replaced_cluster_and_warns_before_it(dev_run):
     assert [warning.split(":")[1] for warning in _identity_warnings(run)] == ["cluster.protect"]
 
 
+@pytest.mark.slow
 def test_the_program_warns_of_a_replaced_gpu_pool_and_stays_silent_when_unchanged(dev_run):
     replaced = _dev_after({**dev_run.stack_outputs, IDENTITY_OUTPUT: _with(
         DEV, "gpuPools.gput4.createOnly.vmSize", "standard_nc8as_t4_v3")})

@@ -231,6 +231,7 @@ json_values = st.recursive(json_leaves, lambda children: st.lists(children, max_
                            | st.dictionaries(json_keys, children, max_size=5), max_leaves=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(sorted(ADAPTERS)), json_values, json_values)
 def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
@@ -244,6 +245,7 @@ def test_no_adapter_crashes_on_arbitrary_json(kind, spec, extra):
     assert all(p.path is not None for p in pods)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(json_values, json_values)
 def test_declared_shapes_and_unknown_kinds_never_crash(declaration, spec):
@@ -263,6 +265,7 @@ def test_declared_shapes_and_unknown_kinds_never_crash(declaration, spec):
         assert all(isinstance(p.path, str) for p in pods)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["Task", "TaskRun", "Pipeline", "PipelineRun", "BentoDeployment", "WorkspaceKind",
                         "PipelineVersion"]), json_values, json_values)
@@ -297,6 +300,7 @@ def test_documents_that_are_not_objects_never_crash_and_only_pipelines_lead_to_p
         assert pod_specs_of(extra, context) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(["Secret", "ConfigMap"]), json_values, json_values)
 def test_secrets_and_config_maps_never_lead_to_pods(kind, data, spec):
