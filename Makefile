@@ -49,7 +49,7 @@ observability: setup ## write build/observability/STACK/: the stack's GPU alert 
 test: setup ## the whole test suite, slow and packaging tests included
 	$(PYTEST)
 
-test-fast: setup ## the edit loop: every test not marked slow (1 min 40 s on 2 cores)
+test-fast: setup ## the edit loop: every test not marked slow (under 40 s on 2 cores)
 	$(PYTEST) -m "not slow"
 
 # Manifests that pass every rule: exits 0.
