@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
@@ -26,6 +25,7 @@ from .podspecs import (
     is_gpu_resource,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
+from .records import record
 from .rule_config import GpuSharing, RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
@@ -56,7 +56,7 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
 MAX_SUMMARY_PARTS = 5
 
 
-@dataclass(frozen=True)
+@record
 class GpuDemand:
     asks: tuple[GpuAsk, ...]
     claims: Claims
@@ -125,7 +125,7 @@ def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand
     return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
 
 
-@dataclass(frozen=True)
+@record
 class LimitProblem:
     """Why the API server refuses one GPU amount, and how to write it instead."""
 
@@ -170,7 +170,7 @@ def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | 
     written = f"{kind}.{resource}: {shown(value)}"
     if amount is None:
         return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {unreadable}"
-    if amount < 0:
+    if amount.numerator < 0:  # a Fraction's sign is its numerator's (comparing with 0 goes through the numbers ABCs)
         return f"has {written}, a negative amount"
     if amount.denominator != 1:
         amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
@@ -220,7 +220,7 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
     return None
 
 
-@dataclass(frozen=True)
+@record
 class AmountVerdict:
     """The API server's verdict on one GPU amount a container writes: a problem, or an unknown value
     that hides the answer during preview (`unknown`)."""
