@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from functools import cached_property
 from typing import Any
 
 from .podspecs import (
@@ -25,7 +24,7 @@ from .podspecs import (
     is_gpu_resource,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
-from .records import record
+from .records import computed_once, record
 from .rule_config import GpuSharing, RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
@@ -70,7 +69,7 @@ class GpuDemand:
     def any(self) -> bool:
         return bool(self.asks or self.claims.gpu or self.markers)
 
-    @cached_property
+    @computed_once
     def summary(self) -> str:
         """What puts the pod on GPU nodes, for messages (the toleration and node-selection findings both
         open with it, so it is written once per pod)."""

@@ -11,13 +11,18 @@ which `make lint` runs, refuses any assignment to a field) and, at run time, a p
 the hash a frozen one has (`unsafe_hash=True`: findings are de-duplicated by hash). Nothing in the
 repository assigns to a record's field; the type check holds that.
 
+`computed_once` is `functools.cached_property` as Python 3.12 has it: CPython 3.11's takes a lock on
+every first read, which cost more than the value it guarded (a finding's summary of what puts a pod
+on GPU nodes, written once per pod).
+
 Pure: no Pulumi imports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, dataclass_transform
 
 T = TypeVar("T")
 
@@ -26,3 +31,25 @@ T = TypeVar("T")
 def record(cls: type[T]) -> type[T]:
     """`@dataclass(frozen=True)` to the type checker, a plain hashable dataclass at run time."""
     return dataclass(unsafe_hash=True)(cls)
+
+
+class _ComputedOnce(Generic[T]):
+    """A non-data descriptor: the first read computes the value and stores it in the instance's
+    `__dict__`, which every later read finds first. No lock: a race computes the same value twice."""
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self._compute = compute
+        self._name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self._name] = self._compute(instance)
+        return value
+
+
+if TYPE_CHECKING:  # the type checker knows cached_property's types; at run time, the lock-free one
+    from functools import cached_property as computed_once
+else:
+    computed_once = _ComputedOnce
