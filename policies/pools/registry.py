@@ -77,7 +77,7 @@ def kind_of(resource_type: str) -> PoolRegistration | None:
         _KINDS_SEEN[:] = [(KINDS, len(KINDS))]
     try:
         return _KIND_OF_TYPE[resource_type]
-    except (KeyError, TypeError):  # not asked yet; or not a string, answered without remembering it
+    except KeyError:  # not asked yet
         kind = next((kind for kind in KINDS if kind.recognizes(resource_type)), None)
     if type(resource_type) is str and len(_KIND_OF_TYPE) < _MAX_REMEMBERED_TYPES:
         _KIND_OF_TYPE[resource_type] = kind
