@@ -8,7 +8,7 @@ GPU amounts. Below every check; imports no rule. No Pulumi imports.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -92,10 +92,19 @@ def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
     return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
-def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], UndecidableError | None]:
+def _asked_patterns(config: RuleConfig) -> tuple[str, ...]:
+    """The GPU resources and the marker resources in one list: one pass over each container's
+    resources finds both (`asks_by_container` remembers it per pod for the rules that follow)."""
+    return config.gpu_resources + config.gpu_markers.resources
+
+
+def _asks(pod: PodSpec, config: RuleConfig) -> tuple[list[GpuAsk], list[GpuAsk], UndecidableError | None]:
+    """The pod's asks for a GPU resource, its asks for a marker resource that is not one, and the
+    first unknown container or amount that might hide another GPU ask."""
     asks: list[GpuAsk] = []
+    marked: list[GpuAsk] = []
     unknown: UndecidableError | None = None
-    for result in asks_by_container(pod, patterns):
+    for result in asks_by_container(pod, _asked_patterns(config)):
         if isinstance(result, UndecidableError):
             unknown = unknown or result
             continue
@@ -106,21 +115,20 @@ def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], Undecida
                 # so it never asks the scheduler for anything; ExtendedResourceToleration and the
                 # generated admission policy skip it too.
                 continue
+            gpu = is_gpu_resource(ask.resource, config.gpu_resources)
             asking = asks_gpu(ask)
             if asking is None:
-                unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
+                if gpu:  # an unknown marker amount hides no GPU ask
+                    unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
             elif asking:
-                asks.append(ask)
-    return asks, unknown
+                (asks if gpu else marked).append(ask)
+    return asks, marked, unknown
 
 
 def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
-    asks, unknown = _asks(pod, config.gpu_resources)
+    asks, marked, unknown = _asks(pod, config)
     markers = [f"annotation {name}" for name in config.gpu_markers.annotations if name in pod.annotations]
-    if config.gpu_markers.resources:
-        marked, _ = _asks(pod, config.gpu_markers.resources)
-        markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked
-                    if not is_gpu_resource(ask.resource, config.gpu_resources)]
+    markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked]
     return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
 
 
@@ -243,14 +251,15 @@ def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]
     `gpu-limits-are-whole-numbers` and the fit both judge them: containers whose GPU amounts the
     controller writes are not judged, nor the shares `gpuMarkers.resources` names (Volcano vGPU, HAMi
     memory or cores: not counts of GPUs)."""
-    for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+    for container, result in zip(pod.containers, asks_by_container(pod, _asked_patterns(config)), strict=True):
         if isinstance(result, UndecidableError):
             yield AmountVerdict(container, None, unknown=result)
             continue
         if container.limits_set_by_controller:
             continue
         for ask in result:
-            if is_gpu_resource(ask.resource, config.gpu_markers.resources):
+            if not is_gpu_resource(ask.resource, config.gpu_resources) or \
+                    is_gpu_resource(ask.resource, config.gpu_markers.resources):
                 continue
             try:
                 problem = limit_problem(ask, config.gpu_sharing)
