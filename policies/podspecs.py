@@ -249,11 +249,16 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
         if value is UNKNOWN:
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
-        for index, container in enumerate(as_list(value)):
-            if container is UNKNOWN or is_mapping(container):
-                name = container.get("name") if is_mapping(container) else None
-                containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
-                                            container, ROLE_OF_LIST[list_name]))
+        role = ROLE_OF_LIST[list_name]
+        for index, container in enumerate(value if type(value) is list else as_list(value)):
+            if type(container) is dict or is_mapping(container):
+                name = container.get("name")
+            elif container is UNKNOWN:
+                name = None
+            else:
+                continue
+            containers.append(Container(f"{list_path}[{index}]", name if isinstance(name, str) else f"#{index}",
+                                        container, role))
     return tuple(containers)
 
 
