@@ -55,6 +55,32 @@ def test_scope_requests_runs_each_call_in_its_own_scope_and_configure_starts_an_
     assert servicer.Configure(None, None) == "configured" and operations == [1]
 
 
+def test_a_call_runs_with_the_collector_paused_and_leaves_it_as_it_was():
+    import gc
+
+    seen: list[bool] = []
+
+    class Recording(FakeServicer):
+        def Analyze(self, request: Any, context: Any) -> Any:
+            seen.append(gc.isenabled())
+            raise RuntimeError("the rules failed")
+
+    fake = types.SimpleNamespace(_PolicyAnalyzerServicer=Recording)
+    assert sdk_patches.scope_requests(fake)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with pytest.raises(RuntimeError):
+            fake._PolicyAnalyzerServicer().Analyze(None, None)
+        assert seen == [False] and gc.isenabled(), "resumed after the call, even one that raised"
+        gc.disable()
+        with pytest.raises(RuntimeError):
+            fake._PolicyAnalyzerServicer().Analyze(None, None)
+        assert not gc.isenabled(), "a collector that was off stays off"
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 def test_scope_requests_leaves_another_shape_alone():
     class Other:
         def Analyze(self, request: Any, context: Any) -> Any:
