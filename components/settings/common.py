@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER  # noqa: F401 (re-exported: settings name it)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
 from gpu_aks_policies.terminal import escape_text
 
@@ -23,9 +24,6 @@ PROJECT = "gpu-aks"
 #: AKS allows at most 1000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
 #: nodes per node pool (Virtual Machine Scale Sets node pools)").
 AKS_MAX_NODES_PER_POOL = 1000
-#: ... and at most 5,000 in one cluster, across all its pools (same page, "Maximum nodes per cluster with
-#: Virtual Machine Scale Sets and Standard Load Balancer SKU"; 1,000 until support raises the quota).
-AKS_MAX_NODES_PER_CLUSTER = 5000
 ZONES = ("1", "2", "3")
 
 
