@@ -92,12 +92,32 @@ def safe_text(text: str) -> str:
     return escape_text(text)
 
 
+#: Line breaks besides `\n` that PyYAML and libyaml count (YAML 1.1: CR alone, NEL, LINE SEPARATOR and
+#: PARAGRAPH SEPARATOR; `\r\n` is one break): lines are counted as they count them, in JSON files too.
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+_AS_NEWLINE = str.maketrans({"\r": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n"})
+
+
+def counting_text(text: str) -> str:
+    """`text` of the same length with every line break the YAML reader counts as a `\n` (`\r\n` as
+    ` \n`), so `count("\n")` over any slice of it is the number of breaks there."""
+    if not any(brk in text for brk in _OTHER_BREAKS):
+        return text
+    return text.replace("\r\n", " \n").translate(_AS_NEWLINE)
+
+
+def line_at(text: str, position: int) -> int:
+    """The 1-based line of `position` in `text`, lines counted as the YAML reader counts them."""
+    return counting_text(text).count("\n", 0, position) + 1
+
+
 def decode(data: bytes) -> str:
     """UTF-8 text (a byte-order mark is dropped), or an DocumentError naming the first bad byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
+        before = data[:error.start].decode("utf-8-sig")
+        line = line_at(before, len(before))
         raise DocumentError(line, f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset {error.start} "
                                  "cannot be decoded") from None
 
@@ -662,7 +682,8 @@ def yaml_problem(error: yaml.YAMLError, text: str = "") -> DocumentError:
     """A YAML error as file line and problem, never with the snippet of the offending line. A bad
     character (a raw control byte) is named by its code and line; libyaml gives its byte offset."""
     if isinstance(error, yaml.reader.ReaderError):
-        line = text.encode("utf-8", "surrogatepass")[:error.position].count(b"\n") + 1 if text else 0
+        before = text.encode("utf-8", "surrogatepass")[:error.position].decode("utf-8", "surrogatepass")
+        line = line_at(before, len(before)) if text else 0
         character = error.character
         code = f" (0x{character:02x})" if isinstance(character, int) else ""
         return DocumentError(line, f"invalid YAML: {error.reason}{code}; YAML allows tab, line breaks and printable "
@@ -696,7 +717,7 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
             problem = DocumentError(line, f"invalid YAML: a value in the document starting here cannot be read "
                                           f"({type(error).__name__})")
         # libyaml may report a problem at the end of the stream, one line past the last.
-        last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        last_line = counting_text(text).count("\n") + (0 if text.endswith(("\n", *_OTHER_BREAKS)) else 1)
         complete = _checked(documents, loader, text, limits, expanded, index)
         line = min(problem.line, max(last_line, 1))
         raise DocumentError(line, problem.message, complete) from None
@@ -768,7 +789,10 @@ def load_json(text: str, limits: Limits = DEFAULT_LIMITS, index: SourceIndex | N
         document = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
                               object_pairs_hook=built)
     except json.JSONDecodeError as error:
-        raise DocumentError(error.lineno, f"invalid JSON, column {error.colno}: {error.msg}") from None
+        # Python's reader counts `\n` only; a file with CR line ends was all "line 1".
+        breaks = counting_text(text)
+        line, column = breaks.count("\n", 0, error.pos) + 1, error.pos - breaks.rfind("\n", 0, error.pos)
+        raise DocumentError(line, f"invalid JSON, column {column}: {error.msg}") from None
     except RecursionError:
         raise DocumentError(0, f"nested more than {limits.max_depth} levels deep") from None
     if index is None:
@@ -788,12 +812,13 @@ def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tu
     open_objects: list[list[int]] = []
     closed: list[list[int]] = []
     line, counted = 1, 0
+    breaks = counting_text(text)
     for token in _JSON_LOCATED.finditer(text):
         first = text[token.start()]
         if first == '"' and token.group(1) is None:
             continue  # a string value
         position = token.start()
-        line += text.count("\n", counted, position)
+        line += breaks.count("\n", counted, position)
         counted = position
         if first == '"':
             if open_objects:
@@ -822,24 +847,20 @@ def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tu
     return duplicates
 
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
+_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
 
 
 def _json_deep_line(text: str, limits: Limits) -> int:
     """The line where JSON nesting first passes the cap (strings skipped), or 0 if it never does."""
-    depth, line = 0, 1
+    depth = 0
     for token in _JSON_TOKENS.finditer(text):
         char = token.group()
-        if char == "\n":
-            line += 1
-        elif char in "[{":
+        if char in "[{":
             depth += 1
             if depth > limits.max_depth:
-                return line
+                return line_at(text, token.start())
         elif char in "]}":
             depth -= 1
-        else:
-            line += char.count("\n")
     return 0
 
 

@@ -9,17 +9,25 @@ terminal or CI-log injection (`assert_inert`), nothing lost."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, NODEPOOL_LIMIT_CEILINGS
 from gpu_aks_policies.pool_rules import check_gpu_node_pool
 from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
 from gpu_aks_policies.rules import parse_rule_config
 
 from components.pools.nap import LIMIT_CEILINGS
-from tests.test_hostile_input import assert_inert
+from tests.conftest import ROOT
+from tests.test_hostile_input import HANG_GUARD_S, assert_inert
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
+from tests.test_hostile_surfaces import gpu_pod
 
 RULES = parse_rule_config(None)
 
@@ -65,3 +73,56 @@ def test_a_nodepool_limit_that_bounds_nothing_is_not_bounded(limits, shown):
                                     {"cpu": "1440000"}, {"nvidia.com/gpu": 16, "cpu": "960", "memory": "1e30"}])
 def test_a_nodepool_limit_within_a_cluster_s_reach_is_bounded(limits):
     assert _pool_messages(_node_pool(taints=[GPU_TAINT], limits=limits)) == []
+
+
+# --- Line ends: lines are counted as the YAML reader counts them, in JSON files too ------------------
+
+#: The line breaks PyYAML and libyaml count (YAML 1.1): CR LF once, and CR, LF, NEL, LS, PS alone.
+READER_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def reader_line(text: str, needle: str, occurrence: int = 0) -> int:
+    position = -1
+    for _ in range(occurrence + 1):
+        position = text.index(needle, position + 1)
+    return len(READER_BREAK.split(text[:position]))
+
+
+@pytest.mark.parametrize("brk", ["\r", "\r\n", "\x85", "\u2028", "\u2029"])
+def test_the_yaml_reader_counts_every_yaml_line_break(brk):
+    # The fact the checker's line counting holds to, from PyYAML itself (both loaders agree).
+    text = f'a: 1{brk}b: "x{brk}y"{brk}c: [1,{brk}2]{brk}d: 4'
+    for loader in (yaml.SafeLoader, yaml.CSafeLoader):
+        node = yaml.compose(text, Loader=loader)
+        assert [key.start_mark.line + 1 for key, _ in node.value] == [reader_line(text, f"{k}:") for k in "abcd"]
+
+
+@pytest.mark.parametrize("brk", ["\r", "\r\n", "\n"])
+def test_a_json_file_with_any_line_end_names_the_lines_the_yaml_reader_names(tmp_path, brk):
+    # With CR line ends (`\r` alone) every finding, duplicate key and syntax error was at line 1.
+    pod = gpu_pod("1500m", env=[{"name": "NOTE", "value": "one\u2028two"}])  # LS inside a string: a break too
+    text = json.dumps(pod, indent=2, ensure_ascii=False).replace("\n", brk)
+    duplicate = text.replace('"name": "c",', f'"name": "c",{brk}      "name": "d",')
+    broken = text.replace('"image": "i",', '"image": "i",,')
+    deep = "[" * 300 + "]" * 300
+    deep = f"{{{brk}{brk}\"a\":{brk}{deep}}}"
+    files = {"pod.json": text, "dup.json": duplicate, "broken.json": broken, "deep.json": deep}
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content.encode())
+    (tmp_path / "bytes.json").write_bytes(f"{{{brk}{brk}\"a\": \"".encode() + b"\xff\"}")
+    (tmp_path / "ctrl.yaml").write_bytes(f"kind: Pod{brk}metadata: {{name: p}}{brk}data: \"x\x07\"".encode())
+    result = subprocess.run([sys.executable, "-m", "gpu_aks_policies.check", "--format", "json",
+                             *sorted(str(path) for path in tmp_path.iterdir())],
+                            cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout)
+    lines = {(Path(v["file"]).name, v["policy"]): v["line"] for v in report["violations"]}
+    assert lines[("pod.json", "gpu-limits-are-whole-numbers")] == reader_line(text, '"nvidia.com/gpu"')
+    assert lines[("pod.json", "gpu-pods-tolerate-gpu-taint")] == reader_line(text, '"spec"')
+    errors = {Path(e["file"]).name: (e["line"], e["message"]) for e in report["errors"]}
+    first, second = reader_line(duplicate, '"name": "c"'), reader_line(duplicate, '"name": "d"')
+    assert errors["dup.json"][0] == second and f"(first at line {first})" in errors["dup.json"][1], errors
+    assert errors["broken.json"][0] == reader_line(broken, ",,")
+    column = broken.index(",,") + 1 - max(broken.rfind(b, 0, broken.index(",,")) + 1 for b in ("\r", "\n"))
+    assert f"column {column + 1}:" in errors["broken.json"][1]
+    assert errors["deep.json"][0] == 4 and errors["bytes.json"][0] == 3 and errors["ctrl.yaml"][0] == 3, errors
