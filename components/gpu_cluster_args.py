@@ -237,7 +237,7 @@ class AadProfile(TypedDict, total=False):
     enableAzureRBAC: NotRequired[bool]
     """Authorize Kubernetes requests with Azure RBAC. Default: true."""
     adminGroupObjectIDs: NotRequired[list[str]]
-    """Azure AD groups that get cluster admin. Default: []."""
+    """Azure AD groups that get cluster admin: their object IDs (GUIDs). Default: []."""
 
 
 class OidcIssuerProfile(TypedDict, total=False):

@@ -311,11 +311,15 @@ class SourceIndex:
 
     Entries are keyed by the identity of the built dicts, so they hold while the documents live."""
 
-    def __init__(self) -> None:
+    def __init__(self, items: bool = False) -> None:
         #: id(mapping) -> [line, column (0 for a flow mapping), line of key 0, line of key 1, ...],
         #: keys in the dict's order; a key merged in (`<<`) from another mapping has its line negated
         #: (its column is not the mapping's).
         self.mappings: dict[int, list[int]] = {}
+        #: With `items` (YAML only): id(sequence) -> the line of each item, so a problem about a plain
+        #: value in a list (a CIDR, a principal) names its own line, not its key's. Off for the checker,
+        #: whose findings name mappings, to keep reading manifests cheap.
+        self.items: dict[int, list[int]] | None = {} if items else None
         self.duplicates: list[DocumentError] = []
         self._keys: dict[int, dict[Any, int]] = {}
 
@@ -363,10 +367,13 @@ class SourceIndex:
                 last = (node, entry, key)
                 node = node[key]
             elif type(node) is list and item is not None and item[0] < len(node):
+                item_lines = self.items.get(id(node)) if self.items is not None else None
                 node, start = node[item[0]], item[1]
                 entry = mappings.get(id(node)) if type(node) is dict else None
                 if entry is not None:
                     last = (None, entry, None)
+                elif item_lines is not None and item[0] < len(item_lines):
+                    last = (None, [item_lines[item[0]], 0], None)
             else:
                 break
         if last is None:
@@ -398,6 +405,7 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         self.document_lines: list[int] = []
         # The caller's index is filled in place: a copy per file cost time and memory.
         self.index = index if index is not None else SourceIndex()
+        self._item_lines = self.index.items
         self.merge_budget = limits.max_nodes
         self.merged_entries = 0
         self._flat: dict[int, list[Any]] = {}
@@ -493,6 +501,8 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         construct = self._construct_direct if self._direct else self.construct_object
         data.extend([child.value if child.tag == _STR and type(child) is _ScalarNode else construct(child)
                      for child in node.value])
+        if self._item_lines is not None:
+            self._item_lines[id(data)] = [child.start_mark.line + 1 for child in node.value]
 
     def _construct_direct(self, node: Any) -> Any:
         """A child node built without `construct_object`'s bookkeeping, for documents with no anchor:

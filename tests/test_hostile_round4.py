@@ -24,10 +24,13 @@ from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
 from gpu_aks_policies.rules import parse_rule_config
 
 from components.pools.nap import LIMIT_CEILINGS
+from components.settings import SettingsError
 from tests.conftest import ROOT
+from tests.test_components import GPU, problems_of
 from tests.test_hostile_input import HANG_GUARD_S, assert_inert
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
-from tests.test_hostile_surfaces import gpu_pod
+from tests.test_hostile_surfaces import gpu_pod, line_of
+from tools.mockrun import settings_from_stack_file
 
 RULES = parse_rule_config(None)
 
@@ -126,3 +129,59 @@ def test_a_json_file_with_any_line_end_names_the_lines_the_yaml_reader_names(tmp
     column = broken.index(",,") + 1 - max(broken.rfind(b, 0, broken.index(",,")) + 1 for b in ("\r", "\n"))
     assert f"column {column + 1}:" in errors["broken.json"][1]
     assert errors["deep.json"][0] == 4 and errors["bytes.json"][0] == 3 and errors["ctrl.yaml"][0] == 3, errors
+
+
+# --- Stack files: a plain item of a list is named at its own line ------------------------------------
+
+#: A GUID written in capitals is the same group (Entra ID object IDs are compared without case).
+GROUP = "00000000-0000-0000-0000-0000000000a1"
+
+
+def _stack_problems(tmp_path: Path, text: str) -> list[str]:
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    with pytest.raises(SettingsError) as raised:
+        settings_from_stack_file(stack_file, "prod", environ={})
+    for problem in raised.value.problems:
+        assert_inert(problem)
+        assert len(problem) < 400, problem
+    return [problem.split(f"{stack_file}:", 1)[-1] for problem in raised.value.problems]
+
+
+def test_a_problem_about_a_plain_list_item_names_the_item_s_line(tmp_path):
+    # Each item of a list of CIDRs or principals was reported at the list key's line: with 200 ranges,
+    # which one was wrong had to be counted by hand.
+    text = (ROOT / "Pulumi.prod.yaml").read_text()
+    ranges = [f"10.{i}.0.0/16" for i in range(40)]
+    ranges[7], ranges[23], ranges[31] = "10.0.0.0/33", "0.0.0.0/0", "\x1b[2J::error::x"
+    listed = "".join(f"        - {json.dumps(item)}\n" for item in ranges)
+    text = text.replace("        - 203.0.113.0/24\n        - 198.51.100.0/24\n", listed, 1)
+    groups = [GROUP, "not-a-guid\u202e", GROUP.upper(), "##[error]x"]
+    text = text.replace("      adminGroupObjectIDs: []\n", "      adminGroupObjectIDs:\n" + "".join(
+        f"        - {json.dumps(group)}\n" for group in groups), 1)
+    problems = _stack_problems(tmp_path, text)
+    expected = [
+        (f"cluster.apiServerAccessProfile.authorizedIPRanges[{index}]", f"- {json.dumps(ranges[index])}")
+        for index in (7, 23, 31)] + [
+        (f"cluster.aadProfile.adminGroupObjectIDs[{index}]", f"- {json.dumps(groups[index])}") for index in (1, 2, 3)]
+    assert len(problems) == len(expected), problems
+    for key, written in expected:
+        [problem] = [p for p in problems if f": gpu-aks:{key}: " in p]
+        assert problem.startswith(f"{line_of(text, written)}: "), (problem, written)
+    assert "is listed twice (first at adminGroupObjectIDs[0])" in "".join(problems)
+
+
+@pytest.mark.parametrize("groups, reason", [
+    (["not-a-guid"], "is not an Entra ID group object ID"),
+    ([GROUP, GROUP.upper()], "is listed twice"),
+    ([GROUP + "\n::error::x"], "is not an Entra ID group object ID"),
+    ([7], "is not an Entra ID group object ID"),
+    ("00000000-0000-0000-0000-0000000000a1", "is not a list of group object IDs"),
+])
+def test_admin_groups_are_group_object_ids_once_each(groups, reason):
+    # A non-GUID or repeated admin group passed the preview and failed at deploy (issue 30: "non-GUID
+    # principals, and duplicated admins"); clusterAdmins was checked, aadProfile.adminGroupObjectIDs not.
+    problems = problems_of({**GPU, "cluster": {"aadProfile": {"adminGroupObjectIDs": groups}}})
+    [problem] = [p for p in problems if "adminGroupObjectIDs" in p]
+    assert reason in problem and "\n" not in problem
+    assert_inert(problem)

@@ -345,7 +345,7 @@ def located_problems(path: Path, problems: list[str]) -> list[str]:
     the nearest key written above it when the key itself is absent. A problem that names no key of
     the file (`GPU_AKS_TODAY`) is kept as it is. Only called once parsing failed: the file is read
     again, with where each key was written."""
-    index = SourceIndex()
+    index = SourceIndex(items=True)
     try:
         documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True, index=index)
     except DocumentError:

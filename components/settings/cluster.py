@@ -36,6 +36,7 @@ from components.aks_api import (
     supported_minors,
 )
 from components.azure_catalog import region_check
+from components.settings.access import OBJECT_ID
 from components.settings.api_server import API_SERVER_ACCESS_PROFILE, ApiServerAccessSettings, warn_open_api_server
 from components.settings.common import PROJECT, ParseContext
 from components.settings.identity import IDENTITY, IdentitySettings
@@ -219,15 +220,36 @@ def _cluster(reader: Reader) -> ClusterSettings:
                            secret="cluster" in context.secret_sections)
 
 
+def _admin_groups(reader: Reader, value: Any) -> tuple[str, ...]:
+    """Each an Entra ID group's object ID, once: AKS refuses anything else at deploy time, after the
+    preview passed (the same check as `access.clusterAdmins`)."""
+    name = "adminGroupObjectIDs"
+    if value is MISSING or value is None:
+        return ()
+    if not isinstance(value, list):
+        reader.problem(name, f"{reader.shown(value)} is not a list of group object IDs (GUIDs)")
+        return ()
+    groups: dict[str, int] = {}
+    for index, item in enumerate(value):
+        at = f"{name}[{index}]"
+        if not isinstance(item, str) or not OBJECT_ID.fullmatch(item):
+            reader.problem(at, f"{reader.shown(item)} is not an Entra ID group object ID (a GUID, e.g. from "
+                               "`az ad group show -g NAME --query id`)")
+        elif item.lower() in groups:
+            reader.problem(at, f"{item} is listed twice (first at {name}[{groups[item.lower()]}])")
+        else:
+            groups[item.lower()] = index
+    return tuple(value) if len(groups) == len(value) else ()
+
+
 AAD_PROFILE = Section(
     "aadProfile", "Azure AD integration (AKS-managed).", (
         boolean("managed", "Use AKS-managed Azure AD for sign-in.", True, attr="aad_enabled",
                 source=f"{_MODEL} aadProfile.managed"),
         boolean("enableAzureRBAC", "Authorize Kubernetes requests with Azure RBAC.", True, attr="azure_rbac",
                 source=f"{_MODEL} aadProfile.enableAzureRBAC"),
-        Key("adminGroupObjectIDs", "Azure AD groups that get cluster admin.", "list of strings", [],
-            check=lambda v: None if isinstance(v, list) and all(isinstance(g, str) for g in v)
-            else "must be a list of group object IDs", convert=tuple, attr="admin_group_object_ids",
+        Key("adminGroupObjectIDs", "Azure AD groups that get cluster admin: their object IDs (GUIDs).",
+            "list of strings", [], parse=_admin_groups, attr="admin_group_object_ids",
             source=f"{_MODEL} aadProfile.adminGroupObjectIDs"),
     ), flatten=True)
 
