@@ -23,14 +23,18 @@ from gpu_aks_policies.pool_rules import check_gpu_node_pool
 from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
 from gpu_aks_policies.rules import parse_rule_config
 
+from components.cluster import NETWORK_OUTPUT
 from components.pools.nap import LIMIT_CEILINGS
-from components.settings import SettingsError
+from components.replacements import IDENTITY_OUTPUT
+from components.settings import PROJECT, SettingsError
+from components.settings.common import RECORD_SECRET
 from tests.conftest import ROOT
 from tests.test_components import GPU, problems_of
 from tests.test_hostile_input import HANG_GUARD_S, assert_inert
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_surfaces import gpu_pod, line_of
-from tools.mockrun import settings_from_stack_file
+from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
+from tools.preview import PreviewInputError, run_stack_program
 
 RULES = parse_rule_config(None)
 
@@ -185,3 +189,60 @@ def test_admin_groups_are_group_object_ids_once_each(groups, reason):
     [problem] = [p for p in problems if "adminGroupObjectIDs" in p]
     assert reason in problem and "\n" not in problem
     assert_inert(problem)
+
+
+# --- Recorded values of a `--show-secrets` export ---------------------------------------------------
+
+OLD_NAME = "s3cret-old-cluster-name"
+OLD_CIDR = "10.99.0.0/16"
+
+
+@pytest.fixture(scope="module")
+def secret_export() -> dict[str, Any]:
+    """The last update's outputs when `gpu-aks:cluster` was secret, as `pulumi stack output --json
+    --show-secrets` prints them: Pulumi's marking gone, every value plain JSON."""
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
+    run = run_program(ROOT, "dev", config, [f"{PROJECT}:cluster"])
+    assert run.error is None, run.error
+    assert {IDENTITY_OUTPUT, NETWORK_OUTPUT} <= run.secret_outputs
+    return json.loads(json.dumps(run.stack_outputs))
+
+
+def _refusal(previous: dict[str, Any]) -> str:
+    """The offline preview of dev (its cluster config not secret now) against `previous`."""
+    with pytest.raises(PreviewInputError) as refused:
+        run_stack_program("dev", previous_outputs=previous)
+    text = str(refused.value)
+    assert_inert(text.replace("\n", ""))
+    return text
+
+
+def _moved(outputs: dict[str, Any], record: str, secret: Any = "as recorded") -> dict[str, Any]:
+    """`outputs` with the recorded cluster name or service CIDR changed (both are refused) and the
+    record's `secret` field as given (absent: written by a gpu-aks before it)."""
+    outputs = json.loads(json.dumps(outputs))
+    if record == IDENTITY_OUTPUT:
+        outputs[record]["cluster"]["resourceName"] = OLD_NAME
+    else:
+        outputs[record]["serviceCidr"] = OLD_CIDR
+    if secret is None:
+        del outputs[record][RECORD_SECRET]
+    elif secret != "as recorded":
+        outputs[record][RECORD_SECRET] = secret
+    return outputs
+
+
+@pytest.mark.parametrize("record", [IDENTITY_OUTPUT, NETWORK_OUTPUT])
+@pytest.mark.parametrize("secret", ["as recorded", None, "yes", 1])
+def test_a_record_that_was_secret_stays_masked_after_a_show_secrets_export(secret_export, record, secret):
+    # The export holds the values in plain text; the preview printed them whenever the stack's cluster
+    # config was no longer secret, though `pulumi preview` itself masks them (the engine knows they were).
+    text = _refusal(_moved(secret_export, record, secret))
+    assert OLD_NAME not in text and OLD_CIDR not in text and "[secret]" in text, text[-400:]
+
+
+@pytest.mark.parametrize("record", [IDENTITY_OUTPUT, NETWORK_OUTPUT])
+def test_a_record_that_says_it_was_plain_is_quoted(secret_export, record):
+    # What an export may show: the values of a record the program wrote as plain (`secret: false`).
+    text = _refusal(_moved(secret_export, record, False))
+    assert OLD_NAME in text or OLD_CIDR in text, text[-400:]

@@ -140,6 +140,17 @@ def is_ipv4_interface(value: str) -> bool:
 MAX_SHOWN_CHARS = 80
 
 
+#: The field of a recorded output (`clusterIdentity`, `clusterNetwork`) that says whether the run exported
+#: it secret. Pulumi's own marking does not survive every copy: `pulumi stack output --json
+#: --show-secrets`, which `tools.preview --previous-outputs` reads, prints a secret output as plain JSON.
+RECORD_SECRET = "secret"
+
+
+def recorded_secret(record: Any) -> bool:
+    """Whether a record read back says it was exported secret (its values stay masked in messages)."""
+    return isinstance(record, Mapping) and record.get(RECORD_SECRET) is True
+
+
 def shown(value: Any, masked: bool = False) -> str:
     """A recorded or configured value as a message quotes it: `[secret]` when masked, otherwise its
     repr (which escapes control characters), cut to MAX_SHOWN_CHARS (a record read back from
