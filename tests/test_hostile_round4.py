@@ -27,10 +27,10 @@ from components.cluster import NETWORK_OUTPUT
 from components.pools.nap import LIMIT_CEILINGS
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
-from components.settings.common import RECORD_SECRET
+from components.settings.common import IMAGE_REFERENCE, RECORD_SECRET, image_problem
 from tests.conftest import ROOT
 from tests.test_components import GPU, problems_of
-from tests.test_hostile_input import HANG_GUARD_S, assert_inert
+from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, assert_inert, growth
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_surfaces import gpu_pod, line_of
 from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
@@ -246,3 +246,42 @@ def test_a_record_that_says_it_was_plain_is_quoted(secret_export, record):
     # What an export may show: the values of a record the program wrote as plain (`secret: false`).
     text = _refusal(_moved(secret_export, record, False))
     assert OLD_NAME in text or OLD_CIDR in text, text[-400:]
+
+
+# --- Image references: what the kubelet cannot pull is refused before anything is created --------------
+
+#: Each image key: (the stack config it sits in, how to set it).
+IMAGE_KEYS = {
+    "devicePlugin.image": lambda image: {"devicePlugin": {"image": image}},
+    "smokeTest.image": lambda image: {"smokeTest": {"enabled": True, "image": image}},
+    "observability.dcgmExporter.image": lambda image: {"observability": {"enabled": True,
+                                                                          "dcgmExporter": {"image": image}}},
+}
+
+
+@pytest.mark.parametrize("key", sorted(IMAGE_KEYS))
+@pytest.mark.parametrize("image", [
+    "x\x1b[2J##[error]pwned\u202e",  # no whitespace: the exporter's own check took it
+    "nvcr.io/nvidia/K8S-device-plugin:v1", "nvcr.io/nvidia/x:", "nvcr.io/nvidia/x@sha256:short", "-x", "",
+    "nvcr.io/" + "a/" * 200 + "a", "x:" + "t" * 200, "a" * 100_000 + "!",
+])
+def test_an_image_the_kubelet_cannot_pull_is_refused(key, image):
+    # Accepted, it left every pod of the DaemonSet or Job in InvalidImageName after the deploy.
+    problems = problems_of({**GPU, **IMAGE_KEYS[key](image)})
+    [problem] = [p for p in problems if p.startswith(f"{PROJECT}:{key}: ")]
+    assert "is not a container image reference like" in problem and len(problem) < 400
+    assert_inert(problem)
+
+
+@pytest.mark.parametrize("image", ["nvcr.io/nvidia/k8s-device-plugin:v0.20.0", "busybox", "localhost:5000/a/b:1",
+                                   "[::1]:5000/x@sha256:" + "a" * 64, "registry.example.com:443/a__b/c--d.e:tag_1"])
+def test_an_image_reference_the_kubelet_reads_is_taken(image):
+    assert image_problem(image) is None
+
+
+def test_image_references_are_matched_in_linear_time():
+    # The grammar's empty separator (`[-]*`) makes a backtracking matcher exponential on "aaaa…!".
+    def prepare(n: int) -> Any:
+        texts = ["a" * n + "!", "a-" * n + "A", "a." * n + "/", "a.a-" * n + "/a!"]
+        return lambda: [IMAGE_REFERENCE.fullmatch(text) for text in texts]
+    assert growth(prepare, 2_000) < GROWTH_LIMIT

@@ -52,6 +52,32 @@ class ParseContext:
     pool_kinds: Sequence[PoolKindAtParse] = ()
 
 
+#: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is
+#: distribution/distribution `reference/regexp.go`, `ReferenceRegexp`): [host[:port]/]path[:tag][@digest],
+#: path components lower case. Anything else is accepted by the API server and leaves every pod of the
+#: DaemonSet or Job in InvalidImageName, after the deploy. Written without the grammar's empty separator
+#: (`[-]*`), which Python's backtracking matcher would take exponential time over.
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_REFERENCE = re.compile(
+    rf"(?P<name>(?:(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?/)?"
+    rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+#: distribution's `NameTotalLengthMax`; with a tag (128) and a digest (sha512: 135) a reference fits 520.
+MAX_IMAGE_NAME_CHARS = 255
+MAX_IMAGE_CHARS = 520
+
+
+def image_problem(value: Any) -> str | None:
+    """Why `value` is not a container image reference the kubelet can pull, or None."""
+    if isinstance(value, str) and len(value) <= MAX_IMAGE_CHARS:
+        match = IMAGE_REFERENCE.fullmatch(value)
+        if match and len(match["name"]) <= MAX_IMAGE_NAME_CHARS:
+            return None
+    return ("is not a container image reference like nvcr.io/nvidia/k8s-device-plugin:v0.20.0 ([registry/]path[:tag]"
+            "[@digest], the path in lower case)")
+
+
 def count_problem(value: Any) -> str | None:
     if not is_whole_number(value):
         return "is not a whole number"
