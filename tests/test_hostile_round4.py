@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
 from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, NODEPOOL_LIMIT_CEILINGS
@@ -29,9 +30,11 @@ from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import IMAGE_REFERENCE, RECORD_SECRET, image_problem
 from tests.conftest import ROOT
+from tests.test_component_package import TOKEN, plugin  # noqa: F401 (a fixture)
 from tests.test_components import GPU, problems_of
 from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, assert_inert, growth
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
+from tests.test_hostile_round3 import _construct_as
 from tests.test_hostile_surfaces import gpu_pod, line_of
 from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
 from tools.preview import PreviewInputError, run_stack_program
@@ -285,3 +288,16 @@ def test_image_references_are_matched_in_linear_time():
         texts = ["a" * n + "!", "a-" * n + "A", "a." * n + "/", "a.a-" * n + "/a!"]
         return lambda: [IMAGE_REFERENCE.fullmatch(text) for text in texts]
     assert growth(prepare, 2_000) < GROWTH_LIMIT
+
+
+# --- The component provider ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gc##[error]pwned", "::error::pwned", "gc\u3164x", "gc\u2060x"])
+def test_a_component_name_carrying_a_workflow_command_is_refused(plugin, name):  # noqa: F811
+    # Printable, so it was taken: the engine prints it in every child's URN and name, as it is.
+    error = _construct_as(plugin, TOKEN, name)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert "must be 1 to 1000 printable characters that a CI log shows as they are" in error.details()
+    assert_inert(error.details()) and "##[error]" not in error.details()
+    assert plugin.monitor.recording.registered == []
