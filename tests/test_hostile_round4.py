@@ -36,6 +36,7 @@ from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, assert_inert, g
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_round3 import _construct_as
 from tests.test_hostile_surfaces import gpu_pod, line_of
+from tests.test_nap_settings import _parse, _problems, _with
 from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
 from tools.preview import PreviewInputError, run_stack_program
 
@@ -301,3 +302,15 @@ def test_a_component_name_carrying_a_workflow_command_is_refused(plugin, name): 
     assert "must be 1 to 1000 printable characters that a CI log shows as they are" in error.details()
     assert_inert(error.details()) and "##[error]" not in error.details()
     assert plugin.monitor.recording.registered == []
+
+
+# --- NAP NodePools: names AKS keeps for itself ---------------------------------------------------------
+
+
+def test_a_gpu_nodepool_named_as_aks_s_own_nodepool_is_refused():
+    # AKS node auto-provisioning creates and keeps NodePool and AKSNodeClass `default`; gpu-aks names both
+    # objects after the pool, so `name: default` wrote over AKS's objects after the preview passed.
+    problems = _problems(_with(gpuNodePools__0__name="default"))
+    [problem] = [p for p in problems if ".name: " in p]
+    assert "'default' is the name of the NodePool and AKSNodeClass AKS node auto-provisioning creates" in problem
+    _parse(_with(gpuNodePools__0__name="defaults"))

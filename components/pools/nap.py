@@ -306,11 +306,22 @@ def _limits(reader: Reader, value: Any) -> dict[str, int]:
     return limits
 
 
+#: The NodePools and AKSNodeClasses AKS node auto-provisioning creates and keeps as its own
+#: (learn.microsoft.com/azure/aks/node-autoprovision-node-pools: "When you first install node autoprovisioning,
+#: a default NodePool is created", with a `system-surge` one for the system pool). A GPU NodePool of the same
+#: name would write over AKS's objects (gpu-aks names the NodePool and its AKSNodeClass after the pool).
+AKS_NODEPOOL_NAMES = ("default", "system-surge")
+
+
 def _name(reader: Reader, value: Any) -> str:
     if not isinstance(value, str) or not POOL_NAME_RE.fullmatch(value):
         reader.problem("name", f"{'missing' if value is MISSING else reader.shown(value)}: a GPU NodePool needs a name "
                                "of 1-12 lowercase letters and digits, starting with a letter (e.g. 'h100')")
         return value if isinstance(value, str) else f"<{reader.key}>"
+    if value in AKS_NODEPOOL_NAMES:
+        reader.problem("name", f"'{value}' is the name of the NodePool and AKSNodeClass AKS node auto-provisioning "
+                               "creates and keeps as its own; a GPU NodePool of that name would write over them. "
+                               "Pick another name (e.g. 'h100')")
     return value
 
 
