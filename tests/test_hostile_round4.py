@@ -37,6 +37,7 @@ from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_round3 import _construct_as
 from tests.test_hostile_surfaces import gpu_pod, line_of
 from tests.test_nap_settings import _parse, _problems, _with
+from tools import prices
 from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
 from tools.preview import PreviewInputError, run_stack_program
 
@@ -314,3 +315,33 @@ def test_a_gpu_nodepool_named_as_aks_s_own_nodepool_is_refused():
     [problem] = [p for p in problems if ".name: " in p]
     assert "'default' is the name of the NodePool and AKSNodeClass AKS node auto-provisioning creates" in problem
     _parse(_with(gpuNodePools__0__name="defaults"))
+
+
+# --- tools.prices --online --regions -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("regions, shown", [
+    ("eastus2') or (serviceName eq 'x", "'eastus2') or (serviceName eq 'x'"),  # OData `$filter` injection
+    ("eastus2,\x1b[2J::error::x", "'\\x1b[2J::error::x'"),
+    (",", "''"), ("", "''"),
+    (",".join(f"r{i}" for i in range(1000)), "(4889 characters)"),  # one query per region
+])
+def test_regions_that_are_not_azure_region_names_never_reach_the_query(capsys, regions, shown):
+    # Each region went into the Retail Prices API's OData filter as written: a quote rewrote the query.
+    asked: list[str] = []
+    code = prices.main(["--online", "--regions", regions, "--out", "/dev/null"],
+                       fetch=lambda url: asked.append(url) or b"{}")
+    err = capsys.readouterr().err
+    assert code == 2 and asked == [] and shown in err and "is not a comma-separated list" in err, err
+    assert_inert(err.rstrip("\n")) and len(err) < 400
+
+
+def test_regions_are_asked_once_each(monkeypatch):
+    asked: list[list[str]] = []
+
+    def fetch_table(regions: list[str], *_: Any) -> None:
+        asked.append(regions)
+        raise prices.PriceError("offline")
+    monkeypatch.setattr(prices, "fetch_table", fetch_table)
+    assert prices.main(["--online", "--regions", "eastus2, westus3,eastus2", "--out", "/dev/null"]) == 2
+    assert asked == [["eastus2", "westus3"]]
