@@ -19,10 +19,12 @@ from typing import Any
 import grpc
 import pytest
 import yaml
+from gpu_aks_policies import check, explain
 from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, NODEPOOL_LIMIT_CEILINGS
 from gpu_aks_policies.pool_rules import check_gpu_node_pool
 from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
 from gpu_aks_policies.rules import parse_rule_config
+from gpu_aks_policies.workloads.shapes import MAX_PLACES, ShapeReachError, expand, parse_path
 
 from components.cluster import NETWORK_OUTPUT
 from components.pools.nap import LIMIT_CEILINGS
@@ -32,7 +34,7 @@ from components.settings.common import IMAGE_REFERENCE, RECORD_SECRET, image_pro
 from tests.conftest import ROOT
 from tests.test_component_package import TOKEN, plugin  # noqa: F401 (a fixture)
 from tests.test_components import GPU, problems_of
-from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, assert_inert, growth
+from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, PLATFORM_T4, assert_inert, growth
 from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_round3 import _construct_as
 from tests.test_hostile_surfaces import gpu_pod, line_of
@@ -345,3 +347,55 @@ def test_regions_are_asked_once_each(monkeypatch):
     monkeypatch.setattr(prices, "fetch_table", fetch_table)
     assert prices.main(["--online", "--regions", "eastus2, westus3,eastus2", "--out", "/dev/null"]) == 2
     assert asked == [["eastus2", "westus3"]]
+
+
+# --- Declared workload shapes over YAML aliases -------------------------------------------------------
+
+
+def _alias_bomb(levels: int, fanout: int) -> str:
+    """A custom resource whose `spec` is `levels` levels of `fanout` aliases of the level below: a small
+    graph the reader keeps small, and `fanout ** levels` places for a path with `*` at each level."""
+    lines = ["apiVersion: example.com/v1", "kind: Bomb", "metadata: {name: b}", "x:",
+             "  l0: &l0 {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}"]
+    for level in range(1, levels + 1):
+        lines.append(f"  l{level}: &l{level} {{" + ", ".join(f"k{i}: *l{level - 1}" for i in range(fanout)) + "}")
+    return "\n".join([*lines, f"spec: *l{levels}", ""])
+
+
+def _shape_config(tmp_path: Path, levels: int) -> Path:
+    shape = [{"apiVersion": "example.com/v1", "kind": "Bomb", "pods": [{"path": "spec" + ".*" * levels}]}]
+    config = tmp_path / "shapes.json"
+    config.write_text(json.dumps({name: {"workloadShapes": shape} for name in (
+        "gpu-pods-tolerate-gpu-taint", "gpu-limits-are-whole-numbers", "gpu-pods-select-gpu-nodes")}))
+    return config
+
+
+def test_a_declared_shape_over_an_alias_bomb_is_an_input_error_not_a_walk(tmp_path, capsys):
+    # Nine levels of nine aliases and a path with `*` at each: 9**9 pod specs; the checker grew past 16 GB.
+    manifest = tmp_path / "bomb.yaml"
+    manifest.write_text(_alias_bomb(9, 9))
+    config = _shape_config(tmp_path, 9)
+    assert check.main(["--config", str(config), str(manifest)]) == 2
+    out = capsys.readouterr().out
+    assert f"{manifest}:1: error: the workload shape's path spec.*.*.*.*.*.*.*.*.* reaches more than " in out
+    platform = tmp_path / "platform.json"
+    platform.write_text(json.dumps(PLATFORM_T4))
+    assert explain.main(["--platform", str(platform), "--config", str(config), str(manifest)]) == 2
+    assert "reaches more than 100000 places in this object" in capsys.readouterr().err
+
+
+def test_a_declared_shape_over_aliases_within_the_bound_is_checked(tmp_path, capsys):
+    manifest = tmp_path / "aliases.yaml"
+    manifest.write_text(_alias_bomb(3, 4))  # 64 places: every one a pod spec with a GPU and no toleration
+    assert check.main(["--config", str(_shape_config(tmp_path, 3)), "--format", "json", str(manifest)]) == 1
+    violations = json.loads(capsys.readouterr().out)["violations"]
+    assert len({v["path"] for v in violations if v["policy"] == "gpu-pods-tolerate-gpu-taint"}) == 64
+
+
+def test_a_shape_path_stops_at_its_bound_in_linear_time():
+    def prepare(n: int) -> Any:
+        wide = {f"k{i}": {"containers": []} for i in range(n)}
+        obj = {"spec": {f"a{i}": wide for i in range(MAX_PLACES // n + 2)}}
+        steps = parse_path("spec.*.*")
+        return lambda: pytest.raises(ShapeReachError, expand, obj, steps)
+    assert growth(prepare, 5_000) < GROWTH_LIMIT

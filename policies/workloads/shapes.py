@@ -61,6 +61,22 @@ class ShapePathError(ValueError):
     pass
 
 
+#: Places a declared path may reach in one object, at any of its steps. YAML aliases repeat one node
+#: under many paths (nine levels of nine aliases, and `*` at each, reach 9**9 places from a file of ten
+#: lines: the checker grew past 16 GB), so past this the object is an input error, not walked. No
+#: object the API server holds has as many pod specs.
+MAX_PLACES = 100_000
+
+
+class ShapeReachError(ValueError):
+    """A declared shape's path reaches more than MAX_PLACES places in one object."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        path = "".join(f".{key}" if kind == "key" else "[*]" if kind == "list" else ".*" for kind, key in steps)[1:]
+        super().__init__(f"the workload shape's path {path} reaches more than {MAX_PLACES} places in this object "
+                         "(YAML aliases repeat a node under many paths), so it is not checked")
+
+
 def parse_path(text: str) -> tuple[Step, ...]:
     """`spec.workers[*].template.spec` -> its steps; ShapePathError says what is wrong."""
     if not text:
@@ -93,6 +109,8 @@ def expand(obj: Any, steps: Sequence[Step]) -> list[tuple[str, Any, tuple[str | 
     for kind, key in steps:
         following: list[tuple[str, Any, tuple[str | int, ...], Any]] = []
         for path, value, bound, _ in reached:
+            if len(following) > MAX_PLACES:
+                raise ShapeReachError(steps)
             if kind == "key":
                 mapping = as_mapping(value)
                 if key in mapping:
@@ -104,6 +122,8 @@ def expand(obj: Any, steps: Sequence[Step]) -> list[tuple[str, Any, tuple[str | 
                 mapping = as_mapping(value)
                 following += [(join(path, name), item, (*bound, name), mapping) for name, item in mapping.items()
                               if isinstance(name, str)]
+        if len(following) > MAX_PLACES:
+            raise ShapeReachError(steps)
         reached = following
     return reached
 
