@@ -399,3 +399,60 @@ def test_a_shape_path_stops_at_its_bound_in_linear_time():
         steps = parse_path("spec.*.*")
         return lambda: pytest.raises(ShapeReachError, expand, obj, steps)
     assert growth(prepare, 5_000) < GROWTH_LIMIT
+
+
+# --- Values YAML reads as floats with no integer, and keys of the wrong type, in workload adapters ----
+
+#: Each document once crashed the checker and the explainer with a Python traceback.
+CRASHERS = {
+    "spark": lambda value: f"""apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {{name: spark-{value.strip(".-")}}}
+spec:
+  driver: {{cores: 1}}
+  executor:
+    instances: 2
+    gpu: {{name: nvidia.com/gpu, quantity: {value}}}
+""",
+    "kserve": lambda value: f"""apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {{name: kserve-{value.strip(".-")}}}
+spec:
+  predictor:
+    model:
+      modelFormat: {{name: huggingface}}
+      resources: {{requests: {{nvidia.com/gpu: "1"}}}}
+    workerSpec:
+      pipelineParallelSize: {value}
+      tensorParallelSize: {value}
+      containers: [{{name: worker, resources: {{requests: {{nvidia.com/gpu: "1"}}}}}}]
+""",
+    "expressions": lambda value: f"""apiVersion: v1
+kind: Pod
+metadata: {{name: pinned-{value.strip(".-")}}}
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: 7
+        - matchExpressions: [{{key: {{a: b}}, operator: In, values: [x]}}, {{key: [k], operator: NotIn}}]
+  containers: [{{name: c, image: i, resources: {{limits: {{nvidia.com/gpu: {value}}}}}}}]
+""",
+}
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_non_finite_numbers_and_keys_of_the_wrong_type_get_verdicts_not_tracebacks(tmp_path, capsys, value):
+    # `quantity: .nan` (SparkApplication), `pipelineParallelSize: .inf` (KServe): int() of them raised;
+    # `matchExpressions: 7` was iterated, and a map as an expression's key looked up in the node's labels.
+    manifest = tmp_path / "crashers.yaml"
+    manifest.write_text("---\n".join(document(value) for document in CRASHERS.values()))
+    assert check.main(["--format", "json", str(manifest)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["errors"] == [] and {v["name"] for v in report["violations"]} >= {
+        f"spark-{value.strip('.-')}", f"pinned-{value.strip('.-')}"}
+    platform = tmp_path / "platform.json"
+    platform.write_text(json.dumps(PLATFORM_T4))
+    assert explain.main(["--platform", str(platform), str(manifest)]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
