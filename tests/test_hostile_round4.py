@@ -456,3 +456,10 @@ def test_non_finite_numbers_and_keys_of_the_wrong_type_get_verdicts_not_tracebac
     platform.write_text(json.dumps(PLATFORM_T4))
     assert explain.main(["--platform", str(platform), str(manifest)]) in (0, 1)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_map_with_keys_of_mixed_types_is_described_not_a_traceback():
+    # A Python program hands GpuCluster dicts as they are: sorting keys 1 and "b" for the message raised.
+    problems = _problems(_with(gpuNodePools__0__gpuCount={1: "a", "b": (2,)}))
+    [problem] = [p for p in problems if ".gpuCount: " in p]
+    assert '{"1": "a", "b": [2]} is not a list of GPU counts' in problem
