@@ -27,11 +27,12 @@ from gpu_aks_policies.rules import parse_rule_config
 from gpu_aks_policies.workloads.shapes import MAX_PLACES, ShapeReachError, expand, parse_path
 
 from components.cluster import NETWORK_OUTPUT
+from components.platform_settings import parse_settings
 from components.pools.nap import LIMIT_CEILINGS
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import IMAGE_REFERENCE, RECORD_SECRET, image_problem
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TODAY
 from tests.test_component_package import TOKEN, plugin  # noqa: F401 (a fixture)
 from tests.test_components import GPU, problems_of
 from tests.test_hostile_input import GROWTH_LIMIT, HANG_GUARD_S, PLATFORM_T4, assert_inert, growth
@@ -505,3 +506,17 @@ def test_a_device_plugin_with_a_security_context_of_the_wrong_shape_is_judged():
         RULES[DEVICE_PLUGIN_TOLERATES_POOLS])
     assert "serves a MIG pool without MIG_STRATEGY (single or mixed), NVIDIA_MIG_MONITOR_DEVICES=all, the " \
            "SYS_ADMIN capability" in finding.message
+
+
+# --- Secret sections: nothing derived from a secret value is printed either ---------------------------
+
+
+def test_a_fix_derived_from_a_secret_value_is_masked_too():
+    # "[secret] has bits set after the prefix; write 10.0.0.0/8" told most of the secret range.
+    raw = {**GPU, "cluster": {"apiServerAccessProfile": {"authorizedIPRanges": ["10.20.30.41/16"]},
+                              "aadProfile": {"adminGroupObjectIDs": [GROUP, GROUP.upper()]}}}
+    with pytest.raises(SettingsError) as raised:
+        parse_settings(raw, "unit", "eastus2", secret_keys={"cluster"}, today=TODAY, environ={})
+    text = "\n".join(raised.value.problems)
+    assert "has bits set after the prefix; write [secret]" in text and "is listed twice" in text
+    assert "10.20" not in text and "0000a1" not in text.lower()

@@ -236,7 +236,7 @@ def _admin_groups(reader: Reader, value: Any) -> tuple[str, ...]:
             reader.problem(at, f"{reader.shown(item)} is not an Entra ID group object ID (a GUID, e.g. from "
                                "`az ad group show -g NAME --query id`)")
         elif item.lower() in groups:
-            reader.problem(at, f"{item} is listed twice (first at {name}[{groups[item.lower()]}])")
+            reader.problem(at, f"{reader.shown(item)} is listed twice (first at {name}[{groups[item.lower()]}])")
         else:
             groups[item.lower()] = index
     return tuple(value) if len(groups) == len(value) else ()
