@@ -520,3 +520,33 @@ def test_a_fix_derived_from_a_secret_value_is_masked_too():
     text = "\n".join(raised.value.problems)
     assert "has bits set after the prefix; write [secret]" in text and "is listed twice" in text
     assert "10.20" not in text and "0000a1" not in text.lower()
+
+
+# --- Network ranges the cluster cannot run with ------------------------------------------------------
+
+
+@pytest.mark.parametrize("network, key, reason", [
+    # kube-apiserver gives the first service address to the `kubernetes` Service (ServiceIPRange).
+    ({"serviceCidr": "10.0.0.0/16", "dnsServiceIP": "10.0.0.1"}, "dnsServiceIP", "is the first address of serviceCidr"),
+    # ... and refuses a service range of fewer than 8 addresses.
+    ({"serviceCidr": "10.0.0.0/30", "dnsServiceIP": "10.0.0.2"}, "serviceCidr", "holds 4 address(es)"),
+    # Each node takes a /24 of podCidr under Overlay.
+    ({"podCidr": "10.244.0.0/25"}, "podCidr", "is smaller than the /24 each node takes from it"),
+    ({"podCidr": "10.244.0.0/32"}, "podCidr", "is smaller than the /24"),
+    ({"podCidr": "224.0.0.0/4"}, "podCidr", "overlaps 224.0.0.0/4, a special-purpose range"),
+    ({"podCidr": "127.0.0.0/16"}, "podCidr", "overlaps 127.0.0.0/8"),
+    ({"podCidr": "0.0.0.0/1"}, "podCidr", "overlaps 0.0.0.0/8"),
+    ({"serviceCidr": "240.0.0.0/16", "dnsServiceIP": "240.0.0.10"}, "serviceCidr", "overlaps 240.0.0.0/4"),
+])
+def test_a_network_range_the_cluster_cannot_run_with_is_refused(network, key, reason):
+    # Each was accepted, and the cluster broke after `pulumi up` (no node, no DNS, no API server).
+    raw = {**GPU, "cluster": {"networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", **network}}}
+    problems = problems_of(raw)
+    assert any(p.startswith(f"{PROJECT}:cluster.networkProfile.{key}: ") and reason in p for p in problems), problems
+
+
+@pytest.mark.parametrize("network", [{"podCidr": "10.244.0.0/24"}, {"serviceCidr": "10.0.0.0/29", "dnsServiceIP": "10.0.0.2"},
+                                     {"serviceCidr": "10.0.0.0/16", "dnsServiceIP": "10.0.0.2"}])
+def test_the_smallest_ranges_that_work_are_taken(network):
+    raw = {**GPU, "cluster": {"networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", **network}}}
+    assert parse_settings(raw, "unit", "eastus2", today=TODAY, environ={}).cluster.network is not None
