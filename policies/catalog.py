@@ -403,7 +403,10 @@ def vcpus_in_size_name(vm_size: str) -> int | None:
 
 # --- How large a cluster may grow ---------------------------------------------------------------
 
-#: AKS allows at most 5,000 nodes in one cluster, across all its pools (learn.microsoft.com/azure/aks/
+#: AKS allows at most 1,000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: nodes per node pool (Virtual Machine Scale Sets node pools)") ...
+AKS_MAX_NODES_PER_POOL = 1000
+#: ... and at most 5,000 in one cluster, across all its pools (learn.microsoft.com/azure/aks/
 #: quotas-skus-regions, "Maximum nodes per cluster with Virtual Machine Scale Sets and Standard Load
 #: Balancer SKU"; 1,000 until support raises the quota).
 AKS_MAX_NODES_PER_CLUSTER = 5000

@@ -550,3 +550,20 @@ def test_a_network_range_the_cluster_cannot_run_with_is_refused(network, key, re
 def test_the_smallest_ranges_that_work_are_taken(network):
     raw = {**GPU, "cluster": {"networkProfile": {"networkPlugin": "azure", "networkPluginMode": "overlay", **network}}}
     assert parse_settings(raw, "unit", "eastus2", today=TODAY, environ={}).cluster.network is not None
+
+
+@pytest.mark.parametrize("counts, shown", [
+    ((0, 1e30), "maxCount: 1e+30; maxCount is above AKS's 1000 nodes per pool"),
+    ((0, 10**9), "maxCount is above AKS's 1000 nodes per pool"), ((0, 1001), "maxCount is above"),
+    ((0, float("nan")), "maxCount is not a finite number"), ((0, float("inf")), "maxCount is not a finite number"),
+    ((0, 2.5), "maxCount is not a whole number of nodes"), ((-5, 3), "minCount is negative"),
+    ((float("nan"), 3), "minCount is not a finite number"), ((0, -1), "maxCount is negative"),
+])
+def test_a_hand_written_agent_pool_s_counts_must_bound_it_too(counts, shown):
+    # The same class for AgentPools (and a ManagedCluster's inline profiles): any number passed as a bound.
+    pool = {"agentPoolName": "gpu", "vmSize": "Standard_NC24ads_A100_v4", "enableAutoScaling": True,
+            "minCount": counts[0], "maxCount": counts[1], "nodeTaints": ["sku=gpu:NoSchedule"]}
+    [finding] = check_gpu_node_pool("azure-native:containerservice:AgentPool", pool, RULES[TAINTED_GPU_POOLS])
+    assert "is not autoscaled within bounds (" in finding.message and shown in finding.message, finding.message
+    pool.update(minCount=0.0, maxCount=1000.0)  # the wire's floats, at AKS's limit
+    assert check_gpu_node_pool("azure-native:containerservice:AgentPool", pool, RULES[TAINTED_GPU_POOLS]) == []

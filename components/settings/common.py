@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER  # noqa: F401 (re-exported: settings name it)
+from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
 from gpu_aks_policies.terminal import escape_text
 
@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
-#: AKS allows at most 1000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
-#: nodes per node pool (Virtual Machine Scale Sets node pools)").
-AKS_MAX_NODES_PER_POOL = 1000
 ZONES = ("1", "2", "3")
 
 
