@@ -40,10 +40,11 @@ from tests.test_hostile_nap import GPU_TAINT, NODEPOOL, _node_pool
 from tests.test_hostile_round3 import _construct_as
 from tests.test_hostile_surfaces import gpu_pod, line_of
 from tests.test_nap_settings import _parse, _problems, _with
-from tools import prices
+from tools import preflight, prices
 from tools.analyzer import PolicyPackProcess
-from tools.mockrun import config_from_stack_file, run_program, settings_from_stack_file
+from tools.mockrun import StackFileError, config_from_stack_file, run_program, settings_from_stack_file
 from tools.preview import PreviewInputError, run_stack_program
+from tools.preview import main as preview_main
 
 RULES = parse_rule_config(None)
 
@@ -567,3 +568,23 @@ def test_a_hand_written_agent_pool_s_counts_must_bound_it_too(counts, shown):
     assert "is not autoscaled within bounds (" in finding.message and shown in finding.message, finding.message
     pool.update(minCount=0.0, maxCount=1000.0)  # the wire's floats, at AKS's limit
     assert check_gpu_node_pool("azure-native:containerservice:AgentPool", pool, RULES[TAINTED_GPU_POOLS]) == []
+
+
+# --- Stack files: one key written twice under two spellings --------------------------------------------
+
+
+@pytest.mark.parametrize("tool", [preview_main, preflight.main])
+def test_a_config_key_given_with_and_without_its_namespace_is_refused_with_both_lines(tmp_path, capsys, tool):
+    # `gpuPools` is `gpu-aks:gpuPools` in the project's stack file: the later one replaced the earlier
+    # without a word, and with it every GPU pool the first declared.
+    text = (ROOT / "Pulumi.prod.yaml").read_text() + "  gpuPools:\n    - name: other\n      vmSize: Standard_NC4as_T4_v3\n"
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text)
+    first, again = line_of(text, "  gpu-aks:gpuPools:"), line_of(text, "  gpuPools:\n    - name: other")
+    assert tool(["prod", "--config-file", str(stack_file)]) == 2
+    err = capsys.readouterr().err
+    assert f"config key 'gpuPools' is gpu-aks:gpuPools, already given as 'gpu-aks:gpuPools' at line {first}" in err
+    assert f":{again}: " in err or f"line {again}: " in err, err
+    with pytest.raises(StackFileError) as raised:
+        config_from_stack_file(stack_file, PROJECT)
+    assert raised.value.line == again
