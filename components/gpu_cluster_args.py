@@ -419,7 +419,7 @@ class Cluster(TypedDict, total=False):
     autoScalerProfile: NotRequired[AutoScalerProfile]
     """Cluster autoscaler settings, with the API's keys and wire types; merged over gpu-aks's defaults. Default: {"expander": "least-waste", "scale-down-delay-after-add": "5…."""
     tags: NotRequired[dict[str, str]]
-    """Azure tags on the cluster. Default: {}."""
+    """Azure tags on the cluster (at most 50; names up to 512 characters, without `<>%&\\?/`, values up to 256). Default: {}."""
     networkProfile: NotRequired[NetworkProfile]
     """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
     apiServerAccessProfile: NotRequired[ApiServerAccessProfile]

@@ -588,3 +588,16 @@ def test_a_config_key_given_with_and_without_its_namespace_is_refused_with_both_
     with pytest.raises(StackFileError) as raised:
         config_from_stack_file(stack_file, PROJECT)
     assert raised.value.line == again
+
+
+@pytest.mark.parametrize("tags, reason", [
+    ({f"k{i}": "v" for i in range(51)}, "has 51 tags; Azure allows at most 50 on a resource"),
+    ({"a/b": "v"}, "has the tag name 'a/b': Azure takes 1 to 512 characters without"),
+    ({"": "v"}, "has the tag name '': Azure takes 1 to 512"), ({"k" * 513: "v"}, "has the tag name 'kkkk"),
+    ({"k": "v" * 257}, "has a value of 257 characters for 'k'; Azure takes at most 256"),
+    ({"Env": "a", "env": "b"}, "has the tags 'Env' and 'env', one tag to Azure (tag names are case-insensitive)"),
+])
+def test_tags_azure_refuses_are_refused_at_preview(tags, reason):
+    # Each passed the preview and failed `pulumi up` at the cluster and its resource group.
+    [problem] = [p for p in problems_of({**GPU, "cluster": {"tags": tags}}) if p.startswith(f"{PROJECT}:cluster.tags: ")]
+    assert reason in problem and len(problem) < 400, problem

@@ -242,6 +242,36 @@ def _admin_groups(reader: Reader, value: Any) -> tuple[str, ...]:
     return tuple(value) if len(groups) == len(value) else ()
 
 
+#: Azure's limits on a resource's tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources,
+#: "Limitations"): 50 name-value pairs; a name of at most 512 characters without these characters, a value of
+#: at most 256; names are case-insensitive ("Tag names are case-insensitive for operations").
+MAX_TAGS = 50
+MAX_TAG_NAME_CHARS = 512
+MAX_TAG_VALUE_CHARS = 256
+TAG_NAME_FORBIDDEN = "<>%&\\?/"
+
+
+def azure_tags_problem(value: Any) -> str | None:
+    """Why Azure would refuse these tags on the cluster and its resource group, or None."""
+    problem = string_map_problem(value)
+    if problem is not None:
+        return problem
+    if len(value) > MAX_TAGS:
+        return f"has {len(value)} tags; Azure allows at most {MAX_TAGS} on a resource"
+    seen: dict[str, str] = {}
+    for name, tag_value in value.items():
+        if not name or len(name) > MAX_TAG_NAME_CHARS or any(c in TAG_NAME_FORBIDDEN for c in name):
+            return (f"has the tag name {describe(name)}: Azure takes 1 to {MAX_TAG_NAME_CHARS} characters without "
+                    f"{' '.join(TAG_NAME_FORBIDDEN)}")
+        if len(tag_value) > MAX_TAG_VALUE_CHARS:
+            return f"has a value of {len(tag_value)} characters for {describe(name)}; Azure takes at most {MAX_TAG_VALUE_CHARS}"
+        if name.lower() in seen:
+            return (f"has the tags {describe(seen[name.lower()])} and {describe(name)}, one tag to Azure (tag names "
+                    "are case-insensitive)")
+        seen[name.lower()] = name
+    return None
+
+
 AAD_PROFILE = Section(
     "aadProfile", "Azure AD integration (AKS-managed).", (
         boolean("managed", "Use AKS-managed Azure AD for sign-in.", True, attr="aad_enabled",
@@ -302,7 +332,8 @@ CLUSTER = Section(
                                                        describe(dict(DEFAULT_AUTOSCALER_PROFILE))),
             parse=_autoscaler_profile, attr="autoscaler_profile",
             source=f"{_MODEL} autoScalerProfile (components/aks_api.py AUTOSCALER_SETTINGS)"),
-        Key("tags", "Azure tags on the cluster.", "map of strings", {}, check=string_map_problem, attr="tags",
+        Key("tags", "Azure tags on the cluster (at most 50; names up to 512 characters, without `<>%&\\?/`, "
+            "values up to 256).", "map of strings", {}, check=azure_tags_problem, attr="tags",
             source=f"{_MODEL} tags"),
         NETWORK_PROFILE,
         API_SERVER_ACCESS_PROFILE,
