@@ -521,7 +521,7 @@ class CpuPool(TypedDict, total=False):
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
-    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    """Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
     vnetSubnetID: NotRequired[str]
@@ -597,7 +597,7 @@ class GpuPool(TypedDict, total=False):
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
-    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    """Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
     vnetSubnetID: NotRequired[str]

@@ -601,3 +601,16 @@ def test_tags_azure_refuses_are_refused_at_preview(tags, reason):
     # Each passed the preview and failed `pulumi up` at the cluster and its resource group.
     [problem] = [p for p in problems_of({**GPU, "cluster": {"tags": tags}}) if p.startswith(f"{PROJECT}:cluster.tags: ")]
     assert reason in problem and len(problem) < 400, problem
+
+
+@pytest.mark.parametrize("price, taken", [(1e-300, False), (0.123456, False), (0.00001, True), (0.12345, True),
+                                          (9999.99999, True), (-1, True)])
+def test_a_spot_price_azure_cannot_take_is_refused(price, taken):
+    # 1e-300 is positive, so it passed; Azure takes a Spot max price with at most five decimal places.
+    raw = {"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot",
+                         "spotMaxPrice": price}]}
+    if taken:
+        parse_settings(raw, "unit", "eastus2", today=TODAY, environ={})
+        return
+    [problem] = [p for p in problems_of(raw) if ".spotMaxPrice: " in p]
+    assert "with at most 5 decimal places" in problem
