@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .podspecs import UNKNOWN, PodSpec, Toleration, as_mapping, derived, is_mapping, join, known, list_at
+from .podspecs import UNKNOWN, PodSpec, Toleration, UndecidableError, as_mapping, derived, is_mapping, join, known, list_at
 from .quantities import QuantityError, parse_quantity
+from .records import record
 from .scheduling import is_extended_resource_name
 from .workloads.context import Context, namespace_of
 
@@ -51,7 +51,7 @@ MAX_LISTED = 10
 SMALL = 16
 
 
-@dataclass(frozen=True)
+@record
 class Admitted:
     """A pod as the scheduler will see it, and why the API server would refuse it (if it would)."""
 
@@ -263,18 +263,24 @@ def requested_extended_resources(pod: PodSpec) -> tuple[list[str], bool]:
         if container.role == "ephemeral":
             continue
         spec = container.spec
-        resources = as_mapping(spec).get("resources") if spec is not UNKNOWN else UNKNOWN
+        if type(spec) is dict:  # nearly every container: read without the Mapping ABC check
+            resources = spec.get("resources")
+        else:
+            resources = as_mapping(spec).get("resources") if spec is not UNKNOWN else UNKNOWN
+        if resources is None:
+            continue
         if resources is UNKNOWN:
             unknown = True
             continue
-        resources = as_mapping(resources)
+        if type(resources) is not dict:
+            resources = as_mapping(resources)
         requests, limits = resources.get("requests"), resources.get("limits")
         if requests is UNKNOWN or limits is UNKNOWN:
             unknown = True
             continue
         for amounts in (requests, limits):
             if amounts:  # absent (None) or empty: nothing to add
-                names.update(n for n in as_mapping(amounts) if is_extended_resource_name(n))
+                names.update(filter(is_extended_resource_name, amounts if type(amounts) is dict else as_mapping(amounts)))
     return sorted(names), unknown
 
 
@@ -305,12 +311,19 @@ def _namespace_annotations(name: str, context: Context, given: KnownNamespaces) 
 
 def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: KnownNamespaces = ()) -> Admitted:
     refusals: list[str] = []
-    path = join(pod.path, "tolerations")
-    written = [Toleration(known(t, join(path, i)), WRITTEN) for i, t in enumerate(list_at(pod.spec.get("tolerations"), path))
-               if t is UNKNOWN or is_mapping(t)]
-    tolerations = [*written, *pod.added_tolerations]
-    node_selector = {str(k): str(v) for k, v in as_mapping(known(pod.spec.get("nodeSelector"),
-                                                                 join(pod.path, "nodeSelector"))).items()}
+    # Paths are joined only for an unknown value, the one place they are named.
+    written_tolerations = pod.spec.get("tolerations")
+    if written_tolerations is None:  # most pods write none
+        tolerations = list(pod.added_tolerations)
+    else:
+        path = join(pod.path, "tolerations")
+        tolerations = [Toleration(known(t, join(path, i)), WRITTEN)
+                       for i, t in enumerate(list_at(written_tolerations, path)) if t is UNKNOWN or is_mapping(t)]
+        tolerations += pod.added_tolerations
+    written_selector = pod.spec.get("nodeSelector")
+    if written_selector is UNKNOWN:
+        raise UndecidableError(join(pod.path, "nodeSelector"))
+    node_selector = {str(k): str(v) for k, v in as_mapping(written_selector).items()} if written_selector else {}
     namespace = namespace_of(pod.namespace)
     annotations = _namespace_annotations(namespace, context, given)
 
@@ -341,11 +354,13 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Know
     incomplete = False
     if EXTENDED_RESOURCE_TOLERATION in plugins:
         resources, incomplete = requested_extended_resources(pod)
-        present = {_normal(t.toleration)[:4] for t in tolerations}
-        for resource in resources:
-            added = {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
-            if _normal(added)[:4] not in present:
-                tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
+        if resources:
+            present = {_normal(t.toleration)[:4] for t in tolerations}
+            for resource in resources:
+                # What `_normal(added)[:4]` gives for the toleration the plugin adds.
+                if (resource, "Exists", "", "NoSchedule") not in present:
+                    added = {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+                    tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
 
     if whitelist and tolerations:
         permitted = [_normal(w) for w in whitelist]

@@ -8,10 +8,8 @@ GPU amounts. Below every check; imports no rule. No Pulumi imports.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from fractions import Fraction
-from functools import cached_property
 from typing import Any
 
 from .podspecs import (
@@ -26,6 +24,7 @@ from .podspecs import (
     is_gpu_resource,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
+from .records import computed_once, record
 from .rule_config import GpuSharing, RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
@@ -56,7 +55,7 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
 MAX_SUMMARY_PARTS = 5
 
 
-@dataclass(frozen=True)
+@record
 class GpuDemand:
     asks: tuple[GpuAsk, ...]
     claims: Claims
@@ -70,7 +69,7 @@ class GpuDemand:
     def any(self) -> bool:
         return bool(self.asks or self.claims.gpu or self.markers)
 
-    @cached_property
+    @computed_once
     def summary(self) -> str:
         """What puts the pod on GPU nodes, for messages (the toleration and node-selection findings both
         open with it, so it is written once per pod)."""
@@ -93,10 +92,19 @@ def gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
     return derived(pod, key, context, lambda: _gpu_demand(pod, config, context))
 
 
-def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], UndecidableError | None]:
+def _asked_patterns(config: RuleConfig) -> tuple[str, ...]:
+    """The GPU resources and the marker resources in one list: one pass over each container's
+    resources finds both (`asks_by_container` remembers it per pod for the rules that follow)."""
+    return config.gpu_resources + config.gpu_markers.resources
+
+
+def _asks(pod: PodSpec, config: RuleConfig) -> tuple[list[GpuAsk], list[GpuAsk], UndecidableError | None]:
+    """The pod's asks for a GPU resource, its asks for a marker resource that is not one, and the
+    first unknown container or amount that might hide another GPU ask."""
     asks: list[GpuAsk] = []
+    marked: list[GpuAsk] = []
     unknown: UndecidableError | None = None
-    for result in asks_by_container(pod, patterns):
+    for result in asks_by_container(pod, _asked_patterns(config)):
         if isinstance(result, UndecidableError):
             unknown = unknown or result
             continue
@@ -107,25 +115,24 @@ def _asks(pod: PodSpec, patterns: Sequence[str]) -> tuple[list[GpuAsk], Undecida
                 # so it never asks the scheduler for anything; ExtendedResourceToleration and the
                 # generated admission policy skip it too.
                 continue
+            gpu = is_gpu_resource(ask.resource, config.gpu_resources)
             asking = asks_gpu(ask)
             if asking is None:
-                unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
+                if gpu:  # an unknown marker amount hides no GPU ask
+                    unknown = unknown or UndecidableError(ask.limit_path if ask.request is ABSENT else ask.request_path)
             elif asking:
-                asks.append(ask)
-    return asks, unknown
+                (asks if gpu else marked).append(ask)
+    return asks, marked, unknown
 
 
 def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand:
-    asks, unknown = _asks(pod, config.gpu_resources)
+    asks, marked, unknown = _asks(pod, config)
     markers = [f"annotation {name}" for name in config.gpu_markers.annotations if name in pod.annotations]
-    if config.gpu_markers.resources:
-        marked, _ = _asks(pod, config.gpu_markers.resources)
-        markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked
-                    if not is_gpu_resource(ask.resource, config.gpu_resources)]
+    markers += [f"container '{ask.container.name}' asking for {ask.resource}" for ask in marked]
     return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
 
 
-@dataclass(frozen=True)
+@record
 class LimitProblem:
     """Why the API server refuses one GPU amount, and how to write it instead."""
 
@@ -170,7 +177,7 @@ def _amount_problem(kind: str, resource: str, value: Any, sharing: GpuSharing | 
     written = f"{kind}.{resource}: {shown(value)}"
     if amount is None:
         return f"has {written}, which is not a quantity" if secret else f"has {kind}.{resource}: {unreadable}"
-    if amount < 0:
+    if amount.numerator < 0:  # a Fraction's sign is its numerator's (comparing with 0 goes through the numbers ABCs)
         return f"has {written}, a negative amount"
     if amount.denominator != 1:
         amount_text = "" if secret else f" ({format_amount(amount)} GPUs)"
@@ -220,7 +227,7 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
     return None
 
 
-@dataclass(frozen=True)
+@record
 class AmountVerdict:
     """The API server's verdict on one GPU amount a container writes: a problem, or an unknown value
     that hides the answer during preview (`unknown`)."""
@@ -244,14 +251,15 @@ def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]
     `gpu-limits-are-whole-numbers` and the fit both judge them: containers whose GPU amounts the
     controller writes are not judged, nor the shares `gpuMarkers.resources` names (Volcano vGPU, HAMi
     memory or cores: not counts of GPUs)."""
-    for container, result in zip(pod.containers, asks_by_container(pod, config.gpu_resources), strict=True):
+    for container, result in zip(pod.containers, asks_by_container(pod, _asked_patterns(config)), strict=True):
         if isinstance(result, UndecidableError):
             yield AmountVerdict(container, None, unknown=result)
             continue
         if container.limits_set_by_controller:
             continue
         for ask in result:
-            if is_gpu_resource(ask.resource, config.gpu_markers.resources):
+            if not is_gpu_resource(ask.resource, config.gpu_resources) or \
+                    is_gpu_resource(ask.resource, config.gpu_markers.resources):
                 continue
             try:
                 problem = limit_problem(ask, config.gpu_sharing)

@@ -41,7 +41,7 @@ import re
 import threading
 from collections import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pulumi_policy import (
@@ -61,6 +61,7 @@ from .findings import Finding, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, is_mapping, object_identity
 from .pool_rules import DAEMONSET_TYPES, StackResource
 from .pools import is_pool_resource
+from .records import record
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
 from .scope import current_scope, remembered, secret_texts
@@ -134,7 +135,7 @@ def plain_props(props: Any) -> Any:
 # --- The operation ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class EarlyVerdict:
     """What `Analyze` decided for a pod-bearing resource without all of its context: the namespace
     and claims it named that were not registered yet, the toleration messages it reported, and the
@@ -163,6 +164,8 @@ class Operation:
             self.last_configs: dict[str, tuple[Mapping[str, Any] | None, RuleConfig]] = {}
 
     def remember(self, obj: Any) -> None:
+        if not self.context.collects(obj):  # most objects: nothing a pod depends on, no lock taken
+            return
         with self._lock:
             self.context.add(obj)
 
@@ -189,8 +192,9 @@ class Operation:
         return parsed
 
     def judged_early(self, urn: str, verdict: EarlyVerdict) -> None:
-        with self._lock:
-            self.early[urn] = verdict
+        # One store into the operation's table, atomic as it is (`reset` replaces the table whole): no
+        # lock, which took a measurable share of every pod's `Analyze` in a namespace not registered yet.
+        self.early[urn] = verdict
 
 
 OPERATION = Operation()
@@ -244,18 +248,30 @@ def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = 
 _K8S_TYPE = re.compile(r"kubernetes:(?P<group>[^:]+)/(?P<version>[^:/]+):(?P<kind>[^:]+)")
 
 
+@lru_cache(maxsize=1024)
+def _kubernetes_type(resource_type: str) -> tuple[str, str] | None:
+    """(apiVersion, kind) a Kubernetes type token names, or None: a stack has a few dozen types, and
+    every resource the pack is sent asks."""
+    match = _K8S_TYPE.fullmatch(resource_type)
+    if match is None:
+        return None
+    group = match["group"]
+    return (match["version"] if group == "core" else f"{group}/{match['version']}"), match["kind"].removesuffix("Patch")
+
+
 def kubernetes_object(resource_type: str, props: Any) -> dict[str, Any] | None:
     """A Kubernetes resource's properties as the object they describe (apiVersion and kind from the
     type token when the properties leave them out; `*Patch` resources as their kind)."""
-    match = _K8S_TYPE.fullmatch(resource_type)
-    if match is None or not isinstance(props, dict):
+    if not isinstance(props, dict) or not isinstance(resource_type, str):
         return None
-    group = match["group"]
+    api_version_and_kind = _kubernetes_type(resource_type)
+    if api_version_and_kind is None:
+        return None
     obj = dict(props)
     if not isinstance(obj.get("apiVersion"), str):
-        obj["apiVersion"] = match["version"] if group == "core" else f"{group}/{match['version']}"
+        obj["apiVersion"] = api_version_and_kind[0]
     if not isinstance(obj.get("kind"), str):
-        obj["kind"] = match["kind"].removesuffix("Patch")
+        obj["kind"] = api_version_and_kind[1]
     return obj
 
 

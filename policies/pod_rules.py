@@ -24,7 +24,6 @@ from .podspecs import (
     as_mapping,
     is_mapping,
     join,
-    mapping_at,
 )
 from .rule_config import (
     ANALYZABLE,
@@ -187,7 +186,8 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
                 if demand.unknown:
                     raise demand.unknown
                 continue
-            mapping_at(pod.spec.get("affinity"), join(pod.path, "affinity"))
+            if pod.spec.get("affinity") is UNKNOWN:
+                raise UndecidableError(join(pod.path, "affinity"))
             admitted = admit(pod, context, config.admission_plugins, config.namespaces)
         except UndecidableError as error:
             findings.append(undecided(SELECT_GPU_NODES, error))

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from typing import Any, Literal, TypeGuard, TypeVar
 
+from .records import record
 from .scope import current_scope, remembered
 
 T = TypeVar("T")
@@ -144,7 +144,7 @@ def as_str(value: Any, default: str = "") -> str:
 # --- The model --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Container:
     """One container of a pod as its controller creates it."""
 
@@ -172,7 +172,7 @@ class Container:
         return self.resources_path or join(self.path, "resources")
 
 
-@dataclass(frozen=True)
+@record
 class Toleration:
     """A toleration a controller or admission plugin adds, and who adds it (for messages)."""
 
@@ -180,7 +180,7 @@ class Toleration:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class PodSpec:
     #: Where the pod's own fields are written in the object: tolerations and nodeSelector fixes go here.
     path: str
@@ -249,11 +249,16 @@ def containers_of_spec(spec: Mapping[str, Any], path: str) -> tuple[Container, .
         if value is UNKNOWN:
             containers.append(Container(list_path, f"<{list_name}>", UNKNOWN, ROLE_OF_LIST[list_name]))
             continue
-        for index, container in enumerate(as_list(value)):
-            if container is UNKNOWN or is_mapping(container):
-                name = container.get("name") if is_mapping(container) else None
-                containers.append(Container(join(list_path, index), name if isinstance(name, str) else f"#{index}",
-                                            container, ROLE_OF_LIST[list_name]))
+        role = ROLE_OF_LIST[list_name]
+        for index, container in enumerate(value if type(value) is list else as_list(value)):
+            if type(container) is dict or is_mapping(container):
+                name = container.get("name")
+            elif container is UNKNOWN:
+                name = None
+            else:
+                continue
+            containers.append(Container(f"{list_path}[{index}]", name if isinstance(name, str) else f"#{index}",
+                                        container, role))
     return tuple(containers)
 
 
@@ -313,16 +318,50 @@ def find_pod_specs(obj: Any, path: str = "", namespace: str = "") -> list[PodSpe
 
 def is_gpu_resource(name: str, gpu_resources: Sequence[str]) -> bool:
     """`gpu_resources` holds names or shell-style patterns (`nvidia.com/mig-*`)."""
-    return _is_gpu_resource(name, tuple(gpu_resources))
+    return _matches(name, _answers(tuple(gpu_resources)))
 
 
-@lru_cache(maxsize=4096)
-def _is_gpu_resource(name: str, patterns: tuple[str, ...]) -> bool:
-    # Resource names repeat across thousands of containers (cpu, memory, nvidia.com/gpu).
-    return any(fnmatchcase(name, pattern) for pattern in patterns)
+class _Answers(dict[str, bool]):
+    """Whether each resource name asked so far matches one of `patterns`."""
+
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        super().__init__()
+        self.patterns = patterns
 
 
-@dataclass(frozen=True)
+#: patterns -> their answers. Resource names repeat across thousands of containers (cpu, memory,
+#: nvidia.com/gpu) and a config has a few pattern lists: the patterns are looked up once per
+#: container, then each name once in a dict (an lru_cache keyed by (name, patterns) hashed the
+#: pattern tuple again for every name).
+_ANSWERS: dict[tuple[str, ...], _Answers] = {}
+#: Bounds: a hostile stream of distinct names or pattern lists must not grow them without end.
+_MAX_PATTERN_LISTS = 64
+_MAX_NAMES_PER_LIST = 4096
+
+
+def _answers(patterns: tuple[str, ...]) -> _Answers:
+    answers = _ANSWERS.get(patterns)
+    if answers is None:
+        if len(_ANSWERS) >= _MAX_PATTERN_LISTS:
+            _ANSWERS.clear()
+        answers = _ANSWERS[patterns] = _Answers(patterns)
+    return answers
+
+
+def _matches(name: str, answers: _Answers) -> bool:
+    """Whether `name` matches one of `answers.patterns`, remembered there for a plain string (a str
+    subclass, such as a secret marker, is never kept)."""
+    answer = answers.get(name) if type(name) is str else None
+    if answer is None:
+        answer = any(fnmatchcase(name, pattern) for pattern in answers.patterns)
+        if type(name) is str and len(answers) < _MAX_NAMES_PER_LIST:
+            answers[name] = answer
+    return answer
+
+
+@record
 class GpuAsk:
     """One GPU resource named in one container: its limit and request as written (ABSENT if not)."""
 
@@ -383,10 +422,10 @@ def _container_asks(container: Container, gpu_resources: Sequence[str]) -> list[
         requests = {} if requests is None else mapping_at(requests, join(container.resources_at, "requests"))
     if not limits and not requests:
         return []
-    patterns = gpu_resources if type(gpu_resources) is tuple else tuple(gpu_resources)
+    answers = _answers(gpu_resources if type(gpu_resources) is tuple else tuple(gpu_resources))
     asks = []
     for name in (dict.fromkeys([*limits, *requests]) if requests else limits):
-        if isinstance(name, str) and _is_gpu_resource(name, patterns):
+        if isinstance(name, str) and _matches(name, answers):
             asks.append(GpuAsk(container, name, limits.get(name, ABSENT), requests.get(name, ABSENT)))
     return asks
 

@@ -108,11 +108,16 @@ def _parse_text(value: str) -> Fraction:
     return number * _DECIMAL[match["decimal"] or ""]
 
 
+#: Fractional amounts below this (in absolute value) are printed through float (`:g`); larger ones as
+#: their whole part, never converted through float.
+_FLOAT_EXACT_BELOW = 10**15
+
+
 def format_amount(amount: Fraction) -> str:
     """An amount as people write it, without ever converting a huge value through float."""
     if amount.denominator == 1:
         text = str(amount.numerator)
         return text if len(text) <= 24 else f"{text[:8]}…({len(text)} digits)"
-    if abs(amount) < 10**15:
+    if abs(amount.numerator) < _FLOAT_EXACT_BELOW * amount.denominator:  # |amount| < 10**15, in ints
         return f"{float(amount):g}"
     return f"about {amount.numerator // amount.denominator}"

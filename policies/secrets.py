@@ -84,7 +84,10 @@ _BOUNDARY_AFTER = r"(?![\w.-])"
 def redact(message: str, secrets: Iterable[str]) -> str:
     """`message` with every secret text that stands alone in it (not inside a longer word) shown as
     `[secret]`, longest first. Linear in the number of secrets: each is a substring test first."""
-    present = sorted((text for text in secrets if text and text in message), key=len, reverse=True)
+    present = [text for text in secrets if text and text in message]
+    if not present:  # nearly every message: no secret text in it at all
+        return message
+    present.sort(key=len, reverse=True)
     for text in present:
         message = re.sub(_BOUNDARY_BEFORE + re.escape(text) + _BOUNDARY_AFTER, SHOWN, message)
     return message

@@ -53,6 +53,11 @@ class PoolRegistration:
 
 
 KINDS: list[PoolRegistration] = []
+#: resource type -> the kind that recognises it: the pack asks for every resource it is sent (most are
+#: not pools) and a stack has a few dozen types. Valid for the KINDS it was filled from (`_KINDS_SEEN`:
+#: that list and its length; a kind registering, or a test replacing the list, starts it afresh).
+_KIND_OF_TYPE: dict[str, PoolRegistration | None] = {}
+_KINDS_SEEN: list[tuple[list[PoolRegistration], int]] = []
 
 
 def register(name: str, recognizes: Callable[[str], bool], source: str = "",
@@ -67,7 +72,20 @@ def register(name: str, recognizes: Callable[[str], bool], source: str = "",
 
 
 def kind_of(resource_type: str) -> PoolRegistration | None:
-    return next((kind for kind in KINDS if kind.recognizes(resource_type)), None)
+    if not _KINDS_SEEN or _KINDS_SEEN[0][0] is not KINDS or _KINDS_SEEN[0][1] != len(KINDS):
+        _KIND_OF_TYPE.clear()
+        _KINDS_SEEN[:] = [(KINDS, len(KINDS))]
+    try:
+        return _KIND_OF_TYPE[resource_type]
+    except KeyError:  # not asked yet
+        kind = next((kind for kind in KINDS if kind.recognizes(resource_type)), None)
+    if type(resource_type) is str and len(_KIND_OF_TYPE) < _MAX_REMEMBERED_TYPES:
+        _KIND_OF_TYPE[resource_type] = kind
+    return kind
+
+
+#: A bound on the types remembered: a hostile stream of distinct types must not grow the table.
+_MAX_REMEMBERED_TYPES = 4096
 
 
 def is_pool_resource(resource_type: str) -> bool:

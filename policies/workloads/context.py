@@ -99,6 +99,17 @@ class Context:
         """Namespace name -> its annotations."""
         return self.table(NAMESPACES)
 
+    def collects(self, obj: Any) -> bool:
+        """Whether `add(obj)` may put anything in a table: a mapping whose kind has a collector, or a
+        document that is not a Kubernetes object (its collectors recognise it)."""
+        if type(obj) is not dict and not is_mapping(obj):
+            return False
+        if not is_kubernetes_object(obj):
+            return True
+        group = api_group(obj)
+        load_group(group)
+        return (group, obj["kind"]) in COLLECTORS
+
     def add(self, obj: Any) -> None:
         if not is_mapping(obj):
             return
