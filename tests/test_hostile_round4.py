@@ -614,3 +614,15 @@ def test_a_spot_price_azure_cannot_take_is_refused(price, taken):
         return
     [problem] = [p for p in problems_of(raw) if ".spotMaxPrice: " in p]
     assert "with at most 5 decimal places" in problem
+
+
+def test_thousands_of_cluster_admins_are_read_in_linear_time():
+    # Each admin was looked up in a list of those before it: 10,000 took 10 s.
+    def prepare(n: int) -> Any:
+        admins = [{"objectId": f"00000000-0000-0000-0000-{i:012d}", "principalType": "User"} for i in range(n)]
+        raw = {**GPU, "access": {"clusterAdmins": admins}}
+        return lambda: parse_settings(raw, "unit", "eastus2", today=TODAY, environ={})
+    assert growth(prepare, 1_000) < GROWTH_LIMIT
+    admins = [{"objectId": GROUP, "principalType": "Group"}, {"objectId": GROUP.upper(), "principalType": "Group"}]
+    [problem] = problems_of({**GPU, "access": {"clusterAdmins": admins}})
+    assert problem == f"{PROJECT}:access.clusterAdmins[1]: '{GROUP.upper()}' is listed twice"
