@@ -93,16 +93,6 @@ CPU_SERIES: Mapping[str, Mapping[int, frozenset[str]]] = {
 }
 
 
-#: The vCPU count at the start of an Azure size name (`Standard_NC24ads_A100_v4`: 24, `Standard_D8ds_v5`: 8).
-SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
-
-
-def vcpus_in_size_name(vm_size: str) -> int | None:
-    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
-    match = SIZE_VCPUS.match(vm_size)
-    return int(match.group(1)) if match else None
-
-
 def cpu_vm_size_problem(vm_size: str) -> str | None:
     """Why Azure sells no such D/E/F size (naming the nearest real ones), or None (also for every
     size this table does not cover)."""

@@ -19,6 +19,7 @@ from components.pools import agent_pool_properties
 from components.pools.system import SYSTEM
 from components.settings import ClusterSettings, SystemPoolSettings
 from components.settings.api_server import ApiServerAccessSettings
+from components.settings.common import RECORD_SECRET, recorded_secret
 from components.settings.maintenance import MaintenanceSettings
 from components.settings.network import (
     NetworkSettings,
@@ -205,14 +206,15 @@ class AksCluster(pulumi.ComponentResource):
         #: What this run records for the next one's network check; exported, so the check below is
         #: awaited by the engine and a refusal fails the preview.
         #: Under a secret `gpu-aks:cluster` the record is secret too, and its values are masked in messages.
-        record = network_record(cluster.network)
+        record = {**network_record(cluster.network), RECORD_SECRET: cluster.secret}
         self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
         if args.previous_network is not None:
             # A recorded network that was secret stays masked in messages even if the config no longer
             # is (as `clusterIdentity`'s check does).
             was_secret: pulumi.Output[bool] = pulumi.Output.from_input(args.previous_network.is_secret())
             self.network_record = pulumi.Output.all(args.previous_network, record, was_secret).apply(
-                lambda values: _refuse_network_change(values[:2], cluster.secret or values[2] is True))
+                lambda values: _refuse_network_change(
+                    values[:2], cluster.secret or values[2] is True or recorded_secret(values[0])))
         if cluster.secret:
             self.network_record = pulumi.Output.secret(self.network_record)
         if args.maintenance is not None:

@@ -48,6 +48,7 @@ from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
 from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
 from components.settings import PROJECT, SettingsError, pool_key
+from components.settings.common import recorded_secret
 from components.smoke_test import GpuSmokeTest, GpuSmokeTestArgs
 from components.stack_config import read_raw_config, today
 from observability.dashboard import dashboard_json
@@ -222,7 +223,8 @@ def _identity_output(record: dict[str, Any], previous: pulumi.Output[Any] | None
         # A recorded value that was secret stays masked in messages even if the config no longer is.
         was_secret: pulumi.Output[bool] = pulumi.Output.from_input(previous.is_secret())
         output = pulumi.Output.all(previous, was_secret, record).apply(
-            lambda values: _check_identity(values[0], values[2], secret or values[1] is True))
+            lambda values: _check_identity(values[0], values[2],
+                                           secret or values[1] is True or recorded_secret(values[0])))
     return pulumi.Output.secret(output) if secret else output
 
 
@@ -314,9 +316,10 @@ class GpuCluster(pulumi.ComponentResource):
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
+        identity_secret = settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS)
         self._recorded[IDENTITY_OUTPUT] = _identity_output(
-            identity_record(settings.cluster, pools), previous.output(IDENTITY_OUTPUT) if previous else None,
-            secret=settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS))
+            identity_record(settings.cluster, pools, identity_secret),
+            previous.output(IDENTITY_OUTPUT) if previous else None, secret=identity_secret)
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
         for kind in KINDS:

@@ -237,7 +237,7 @@ class AadProfile(TypedDict, total=False):
     enableAzureRBAC: NotRequired[bool]
     """Authorize Kubernetes requests with Azure RBAC. Default: true."""
     adminGroupObjectIDs: NotRequired[list[str]]
-    """Azure AD groups that get cluster admin. Default: []."""
+    """Azure AD groups that get cluster admin: their object IDs (GUIDs). Default: []."""
 
 
 class OidcIssuerProfile(TypedDict, total=False):
@@ -419,7 +419,7 @@ class Cluster(TypedDict, total=False):
     autoScalerProfile: NotRequired[AutoScalerProfile]
     """Cluster autoscaler settings, with the API's keys and wire types; merged over gpu-aks's defaults. Default: {"expander": "least-waste", "scale-down-delay-after-add": "5…."""
     tags: NotRequired[dict[str, str]]
-    """Azure tags on the cluster. Default: {}."""
+    """Azure tags on the cluster (at most 50; names up to 512 characters, without `<>%&\\?/`, values up to 256). Default: {}."""
     networkProfile: NotRequired[NetworkProfile]
     """The cluster network, stated in full: Azure CNI Overlay with the Cilium dataplane and Cilium network policy by default (AKS's recommendation). Fixed at creation except the in-place upgrades AKS offers; a change AKS would refuse is refused at preview (docs/platform.md, "Network")."""
     apiServerAccessProfile: NotRequired[ApiServerAccessProfile]
@@ -521,7 +521,7 @@ class CpuPool(TypedDict, total=False):
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
-    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    """Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
     vnetSubnetID: NotRequired[str]
@@ -597,7 +597,7 @@ class GpuPool(TypedDict, total=False):
     scaleSetPriority: NotRequired[ScaleSetPriority]
     """`Spot` for Spot VMs (AKS adds the Spot taint; gpu-aks declares it). Default: Regular. Create-only: a change replaces the resource."""
     spotMaxPrice: NotRequired[float]
-    """Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
+    """Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 pays up to on-demand. Default: -1.0. Create-only: a change replaces the resource."""
     keepAzureName: NotRequired[bool]
     """Use the config name as the Azure name (gpu-aks 0.1 naming); a replacement then deletes the old pool first. Default: false."""
     vnetSubnetID: NotRequired[str]

@@ -25,7 +25,8 @@ reads it back (components/previous_run.py) and `identity_changes` says what woul
 
 A stack with no record (its first deploy, or one last updated by a gpu-aks without it) and a record
 with fields missing or of the wrong type pass silently; values are quoted in bounded, escaped form
-and masked as `[secret]` when the record or the config section is secret. Pure: no Pulumi imports.
+and masked as `[secret]` when the record is or was secret (Pulumi's marking, or its own `secret` field,
+which survives `pulumi stack output --json --show-secrets`) or the config section is secret now. Pure: no Pulumi imports.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from components.pools import PlatformPools
 from components.pools.kind import BACKEND_NAMES
 from components.settings import PROJECT
 from components.settings.cluster import ClusterSettings
-from components.settings.common import shown
+from components.settings.common import RECORD_SECRET, shown
 from components.settings.node_baseline import NODE_BASELINE_KEYS
 
 #: The inputs on which pulumi-azure-native replaces each resource (the `willReplaceOnChanges` of its
@@ -65,11 +66,13 @@ MAX_RECORDED_PROPERTIES = 100
 _POOL_KEY = re.compile(r"[A-Za-z]{1,32}\[[a-z][a-z0-9]{0,11}\]")
 
 
-def identity_record(cluster: ClusterSettings, pools: PlatformPools) -> dict[str, Any]:
+def identity_record(cluster: ClusterSettings, pools: PlatformPools, secret: bool = False) -> dict[str, Any]:
     """What this run records for the next one: the cluster's create-only identity, `protect`, and each
-    GPU pool's kind, Azure name and create-only properties."""
+    GPU pool's kind, Azure name and create-only properties; `secret`: whether it is exported secret
+    (`RECORD_SECRET`)."""
     return {
         "version": RECORD_VERSION,
+        RECORD_SECRET: secret,
         "cluster": {"resourceName": cluster.name, "resourceGroupName": cluster.resource_group_name,
                     "location": cluster.location, "dnsPrefix": dns_prefix_for(cluster.name)},
         "protect": cluster.protect,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from gpu_aks_policies.terminal import escape_field
+from gpu_aks_policies.terminal import escape_field, escape_text
 from pulumi.errors import InputPropertiesError
 from pulumi.provider import ConstructResult
 from pulumi.provider.experimental.analyzer import Analyzer
@@ -77,10 +77,12 @@ class GpuAksProvider(ComponentProvider):
         if component is None:
             raise InputPropertiesError(f"'{escape_field(resource_type, MAX_SHOWN_CHARS)}' is not a component of {PROJECT}; "
                                        f"it has {', '.join(f'{PROJECT}:index:{known}' for known in self._by_name)}", [])
-        if not name or len(name) > MAX_NAME_CHARS or not name.isprintable():
-            # The name is in every child's URN and name, which the engine prints.
+        if not name or len(name) > MAX_NAME_CHARS or not name.isprintable() or escape_text(name) != name:
+            # The name is in every child's URN and name, which the engine prints as they are: no control,
+            # no invisible character and no workflow command (`##[` anywhere, `::` first; `escape_text`).
             raise InputPropertiesError(f"the name '{escape_field(name, MAX_SHOWN_CHARS)}' of a {component_name} must be 1 "
-                                       f"to {MAX_NAME_CHARS} printable characters", [])
+                                       f"to {MAX_NAME_CHARS} printable characters that a CI log shows as they are "
+                                       "(no `::` first, no `##` followed by `[`)", [])
         try:
             # Every hosted component takes (name, args, opts), as the SDK's host calls them.
             instance = component(name, dict(inputs), options)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ and the explainer read from here, and the platform's `components/` import these 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, get_args
@@ -388,6 +389,34 @@ def skus_with_gpu(gpu_name: str) -> list[GpuSku]:
 def gpu_names() -> list[str]:
     """The GPU names a NAP NodePool may ask for by name (each size's `sku-gpu-name` or model)."""
     return sorted({sku.karpenter_gpu_name or sku.model for sku in _SUPPORTED})
+
+
+#: The vCPU count at the start of an Azure size name (`Standard_NC24ads_A100_v4`: 24, `Standard_D8ds_v5`: 8).
+SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
+
+
+def vcpus_in_size_name(vm_size: str) -> int | None:
+    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
+    match = SIZE_VCPUS.match(vm_size)
+    return int(match.group(1)) if match else None
+
+
+# --- How large a cluster may grow ---------------------------------------------------------------
+
+#: AKS allows at most 1,000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
+#: nodes per node pool (Virtual Machine Scale Sets node pools)") ...
+AKS_MAX_NODES_PER_POOL = 1000
+#: ... and at most 5,000 in one cluster, across all its pools (learn.microsoft.com/azure/aks/
+#: quotas-skus-regions, "Maximum nodes per cluster with Virtual Machine Scale Sets and Standard Load
+#: Balancer SKU"; 1,000 until support raises the quota).
+AKS_MAX_NODES_PER_CLUSTER = 5000
+#: The most a GPU NodePool's `spec.limits` may say and still bound something, per resource: what AKS's
+#: most nodes in a cluster hold of the catalog's largest GPU size. A ceiling past it bounds nothing, and
+#: the figures read from it (nodes, quota, cost) would be past any cluster's. gpu-aks's own NodePool
+#: settings and the pool rule, for hand-written NodePools, hold the same ceilings.
+NODEPOOL_LIMIT_CEILINGS: Mapping[str, int] = {
+    GPU_RESOURCE: AKS_MAX_NODES_PER_CLUSTER * max(sku.gpus for sku in GPU_SKUS.values()),
+    "cpu": AKS_MAX_NODES_PER_CLUSTER * max(vcpus_in_size_name(sku.vm_size) or 0 for sku in GPU_SKUS.values())}
 
 
 # --- Images the platform runs on GPU nodes, and their architectures ---------------------------

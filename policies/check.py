@@ -59,6 +59,7 @@ from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_p
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
 from .workloads import Context, context_of, pod_specs_of
+from .workloads.shapes import ShapeReachError
 
 if TYPE_CHECKING:
     from .fit import Platform
@@ -298,6 +299,9 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
             findings = check_object(loaded.obj, configs, context, platform, identity)
         except RecursionError:
             report.errors.append(InputError(loaded.file, loaded.line, "nested too deeply to check"))
+            continue
+        except ShapeReachError as error:
+            report.errors.append(InputError(loaded.file, loaded.line, str(error)))
             continue
         for policy, level, message, path in findings:
             line, column = loaded.locate(path)

@@ -63,6 +63,11 @@ def describe(value: Any) -> str:
     else:
         try:
             text = json.dumps(value, sort_keys=True, default=str)
+        except TypeError:  # keys of mixed types (a program's dict, not JSON) have no order
+            try:
+                text = json.dumps(value, default=str)
+            except (TypeError, ValueError, RecursionError):
+                text = "<unprintable>"
         except (ValueError, RecursionError):
             text = "<unprintable>"
     return text if len(text) <= 80 else text[:60] + "…"

@@ -92,12 +92,32 @@ def safe_text(text: str) -> str:
     return escape_text(text)
 
 
+#: Line breaks besides `\n` that PyYAML and libyaml count (YAML 1.1: CR alone, NEL, LINE SEPARATOR and
+#: PARAGRAPH SEPARATOR; `\r\n` is one break): lines are counted as they count them, in JSON files too.
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+_AS_NEWLINE = str.maketrans({"\r": "\n", "\x85": "\n", "\u2028": "\n", "\u2029": "\n"})
+
+
+def counting_text(text: str) -> str:
+    """`text` of the same length with every line break the YAML reader counts as a `\n` (`\r\n` as
+    ` \n`), so `count("\n")` over any slice of it is the number of breaks there."""
+    if not any(brk in text for brk in _OTHER_BREAKS):
+        return text
+    return text.replace("\r\n", " \n").translate(_AS_NEWLINE)
+
+
+def line_at(text: str, position: int) -> int:
+    """The 1-based line of `position` in `text`, lines counted as the YAML reader counts them."""
+    return counting_text(text).count("\n", 0, position) + 1
+
+
 def decode(data: bytes) -> str:
     """UTF-8 text (a byte-order mark is dropped), or an DocumentError naming the first bad byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
+        before = data[:error.start].decode("utf-8-sig")
+        line = line_at(before, len(before))
         raise DocumentError(line, f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset {error.start} "
                                  "cannot be decoded") from None
 
@@ -291,11 +311,15 @@ class SourceIndex:
 
     Entries are keyed by the identity of the built dicts, so they hold while the documents live."""
 
-    def __init__(self) -> None:
+    def __init__(self, items: bool = False) -> None:
         #: id(mapping) -> [line, column (0 for a flow mapping), line of key 0, line of key 1, ...],
         #: keys in the dict's order; a key merged in (`<<`) from another mapping has its line negated
         #: (its column is not the mapping's).
         self.mappings: dict[int, list[int]] = {}
+        #: With `items` (YAML only): id(sequence) -> the line of each item, so a problem about a plain
+        #: value in a list (a CIDR, a principal) names its own line, not its key's. Off for the checker,
+        #: whose findings name mappings, to keep reading manifests cheap.
+        self.items: dict[int, list[int]] | None = {} if items else None
         self.duplicates: list[DocumentError] = []
         self._keys: dict[int, dict[Any, int]] = {}
 
@@ -343,10 +367,13 @@ class SourceIndex:
                 last = (node, entry, key)
                 node = node[key]
             elif type(node) is list and item is not None and item[0] < len(node):
+                item_lines = self.items.get(id(node)) if self.items is not None else None
                 node, start = node[item[0]], item[1]
                 entry = mappings.get(id(node)) if type(node) is dict else None
                 if entry is not None:
                     last = (None, entry, None)
+                elif item_lines is not None and item[0] < len(item_lines):
+                    last = (None, [item_lines[item[0]], 0], None)
             else:
                 break
         if last is None:
@@ -378,6 +405,7 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         self.document_lines: list[int] = []
         # The caller's index is filled in place: a copy per file cost time and memory.
         self.index = index if index is not None else SourceIndex()
+        self._item_lines = self.index.items
         self.merge_budget = limits.max_nodes
         self.merged_entries = 0
         self._flat: dict[int, list[Any]] = {}
@@ -473,6 +501,8 @@ class _BoundedLoader(_CLoader):  # type: ignore[misc, valid-type]
         construct = self._construct_direct if self._direct else self.construct_object
         data.extend([child.value if child.tag == _STR and type(child) is _ScalarNode else construct(child)
                      for child in node.value])
+        if self._item_lines is not None:
+            self._item_lines[id(data)] = [child.start_mark.line + 1 for child in node.value]
 
     def _construct_direct(self, node: Any) -> Any:
         """A child node built without `construct_object`'s bookkeeping, for documents with no anchor:
@@ -662,7 +692,8 @@ def yaml_problem(error: yaml.YAMLError, text: str = "") -> DocumentError:
     """A YAML error as file line and problem, never with the snippet of the offending line. A bad
     character (a raw control byte) is named by its code and line; libyaml gives its byte offset."""
     if isinstance(error, yaml.reader.ReaderError):
-        line = text.encode("utf-8", "surrogatepass")[:error.position].count(b"\n") + 1 if text else 0
+        before = text.encode("utf-8", "surrogatepass")[:error.position].decode("utf-8", "surrogatepass")
+        line = line_at(before, len(before)) if text else 0
         character = error.character
         code = f" (0x{character:02x})" if isinstance(character, int) else ""
         return DocumentError(line, f"invalid YAML: {error.reason}{code}; YAML allows tab, line breaks and printable "
@@ -696,7 +727,7 @@ def load_yaml(text: str, limits: Limits = DEFAULT_LIMITS, expanded: bool = False
             problem = DocumentError(line, f"invalid YAML: a value in the document starting here cannot be read "
                                           f"({type(error).__name__})")
         # libyaml may report a problem at the end of the stream, one line past the last.
-        last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        last_line = counting_text(text).count("\n") + (0 if text.endswith(("\n", *_OTHER_BREAKS)) else 1)
         complete = _checked(documents, loader, text, limits, expanded, index)
         line = min(problem.line, max(last_line, 1))
         raise DocumentError(line, problem.message, complete) from None
@@ -768,7 +799,10 @@ def load_json(text: str, limits: Limits = DEFAULT_LIMITS, index: SourceIndex | N
         document = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
                               object_pairs_hook=built)
     except json.JSONDecodeError as error:
-        raise DocumentError(error.lineno, f"invalid JSON, column {error.colno}: {error.msg}") from None
+        # Python's reader counts `\n` only; a file with CR line ends was all "line 1".
+        breaks = counting_text(text)
+        line, column = breaks.count("\n", 0, error.pos) + 1, error.pos - breaks.rfind("\n", 0, error.pos)
+        raise DocumentError(line, f"invalid JSON, column {column}: {error.msg}") from None
     except RecursionError:
         raise DocumentError(0, f"nested more than {limits.max_depth} levels deep") from None
     if index is None:
@@ -788,12 +822,13 @@ def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tu
     open_objects: list[list[int]] = []
     closed: list[list[int]] = []
     line, counted = 1, 0
+    breaks = counting_text(text)
     for token in _JSON_LOCATED.finditer(text):
         first = text[token.start()]
         if first == '"' and token.group(1) is None:
             continue  # a string value
         position = token.start()
-        line += text.count("\n", counted, position)
+        line += breaks.count("\n", counted, position)
         counted = position
         if first == '"':
             if open_objects:
@@ -822,24 +857,20 @@ def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tu
     return duplicates
 
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
+_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
 
 
 def _json_deep_line(text: str, limits: Limits) -> int:
     """The line where JSON nesting first passes the cap (strings skipped), or 0 if it never does."""
-    depth, line = 0, 1
+    depth = 0
     for token in _JSON_TOKENS.finditer(text):
         char = token.group()
-        if char == "\n":
-            line += 1
-        elif char in "[{":
+        if char in "[{":
             depth += 1
             if depth > limits.max_depth:
-                return line
+                return line_at(text, token.start())
         elif char in "]}":
             depth -= 1
-        else:
-            line += char.count("\n")
     return 0
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
-from .check import LoadedObject, load_config, read_inputs
+from .check import InputError, LoadedObject, load_config, read_inputs
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
@@ -35,6 +35,7 @@ from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError
 from .rules import default_rule_config, with_platform_taints
 from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
+from .workloads.shapes import ShapeReachError
 
 
 def explain(obj: Any, platform: Platform | Mapping[str, Any], config: RuleConfig | None = None,
@@ -60,14 +61,23 @@ def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
 
 
 def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
-                   configs: Mapping[str, RuleConfig] | None = None) -> list[PodExplanation]:
+                   configs: Mapping[str, RuleConfig] | None = None,
+                   errors: list[InputError] | None = None) -> list[PodExplanation]:
     """`explain_all` over objects read from files: each explanation names the file and line of its
-    pod spec, as the checker names those of a finding."""
+    pod spec, as the checker names those of a finding. An object that cannot be explained (a declared
+    shape's path reaching too far) is an input error in `errors`."""
     context = context_of([loaded.obj for loaded in objects])
     config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
     explanations = []
     for loaded in objects:
-        for explanation in explain(loaded.obj, platform, config, context):
+        try:
+            explained = explain(loaded.obj, platform, config, context)
+        except ShapeReachError as error:
+            if errors is None:
+                raise
+            errors.append(InputError(loaded.file, loaded.line, str(error)))
+            continue
+        for explanation in explained:
             line, _ = loaded.locate(explanation.pod.path)
             explanations.append(replace(explanation, location=f"{loaded.file}:{line}"))
     return explanations
@@ -87,9 +97,9 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     objects, errors = read_inputs(args.paths, stdin=stdin)
+    explanations = explain_loaded(objects, platform, configs, errors)
     for problem in errors:
         print(safe_text(f"{escape_line(problem.file)}:{problem.line}: error: {problem.message}"), file=sys.stderr)
-    explanations = explain_loaded(objects, platform, configs)
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2

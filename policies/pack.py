@@ -66,6 +66,7 @@ from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
 from .scope import current_scope, remembered, secret_texts
 from .secrets import redact
+from .terminal import escape_text
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.context import namespace_of
 from .workloads.dra import CLAIM_TEMPLATES, CLAIMS
@@ -224,7 +225,9 @@ def _message(finding: Finding, prefix: str) -> str:
     if sdk_patches.SECRETS_FALLBACK:
         # The SDK's secrets could not be tracked: say which rule and where, nothing the input wrote.
         return f"{finding.policy} is violated at {finding.path}"
-    return redact(f"{prefix}{finding.message}", secret_texts())
+    # The Pulumi CLI prints a violation's lines as they are, into terminals and CI logs: a value the
+    # input wrote (quoted with repr, which leaves `##[` and a leading `::` alone) must not act there.
+    return escape_text(redact(f"{prefix}{finding.message}", secret_texts()))
 
 
 def _report(findings: Sequence[Finding], report: ReportViolation, prefix: str = "") -> None:

@@ -20,6 +20,7 @@ from .podspecs import (
     UNKNOWN,
     PodSpec,
     UndecidableError,
+    as_list,
     as_mapping,
     is_mapping,
     join,
@@ -152,7 +153,7 @@ def _gpu_only_key(key: Any) -> bool:
 
 
 def _term_selects_gpu_only_label(term: Any) -> bool:
-    for expression in as_mapping(term).get("matchExpressions") or []:
+    for expression in as_list(as_mapping(term).get("matchExpressions")):
         expression = as_mapping(expression)
         if _gpu_only_key(expression.get("key")) and expression.get("operator") in ("In", "Exists"):
             return True

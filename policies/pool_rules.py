@@ -17,6 +17,8 @@ from .findings import Finding, undecided, yaml_list
 from .podspecs import (
     PodSpec,
     UndecidableError,
+    as_list,
+    as_mapping,
     find_pod_specs,
     join,
     list_at,
@@ -165,7 +167,7 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
 
 
 def _env(container: Mapping[str, Any], name: str) -> Any:
-    for item in container.get("env") or []:
+    for item in as_list(container.get("env")):
         if isinstance(item, abc.Mapping) and item.get("name") == name:
             return item.get("value")
     return None
@@ -179,13 +181,13 @@ def _mig_gap(plugin: StackResource, pod: PodSpec) -> str | None:
         spec = container.spec if isinstance(container.spec, abc.Mapping) else {}
         if "nvidia/k8s-device-plugin" not in str(spec.get("image", "")):
             continue
-        capabilities = (spec.get("securityContext") or {}).get("capabilities") or {}
+        capabilities = as_mapping(as_mapping(spec.get("securityContext")).get("capabilities"))
         missing = []
         if _env(spec, "MIG_STRATEGY") in (None, "none"):
             missing.append("MIG_STRATEGY (single or mixed)")
         if _env(spec, "NVIDIA_MIG_MONITOR_DEVICES") != "all":
             missing.append("NVIDIA_MIG_MONITOR_DEVICES=all")
-        if "SYS_ADMIN" not in (capabilities.get("add") or []):
+        if "SYS_ADMIN" not in as_list(capabilities.get("add")):
             missing.append("the SYS_ADMIN capability")
         if missing:
             return f"{plugin.urn} serves a MIG pool without {', '.join(missing)}, which NVIDIA's chart sets for MIG"

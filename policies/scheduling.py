@@ -210,7 +210,7 @@ def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
     key = expression.get("key")
     operator = expression.get("operator")
     values = [str(v) for v in _as_list(expression.get("values"))]
-    present = key in labels
+    present = isinstance(key, str) and key in labels  # a key of another type (a map, a list) names no label
     if operator == "In":
         return present and labels[key] in values
     if operator == "NotIn":

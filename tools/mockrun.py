@@ -18,7 +18,7 @@ import os
 import re
 import runpy
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +30,7 @@ import pulumi.runtime.resource
 import yaml
 from google.protobuf import json_format
 from gpu_aks_policies.documents import DocumentError, Limits, SourceIndex, load_yaml, read_file
-from gpu_aks_policies.terminal import escape_line
+from gpu_aks_policies.terminal import escape_field, escape_line
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
@@ -282,6 +282,16 @@ def _without_secure_values(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
+def _key_lines(path: Path, keys: Sequence[str]) -> list[int]:
+    """The lines of `config` keys of a stack file already read once (0 where not found)."""
+    index = SourceIndex()
+    documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True, index=index)
+    config = next((doc.get("config") for _, doc in documents if isinstance(doc, dict)), None)
+    lines = index.mappings.get(id(config), [])
+    order = list(config) if isinstance(config, dict) else []
+    return [lines[order.index(key) + 2] if key in order and order.index(key) + 2 < len(lines) else 0 for key in keys]
+
+
 def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], list[str]]:
     """Config as the engine passes it to a program: `project:key` -> string (objects as JSON), and
     which keys are secret. Encrypted `secure:` values, top-level or nested, cannot be decrypted
@@ -304,10 +314,19 @@ def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], li
         raise StackFileError(line, "'config' must be a map of keys to values")
     config: dict[str, str] = {}
     secret_keys: list[str] = []
+    written_as: dict[str, str] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
             raise StackFileError(line, f"config key {json.dumps(key, default=str)} is not a string")
         full_key = key if ":" in key else f"{project}:{key}"
+        if full_key in written_as:
+            # `gpuPools` is `gpu-aks:gpuPools` in the project's stack file: one of the two values would be
+            # lost without a word (Pulumi keeps whichever its map iteration meets last).
+            first, again = _key_lines(path, (written_as[full_key], key))
+            raise StackFileError(again, f"config key '{escape_field(key, 80)}' is {escape_field(full_key, 80)}, "
+                                        f"already given as '{escape_field(written_as[full_key], 80)}' at line {first}; "
+                                        "give it once")
+        written_as[full_key] = key
         value, secret = _without_secure_values(value)
         if secret:
             secret_keys.append(full_key)
@@ -346,7 +365,7 @@ def located_problems(path: Path, problems: list[str]) -> list[str]:
     the nearest key written above it when the key itself is absent. A problem that names no key of
     the file (`GPU_AKS_TODAY`) is kept as it is. Only called once parsing failed: the file is read
     again, with where each key was written."""
-    index = SourceIndex()
+    index = SourceIndex(items=True)
     try:
         documents = load_yaml(read_file(str(path), STACK_FILE_LIMITS), STACK_FILE_LIMITS, expanded=True, index=index)
     except DocumentError:

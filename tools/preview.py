@@ -62,6 +62,7 @@ from components.pools import GpuOffer, PlatformPools, platform_pools
 from components.pricing import PriceError, PriceTable, read_answer_files, read_price_table, table_from_pages
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
+from components.settings.common import RECORD_SECRET
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
 from tools.mockrun import (
     PlatformMocks,
@@ -109,12 +110,15 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
     mocks = None
     if previous_outputs:
         # A value the file marks secret (Pulumi's wire form, `load_previous_outputs`) is read back as a
-        # secret output, so the program's messages mask it as they do after a real update.
+        # secret output, so the program's messages mask it as they do after a real update. So is a
+        # record that does not say it was plain (`secret: false`): `pulumi stack output --json
+        # --show-secrets` prints secrets as plain JSON, so its values may have been secret.
         values, secret = {}, ["kubeconfig"]
         for name, value in previous_outputs.items():
             unwrapped = _secret_value(value)
             values[name] = unwrapped[0] if unwrapped else value
-            secret += [name] if unwrapped else []
+            if unwrapped or (name in MASKED_RECORDS and _maybe_secret(value)):
+                secret.append(name)
         mocks = PlatformMocks(stack_references={own_stack_reference(stack): values}, secret_outputs=tuple(secret))
     run = run_program(root, stack, config, secret_keys, mocks=mocks)
     if isinstance(run.error, pulumi.RunError):
@@ -405,6 +409,17 @@ SPECIAL_SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
 #: What `pulumi stack output --json` prints for a secret without `--show-secrets`.
 MASKED_SECRET = "[secret]"
+
+
+#: The recorded outputs whose values the program's messages quote, each saying whether it was secret
+#: (`RECORD_SECRET`); the deployer's object ID is never secret.
+MASKED_RECORDS = (IDENTITY_OUTPUT, NETWORK_OUTPUT)
+
+
+def _maybe_secret(record: Any) -> bool:
+    """A record from a file that does not say it was exported plain (an older gpu-aks wrote no
+    `secret` field): the file cannot tell, so its values stay masked."""
+    return not (isinstance(record, dict) and record.get(RECORD_SECRET) is False)
 
 
 def _secret_value(value: Any) -> tuple[Any] | None:

@@ -29,8 +29,9 @@ from typing import Any
 
 from gpu_aks_policies.catalog import supported_vm_sizes
 from gpu_aks_policies.documents import DocumentError, load_json
-from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_line, escape_text, run_cli
 
+from components.azure_catalog import REGION_NAME
 from components.pricing import (
     FILE_LIMITS,
     MAX_PAGES,
@@ -154,6 +155,22 @@ def summary(table: PriceTable) -> str:
             f"{table.currency}, as of {table.as_of} ({table.source})")
 
 
+#: More regions than Azure has: each is one query of the Retail Prices API.
+MAX_REGIONS = 100
+
+
+def _regions(text: str) -> list[str]:
+    """`--regions`: Azure region names, each once. They go into the query's OData `$filter` as quoted
+    values, so anything else (a quote) would change what the query asks for."""
+    regions = list(dict.fromkeys(region.strip() for region in text.split(",")))
+    bad = [region for region in regions if not REGION_NAME.fullmatch(region)]
+    if bad or not regions or len(regions) > MAX_REGIONS:
+        shown = escape_field(bad[0] if bad else text, 60)
+        raise PriceError(f"--regions: '{shown}' is not a comma-separated list of at most {MAX_REGIONS} Azure region "
+                         "names (lower-case letters and digits, e.g. eastus2,westus3)")
+    return regions
+
+
 def main(argv: Sequence[str] | None = None, fetch: Fetch = fetch_url, out: Any = None,
          today: date | None = None) -> int:
     out = out or sys.stdout
@@ -181,7 +198,8 @@ def main(argv: Sequence[str] | None = None, fetch: Fetch = fetch_url, out: Any =
             return 0
         sizes = table_sizes(current)
         if args.online:
-            regions = args.regions.split(",") if args.regions else sorted(current.prices) if current else ["eastus2"]
+            regions = _regions(args.regions) if args.regions is not None else \
+                sorted(current.prices) if current else ["eastus2"]
             table = fetch_table(regions, sizes, today, fetch)
         else:
             try:

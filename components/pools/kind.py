@@ -12,12 +12,11 @@ preflight and the preview; none of them branches on the kind.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from gpu_aks_policies.catalog import GpuSku
+from gpu_aks_policies.catalog import GpuSku, vcpus_in_size_name
 from gpu_aks_policies.contract import CapacityType, PoolSharing
 
 if TYPE_CHECKING:
@@ -26,9 +25,6 @@ if TYPE_CHECKING:
     from components.pools.agentpool import AgentPoolSpec
     from components.settings.observability import ObservabilitySettings
     from components.settings.parsed_pools import ParsedPool
-
-#: The vCPU count in an Azure size name (`Standard_NC24ads_A100_v4` -> 24), for the offline summary.
-SIZE_VCPUS = re.compile(r"Standard_[A-Za-z]+?(\d+)")
 
 #: The contract's `kind` (INTERFACE.md): an AKS AgentPool (fixed size or cluster-autoscaled), or a
 #: NAP / Karpenter `karpenter.sh/v1` NodePool.
@@ -211,12 +207,6 @@ class PoolKind(Protocol):
     def reference_markdown(self) -> str:
         """What the configuration reference adds for the kind beyond its keys (the GPU kind: the sizes
         it accepts), or ""."""
-
-
-def vcpus_in_size_name(vm_size: str) -> int | None:
-    """The vCPU count Azure's size name carries (`Standard_NC24ads_A100_v4`: 24), or None."""
-    match = SIZE_VCPUS.match(vm_size)
-    return int(match.group(1)) if match else None
 
 
 def surge_nodes(max_surge: str | None, max_count: int) -> int:

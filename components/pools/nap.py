@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from gpu_aks_policies.catalog import (
+    AKS_MAX_NODES_PER_CLUSTER,
     DEFAULT_GPU_TAINT,
     GPU_RESOURCE,
-    GPU_SKUS,
+    NODEPOOL_LIMIT_CEILINGS,
     POOL_LABEL,
     GpuSku,
     arm64_image_problem,
@@ -38,6 +39,7 @@ from gpu_aks_policies.catalog import (
     gpu_sku,
     skus_with_gpu,
     unsupported_gpu_sku,
+    vcpus_in_size_name,
 )
 from gpu_aks_policies.declarations import (
     MISSING,
@@ -55,8 +57,7 @@ from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
-from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts, vcpus_in_size_name
-from components.settings.common import AKS_MAX_NODES_PER_CLUSTER
+from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
@@ -72,12 +73,8 @@ CAPACITY_TYPES: tuple[str, ...] = get_args(KarpenterCapacity)
 #: `limits` keys -> the resource Karpenter caps (it limits any resource of a node's capacity; these
 #: bound a GPU pool's size and cost: GPUs, as `nvidia.com/gpu`, and vCPUs).
 LIMIT_RESOURCES: Mapping[str, str] = {"gpu": GPU_RESOURCE, "cpu": "cpu"}
-#: The most each `limits` ceiling may be: what AKS's most nodes in a cluster hold of the catalog's largest
-#: GPU size. A ceiling past it bounds nothing, and the figures read from it (nodes, quota, cost) would be
-#: past any cluster's: 10**4000 GPUs once ended the preview in an OverflowError.
-LIMIT_CEILINGS: Mapping[str, int] = {
-    GPU_RESOURCE: AKS_MAX_NODES_PER_CLUSTER * max(sku.gpus for sku in GPU_SKUS.values()),
-    "cpu": AKS_MAX_NODES_PER_CLUSTER * max(vcpus_in_size_name(sku.vm_size) or 0 for sku in GPU_SKUS.values())}
+#: The most each `limits` ceiling may be (the pool rule holds hand-written NodePools to the same).
+LIMIT_CEILINGS: Mapping[str, int] = NODEPOOL_LIMIT_CEILINGS
 #: A `sku-gpu-name` value gpu-aks writes as given (a GPU its catalog does not know) is a label value: the
 #: NodePool CRD's pattern for requirement values (karpenter.sh_nodepools.yaml, `requirements.values`).
 REQUIREMENT_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
@@ -309,11 +306,22 @@ def _limits(reader: Reader, value: Any) -> dict[str, int]:
     return limits
 
 
+#: The NodePools and AKSNodeClasses AKS node auto-provisioning creates and keeps as its own
+#: (learn.microsoft.com/azure/aks/node-autoprovision-node-pools: "When you first install node autoprovisioning,
+#: a default NodePool is created", with a `system-surge` one for the system pool). A GPU NodePool of the same
+#: name would write over AKS's objects (gpu-aks names the NodePool and its AKSNodeClass after the pool).
+AKS_NODEPOOL_NAMES = ("default", "system-surge")
+
+
 def _name(reader: Reader, value: Any) -> str:
     if not isinstance(value, str) or not POOL_NAME_RE.fullmatch(value):
         reader.problem("name", f"{'missing' if value is MISSING else reader.shown(value)}: a GPU NodePool needs a name "
                                "of 1-12 lowercase letters and digits, starting with a letter (e.g. 'h100')")
         return value if isinstance(value, str) else f"<{reader.key}>"
+    if value in AKS_NODEPOOL_NAMES:
+        reader.problem("name", f"'{value}' is the name of the NodePool and AKSNodeClass AKS node auto-provisioning "
+                               "creates and keeps as its own; a GPU NodePool of that name would write over them. "
+                               "Pick another name (e.g. 'h100')")
     return value
 
 

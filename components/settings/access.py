@@ -50,7 +50,7 @@ def _cluster_admins(reader: Reader, value: Any) -> tuple[ClusterAdmin, ...]:
     if not isinstance(value, list):
         reader.problem("clusterAdmins", f"{reader.shown(value)} is not a list of {{objectId, principalType}}")
         return ()
-    admins: list[ClusterAdmin] = []
+    admins: dict[ClusterAdmin, None] = {}  # in order; a dict, so a repeat is found in constant time
     for index, item in enumerate(value):
         at = f"clusterAdmins[{index}]"
         item = reader.problems.mapping(item, reader.path(at))
@@ -67,9 +67,9 @@ def _cluster_admins(reader: Reader, value: Any) -> tuple[ClusterAdmin, ...]:
             continue
         admin = ClusterAdmin(object_id.lower(), principal_type)
         if admin in admins:
-            reader.problem(at, f"{object_id} is listed twice")
+            reader.problem(at, f"{reader.shown(object_id)} is listed twice")
         else:
-            admins.append(admin)
+            admins[admin] = None
     return tuple(admins)
 
 

@@ -61,7 +61,9 @@ def _authorized_ranges(reader: Reader, value: Any) -> tuple[str, ...]:
         if not isinstance(item, str) or not CIDR_PATTERN.fullmatch(item) or not is_ipv4_interface(item):
             reader.problem(at, f"{reader.shown(item)} is not an IPv4 address or CIDR like 203.0.113.0/24")
         elif ipv4_network(item) is None:
-            reader.problem(at, f"{item} has bits set after the prefix; write {ipaddress.IPv4Interface(item).network}")
+            # The fix is derived from the value: masked with it when the section is secret.
+            reader.problem(at, f"{reader.shown(item)} has bits set after the prefix; write "
+                               f"{reader.shown(str(ipaddress.IPv4Interface(item).network))}")
         elif ipv4_network(item) == ipaddress.IPv4Network("0.0.0.0/0"):
             reader.problem(at, "0.0.0.0/0 authorizes every address, which is no restriction; list your ranges or leave "
                                "the key out")

@@ -36,6 +36,7 @@ from components.aks_api import (
     supported_minors,
 )
 from components.azure_catalog import region_check
+from components.settings.access import OBJECT_ID
 from components.settings.api_server import API_SERVER_ACCESS_PROFILE, ApiServerAccessSettings, warn_open_api_server
 from components.settings.common import PROJECT, ParseContext
 from components.settings.identity import IDENTITY, IdentitySettings
@@ -219,15 +220,66 @@ def _cluster(reader: Reader) -> ClusterSettings:
                            secret="cluster" in context.secret_sections)
 
 
+def _admin_groups(reader: Reader, value: Any) -> tuple[str, ...]:
+    """Each an Entra ID group's object ID, once: AKS refuses anything else at deploy time, after the
+    preview passed (the same check as `access.clusterAdmins`)."""
+    name = "adminGroupObjectIDs"
+    if value is MISSING or value is None:
+        return ()
+    if not isinstance(value, list):
+        reader.problem(name, f"{reader.shown(value)} is not a list of group object IDs (GUIDs)")
+        return ()
+    groups: dict[str, int] = {}
+    for index, item in enumerate(value):
+        at = f"{name}[{index}]"
+        if not isinstance(item, str) or not OBJECT_ID.fullmatch(item):
+            reader.problem(at, f"{reader.shown(item)} is not an Entra ID group object ID (a GUID, e.g. from "
+                               "`az ad group show -g NAME --query id`)")
+        elif item.lower() in groups:
+            reader.problem(at, f"{reader.shown(item)} is listed twice (first at {name}[{groups[item.lower()]}])")
+        else:
+            groups[item.lower()] = index
+    return tuple(value) if len(groups) == len(value) else ()
+
+
+#: Azure's limits on a resource's tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources,
+#: "Limitations"): 50 name-value pairs; a name of at most 512 characters without these characters, a value of
+#: at most 256; names are case-insensitive ("Tag names are case-insensitive for operations").
+MAX_TAGS = 50
+MAX_TAG_NAME_CHARS = 512
+MAX_TAG_VALUE_CHARS = 256
+TAG_NAME_FORBIDDEN = "<>%&\\?/"
+
+
+def azure_tags_problem(value: Any) -> str | None:
+    """Why Azure would refuse these tags on the cluster and its resource group, or None."""
+    problem = string_map_problem(value)
+    if problem is not None:
+        return problem
+    if len(value) > MAX_TAGS:
+        return f"has {len(value)} tags; Azure allows at most {MAX_TAGS} on a resource"
+    seen: dict[str, str] = {}
+    for name, tag_value in value.items():
+        if not name or len(name) > MAX_TAG_NAME_CHARS or any(c in TAG_NAME_FORBIDDEN for c in name):
+            return (f"has the tag name {describe(name)}: Azure takes 1 to {MAX_TAG_NAME_CHARS} characters without "
+                    f"{' '.join(TAG_NAME_FORBIDDEN)}")
+        if len(tag_value) > MAX_TAG_VALUE_CHARS:
+            return f"has a value of {len(tag_value)} characters for {describe(name)}; Azure takes at most {MAX_TAG_VALUE_CHARS}"
+        if name.lower() in seen:
+            return (f"has the tags {describe(seen[name.lower()])} and {describe(name)}, one tag to Azure (tag names "
+                    "are case-insensitive)")
+        seen[name.lower()] = name
+    return None
+
+
 AAD_PROFILE = Section(
     "aadProfile", "Azure AD integration (AKS-managed).", (
         boolean("managed", "Use AKS-managed Azure AD for sign-in.", True, attr="aad_enabled",
                 source=f"{_MODEL} aadProfile.managed"),
         boolean("enableAzureRBAC", "Authorize Kubernetes requests with Azure RBAC.", True, attr="azure_rbac",
                 source=f"{_MODEL} aadProfile.enableAzureRBAC"),
-        Key("adminGroupObjectIDs", "Azure AD groups that get cluster admin.", "list of strings", [],
-            check=lambda v: None if isinstance(v, list) and all(isinstance(g, str) for g in v)
-            else "must be a list of group object IDs", convert=tuple, attr="admin_group_object_ids",
+        Key("adminGroupObjectIDs", "Azure AD groups that get cluster admin: their object IDs (GUIDs).",
+            "list of strings", [], parse=_admin_groups, attr="admin_group_object_ids",
             source=f"{_MODEL} aadProfile.adminGroupObjectIDs"),
     ), flatten=True)
 
@@ -280,7 +332,8 @@ CLUSTER = Section(
                                                        describe(dict(DEFAULT_AUTOSCALER_PROFILE))),
             parse=_autoscaler_profile, attr="autoscaler_profile",
             source=f"{_MODEL} autoScalerProfile (components/aks_api.py AUTOSCALER_SETTINGS)"),
-        Key("tags", "Azure tags on the cluster.", "map of strings", {}, check=string_map_problem, attr="tags",
+        Key("tags", "Azure tags on the cluster (at most 50; names up to 512 characters, without `<>%&\\?/`, "
+            "values up to 256).", "map of strings", {}, check=azure_tags_problem, attr="tags",
             source=f"{_MODEL} tags"),
         NETWORK_PROFILE,
         API_SERVER_ACCESS_PROFILE,

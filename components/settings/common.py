@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
 from gpu_aks_policies.terminal import escape_text
 
@@ -20,12 +21,6 @@ if TYPE_CHECKING:
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
-#: AKS allows at most 1000 nodes in one pool (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
-#: nodes per node pool (Virtual Machine Scale Sets node pools)").
-AKS_MAX_NODES_PER_POOL = 1000
-#: ... and at most 5,000 in one cluster, across all its pools (same page, "Maximum nodes per cluster with
-#: Virtual Machine Scale Sets and Standard Load Balancer SKU"; 1,000 until support raises the quota).
-AKS_MAX_NODES_PER_CLUSTER = 5000
 ZONES = ("1", "2", "3")
 
 
@@ -52,6 +47,32 @@ class ParseContext:
     #: The pool kinds (`components.pools.KINDS`, above the sections), for the sections that read every
     #: pool while the document is parsed (`components/settings/parsed_pools.py`).
     pool_kinds: Sequence[PoolKindAtParse] = ()
+
+
+#: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is
+#: distribution/distribution `reference/regexp.go`, `ReferenceRegexp`): [host[:port]/]path[:tag][@digest],
+#: path components lower case. Anything else is accepted by the API server and leaves every pod of the
+#: DaemonSet or Job in InvalidImageName, after the deploy. Written without the grammar's empty separator
+#: (`[-]*`), which Python's backtracking matcher would take exponential time over.
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_REFERENCE = re.compile(
+    rf"(?P<name>(?:(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?/)?"
+    rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+#: distribution's `NameTotalLengthMax`; with a tag (128) and a digest (sha512: 135) a reference fits 520.
+MAX_IMAGE_NAME_CHARS = 255
+MAX_IMAGE_CHARS = 520
+
+
+def image_problem(value: Any) -> str | None:
+    """Why `value` is not a container image reference the kubelet can pull, or None."""
+    if isinstance(value, str) and len(value) <= MAX_IMAGE_CHARS:
+        match = IMAGE_REFERENCE.fullmatch(value)
+        if match and len(match["name"]) <= MAX_IMAGE_NAME_CHARS:
+            return None
+    return ("is not a container image reference like nvcr.io/nvidia/k8s-device-plugin:v0.20.0 ([registry/]path[:tag]"
+            "[@digest], the path in lower case)")
 
 
 def count_problem(value: Any) -> str | None:
@@ -140,6 +161,17 @@ def is_ipv4_interface(value: str) -> bool:
 
 #: How much of a value a message quotes.
 MAX_SHOWN_CHARS = 80
+
+
+#: The field of a recorded output (`clusterIdentity`, `clusterNetwork`) that says whether the run exported
+#: it secret. Pulumi's own marking does not survive every copy: `pulumi stack output --json
+#: --show-secrets`, which `tools.preview --previous-outputs` reads, prints a secret output as plain JSON.
+RECORD_SECRET = "secret"
+
+
+def recorded_secret(record: Any) -> bool:
+    """Whether a record read back says it was exported secret (its values stay masked in messages)."""
+    return isinstance(record, Mapping) and record.get(RECORD_SECRET) is True
 
 
 def shown(value: Any, masked: bool = False) -> str:

@@ -18,7 +18,7 @@ from gpu_aks_policies.declarations import (
     text,
 )
 
-from components.settings.common import dns_label_problem
+from components.settings.common import dns_label_problem, image_problem
 from components.settings.parsed_pools import ParsedPool, parsed_pools
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
@@ -157,7 +157,8 @@ DEVICE_PLUGIN = Section(
         MIG_SCALE_FROM_ZERO_CHECK,
         Check(_shared_pools_are_served, reads=("enabled", "pools"),
               doc="A pool with `sharing` is served by gpu-aks's device plugin (sharing is that plugin's config)."),
-        text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, source="AKS docs use-nvidia-gpu manifest"),
+        text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, check=image_problem,
+             source="AKS docs use-nvidia-gpu manifest"),
         text("namespace", "The namespace of the DaemonSet.", DEVICE_PLUGIN_NAMESPACE, check=dns_label_problem,
              source="AKS docs use-nvidia-gpu manifest"),
     ), build=_device_plugin, listed=("enabled", "image", "namespace", "migStrategy", "pools"))

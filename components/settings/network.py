@@ -50,6 +50,18 @@ class NetworkSettings:
     outbound_type: str = "loadBalancer"
 
 
+#: Ranges no node routes as pod or service addresses (the IANA special-purpose registry, RFC 6890): "this
+#: network" (RFC 1122), loopback, multicast (RFC 5771) and the reserved 240.0.0.0/4 (RFC 1112).
+SPECIAL_PURPOSE_CIDRS = ("0.0.0.0/8", "127.0.0.0/8", "224.0.0.0/4", "240.0.0.0/4")
+#: Each node takes a /24 of podCidr (learn.microsoft.com/azure/aks/azure-cni-overlay: "Each node is assigned a
+#: /24 address space carved out from the same CIDR"; kubenet assigns a /24 per node as well).
+NODE_POD_PREFIX = 24
+#: kube-apiserver refuses a smaller service range (kubernetes `ServiceIPRange`: "the service cluster IP range
+#: must be at least 8 IP addresses"), and gives its first address to the `kubernetes` Service
+#: (`GetIndexedIP(serviceClusterIPRange, 1)`).
+MIN_SERVICE_ADDRESSES = 8
+
+
 def _cidr_problem(value: Any) -> str | None:
     if not isinstance(value, str) or not CIDR_PATTERN.fullmatch(value) or "/" not in value:
         return f"is not an IPv4 CIDR like 10.244.0.0/16 (the API {API_VERSION} pattern, with a prefix length)"
@@ -61,7 +73,29 @@ def _cidr_problem(value: Any) -> str | None:
         if network.overlaps(ipaddress.IPv4Network(reserved)):
             return (f"overlaps {reserved}, which AKS reserves (learn.microsoft.com/azure/aks/azure-cni-overlay, IP "
                     "address planning)")
+    for special in SPECIAL_PURPOSE_CIDRS:
+        if network.overlaps(ipaddress.IPv4Network(special)):
+            return (f"overlaps {special}, a special-purpose range (RFC 6890: this network, loopback, multicast or "
+                    "reserved) no node routes; use a private range (e.g. 10.244.0.0/16)")
     return None
+
+
+def _pod_cidr_problem(value: Any) -> str | None:
+    problem = _cidr_problem(value)
+    network = ipv4_network(value) if problem is None else None
+    if network is not None and network.prefixlen > NODE_POD_PREFIX:
+        return (f"is smaller than the /{NODE_POD_PREFIX} each node takes from it (learn.microsoft.com/azure/aks/"
+                "azure-cni-overlay), so no node could start; use a /24 or larger (e.g. 10.244.0.0/16)")
+    return problem
+
+
+def _service_cidr_problem(value: Any) -> str | None:
+    problem = _cidr_problem(value)
+    network = ipv4_network(value) if problem is None else None
+    if network is not None and network.num_addresses < MIN_SERVICE_ADDRESSES:
+        return (f"holds {network.num_addresses} address(es); kube-apiserver needs at least {MIN_SERVICE_ADDRESSES} "
+                "(e.g. 10.0.0.0/16)")
+    return problem
 
 
 def _ip_problem(value: Any) -> str | None:
@@ -99,6 +133,10 @@ def _dns_inside_service_cidr(reader: Reader) -> None:
                                                                       service.broadcast_address)):
         reader.problem("dnsServiceIP", f"{dns_ip} is not a usable address inside serviceCidr {service_cidr}; the REST "
                                        "model: \"It must be within the Kubernetes service address range\" (e.g. "
+                                       f"{tenth_address(service_cidr)})")
+    elif service is not None and address == service.network_address + 1:
+        reader.problem("dnsServiceIP", f"{dns_ip} is the first address of serviceCidr {service_cidr}, which Kubernetes "
+                                       "gives the `kubernetes` Service, so the cluster DNS could not have it (e.g. "
                                        f"{tenth_address(service_cidr)})")
 
 
@@ -150,14 +188,15 @@ NETWORK_PROFILE = Section(
                    source=f"{CLUSTER_MODEL} networkProfile.outboundType (create-only)"),
         Key("podCidr", "Pod addresses (Overlay or kubenet).", "string",
             Default(lambda r: DEFAULT_POD_CIDR if _overlay_or_kubenet(r) else None, DEFAULT_POD_CIDR),
-            check=_cidr_problem, attr="pod_cidr", source=f"{CLUSTER_MODEL} networkProfile.podCidr pattern"),
-        Key("serviceCidr", "Kubernetes service addresses.", "string", DEFAULT_SERVICE_CIDR, check=_cidr_problem,
+            check=_pod_cidr_problem, attr="pod_cidr", source=f"{CLUSTER_MODEL} networkProfile.podCidr pattern"),
+        Key("serviceCidr", "Kubernetes service addresses.", "string", DEFAULT_SERVICE_CIDR, check=_service_cidr_problem,
             attr="service_cidr", source=f"{CLUSTER_MODEL} networkProfile.serviceCidr pattern"),
         Key("dnsServiceIP", "The cluster DNS service's address, inside serviceCidr.", "string",
             Default(lambda r: tenth_address(r.get("serviceCidr")), "the tenth address of serviceCidr (10.0.0.10)"),
             check=_ip_problem, attr="dns_service_ip", source=f"{CLUSTER_MODEL} networkProfile.dnsServiceIP"),
         Check(_dns_inside_service_cidr, reads=("serviceCidr", "dnsServiceIP"),
-              doc="`dnsServiceIP` is a usable address inside `serviceCidr`."),
+              doc="`dnsServiceIP` is a usable address inside `serviceCidr`, not the first (the `kubernetes` "
+                  "Service's)."),
         Check(_pods_and_services_apart, reads=("podCidr", "serviceCidr"),
               doc="`podCidr` and `serviceCidr` do not overlap."),
         Check(_network_combinations, reads=_NETWORK_KEYS_READ,

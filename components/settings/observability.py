@@ -11,6 +11,7 @@ from typing import Any
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
 
 from components.azure_catalog import region_check
+from components.settings.common import image_problem
 from observability.settings import (
     ACTION_GROUP_ID_RE,
     DCGM_EXPORTER_IMAGE,
@@ -54,11 +55,6 @@ def _whole(low: int, high: int, unit: str) -> Callable[[Any], str | None]:
 
 def _matches(pattern: re.Pattern[str], what: str) -> Callable[[Any], str | None]:
     return lambda value: None if isinstance(value, str) and pattern.fullmatch(value) else f"is not {what}"
-
-
-def _image(value: Any) -> str | None:
-    return None if isinstance(value, str) and value and not any(c.isspace() for c in value) else \
-        "is not a container image reference"
 
 
 def _emails(value: Any) -> str | None:
@@ -148,7 +144,7 @@ OBSERVABILITY = Section(
         Section("dcgmExporter", "NVIDIA's DCGM exporter, one DaemonSet per served GPU pool.", (
             boolean("enabled", "Run the exporter (turn off where something else exports DCGM metrics).", True,
                     attr="exporter_enabled"),
-            text("image", "The exporter image.", DCGM_EXPORTER_IMAGE, check=_image, attr="exporter_image",
+            text("image", "The exporter image.", DCGM_EXPORTER_IMAGE, check=image_problem, attr="exporter_image",
                  source=_CHART),
         ), flatten=True),
         ALERTS,

@@ -318,10 +318,15 @@ SCALE_SET_PRIORITY = choice("scaleSetPriority", "`Spot` for Spot VMs (AKS adds t
 #: More US dollars an hour than any VM costs: a higher `spotMaxPrice` is no cap (and 10**400 or inf is no
 #: number Azure takes; 10**4000 ended the parse in an OverflowError).
 MOST_SPOT_PRICE = 10_000
-SPOT_MAX_PRICE = Key("spotMaxPrice", "Highest price per hour in US dollars for Spot VMs; -1 pays up to on-demand.",
+#: Azure takes a Spot max price "using up to five decimal places" (learn.microsoft.com/azure/virtual-machines/
+#: spot-vms, "Pricing"): 1e-300 is positive, and no price Azure takes.
+SPOT_PRICE_DECIMALS = 5
+SPOT_MAX_PRICE = Key("spotMaxPrice", "Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 "
+                     "pays up to on-demand.",
                      "number", -1.0, check=lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool)
-                     and (v == -1 or 0 < v <= MOST_SPOT_PRICE) else "must be -1 (pay up to the on-demand price) or a "
-                     f"positive price in US dollars up to {MOST_SPOT_PRICE}", convert=float, attr="spot_max_price",
+                     and (v == -1 or 0 < v <= MOST_SPOT_PRICE and round(v, SPOT_PRICE_DECIMALS) == v) else "must be -1 "
+                     f"(pay up to the on-demand price) or a positive price in US dollars up to {MOST_SPOT_PRICE}, with "
+                     f"at most {SPOT_PRICE_DECIMALS} decimal places", convert=float, attr="spot_max_price",
                      source=f"{POOL_MODEL} spotMaxPrice", create_only=True)
 # Reads scaleSetPriority: a typo there is one problem, not also this one (no knock-on error).
 SPOT_PRICE_NEEDS_SPOT = Check(_spot_price_needs_spot, reads=("scaleSetPriority",),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gpu_aks_policies.declarations import Check, Reader, Section, boolean, text
 
+from components.settings.common import image_problem
 from components.settings.device_plugin import served_pools
 
 DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/pytorch:25.10-py3"
@@ -27,5 +28,6 @@ SMOKE_TEST = Section("smokeTest", "One GPU check Job per served GPU pool after `
     boolean("enabled", "Run the smoke test.", False, attr="enabled"),
     Check(_something_to_test, reads=("enabled",), doc="`enabled: true` needs a GPU pool served by the device plugin."),
     text("image", "The image of the check Job (has PyTorch with CUDA).", DEFAULT_SMOKE_TEST_IMAGE, attr="image",
+         check=image_problem,
          source="NVIDIA NGC nvcr.io/nvidia/pytorch"),
 ), cls=SmokeTestSettings)

@@ -17,9 +17,9 @@ from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import GPU_SKUS, gpu_sku
+from ..catalog import AKS_MAX_NODES_PER_CLUSTER, GPU_SKUS, NODEPOOL_LIMIT_CEILINGS, gpu_sku
 from ..podspecs import join, known, list_at, mapping_at
-from ..quantities import QuantityError, parse_quantity
+from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, parse_taint
 from .registry import NodeFacts, register
 from .view import PoolView, Scaling
@@ -93,21 +93,36 @@ class NodePoolView(PoolView):
         return taints, problems
 
     def scaling(self) -> Scaling:
+        """Bounded when a GPU or vCPU limit is a ceiling some cluster can reach: 0 up to what AKS's most
+        nodes hold (`NODEPOOL_LIMIT_CEILINGS`, the ceilings gpu-aks's own NodePools keep to). Past it
+        (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
+        NodePool the API server takes has it. Each such limit is named with why."""
         spec = mapping_at(self.props.get("spec"), "spec")
         limits = mapping_at(spec.get("limits"), "spec.limits")
-        bounding, unreadable = {}, []
+        bounding, unusable = {}, []
         for key in _BOUNDING_LIMITS:
-            if key in limits:
-                try:
-                    bounding[key] = parse_quantity(known(limits[key], join("spec.limits", key)))
-                except QuantityError as error:  # a limit Karpenter cannot read bounds nothing: say why
-                    unreadable.append(f"{key}: {error}")
-        written = ", ".join(f"{key}: {limits[key]}" for key in bounding) or "no limits"
-        if unreadable:
-            written += f"; unreadable {'; '.join(unreadable)}"
+            if key not in limits:
+                continue
+            written = known(limits[key], join("spec.limits", key))
+            try:
+                amount = parse_quantity(written)
+            except QuantityError as error:  # a limit Karpenter cannot read bounds nothing: say why
+                unusable.append(f"unreadable {key}: {error}")
+                continue
+            if amount < 0:
+                unusable.append(f"{key}: {shown(written, 64)} is negative; a ceiling is 0 (no node) or more")
+            elif amount > (most := NODEPOOL_LIMIT_CEILINGS[key]):
+                unusable.append(f"{key}: {shown(written, 64)} is above {most}, more than AKS's "
+                                f"{AKS_MAX_NODES_PER_CLUSTER} nodes per cluster hold of any GPU size, so it bounds "
+                                "nothing")
+            else:
+                bounding[key] = amount
+        written = ", ".join(f"{key}: {shown(limits[key], 64).strip(chr(39))}" for key in bounding) or "no limits"
+        if unusable:
+            written += f"; {'; '.join(unusable)}"
         ceiling = next(iter(bounding.values()), None)
-        return Scaling(bool(bounding), 0, int(ceiling) if ceiling is not None else None, f"spec.limits: {written}",
-                       "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}",
+        return Scaling(bool(bounding) and not unusable, 0, int(ceiling) if ceiling is not None else None,
+                       f"spec.limits: {written}", "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}",
                        min_field="(none: Karpenter starts at no node)", max_field="spec.limits")
 
     def node_labels(self) -> dict[str, str]:

@@ -112,7 +112,8 @@ def ray_gpus(total: int, head: int, worker: int) -> tuple[int, int]:
 
 
 def _positive_int(value: Any, default: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+            value != int(value) or value < 1:
         return default
     return int(value)
 

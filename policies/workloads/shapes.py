@@ -61,6 +61,30 @@ class ShapePathError(ValueError):
     pass
 
 
+#: Places a declared path may reach in one object before its walk asks whether it walks a node twice. YAML
+#: aliases repeat one node under many paths (nine levels of nine aliases, and `*` at each, reach 9**9 places
+#: from a file of ten lines: the checker grew past 16 GB); past this, such an object is an input error, not
+#: walked. A tree (every object the pack sees, and YAML without aliases) is walked whole: each of its places
+#: is a node of its own, so the walk is as long as the object.
+MAX_PLACES = 100_000
+
+
+class ShapeReachError(ValueError):
+    """A declared shape's path reaches more than MAX_PLACES places in one object, through repeated nodes."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        path = "".join(f".{key}" if kind == "key" else "[*]" if kind == "list" else ".*" for kind, key in steps)[1:]
+        super().__init__(f"the workload shape's path {path} reaches more than {MAX_PLACES} places in this object "
+                         "through nodes YAML aliases repeat, so it is not checked")
+
+
+def _walks_a_node_twice(reached: Sequence[tuple[str, Any, tuple[str | int, ...], Any]]) -> bool:
+    """Whether two places hold the same mapping or list (an alias): only then can a step reach more places
+    than the object has nodes."""
+    containers = [id(value) for _, value, _, _ in reached if is_mapping(value) or isinstance(value, (list, tuple))]
+    return len(set(containers)) < len(containers)
+
+
 def parse_path(text: str) -> tuple[Step, ...]:
     """`spec.workers[*].template.spec` -> its steps; ShapePathError says what is wrong."""
     if not text:
@@ -92,7 +116,12 @@ def expand(obj: Any, steps: Sequence[Step]) -> list[tuple[str, Any, tuple[str | 
     reached: list[tuple[str, Any, tuple[str | int, ...], Any]] = [("", obj, (), None)]
     for kind, key in steps:
         following: list[tuple[str, Any, tuple[str | int, ...], Any]] = []
+        asked = False  # whether this step's places were checked for a node walked twice (once, when many)
         for path, value, bound, _ in reached:
+            if not asked and len(following) > MAX_PLACES:
+                asked = True
+                if _walks_a_node_twice(reached):
+                    raise ShapeReachError(steps)
             if kind == "key":
                 mapping = as_mapping(value)
                 if key in mapping:

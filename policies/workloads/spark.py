@@ -13,6 +13,7 @@ Sources, kubeflow/spark-operator at master (2026-08):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +30,9 @@ def _gpu_limits(gpu: Mapping[str, Any]) -> dict[str, Any]:
     name, quantity = as_str(gpu.get("name")), gpu.get("quantity")
     if not name or quantity is None:
         return {}
-    if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) and quantity == int(quantity) and quantity <= 0:
+    # (YAML's .nan and .inf are floats with no int: kept as written, for the limits rule to name.)
+    if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) and math.isfinite(quantity) and \
+            quantity == int(quantity) and quantity <= 0:
         return {}
     return {name: quantity}
 
