@@ -242,6 +242,7 @@ def _moved(outputs: dict[str, Any], record: str, secret: Any = "as recorded") ->
     return outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record", [IDENTITY_OUTPUT, NETWORK_OUTPUT])
 @pytest.mark.parametrize("secret", ["as recorded", None, "yes", 1])
 def test_a_record_that_was_secret_stays_masked_after_a_show_secrets_export(secret_export, record, secret):
@@ -251,6 +252,7 @@ def test_a_record_that_was_secret_stays_masked_after_a_show_secrets_export(secre
     assert OLD_NAME not in text and OLD_CIDR not in text and "[secret]" in text, text[-400:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record", [IDENTITY_OUTPUT, NETWORK_OUTPUT])
 def test_a_record_that_says_it_was_plain_is_quoted(secret_export, record):
     # What an export may show: the values of a record the program wrote as plain (`secret: false`).
@@ -300,6 +302,7 @@ def test_image_references_are_matched_in_linear_time():
 # --- The component provider ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gc##[error]pwned", "::error::pwned", "gc\u3164x", "gc\u2060x"])
 def test_a_component_name_carrying_a_workflow_command_is_refused(plugin, name):  # noqa: F811
     # Printable, so it was taken: the engine prints it in every child's URN and name, as it is.
@@ -373,6 +376,7 @@ def _shape_config(tmp_path: Path, levels: int) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_a_declared_shape_over_an_alias_bomb_is_an_input_error_not_a_walk(tmp_path, capsys):
     # Nine levels of nine aliases and a path with `*` at each: 9**9 pod specs; the checker grew past 16 GB.
     manifest = tmp_path / "bomb.yaml"
@@ -396,6 +400,7 @@ def test_a_declared_shape_over_aliases_within_the_bound_is_checked(tmp_path, cap
     assert len({v["path"] for v in violations if v["policy"] == "gpu-pods-tolerate-gpu-taint"}) == 64
 
 
+@pytest.mark.slow
 def test_a_tree_past_the_bound_is_walked_whole_as_the_pack_sees_objects():
     # Only repeated nodes can make a path reach more places than the object has: a tree is walked whole
     # (the pack's objects are trees; refusing one made `Analyze` fail).
@@ -403,6 +408,7 @@ def test_a_tree_past_the_bound_is_walked_whole_as_the_pack_sees_objects():
     assert len(expand(obj, parse_path("spec.items[*]"))) == MAX_PLACES + 10
 
 
+@pytest.mark.slow
 def test_a_shape_path_stops_at_its_bound_in_linear_time():
     def prepare(n: int) -> Any:
         wide = {f"k{i}": {"containers": []} for i in range(n)}
