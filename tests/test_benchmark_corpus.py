@@ -36,3 +36,27 @@ def test_the_small_corpus_has_the_shape_of_the_issue(tmp_path: Path) -> None:
     assert len(breaking) >= 0.85 * len(texts), "nearly every one breaks a mandatory rule"
     gpu_positions = {v.path.split("containers[")[1][0] for v in report.violations if "containers[" in v.path}
     assert gpu_positions == {"0", "1", "2"}, "the GPU container is not always the first"
+
+
+def test_the_analyzer_benchmark_reads_a_process_cpu_time() -> None:
+    """The pack process's CPU per request that `benchmarks.analyzer_throughput` prints beside wall time."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.analyzer_throughput import process_cpu_seconds
+
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+                             "while time.process_time() < end: pass\nimport sys; sys.stdout.write('done'); sys.stdout.flush()\n"
+                             "time.sleep(30)"], stdout=subprocess.PIPE)
+    try:
+        assert busy.stdout is not None and busy.stdout.read(4) == b"done"
+        seconds = process_cpu_seconds(busy.pid)
+        if os.path.exists(f"/proc/{busy.pid}/stat"):
+            assert seconds is not None and 0.25 <= seconds <= 5
+        else:  # not Linux: the benchmark prints wall time only
+            assert seconds is None
+    finally:
+        busy.kill()
+        busy.wait()
+    assert process_cpu_seconds(busy.pid) is None, "a process that is gone has no CPU time to read"
