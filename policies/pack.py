@@ -68,7 +68,7 @@ from .scope import current_scope, remembered, secret_texts
 from .secrets import redact
 from .terminal import escape_text
 from .workloads import Context, context_of, pod_specs_of
-from .workloads.context import namespace_of
+from .workloads.context import collectors_of, namespace_of
 from .workloads.dra import CLAIM_TEMPLATES, CLAIMS
 
 PACK_NAME = "gpu-aks-policies"
@@ -164,10 +164,11 @@ class Operation:
             self.last_configs: dict[str, tuple[Mapping[str, Any] | None, RuleConfig]] = {}
 
     def remember(self, obj: Any) -> None:
-        if not self.context.collects(obj):  # most objects: nothing a pod depends on, no lock taken
+        collectors = collectors_of(obj)
+        if not collectors:  # most objects: nothing a pod depends on, no lock taken
             return
         with self._lock:
-            self.context.add(obj)
+            self.context.add(obj, collectors)
 
     def rule_config(self, policy: str, config: Mapping[str, Any] | None) -> RuleConfig:
         """This policy's config from `Configure` (or none at all), defaults applied, parsed once."""

@@ -22,6 +22,7 @@ from gpu_aks_policies.pools import registry
 from gpu_aks_policies.records import computed_once, record
 from gpu_aks_policies.secrets import SecretText
 from gpu_aks_policies.workloads import Context
+from gpu_aks_policies.workloads.context import collectors_of
 from gpu_aks_policies.workloads.dra import NO_CLAIMS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,13 +137,16 @@ def test_kubernetes_objects_from_type_tokens():
 
 
 def test_an_object_is_collected_only_when_its_kind_has_a_collector():
-    context = Context()
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "annotations": {"a": "b"}}}
-    assert context.collects(namespace)
-    assert not context.collects({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})
-    assert not context.collects("not a mapping") and not context.collects(None)
-    assert context.collects({"pipelineInfo": {}}), "a document other than a Kubernetes object: its collectors decide"
+    assert collectors_of(namespace)
+    assert not collectors_of({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})
+    assert not collectors_of("not a mapping") and not collectors_of(None)
+    assert not collectors_of({"some": "document"}), "a document no collector recognises"
     operation = pack.Operation()
     operation.remember({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})
     operation.remember(namespace)
-    assert dict(operation.context.namespaces) == {"ml": {"a": "b"}}
+    operation.remember({"apiVersion": "v1", "kind": "Namespace", "metadata": {"annotations": {"x": "y"}}})
+    assert dict(operation.context.namespaces) == {"ml": {"a": "b"}}, "a Namespace without a name contributes nothing"
+    context = Context()
+    context.add(namespace)
+    assert dict(context.namespaces) == {"ml": {"a": "b"}}, "add asks for the collectors itself"

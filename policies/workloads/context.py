@@ -13,7 +13,7 @@ in "default".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,21 @@ def is_kubernetes_object(obj: Any) -> bool:
     return isinstance(kind, str) and bool(kind) and isinstance(api_version, str)
 
 
+def collectors_of(obj: Any) -> Sequence[Collector]:
+    """The collectors that take something from `obj`: its kind's, for a Kubernetes object; those that
+    recognise it, for another document; none for anything else. The pack asks first for every object
+    it is sent, and most have none: they take no lock (`Operation.remember`)."""
+    if not is_mapping(obj):
+        return ()
+    if not is_kubernetes_object(obj):
+        load_group(DOCUMENTS)
+        return [collector for collector in DOCUMENT_COLLECTORS
+                if collector.recognize is not None and collector.recognize(obj)]
+    group = api_group(obj)
+    load_group(group)
+    return COLLECTORS.get((group, obj["kind"]), ())
+
+
 class Context:
     """What the collectors gathered from the objects checked together, one table per collector
     name. `Context(complete=..., namespaces={...})` seeds tables (the pack's configured Namespaces)."""
@@ -99,36 +114,18 @@ class Context:
         """Namespace name -> its annotations."""
         return self.table(NAMESPACES)
 
-    def collects(self, obj: Any) -> bool:
-        """Whether `add(obj)` may put anything in a table: a mapping whose kind has a collector, or a
-        document that is not a Kubernetes object (its collectors recognise it)."""
-        if type(obj) is not dict and not is_mapping(obj):
-            return False
-        if not is_kubernetes_object(obj):
-            return True
-        group = api_group(obj)
-        load_group(group)
-        return (group, obj["kind"]) in COLLECTORS
-
-    def add(self, obj: Any) -> None:
-        if not is_mapping(obj):
-            return
-        if not is_kubernetes_object(obj):
-            load_group(DOCUMENTS)
-            for collector in DOCUMENT_COLLECTORS:
-                if collector.recognize is not None and collector.recognize(obj):
-                    self.table(collector.table).update(collector.collect(obj, ""))
-            return
-        group = api_group(obj)
-        load_group(group)
-        collectors = COLLECTORS.get((group, obj["kind"]))
-        if not collectors:
-            return
-        name = as_str(as_mapping(obj.get("metadata")).get("name"))
-        if not name:
-            return
-        for collector in collectors:
-            self.table(collector.table).update(collector.collect(obj, name))
+    def add(self, obj: Any, collectors: Sequence[Collector] | None = None) -> None:
+        """What `obj` contributes to each table (`collectors`: `collectors_of(obj)`, when the caller
+        asked already)."""
+        name: str | None = None
+        for collector in collectors_of(obj) if collectors is None else collectors:
+            if collector.recognize is not None:  # a document's collector: documents have no metadata.name
+                self.table(collector.table).update(collector.collect(obj, ""))
+                continue
+            if name is None:
+                name = as_str(as_mapping(obj.get("metadata")).get("name"))
+            if name:  # an object without a name contributes nothing (the API server would refuse it)
+                self.table(collector.table).update(collector.collect(obj, name))
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{name}: {len(table)}" for name, table in sorted(self.tables.items()))
