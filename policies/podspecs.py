@@ -339,6 +339,9 @@ _ANSWERS: dict[tuple[str, ...], _Answers] = {}
 #: Bounds: a hostile stream of distinct names or pattern lists must not grow them without end.
 _MAX_PATTERN_LISTS = 64
 _MAX_NAMES_PER_LIST = 4096
+#: Longer resource names (a valid one has at most 253 + 1 + 63 characters) are answered afresh, not
+#: remembered: 4,096 megabyte-long names would hold gigabytes.
+MAX_REMEMBERED_NAME = 320
 
 
 def _answers(patterns: tuple[str, ...]) -> _Answers:
@@ -351,12 +354,12 @@ def _answers(patterns: tuple[str, ...]) -> _Answers:
 
 
 def _matches(name: str, answers: _Answers) -> bool:
-    """Whether `name` matches one of `answers.patterns`, remembered there for a plain string (a str
-    subclass, such as a secret marker, is never kept)."""
+    """Whether `name` matches one of `answers.patterns`, remembered there for a plain string of a
+    resource name's length (a str subclass, such as a secret marker, is never kept)."""
     answer = answers.get(name) if type(name) is str else None
     if answer is None:
         answer = any(fnmatchcase(name, pattern) for pattern in answers.patterns)
-        if type(name) is str and len(answers) < _MAX_NAMES_PER_LIST:
+        if type(name) is str and len(name) <= MAX_REMEMBERED_NAME and len(answers) < _MAX_NAMES_PER_LIST:
             answers[name] = answer
     return answer
 

@@ -11,9 +11,9 @@ which `make lint` runs, refuses any assignment to a field) and, at run time, a p
 the hash a frozen one has (`unsafe_hash=True`: findings are de-duplicated by hash). Nothing in the
 repository assigns to a record's field; the type check holds that.
 
-`computed_once` is `functools.cached_property` as Python 3.12 has it: CPython 3.11's takes a lock on
-every first read, which cost more than the value it guarded (a finding's summary of what puts a pod
-on GPU nodes, written once per pod).
+`computed_once` is `functools.cached_property` as Python 3.12 has it (python/cpython gh-87634 removed
+the lock): CPython 3.11's takes a lock on every first read, which cost more than the value it guarded
+(a finding's summary of what puts a pod on GPU nodes, written once per pod).
 
 Pure: no Pulumi imports.
 """

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .podspecs import as_mapping, is_mapping
+from .podspecs import MAX_REMEMBERED_NAME, as_mapping, is_mapping
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: Effects that keep a pod off a node unless tolerated (PreferNoSchedule is only a preference).
@@ -90,13 +90,9 @@ def _is_extended_resource_text(name: str) -> bool:
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     # Resource names repeat across thousands of containers; the regular expression is the cost.
-    if type(name) is str and len(name) <= _MAX_REMEMBERED_NAME:
+    if type(name) is str and len(name) <= MAX_REMEMBERED_NAME:
         return _qualified_request_name(name)
     return label_key_problem("requests." + name) is None
-
-
-#: Longer names (a valid one has at most 253 + 1 + 63 characters) are checked afresh, not remembered.
-_MAX_REMEMBERED_NAME = 320
 
 
 @functools.lru_cache(maxsize=1024)

@@ -107,6 +107,10 @@ def test_remembered_names_and_pattern_lists_are_bounded():
     for index in range(podspecs._MAX_NAMES_PER_LIST + 500):
         assert podspecs.is_gpu_resource(f"bounded.example.com/r{index}", patterns)
     assert len(podspecs._answers(patterns)) == podspecs._MAX_NAMES_PER_LIST
+    long_name = "bounded.example.com/" + "x" * podspecs.MAX_REMEMBERED_NAME
+    podspecs._answers(patterns).clear()
+    assert podspecs.is_gpu_resource(long_name, patterns) and long_name not in podspecs._answers(patterns), \
+        "a name longer than any resource name is answered afresh"
     for index in range(podspecs._MAX_PATTERN_LISTS + 10):
         podspecs.is_gpu_resource("cpu", (f"list{index}/*",))
     assert len(podspecs._ANSWERS) <= podspecs._MAX_PATTERN_LISTS
