@@ -46,14 +46,14 @@ def test_the_analyzer_benchmark_reads_a_process_cpu_time() -> None:
 
     from benchmarks.analyzer_throughput import process_cpu_seconds
 
-    busy = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.1\n"
                              "while time.process_time() < end: pass\nimport sys; sys.stdout.write('done'); sys.stdout.flush()\n"
                              "time.sleep(30)"], stdout=subprocess.PIPE)
     try:
         assert busy.stdout is not None and busy.stdout.read(4) == b"done"
         seconds = process_cpu_seconds(busy.pid)
         if os.path.exists(f"/proc/{busy.pid}/stat"):
-            assert seconds is not None and 0.25 <= seconds <= 5
+            assert seconds is not None and 0.05 <= seconds <= 5
         else:  # not Linux: the benchmark prints wall time only
             assert seconds is None
     finally:
