@@ -24,14 +24,14 @@ from .catalog import (
     MIG_RESOURCE_PREFIX,
     RETIRED_ACCELERATORS,
     SPOT_LABEL,
-    aks_node_labels,
     sharing_name,
     sharing_phrase,
 )
-from .contract import ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
+from .contract import CapacityType, ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
+from .node_labels import NodeKind, node_kinds
 from .podspecs import (
     ABSENT,
     GpuAsk,
@@ -49,9 +49,9 @@ from .scheduling import (
     TaintSyntaxError,
     Tolerating,
     format_taint,
-    node_selector_term_matches,
     parse_taint,
     required_node_terms,
+    selector_verdict,
     toleration_for,
 )
 from .terminal import escape_line
@@ -194,6 +194,9 @@ class PoolVerdict:
     #: What the pod gets on the pool when it fits, and why: a whole GPU, a MIG slice, a share of a
     #: GPU; Spot eviction; the wait while the pool brings up a node.
     gets: tuple[str, ...] = ()
+    #: The offers the pod may land on when it fits: the pool's VM sizes, each with the capacity types,
+    #: that its node selection admits and whose nodes have the GPUs it asks for.
+    offers: tuple[GpuOfferEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -262,22 +265,51 @@ def _gpu_counts(pod: PodSpec, config: RuleConfig) -> Iterator[tuple[GpuAsk, Frac
                 yield ask, amount
 
 
-def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], labels: Mapping[str, str]) -> list[str]:
+def _wanted(pod: Mapping[str, Any]) -> list[str]:
+    wanted = []
+    for term in required_node_terms(pod) or ():
+        for expression in as_list(as_mapping(term).get("matchExpressions")):
+            expression = as_mapping(expression)
+            values = ",".join(str(v) for v in as_list(expression.get("values")))
+            wanted.append(f"{expression.get('key')} {expression.get('operator')} [{values}]".replace(" []", ""))
+    return wanted
+
+
+def _where_from(key: str, pool: GpuPoolEntry) -> str:
+    """Why a node of this pool never carries `key`, when it is another kind of node's label."""
+    if key.startswith(("karpenter.sh/", "karpenter.azure.com/")) and pool.kind != "nodePool":
+        return " (Karpenter sets it on node auto-provisioning (NAP) nodes only; this pool is an AKS AgentPool)"
+    if key.startswith("kubernetes.azure.com/") and pool.kind == "nodePool":
+        return " (AKS sets it on AgentPool nodes; this pool is a NAP NodePool, whose nodes Karpenter labels)"
+    return ""
+
+
+def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], kinds: Sequence[NodeKind],
+                      name: str, pool: GpuPoolEntry) -> list[str]:
+    """Why no node the pool may bring passes the pod's node selection (each nodeSelector entry no node
+    has, then the affinity; or that no one node has them all)."""
     reasons = []
     for key, value in node_selector.items():
-        if labels.get(key) != str(value):
-            have = f"{key}={labels[key]}" if key in labels else f"no {key} label"
-            reasons.append(f"its nodeSelector needs {key}={value}, but the pool's nodes have {have}")
+        if any(kind.labels.known.get(key) == str(value) or key in kind.labels.unknown for kind in kinds):
+            continue
+        values = sorted({kind.labels.known[key] for kind in kinds if key in kind.labels.known})
+        have = f"{key}={' or '.join(values)}" if values else f"no {key} label{_where_from(key, pool)}"
+        reasons.append(f"its nodeSelector needs {key}={value}, but the pool's nodes have {have}")
     terms = required_node_terms(pod)
-    if terms and not any(node_selector_term_matches(term, labels) for term in terms):
-        wanted = []
-        for term in terms:
-            for expression in as_list(as_mapping(term).get("matchExpressions")):
-                expression = as_mapping(expression)
-                values = ",".join(str(v) for v in as_list(expression.get("values")))
-                wanted.append(f"{expression.get('key')} {expression.get('operator')} [{values}]".replace(" []", ""))
-        reasons.append(f"its required node affinity ({'; '.join(wanted)}) matches no label of the pool's nodes")
+    if terms and not any(selector_verdict(pod, {}, kind.labels.known, kind.labels.unknown) is not False
+                         for kind in kinds):
+        keys = {as_mapping(e).get("key") for term in terms for e in as_list(as_mapping(term).get("matchExpressions"))}
+        where = "".join(dict.fromkeys(_where_from(key, pool) for key in keys if isinstance(key, str)))
+        reasons.append(f"its required node affinity ({'; '.join(_wanted(pod))}) matches no label of the pool's "
+                       f"nodes{where}")
+    if not reasons:
+        reasons.append("no one node this pool may bring has every label its nodeSelector and node affinity ask for "
+                       f"(it may bring {_node_kinds_text(kinds)})")
     return reasons
+
+
+def _node_kinds_text(kinds: Sequence[NodeKind]) -> str:
+    return ", ".join(dict.fromkeys(f"{kind.offer.vm_size} {_CAPACITY_WORDS.get(kind.capacity_type)}" for kind in kinds))
 
 
 def _retired_requests(pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[str]:
@@ -290,10 +322,6 @@ def _retired_requests(pod: Mapping[str, Any], node_selector: Mapping[str, str]) 
                 wanted += [str(v) for v in as_list(expression.get("values"))]
     return [f"no pool offers {value}: {RETIRED_ACCELERATORS[value]}" for value in dict.fromkeys(wanted)
             if value in RETIRED_ACCELERATORS]
-
-
-def _pool_labels(name: str, pool: GpuPoolEntry) -> dict[str, str]:
-    return aks_node_labels(pool.azure_name or name, pool.labels, pool.spot)
 
 
 def _tolerating(admitted: Admitted) -> Tolerating:
@@ -325,10 +353,11 @@ def _sharing_reasons(per_container: Mapping[str, Fraction], pool: GpuPoolEntry) 
             for resource, amount in per_container.items() if resource in shared and amount > 1]
 
 
-def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]:
-    """What the pod gets on a pool it fits, and why; then what may happen to it there."""
+def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequence[GpuOfferEntry]) -> list[str]:
+    """What the pod gets on a pool it fits, from the `offers` it may land on, and why; then what may
+    happen to it there."""
     gets: list[str] = []
-    fitting = _fitting_offers(asks, pool.offers) if asks else []
+    fitting = _fitting_offers(asks, offers) if asks else []
     if fitting:
         amount = sum(asks.values(), Fraction(0))
         what = [share_of(offer, pool.sharing, amount) + (f" on {offer.vm_size}" if len(fitting) > 1 else "")
@@ -340,8 +369,8 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]
         elif any(offer.mig_partition for offer in fitting):
             why = " (the pool's GPUs are split into MIG instances; each is isolated in hardware)"
         gets.append(f"gets {' or '.join(dict.fromkeys(what))}{why}")
-    capacity = {kind for offer in (fitting or pool.offers) for kind in offer.capacity_types}
-    if "spot" in capacity or pool.spot:
+    capacity = {kind for offer in (fitting or offers) for kind in offer.capacity_types}
+    if "spot" in capacity:
         may = "may run" if "onDemand" in capacity else "runs"
         gets.append(f"{may} on Spot VMs: Azure can evict the node with 30 seconds' notice, stopping the pod mid-run")
     if pool.kind == "nodePool":
@@ -380,10 +409,35 @@ def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) 
     return reasons
 
 
+def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], name: str, pool: GpuPoolEntry,
+             region: str | None) -> tuple[list[NodeKind], list[NodeKind], bool]:
+    """The kinds of node the pool may bring (offer x capacity type, Spot first); those the pod's node
+    selection does not rule out; and whether one of those surely passes it and has the GPUs asked for
+    (False: only the live node's labels, a zone or a hostname, can tell)."""
+    kinds = list(node_kinds(name, pool, region))
+    selected, certain = [], False
+    for kind in kinds:
+        verdict = selector_verdict(pod.spec, admitted.node_selector, kind.labels.known, kind.labels.unknown)
+        if verdict is not False:
+            selected.append(kind)
+            certain = certain or (verdict is True and (not asks or bool(_fitting_offers(asks, (kind.offer,)))))
+    return kinds, selected, certain
+
+
+def _offers_of(kinds: Sequence[NodeKind]) -> tuple[GpuOfferEntry, ...]:
+    """The kinds' offers, each with the capacity types among the kinds (in the pool's offer order)."""
+    capacities: dict[int, list[CapacityType]] = {}
+    offers: dict[int, GpuOfferEntry] = {}
+    for kind in kinds:
+        offers.setdefault(id(kind.offer), kind.offer)
+        capacities.setdefault(id(kind.offer), []).append(kind.capacity_type)
+    return tuple(replace(offer, capacity_types=tuple(capacities[key])) for key, offer in offers.items())
+
+
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
                  name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None,
-                 per_container: Mapping[str, Fraction] | None = None) -> PoolVerdict:
-    labels = _pool_labels(name, pool)
+                 per_container: Mapping[str, Fraction] | None = None, region: str | None = None) -> PoolVerdict:
+    """`region`: the platform's location, which every node carries as topology.kubernetes.io/region."""
     reasons, notes = [], []
     taints = []
     for text in pool.taints:
@@ -406,14 +460,29 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
         if first is not None and not written:
             by = admitted.tolerations[first]
             notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
-    reasons += _selector_reasons(pod.spec, admitted.node_selector, labels)
-    reasons += _gpu_reasons(asks, pool.offers)
+    kinds, selected, certain = _landing(pod, admitted, asks, name, pool, region)
+    if not selected:
+        reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, name, pool)
+    offers = _offers_of(selected) if selected else pool.offers
+    reasons += _gpu_reasons(asks, offers)
     reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
     if claims:
         reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
                        "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
-    gets = () if reasons else tuple(_what_it_gets(asks, pool))
-    return PoolVerdict(name, not reasons, tuple(reasons), tuple(notes), gets)
+    if reasons:
+        return PoolVerdict(name, False, tuple(reasons), tuple(notes))
+    if not certain:
+        unseen = sorted({key for kind in selected for key in kind.labels.unknown
+                         if _selects_key(pod.spec, admitted.node_selector, key)})
+        notes.append(f"cannot tell offline: it selects {', '.join(unseen) or 'node fields'}, whose value only the "
+                     "live node shows (the checker does not count this pool out)")
+    landing = tuple(offer for offer in offers if not asks or _fitting_offers(asks, (offer,)))
+    return PoolVerdict(name, True, (), tuple(notes), tuple(_what_it_gets(asks, pool, landing)), landing)
+
+
+def _selects_key(pod: Mapping[str, Any], node_selector: Mapping[str, Any], key: str) -> bool:
+    return key in node_selector or any(as_mapping(e).get("key") == key for term in required_node_terms(pod) or ()
+                                       for e in as_list(as_mapping(term).get("matchExpressions")))
 
 
 def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Sequence[str]) -> list[str]:
@@ -460,14 +529,15 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     refusals += admitted.refusals
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
-    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container)
+    verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
+                                  platform.contract.location)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:
         verdicts = tuple(PoolVerdict(v.pool, False, (*retired, *v.reasons), v.notes) for v in verdicts)
     warnings = []
     for verdict in verdicts:
-        for offer in platform.pools[verdict.pool].offers if verdict.fits else ():
+        for offer in verdict.offers if verdict.fits else ():
             slices = asks.get(offer.resource, Fraction(0))
             if offer.mig_partition and slices > 1:
                 warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {offer.mig_partition} "
@@ -475,7 +545,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                                 "across them is slow or fails; ask a pool of whole GPUs for more than one")
                 break
     choices = {verdict.pool: choice for verdict in verdicts if verdict.fits
-               for choice in [node_choice(platform.pools[verdict.pool].offers)] if choice}
+               for choice in [node_choice(verdict.offers)] if choice}
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
                           tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices)
 
@@ -498,7 +568,8 @@ def node_choice(offers: Sequence[GpuOfferEntry]) -> str:
             model = _MODEL_QUALIFIERS.sub("", model)
         kinds.append(f"{model} x{offer.gpus_per_vm}" if offer.gpus_per_vm else model)
     words = " or ".join(_CAPACITY_WORDS.get(capacity, capacity) for capacity in capacities)
-    return f"one of {', '.join(dict.fromkeys(kinds))}, {words}"
+    sizes = list(dict.fromkeys(kinds))
+    return f"{'one of ' if len(sizes) > 1 else ''}{', '.join(sizes)}, {words}"
 
 
 def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform, config: RuleConfig,

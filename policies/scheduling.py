@@ -11,6 +11,7 @@ import functools
 import re
 from collections import abc
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
@@ -232,6 +233,52 @@ def node_selector_term_matches(term: Any, labels: Mapping[str, str]) -> bool:
         return False
     expressions = _as_list(term.get("matchExpressions"))
     return bool(expressions) and all(_expression_matches(e, labels) for e in expressions)
+
+
+def _expression_verdict(expression: Any, labels: Mapping[str, str], unknown: AbstractSet[str]) -> bool | None:
+    """One expression on a node whose `unknown` labels exist with a value known only on the live node:
+    None when the answer rests on such a value."""
+    key = as_mapping(expression).get("key")
+    if isinstance(key, str) and key in unknown and key not in labels:
+        operator = as_mapping(expression).get("operator")
+        return True if operator == "Exists" else False if operator == "DoesNotExist" else None
+    return _expression_matches(expression, labels)
+
+
+def _all_of(verdicts: Iterable[bool | None]) -> bool | None:
+    answer: bool | None = True
+    for verdict in verdicts:
+        if verdict is False:
+            return False
+        if verdict is None:
+            answer = None
+    return answer
+
+
+def selector_verdict(pod_spec: Mapping[str, Any], node_selector: Mapping[str, Any], labels: Mapping[str, str],
+                     unknown: AbstractSet[str] = frozenset()) -> bool | None:
+    """Whether a node with `labels` (and the `unknown` ones, values unseen) passes the nodeSelector and
+    the pod's required node affinity: True, False, or None when only the live node can tell."""
+    selected = _all_of(None if key in unknown and key not in labels else labels.get(key) == str(value)
+                       for key, value in node_selector.items())
+    terms = required_node_terms(pod_spec)
+    if terms is None or selected is False:
+        return selected
+    affinity: bool | None = False
+    for term in terms:
+        term = as_mapping(term)
+        expressions = _as_list(term.get("matchExpressions"))
+        if not expressions and not term.get("matchFields"):
+            continue  # an empty term matches no node
+        # matchFields select a node by its name, which only the live node has.
+        verdict = _all_of([*(_expression_verdict(e, labels, unknown) for e in expressions),
+                           *([None] if term.get("matchFields") else [])])
+        if verdict:
+            affinity = True
+            break
+        if verdict is None:
+            affinity = None
+    return _all_of((selected, affinity))
 
 
 def required_node_terms(pod_spec: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:

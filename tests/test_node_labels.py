@@ -1,0 +1,222 @@
+"""The labels every node carries (AKS's on AgentPool nodes, Karpenter's and its Azure provider's on NAP
+nodes): `--platform`, the explainer and the app helper read them, and a label whose value only the
+live node shows is "cannot tell", never "fits no pool".
+
+Sources: MicrosoftDocs `articles/aks/reserved-labels-reference.md` (AgentPool nodes);
+kubernetes-sigs/karpenter `pkg/apis/v1/labels.go` (commit 046bcdae737388a7edf5f984cdecfe62047b9143) and
+Azure/karpenter-provider-azure `pkg/apis/v1beta1/labels.go`, `pkg/providers/instancetype/instancetype.go`
+`computeRequirements` (commit 00ae11268ef84e134ea41d7701262d2d246decd4) (NAP nodes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpu_aks_app import GpuRequest, PlacementError, place
+from gpu_aks_policies.check import LoadedObject, check_objects
+from gpu_aks_policies.contract import PlatformContract
+from gpu_aks_policies.explain import explain
+from gpu_aks_policies.fit import platform_from_outputs, render
+from gpu_aks_policies.node_labels import node_kinds
+from gpu_aks_policies.rules import default_rule_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components.contract import platform_contract
+from components.platform_settings import parse_settings
+from tests.conftest import ROOT
+
+PROD = json.loads((ROOT / "examples" / "app-repo" / "platform" / "prod-outputs.json").read_text())
+SKU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def _nap() -> dict[str, Any]:
+    from tools.mockrun import settings_from_stack_file
+    return platform_contract(settings_from_stack_file(ROOT / "Pulumi.nap.yaml", "nap"))
+
+
+NAP = _nap()
+
+
+def _pod(selector: dict[str, str] | None = None, gpus: int = 1, affinity: list[dict[str, Any]] | None = None,
+         tolerations: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"tolerations": [SKU] if tolerations is None else tolerations,
+                            "containers": [{"name": "c", "image": "x",
+                                            "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}
+    if selector:
+        spec["nodeSelector"] = selector
+    if affinity:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": affinity}]}}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+
+
+def _mandatory(pod: dict[str, Any], platform: Any) -> list[str]:
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(platform))
+    return [f"{v.policy}: {v.message}" for v in report.violations if v.level == "mandatory"]
+
+
+def _lands(pod: dict[str, Any], platform: Any) -> list[str]:
+    [explanation] = explain(pod, platform)
+    return explanation.lands_on
+
+
+# --- The issue's five labels, against the shipped prod outputs and the nap stack --------------------
+
+@pytest.mark.parametrize("selector, prod, nap", [
+    ({"kubernetes.io/os": "linux"}, ["a100mig"], ["h100", "a100"]),
+    ({"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}, ["a100mig"], ["a100"]),
+    ({"topology.kubernetes.io/region": "eastus2"}, ["a100mig"], ["h100", "a100"]),
+    ({"karpenter.sh/capacity-type": "on-demand"}, [], ["h100", "a100"]),
+    ({"karpenter.azure.com/sku-gpu-name": "A100"}, [], ["a100"]),
+    ({"kubernetes.azure.com/accelerator": "nvidia"}, ["a100mig"], []),
+    ({"kubernetes.azure.com/mode": "user", "kubernetes.azure.com/role": "agent"}, ["a100mig"], ["h100", "a100"]),
+    ({"karpenter.azure.com/sku-gpu-count": "2"}, [], ["h100"]),
+    ({"beta.kubernetes.io/os": "linux"}, ["a100mig"], ["h100", "a100"]),
+], ids=str)
+def test_labels_every_node_carries_are_read_as_the_nodes_carry_them(selector, prod, nap):
+    """The first three fit the shipped prod platform; Karpenter's labels fit only NAP pools and AKS's
+    `accelerator` only AgentPools (the t4spot pool needs the Spot toleration this pod lacks)."""
+    assert _lands(_pod(selector), PROD) == prod
+    gpus = 2 if selector.get("karpenter.azure.com/sku-gpu-count") == "2" else 1
+    assert _lands(_pod(selector, gpus), NAP) == nap
+
+
+def test_a_label_of_the_other_kind_of_pool_says_where_it_comes_from():
+    text = render(explain(_pod({"karpenter.sh/capacity-type": "on-demand"}), PROD))
+    assert "no karpenter.sh/capacity-type label (Karpenter sets it on node auto-provisioning (NAP) nodes only; " \
+           "this pool is an AKS AgentPool)" in text, text
+    assert _mandatory(_pod({"karpenter.sh/capacity-type": "on-demand"}), PROD)
+
+
+def test_a_wrong_value_of_a_known_label_fails_and_names_the_values_the_nodes_have():
+    text = render(explain(_pod({"topology.kubernetes.io/region": "westeurope"}), PROD))
+    assert "needs topology.kubernetes.io/region=westeurope, but the pool's nodes have " \
+           "topology.kubernetes.io/region=eastus2" in text, text
+
+
+@pytest.mark.parametrize("pod", [
+    _pod({"topology.kubernetes.io/zone": "eastus2-1"}),
+    _pod({"kubernetes.io/hostname": "aks-a100mig-1234-vmss000000"}),
+    _pod(affinity=[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus2-1", "eastus2-2"]}]),
+    _pod(affinity=[{"key": "kubernetes.azure.com/node-image-version", "operator": "NotIn", "values": ["x"]}]),
+], ids=["zone", "hostname", "zone affinity", "node image"])
+def test_a_label_only_the_live_node_shows_is_cannot_tell_never_fits_no_pool(pod):
+    assert _mandatory(pod, PROD) == []
+    [explanation] = explain(pod, PROD)
+    assert explanation.lands_on == ["a100mig"]
+    [verdict] = [v for v in explanation.verdicts if v.pool == "a100mig"]
+    assert any(note.startswith("cannot tell offline") for note in verdict.notes), verdict.notes
+
+
+def test_exists_and_does_not_exist_on_a_label_of_unknown_value_are_decided():
+    """Every node carries a zone: Exists holds and DoesNotExist fails, whatever the value."""
+    assert _lands(_pod(affinity=[{"key": "topology.kubernetes.io/zone", "operator": "Exists"}]), PROD) == ["a100mig"]
+    assert _lands(_pod(affinity=[{"key": "topology.kubernetes.io/zone", "operator": "DoesNotExist"}]), PROD) == []
+
+
+def test_a_label_no_node_carries_still_fails_the_fit():
+    assert _lands(_pod({"gpu-type": "a100"}), PROD) == []
+    assert _mandatory(_pod({"gpu-type": "a100"}), PROD)
+
+
+def test_nap_node_labels_come_from_karpenter_and_the_azure_provider():
+    contract = PlatformContract.from_json(NAP)
+    kinds = list(node_kinds("h100", contract.gpu_pools["h100"], contract.location))
+    assert [(k.offer.vm_size, k.capacity_type) for k in kinds] == [
+        ("Standard_NC40ads_H100_v5", "spot"), ("Standard_NC40ads_H100_v5", "onDemand"),
+        ("Standard_NC80adis_H100_v5", "spot"), ("Standard_NC80adis_H100_v5", "onDemand")]
+    labels = kinds[1].labels
+    assert {key: labels.known[key] for key in (
+        "karpenter.sh/nodepool", "karpenter.sh/capacity-type", "node.kubernetes.io/instance-type", "kubernetes.io/os",
+        "kubernetes.io/arch", "topology.kubernetes.io/region", "karpenter.azure.com/sku-name",
+        "karpenter.azure.com/sku-family", "karpenter.azure.com/sku-cpu", "kubernetes.azure.com/sku-cpu",
+        "karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-count",
+        "karpenter.azure.com/sku-gpu-manufacturer", "gpu-aks.io/pool")} == {
+        "karpenter.sh/nodepool": "h100", "karpenter.sh/capacity-type": "on-demand",
+        "node.kubernetes.io/instance-type": "Standard_NC40ads_H100_v5", "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64", "topology.kubernetes.io/region": "eastus2",
+        "karpenter.azure.com/sku-name": "Standard_NC40ads_H100_v5", "karpenter.azure.com/sku-family": "N",
+        "karpenter.azure.com/sku-cpu": "40", "kubernetes.azure.com/sku-cpu": "40",
+        "karpenter.azure.com/sku-gpu-name": "H100", "karpenter.azure.com/sku-gpu-count": "1",
+        "karpenter.azure.com/sku-gpu-manufacturer": "nvidia", "gpu-aks.io/pool": "h100"}
+    assert "kubernetes.azure.com/accelerator" not in labels.known, "Karpenter adds no accelerator label"
+    assert {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "karpenter.azure.com/sku-memory",
+            "karpenter.azure.com/placement-scope"} <= labels.unknown
+
+
+def test_agent_pool_node_labels_come_from_aks():
+    contract = PlatformContract.from_json(PROD)
+    [spot] = node_kinds("t4spot", contract.gpu_pools["t4spot"], contract.location)
+    assert {key: spot.labels.known[key] for key in (
+        "kubernetes.azure.com/agentpool", "agentpool", "kubernetes.azure.com/scalesetpriority",
+        "kubernetes.azure.com/accelerator", "kubernetes.azure.com/mode", "kubernetes.azure.com/role",
+        "node.kubernetes.io/instance-type", "topology.kubernetes.io/region", "kubernetes.io/os")} == {
+        "kubernetes.azure.com/agentpool": "t4spotce97", "agentpool": "t4spotce97",
+        "kubernetes.azure.com/scalesetpriority": "spot", "kubernetes.azure.com/accelerator": "nvidia",
+        "kubernetes.azure.com/mode": "user", "kubernetes.azure.com/role": "agent",
+        "node.kubernetes.io/instance-type": "Standard_NC4as_T4_v3", "topology.kubernetes.io/region": "eastus2",
+        "kubernetes.io/os": "linux"}
+    assert not any(key.startswith("karpenter.") for key in spot.labels.known)
+
+
+def test_the_node_choice_names_only_the_sizes_the_pod_can_land_on():
+    """A 2-GPU pod on a NodePool of 1- and 2-GPU H100 sizes lands only on the 2-GPU size."""
+    text = render(explain(_pod(gpus=2), NAP))
+    assert "lands on: pool h100: H100 x2, Spot or on-demand" in text, text
+    assert "H100 x1" not in text
+
+
+# --- The app helper's placements pass --platform ---------------------------------------------------
+
+_PLATFORMS = {
+    "prod": PROD, "nap": NAP,
+    "mixed": platform_contract(parse_settings({"gpuPools": [
+        {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 4},
+        {"name": "t4x4", "vmSize": "Standard_NC64as_T4_v3", "maxCount": 2},
+        {"name": "a100mig", "vmSize": "Standard_NC24ads_A100_v4", "gpuInstanceProfile": "MIG2g"},
+        {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "maxCount": 1},
+        {"name": "t4spot", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot"},
+        {"name": "t4shared", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "timeSlicing", "replicas": 4}},
+    ]}, "test", "eastus2")),
+}
+_MODELS = [None, "T4", "A100", "A100 80GB", "H100", "H100 NVL", "nvidia-tesla-t4", "H200"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(platform=st.sampled_from(sorted(_PLATFORMS)), gpus=st.integers(1, 9), model=st.sampled_from(_MODELS),
+       spot=st.sampled_from([None, True, False]), shared=st.sampled_from([None, True]),
+       mig=st.sampled_from([None, "2g.20gb"]), pool=st.sampled_from([None, "h100", "a100", "t4spot", "a100mig"]))
+def test_every_placement_the_helper_makes_passes_the_platform_check(platform, gpus, model, spot, shared, mig, pool):
+    outputs = _PLATFORMS[platform]
+    try:
+        placement = place(outputs, GpuRequest(gpus=gpus, model=model, spot=spot, shared=shared, mig_partition=mig,
+                                              pool=pool))
+    except PlacementError:
+        return
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+           "spec": placement.pod_spec([{"name": "app", "image": "app:1"}])}
+    assert _mandatory(pod, outputs) == [], (placement, pod)
+    assert placement.pool in _lands(pod, outputs)
+
+
+def test_the_helpers_two_h100_placement_pins_the_size_and_passes():
+    placement = place(NAP, GpuRequest(gpus=2, model="H100"))
+    assert placement.node_selector["node.kubernetes.io/instance-type"] == "Standard_NC80adis_H100_v5"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+           "spec": placement.pod_spec([{"name": "app", "image": "app:1"}])}
+    assert _mandatory(pod, NAP) == []
+
+
+def test_the_checker_reads_the_shipped_outputs_file(tmp_path: Path):
+    from gpu_aks_policies.check import main
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(_pod({"kubernetes.io/os": "linux", "topology.kubernetes.io/region": "eastus2"})))
+    import io
+    out = io.StringIO()
+    code = main(["--platform", str(ROOT / "examples" / "app-repo" / "platform" / "prod-outputs.json"), str(pod)],
+                stdout=out)
+    assert code == 0, out.getvalue()
