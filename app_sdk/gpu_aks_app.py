@@ -37,7 +37,8 @@ class GpuRequest:
 
     `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label value
     ("nvidia-tesla-t4"). `spot`: None takes on-demand pools first and Spot ones if nothing else fits,
-    True asks for Spot, False refuses it. `shared`: True asks for one share of a pool that shares its
+    True asks for Spot, False refuses it. On a NAP NodePool that buys both (Spot first, on-demand when
+    Spot has none), True or False pins the pod to that capacity type (`karpenter.sh/capacity-type`). `shared`: True asks for one share of a pool that shares its
     GPUs (time-slicing or MPS: "1/4 of a T4"); otherwise a request gets whole GPUs, unless `pool`
     names a shared pool. A share is one per container: `gpus` must then be 1.
     A pool that may bring several sizes (a NAP NodePool's `offers`) serves a request from the sizes
@@ -91,6 +92,10 @@ def _pools(platform: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 #: The well-known label every node carries with its VM size, on AgentPool and NAP (Karpenter) nodes alike
 #: (Kubernetes `LabelInstanceTypeStable`): it pins a pod to one of a pool's sizes.
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+#: The label Karpenter puts on every NAP node with how it was bought (kubernetes-sigs/karpenter
+#: `pkg/apis/v1/labels.go` `CapacityTypeLabelKey`: `spot` or `on-demand`); AgentPool nodes lack it.
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+_KARPENTER_CAPACITY = {"spot": "spot", "onDemand": "on-demand"}
 
 
 def _offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -102,6 +107,19 @@ def _offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [offer for offer in offers if isinstance(offer, Mapping)]
     return [{"vmSize": pool.get("vmSize"), "gpuModel": pool.get("gpuModel"), "resource": pool.get("gpuResource"),
              "perNode": pool.get("gpusPerNode"), "migPartition": pool.get("migPartition")}]
+
+
+def _capacity_types(pool: Mapping[str, Any], offer: Mapping[str, Any]) -> list[str]:
+    """How the offer's nodes may be bought (the contract's `capacityTypes`); an offer without them (a
+    contract written before gpu-aks 0.4) is bought as its pool's `spot` says."""
+    kinds = offer.get("capacityTypes")
+    if isinstance(kinds, (list, tuple)) and kinds:
+        return [str(kind) for kind in kinds]
+    return ["spot"] if pool.get("spot") else ["onDemand"]
+
+
+def _spot_only(pool: Mapping[str, Any], offers: list[Mapping[str, Any]]) -> bool:
+    return all(_capacity_types(pool, offer) == ["spot"] for offer in offers)
 
 
 def _matches_model(pool: Mapping[str, Any], offer: Mapping[str, Any], model: str) -> bool:
@@ -157,8 +175,13 @@ def _capacity(pool: Mapping[str, Any]) -> str:
 
 def _describe(pools: Mapping[str, Mapping[str, Any]]) -> str:
     return ", ".join(f"{name} ({_describe_offers(pool)}{', MIG ' + str(pool['migPartition']) if pool.get('migPartition') else ''}"
-                     f"{', Spot' if pool.get('spot') else ''}, {_capacity(pool)})"
+                     f"{_buying(pool)}, {_capacity(pool)})"
                      for name, pool in pools.items()) or "none"
+
+
+def _buying(pool: Mapping[str, Any]) -> str:
+    kinds = {kind for offer in _offers(pool) for kind in _capacity_types(pool, offer)}
+    return ", Spot or on-demand" if len(kinds) > 1 else ", Spot" if kinds == {"spot"} else ""
 
 
 def _keep(candidates: dict[str, tuple[Mapping[str, Any], list[Mapping[str, Any]]]],
@@ -214,7 +237,8 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
             raise PlacementError(f"the platform has only MIG pools for this request; ask for a mig_partition. GPU "
                                  f"pools: {_describe(pools)}")
     if request.spot is not None:
-        candidates = {n: c for n, c in candidates.items() if bool(c[0].get("spot")) is request.spot}
+        wanted_capacity = "spot" if request.spot else "onDemand"
+        candidates = _keep(candidates, lambda pool, offer: wanted_capacity in _capacity_types(pool, offer))
         if not candidates:
             raise PlacementError(f"the platform has no {'Spot' if request.spot else 'on-demand'} pool for this "
                                  f"request; GPU pools: {_describe(pools)}")
@@ -225,13 +249,16 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
                              f"GPU pools: {_describe(pools)}")
     # On-demand before Spot, then the tightest fit, then by name: the same answer every time.
     chosen = {name: (pool, min(offers, key=_offer_per_node)) for name, (pool, offers) in fitting.items()}
-    name, (pool, offer) = min(chosen.items(), key=lambda item: (bool(item[1][0].get("spot")),
+    name, (pool, offer) = min(chosen.items(), key=lambda item: (_spot_only(item[1][0], [item[1][1]]),
                                                                 _offer_per_node(item[1][1]), item[0]))
     node_selector = dict(pool["nodeSelector"])
     if any(other not in fitting[name][1] for other in _offers(pool)) and offer.get("vmSize"):
         # The pool may bring sizes that cannot serve the request (another GPU, too few per node): pin
         # the pod to the size chosen, so a NAP NodePool provisions that one for it.
         node_selector[INSTANCE_TYPE_LABEL] = str(offer["vmSize"])
+    if request.spot is not None and len(_capacity_types(pool, offer)) > 1 and pool.get("kind") == "nodePool":
+        # A NodePool that buys both takes Spot first: pin the capacity type the request asks for.
+        node_selector[CAPACITY_TYPE_LABEL] = _KARPENTER_CAPACITY["spot" if request.spot else "onDemand"]
     return Placement(pool=name, resource=str(offer.get("resource") or pool["gpuResource"]), gpus=request.gpus,
                      tolerations=[dict(t) for t in pool["tolerations"]], node_selector=node_selector,
                      share=_share(pool))

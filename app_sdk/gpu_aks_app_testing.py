@@ -61,7 +61,7 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
         "minCount": min_count, "maxCount": max_count, "taints": taints, "labels": labels,
         "devicePlugin": "gpu-aks", "dcgmExporter": "none", "tolerations": [_toleration(t) for t in taints],
         "nodeSelector": {"accelerator": "nvidia", POOL_LABEL: name}, "offers": [offer],
-        "sharing": dict(sharing) if sharing else None,
+        "sharing": dict(sharing) if sharing else None, "capacityTypes": list(offer["capacityTypes"]),
     }
 
 

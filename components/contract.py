@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
-from gpu_aks_policies.contract import CONTRACT_VERSION, CpuPoolEntry, GpuOfferEntry, GpuPoolEntry, PlatformContract
+from gpu_aks_policies.contract import (
+    CONTRACT_VERSION,
+    CpuPoolEntry,
+    GpuOfferEntry,
+    GpuPoolEntry,
+    PlatformContract,
+    spot_first,
+)
 
 from components.manifests import pool_tolerations
 from components.platform_settings import PlatformSettings
@@ -42,6 +49,7 @@ def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it. The
     single-size fields describe the pool's first offer (an AgentPool's only one)."""
     offer = pool.offers[0]
+    capacity = spot_first(kind for each in pool.offers for kind in each.capacity_types)
     return GpuPoolEntry(
         name=pool.name,
         kind=pool.backend,
@@ -56,7 +64,8 @@ def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
         gpu_instance_profile=offer.gpu_instance_profile,
         mig_partition=offer.mig_partition,
         accelerator=offer.sku.accelerator,
-        spot=pool.spot,
+        # Every node a Spot VM; a NodePool that falls back to on-demand says so in capacityTypes.
+        spot=capacity == ("spot",),
         min_count=pool.min_count,
         max_count=pool.max_count,
         taints=tuple(pool.taints),
@@ -67,6 +76,7 @@ def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
         dcgm_exporter="gpu-aks" if exported else "none",
         offers=tuple(offer_contract(each) for each in pool.offers),
         sharing=pool.sharing,
+        capacity_types=capacity,
     )
 
 

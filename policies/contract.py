@@ -301,6 +301,18 @@ class CpuPoolEntry(_Written):
     spot: bool = _pool_field("spot")
 
 
+_CAPACITY_TYPES = _Choices({"type": "array", "minItems": 1, "uniqueItems": True,
+                            "items": {"type": "string", "enum": list(get_args(CapacityType))}},
+                           "a non-empty list of " + " and ".join(get_args(CapacityType)))
+
+
+def spot_first(capacity_types: Any) -> tuple[CapacityType, ...]:
+    """Capacity types in the order Karpenter tries them: Spot before on-demand, whatever the list's
+    order (kubernetes-sigs/karpenter: a NodePool's `capacity-type` requirement is a set, and Azure's
+    provider orders offerings by price, Spot first)."""
+    return tuple(sorted(dict.fromkeys(capacity_types), key=lambda kind: kind != "spot"))
+
+
 @dataclass(frozen=True)
 class GpuOfferEntry(_Written):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed
@@ -318,10 +330,8 @@ class GpuOfferEntry(_Written):
     mig_partition: str | None = _field("migPartition", OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.",
                                        None)
     capacity_types: tuple[CapacityType, ...] = _field(
-        "capacityTypes", _Choices({"type": "array", "minItems": 1, "uniqueItems": True,
-                                   "items": {"type": "string", "enum": list(get_args(CapacityType))}},
-                                  "a non-empty list of " + " and ".join(get_args(CapacityType))),
-        "How the nodes are bought: onDemand, spot, or both (a NodePool may fall back).", ("onDemand",))
+        "capacityTypes", _CAPACITY_TYPES, "How the nodes are bought: onDemand, spot, or both (a NodePool with both "
+        "tries Spot first and falls back to on-demand).", ("onDemand",))
 
 
 @dataclass(frozen=True)
@@ -380,6 +390,15 @@ class GpuPoolEntry(_Written):
                                           "VM size; derived from the single-size fields when absent.", ())
     sharing: PoolSharing | None = _field("sharing", _Object(PoolSharing), "How pods share a GPU (time-slicing or "
                                          "MPS), or null: each pod gets whole GPUs or MIG instances.", None)
+    capacity_types: tuple[CapacityType, ...] = _field(
+        "capacityTypes", _CAPACITY_TYPES, "How the pool's nodes may be bought, over its offers: onDemand, spot, or both "
+        "(a NAP NodePool with both tries Spot first, whatever the order, and falls back to on-demand; `spot` is then "
+        "false). Derived from the offers when absent.", ("onDemand",))
+
+    @property
+    def spot_only(self) -> bool:
+        """Every node of the pool is a Spot VM."""
+        return self.capacity_types == ("spot",)
 
 
 @dataclass(frozen=True)
@@ -452,6 +471,8 @@ def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, pro
         values = _read(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
         if cls is GpuPoolEntry and "offers" not in pool:
             values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
+        if cls is GpuPoolEntry and "capacityTypes" not in pool and values.get("offers"):
+            values["capacity_types"] = spot_first(kind for offer in values["offers"] for kind in offer.capacity_types)
         read[str(name)] = cls(**values)
     return read
 

@@ -145,7 +145,7 @@ def test_a_pool_of_several_sizes_is_described_by_its_offers():
     with pytest.raises(PlacementError) as error:
         place(MULTI, GpuRequest(gpus=4))
     assert str(error.value) == ("4 GPUs is more than any matching node has (at most 2 per node); GPU pools: t4 (T4, 1 per "
-                                "node), nap (H100 NVL x1 or H100 NVL x2 or A100 80GB x1, 2 per node)")
+                                "node), nap (H100 NVL x1 or H100 NVL x2 or A100 80GB x1, Spot or on-demand, 2 per node)")
     assert place(MULTI, GpuRequest(model="T4")).pool == "t4"
 
 

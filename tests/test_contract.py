@@ -42,6 +42,7 @@ def with_offers(document: dict) -> dict:
                            "perNode": pool["gpusPerNode"], "migPartition": pool["migPartition"],
                            "capacityTypes": ["spot"] if pool["spot"] else ["onDemand"]}]
         pool["sharing"] = None
+        pool["capacityTypes"] = ["spot"] if pool["spot"] else ["onDemand"]  # #38: capacity types per pool
     return gained
 
 

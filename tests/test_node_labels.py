@@ -220,3 +220,44 @@ def test_the_checker_reads_the_shipped_outputs_file(tmp_path: Path):
     code = main(["--platform", str(ROOT / "examples" / "app-repo" / "platform" / "prod-outputs.json"), str(pod)],
                 stdout=out)
     assert code == 0, out.getvalue()
+
+
+# --- Capacity types, per offer and per pool ----------------------------------------------------------
+
+def test_a_spot_first_nodepool_is_published_with_both_capacity_types_and_not_as_spot():
+    h100 = NAP["gpuPools"]["h100"]
+    assert h100["spot"] is False
+    assert h100["capacityTypes"] == ["spot", "onDemand"]
+    assert NAP["gpuPools"]["a100"]["capacityTypes"] == ["onDemand"]
+    assert PROD["gpuPools"]["t4spot"]["spot"] is True
+    assert PlatformContract.from_json(PROD).gpu_pools["t4spot"].capacity_types == ("spot",), "derived when absent"
+
+
+def test_the_contract_orders_capacity_types_spot_first_as_karpenter_tries_them():
+    from gpu_aks_policies.contract import spot_first
+    assert spot_first(["onDemand", "spot"]) == ("spot", "onDemand")
+    pools = platform_contract(parse_settings({
+        "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2},
+        "gpuNodePools": [{"name": "h100", "gpus": ["H100"], "gpuCount": [1], "capacityTypes": ["on-demand", "spot"],
+                          "limits": {"gpu": 2}}]}, "test", "eastus2"))["gpuPools"]
+    assert pools["h100"]["capacityTypes"] == ["spot", "onDemand"]
+
+
+@pytest.mark.parametrize("spot, pinned", [(False, "on-demand"), (True, "spot")])
+def test_the_helper_places_on_demand_and_spot_on_a_spot_first_nodepool(spot, pinned):
+    placement = place(NAP, GpuRequest(model="H100", spot=spot))
+    assert placement.pool == "h100"
+    assert placement.node_selector["karpenter.sh/capacity-type"] == pinned
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
+           "spec": placement.pod_spec([{"name": "app", "image": "app:1"}])}
+    assert _mandatory(pod, NAP) == []
+    [explanation] = explain(pod, NAP)
+    [h100] = [v for v in explanation.verdicts if v.pool == "h100"]
+    assert any("Spot" in line for line in h100.gets) is spot, h100.gets
+
+
+def test_a_request_without_a_capacity_type_is_not_pinned_and_prefers_an_on_demand_pool():
+    placement = place(NAP, GpuRequest(model="A100"))
+    assert "karpenter.sh/capacity-type" not in placement.node_selector
+    with pytest.raises(PlacementError, match="no Spot pool"):
+        place(NAP, GpuRequest(model="A100", spot=True))

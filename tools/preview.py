@@ -262,7 +262,9 @@ def _pool_lines(pools: PlatformPools) -> list[str]:
         if pool.sharing is not None:
             what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
         counts = f"{pool.min_count}-{pool.max_count} nodes" if pool.min_count != pool.max_count else f"{pool.min_count} nodes"
-        spot = ", Spot" if pool.spot else ""
+        capacity = {kind for offer in pool.offers for kind in offer.capacity_types}
+        spot = (", Spot first, on-demand when Spot has none" if capacity == {"spot", "onDemand"} else
+                ", Spot" if pool.spot else "")
         lines.append(f"    {pool.name}: {', '.join(pool.vm_sizes)}, {what}, {counts}{spot}; "
                      f"taints: {', '.join(pool.taints) or 'none'}")
     return lines
