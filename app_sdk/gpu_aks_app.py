@@ -38,8 +38,9 @@ class GpuRequest:
     `model` matches a GPU model the pool offers ("T4", "A100 80GB", "H100") or its accelerator label value
     ("nvidia-tesla-t4"). `spot`: None takes on-demand pools first and Spot ones if nothing else fits,
     True asks for Spot, False refuses it. On a NAP NodePool that buys both (Spot first, on-demand when
-    Spot has none), True or False pins the pod to that capacity type (`karpenter.sh/capacity-type`). `shared`: True asks for one share of a pool that shares its
-    GPUs (time-slicing or MPS: "1/4 of a T4"); otherwise a request gets whole GPUs, unless `pool`
+    Spot has none), True or False pins the pod to that capacity type (`karpenter.sh/capacity-type`).
+    `shared`: True asks for one share of a pool that shares its GPUs (time-slicing or MPS: "1/4 of a
+    T4"); otherwise a request gets whole GPUs, unless `pool`
     names a shared pool. A share is one per container: `gpus` must then be 1.
     A pool that may bring several sizes (a NAP NodePool's `offers`) serves a request from the sizes
     that fit it, and pins the pod to the size chosen where others would not.

@@ -197,6 +197,9 @@ class UnsupportedSku:
     vm_size: str
     reason: str
     replacement: str
+    #: The `karpenter.azure.com/sku-gpu-name` Karpenter's Azure provider gives the size, where a
+    #: NodePool asking for that GPU name would otherwise admit it (NV A10 v5: `A10`).
+    karpenter_gpu_name: str | None = None
 
 
 def _family(
@@ -238,11 +241,18 @@ _SUPPORTED: list[GpuSku] = [
     *_family("NC_H100_v5", "H100 NVL", 94, "nvidia-h100-nvl", {
         "Standard_NC40ads_H100_v5": 1, "Standard_NC80adis_H100_v5": 2,
     }, _H100_NVL_MIG, gpu_name="H100"),
-    # ND H100 v5 / ND H200 v5: 8x SXM.
-    *_family("ND_H100_v5", "H100 80GB", 80, "nvidia-h100-80gb", {"Standard_ND96isr_H100_v5": 8}, _A100_80GB_MIG,
-             gpu_name="H100"),
-    *_family("ND_H200_v5", "H200", 141, "nvidia-h200-141gb", {"Standard_ND96isr_H200_v5": 8}, _H200_MIG,
-             gpu_name="H200"),
+    # ND H100 v5 / ND H200 v5: 8x SXM. supported-gpus.yaml (commit 021c778) also lists the is (no
+    # InfiniBand), isf and isrf variants of both (standardNDSH100v5Family, standardNDSFH100v5Family,
+    # standardNDS{,F}H200v5Family): skewer gives them the same `sku-gpu-name`, so an H100 or H200 NodePool
+    # without a GPU count may bring them.
+    *_family("ND_H100_v5", "H100 80GB", 80, "nvidia-h100-80gb", {
+        "Standard_ND96isr_H100_v5": 8, "Standard_ND96is_H100_v5": 8, "Standard_ND96isf_H100_v5": 8,
+        "Standard_ND96isrf_H100_v5": 8,
+    }, _A100_80GB_MIG, gpu_name="H100"),
+    *_family("ND_H200_v5", "H200", 141, "nvidia-h200-141gb", {
+        "Standard_ND96isr_H200_v5": 8, "Standard_ND96is_H200_v5": 8, "Standard_ND96isf_H200_v5": 8,
+        "Standard_ND96isrf_H200_v5": 8,
+    }, _H200_MIG, gpu_name="H200"),
     # ND GB200 v6 / ND GB300 v6: 4 Blackwell (192 GB HBM3e) or Blackwell Ultra (288 GB) GPUs on two Grace
     # (Arm64) CPUs per VM (nd-gb200-v6-series, nd-gb300-v6-series). supported-gpus.yaml lists them for
     # Ubuntu only; AKS's support shows in its node-image code (the `2404gen2arm64gb200containerd` image
@@ -271,8 +281,8 @@ _SUPPORTED: list[GpuSku] = [
 ]
 
 
-def _unsupported(sizes: list[str], reason: str, replacement: str) -> list[UnsupportedSku]:
-    return [UnsupportedSku(size, reason, replacement) for size in sizes]
+def _unsupported(sizes: list[str], reason: str, replacement: str, gpu_name: str | None = None) -> list[UnsupportedSku]:
+    return [UnsupportedSku(size, reason, replacement, gpu_name) for size in sizes]
 
 
 _UNSUPPORTED: list[UnsupportedSku] = [
@@ -318,6 +328,9 @@ _UNSUPPORTED: list[UnsupportedSku] = [
         "NV A10 v5 sizes are graphics (virtual desktop) sizes; gpu-aks runs compute pools on the NC sizes "
         "of the same GPU",
         "Standard_NC8ads_A10_v4 (NC A10 v4) or Standard_NC4as_T4_v3 (NCasT4_v3)",
+        # skewer parses `A10` from these names as from the NC A10 v4 ones, supported-gpus.yaml marks them
+        # `gpu: nvidia`, and ARM's GPU count is 1: an `A10` requirement admits them, from 1/6 of a GPU.
+        gpu_name="A10",
     ),
 ]
 
@@ -384,6 +397,21 @@ def skus_with_gpu(gpu_name: str) -> list[GpuSku]:
     """The catalog's sizes whose GPU is `gpu_name`: Karpenter's `sku-gpu-name` value (`H100`), or the
     model (`GB200`, `RTX PRO 6000`), case-insensitively."""
     return list(_SKUS_BY_GPU_NAME.get(gpu_name.casefold(), ()))
+
+
+def refused_sizes_with_gpu_name(gpu_name: str) -> list[str]:
+    """Sizes gpu-aks refuses that Karpenter's Azure provider labels with this `sku-gpu-name` (`A10`: the
+    NV A10 v5 sizes): a NodePool asking for the name must pin its sizes to keep them out."""
+    return [sku.vm_size for sku in _UNSUPPORTED if sku.karpenter_gpu_name and
+            sku.karpenter_gpu_name.casefold() == gpu_name.casefold()]
+
+
+#: The NVIDIA `karpenter.azure.com/sku-gpu-name` values Karpenter's Azure provider can produce: the
+#: accelerator token Azure/skewer parses from the name of each NVIDIA size in karpenter-provider-azure
+#: `pkg/utils/supported-gpus.yaml` (commit 021c778; sizes without a token, such as `Standard_NC6s_v3`,
+#: get none). skewer v0.0.23 (the RTX PRO commit) adds `GB200`, `GB300` and `RTXPRO6000BSE`. A
+#: NodePool asking for any other name never brings a node.
+KARPENTER_GPU_NAMES: tuple[str, ...] = ("T4", "A10", "A100", "H100", "H200", "GB200", "GB300", "RTXPRO6000BSE")
 
 
 def gpu_names() -> list[str]:

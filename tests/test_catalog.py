@@ -100,9 +100,21 @@ def test_nv_a10_sizes_stay_refused_and_point_at_the_nc_sizes():
     assert "Standard_NC8ads_A10_v4" in unsupported_gpu_sku("Standard_NV36ads_A10_v5").replacement
 
 
+def test_the_sizes_an_a10_label_admits_that_gpu_aks_refuses_are_the_nv_a10_v5_ones():
+    """skewer parses `A10` from `Standard_NV6ads_A10_v5` as from `Standard_NC8ads_A10_v4` (#38)."""
+    from gpu_aks_policies.catalog import refused_sizes_with_gpu_name
+    assert refused_sizes_with_gpu_name("a10") == [
+        "Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5", "Standard_NV36ads_A10_v5",
+        "Standard_NV36adms_A10_v5", "Standard_NV72ads_A10_v5"]
+    assert refused_sizes_with_gpu_name("H100") == []
+
+
 @pytest.mark.parametrize("name, sizes", [
-    ("H100", {"Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5", "Standard_ND96isr_H100_v5"}),
-    ("h200", {"Standard_ND96isr_H200_v5"}),
+    # #38: the is, isf and isrf variants carry the same sku-gpu-name (supported-gpus.yaml, commit 021c778).
+    ("H100", {"Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5", "Standard_ND96isr_H100_v5",
+              "Standard_ND96is_H100_v5", "Standard_ND96isf_H100_v5", "Standard_ND96isrf_H100_v5"}),
+    ("h200", {"Standard_ND96isr_H200_v5", "Standard_ND96is_H200_v5", "Standard_ND96isf_H200_v5",
+              "Standard_ND96isrf_H200_v5"}),
     ("GB200", {"Standard_ND128isr_NDR_GB200_v6"}),
     ("B200", set()),
 ])

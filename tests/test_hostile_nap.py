@@ -89,13 +89,20 @@ def test_a_nodepool_admits_no_more_nodes_than_a_cluster_holds(gpus, per_node):
     assert {need.max_count for need in pool.capacity} == {AKS_MAX_NODES_PER_CLUSTER}
 
 
-def test_thousands_of_unknown_gpu_names_are_warned_each_and_written_once_in_order():
+def test_thousands_of_unknown_gpu_names_are_refused_each_once():
+    """#38: a name no size carries is refused (it was a warning, and the NodePool never brought a node)."""
     names = [f"X{i}" for i in range(3000)] + ["X7", "H100"]
-    settings = _parse(_with(gpuNodePools__0__gpus=names, gpuNodePools__0__gpuCount=None))
-    assert sum("is not a GPU gpu-aks's catalog knows" in warning for warning in settings.warnings) == 3000
+    problems = _problems(_with(gpuNodePools__0__gpus=names, gpuNodePools__0__gpuCount=None))
+    assert sum("Karpenter's Azure provider gives no size" in problem for problem in problems) == 3000
+
+
+def test_names_karpenter_gives_are_written_once_in_order():
+    names = ["RTXPRO6000BSE", "H100", "RTXPRO6000BSE", "H200"]
+    settings = _parse(_with(gpuNodePools__0__gpus=names, gpuNodePools__0__gpuCount=None,
+                            gpuNodePools__0__limits={"gpu": 64}))
     [pool] = [pool for pool in NAP.pools(settings) if pool.name == "h100"]
     [requirement] = [r for r in requirements(pool.node_pool_spec()) if r["key"] == SKU_GPU_NAME_LABEL]
-    assert requirement["values"] == [*(f"X{i}" for i in range(3000)), "H100"]
+    assert requirement["values"] == ["RTXPRO6000BSE", "H100", "H200"]
 
 
 def test_gpu_names_become_requirement_values_in_linear_time():

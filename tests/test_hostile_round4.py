@@ -640,3 +640,4 @@ def test_thousands_of_cluster_admins_are_read_in_linear_time():
     admins = [{"objectId": GROUP, "principalType": "Group"}, {"objectId": GROUP.upper(), "principalType": "Group"}]
     [problem] = problems_of({**GPU, "access": {"clusterAdmins": admins}})
     assert problem == f"{PROJECT}:access.clusterAdmins[1]: '{GROUP.upper()}' is listed twice"
+

@@ -115,8 +115,18 @@ def test_nap_is_off_by_default_and_its_modes_are_the_apis():
      "gpu-aks:gpuNodePools[h100].nodeLabels.karpenter.sh/nodepool", "refused by Azure's NodePool CRD"),
     (_with(gpuNodePools__0__gpus=["GB200"], gpuNodePools__0__gpuCount=None, gpuNodePools__0__imageFamily="AzureLinux"),
      "gpu-aks:gpuNodePools[h100].imageFamily", "only on Ubuntu"),
-    (_with(gpuNodePools__0__gpus=["GB200", "B200"], gpuNodePools__0__gpuCount=None), "gpu-aks:gpuNodePools[h100].gpus",
-     "declare them in two NodePools"),
+    (_with(gpuNodePools__0__gpus=["GB200", "RTXPRO6000BSE"], gpuNodePools__0__gpuCount=None),
+     "gpu-aks:gpuNodePools[h100].gpus", "declare them in two NodePools"),
+    # #38: a name no size carries never brings a node (it was a warning).
+    (_with(gpuNodePools__0__gpus=["H100-80GB"]), "gpu-aks:gpuNodePools[h100].gpus[0]",
+     "'H100-80GB' is a GPU name Karpenter's Azure provider gives no size"),
+    (_with(gpuNodePools__0__gpus=["H100-80GB"]), "gpu-aks:gpuNodePools[h100].gpus[0]", "did you mean H100?"),
+    (_with(gpuNodePools__0__gpus=["B200"]), "gpu-aks:gpuNodePools[h100].gpus[0]", "did you mean GB200 or H200?"),
+    # #38: limits that admit no node of any size the NodePool may bring.
+    (_with(gpuNodePools__0__gpus=["H100"], gpuNodePools__0__gpuCount=[8], gpuNodePools__0__limits={"gpu": 4}),
+     "gpu-aks:gpuNodePools[h100].limits", "admits no node: the smallest size the NodePool may bring, "
+                                          "Standard_ND96isr_H100_v5, has 8 GPUs"),
+    (_with(gpuNodePools__0__limits={"cpu": 8}), "gpu-aks:gpuNodePools[h100].limits", "admits no node"),
     (_with(gpuNodePools__1__name="cpu"), "gpu-aks:gpuNodePools[1].name", "already the name of cpuPools[0]"),
     (_with(gpuNodePools__1__name="A100"), "gpu-aks:gpuNodePools[1].name", "1-12 lowercase letters and digits"),
     # A Grace (Arm64) NodePool needs arm64 builds of the images the platform runs on GPU nodes.
@@ -136,13 +146,15 @@ def test_all_problems_are_reported_at_once():
     assert len(_problems(raw)) == 3
 
 
-def test_a_gpu_the_catalog_does_not_know_is_usable_with_a_warning():
-    settings = _parse(_with(gpuNodePools__0__gpus=["H100", "B200"]))
+def test_a_gpu_name_karpenter_gives_but_the_catalog_lacks_is_usable_with_a_warning():
+    """`RTXPRO6000BSE` is the name newer skewer versions give the RTX PRO sizes (karpenter-provider-azure
+    moved to skewer v0.0.23); gpu-aks's catalog selects those by size."""
+    settings = _parse(_with(gpuNodePools__0__gpus=["H100", "RTXPRO6000BSE"]))
     (warning,) = [w for w in settings.warnings if "gpuNodePools[h100].gpus[1]" in w]
-    assert "'B200' is not a GPU gpu-aks's catalog knows" in warning and "cannot price it" in warning
+    assert "'RTXPRO6000BSE' is not a GPU gpu-aks's catalog knows" in warning and "cannot price it" in warning
     pool = NAP_KIND.pools(settings)[0]
-    assert pool.uncatalogued == ("B200",)
-    assert pool.node_pool_spec().gpu_names == ("H100", "B200")
+    assert pool.uncatalogued == ("RTXPRO6000BSE",)
+    assert pool.node_pool_spec().gpu_names == ("H100", "RTXPRO6000BSE")
 
 
 def test_an_unknown_n_series_size_is_usable_with_a_warning():

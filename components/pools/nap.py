@@ -22,6 +22,7 @@ Every refusal cites its source:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,16 +32,19 @@ from gpu_aks_policies.catalog import (
     AKS_MAX_NODES_PER_CLUSTER,
     DEFAULT_GPU_TAINT,
     GPU_RESOURCE,
+    KARPENTER_GPU_NAMES,
     NODEPOOL_LIMIT_CEILINGS,
     POOL_LABEL,
     GpuSku,
     arm64_image_problem,
     gpu_names,
     gpu_sku,
+    refused_sizes_with_gpu_name,
     skus_with_gpu,
     unsupported_gpu_sku,
     vcpus_in_size_name,
 )
+from gpu_aks_policies.contract import spot_first
 from gpu_aks_policies.declarations import (
     MISSING,
     Check,
@@ -166,6 +170,22 @@ class NapGpuPoolSettings:
         return tuple(found.values())
 
     @property
+    def offered(self) -> tuple[GpuSku, ...]:
+        """The candidates the NodePool's `limits` admit at least one node of: Karpenter never launches a
+        node that would pass a limit (kubernetes-sigs/karpenter `filterByRemainingResources`), so a size
+        bigger than the limit is never brought, priced or offered."""
+        return tuple(sku for sku in self.candidates if self.nodes_at_most(sku) > 0)
+
+    @property
+    def pinned_sizes(self) -> tuple[str, ...]:
+        """Sizes to pin with `node.kubernetes.io/instance-type` beside the GPU names, when a name also labels
+        sizes gpu-aks refuses (`A10` labels the fractional NV A10 v5 sizes, which Karpenter, taking the
+        cheapest fit, would choose first)."""
+        if self.by_size or not any(refused_sizes_with_gpu_name(name) for name in self.gpu_names):
+            return ()
+        return tuple(sku.vm_size for sku in self.candidates)
+
+    @property
     def uncatalogued(self) -> tuple[str, ...]:
         """GPU names or sizes the catalog does not know (usable under NAP, but unpriced and unsized)."""
         return (*(name for name in self.gpu_names if not skus_with_gpu(name)),
@@ -189,7 +209,8 @@ class NapGpuPoolSettings:
             sizes = tuple(dict.fromkeys((*(sku.vm_size for sku in self.candidates), *self.vm_sizes)))
             selection: dict[str, Any] = {"vm_sizes": sizes}
         else:
-            selection = {"gpu_names": tuple(_karpenter_gpu_names(self.gpu_names)), "gpu_counts": self.gpu_counts}
+            selection = {"gpu_names": tuple(_karpenter_gpu_names(self.gpu_names)), "gpu_counts": self.gpu_counts,
+                         "vm_sizes": self.pinned_sizes}
         return GpuNodePoolSpec(
             name=self.name, node_class=self.node_class, **selection,
             capacity_types=self.capacity_types, taints=self.taints,
@@ -231,11 +252,27 @@ def _gpu_names(reader: Reader, value: Any) -> tuple[str, ...]:
             reader.problem(f"gpus[{index}]", f"{describe(name)} is not a GPU gpu-aks's catalog knows, and Karpenter's "
                                              "NodePool refuses it as a karpenter.azure.com/sku-gpu-name value (letters, "
                                              "digits, '-', '_' and '.', no spaces); write the name as the label has it")
+        elif not skus_with_gpu(name) and name.casefold() not in _PRODUCIBLE:
+            # A NodePool asking for a name no size carries never brings a node: its pods wait forever.
+            squashed = re.sub(r"[^a-z0-9]", "", name.casefold())
+            # A name with a suffix ("H100-80GB", "A100_80G") means the name it starts with.
+            close = sorted((known for known in _PRODUCIBLE if squashed.startswith(known)), key=len, reverse=True)[:1] \
+                or difflib.get_close_matches(squashed, _PRODUCIBLE, n=2, cutoff=0.5)
+            hint = f"did you mean {' or '.join(_PRODUCIBLE[match] for match in close)}? " if close else ""
+            reader.problem(f"gpus[{index}]", f"{describe(name)} is a GPU name Karpenter's Azure provider gives no size "
+                                             f"(karpenter.azure.com/sku-gpu-name is one of {', '.join(KARPENTER_GPU_NAMES)}"
+                                             f"), so the NodePool would never bring a node; {hint}name a size with "
+                                             "vmSizes to use one gpu-aks's catalog lacks")
         elif not skus_with_gpu(name):
             reader.warn(f"gpus[{index}]", f"{describe(name)} is not a GPU gpu-aks's catalog knows ({', '.join(gpu_names())}); "
                                           "Karpenter matches it as karpenter.azure.com/sku-gpu-name, but gpu-aks cannot "
                                           "price it nor say its memory")
     return tuple(names)
+
+
+#: The GPU names a NodePool may ask for, case-folded and squashed (for a did-you-mean) -> as written.
+_PRODUCIBLE: dict[str, str] = {re.sub(r"[^a-z0-9]", "", name.casefold()): name
+                               for name in (*KARPENTER_GPU_NAMES, *gpu_names())}
 
 
 def _vm_sizes(reader: Reader, value: Any) -> tuple[str, ...]:
@@ -370,6 +407,21 @@ def _count_matches_a_candidate(reader: Reader) -> None:
                                    f"Azure sells {', '.join(map(str, sorted(offered)))} per VM")
 
 
+def _limits_admit_a_node(reader: Reader) -> None:
+    limits = reader.get("limits")
+    if not limits:
+        return
+    pool = NapGpuPoolSettings(reader.get("name"), gpu_names=reader.get("gpus"), gpu_counts=reader.get("gpuCount"),
+                              vm_sizes=reader.get("vmSizes"), limits=limits)
+    if pool.candidates and not pool.offered:
+        smallest = min(pool.candidates, key=lambda sku: (sku.gpus, vcpus_in_size_name(sku.vm_size) or 0))
+        reader.problem("limits", f"{reader.shown(reader.raw.get('limits'))} admits no node: the smallest size "
+                                 f"the NodePool may bring, {smallest.vm_size}, has {smallest.gpus} GPUs and "
+                                 f"{vcpus_in_size_name(smallest.vm_size)} vCPUs, and Karpenter launches no node that "
+                                 "would pass a limit (filterByRemainingResources), so pods would wait forever; raise "
+                                 "the limits or ask for smaller sizes")
+
+
 def _ubuntu_only_sizes(reader: Reader) -> None:
     family = reader.get("imageFamily")
     if family == "AzureLinux":
@@ -434,6 +486,8 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
     Key("limits", "Ceilings of the NodePool (required): `gpu` (GPUs, Karpenter's `nvidia.com/gpu`) and/or `cpu` "
         "(vCPUs), as `maxCount` is for a pool.",
         "object", None, parse=_limits, source=f"{_NODEPOOL} spec.limits", required=True, shape=LIMITS),
+    Check(_limits_admit_a_node, reads=("gpus", "gpuCount", "vmSizes", "limits"),
+          doc="The `limits` admit at least one node of a size the NodePool may bring."),
     Key("weight", "Preference among NodePools (1-100; Karpenter tries the highest first).", "integer", None,
         check=_whole(1, 100), convert=int, source=f"{_NODEPOOL} spec.weight"),
     _taints_key(),
@@ -577,9 +631,10 @@ class NapPoolKind:
                      for pool in root.lists.get(self.config_key, []))
 
     def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
-        capacity = tuple(_CAPACITY[kind] for kind in pool.capacity_types)
-        return tuple(GpuOffer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)  # type: ignore[arg-type]
-                     for sku in pool.candidates)
+        # Spot first: Karpenter tries Spot before on-demand whatever the order the list gives.
+        capacity = spot_first(_CAPACITY[kind] for kind in pool.capacity_types)
+        return tuple(GpuOffer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)
+                     for sku in pool.offered)
 
     def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
         """Each candidate size at the most nodes the NodePool's limits admit of it, per capacity type it may
@@ -587,15 +642,15 @@ class NapPoolKind:
         the preflight checks every family the NodePool may use, and counts a pool's candidates as
         alternatives (one at a time), not as a sum."""
         return tuple(CapacityNeed(key, sku.vm_size, kind == "spot", (), pool.nodes_at_most(sku), 0)
-                     for sku in pool.candidates if pool.nodes_at_most(sku) for kind in pool.capacity_types)
+                     for sku in pool.offered for kind in pool.capacity_types)
 
     def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> PoolFacts:
         key = f"{self.config_key}[{pool.name}]"
-        sizes = tuple(sku.vm_size for sku in pool.candidates)
+        sizes = tuple(sku.vm_size for sku in pool.offered)
         return PoolFacts(
             name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None, vm_sizes=sizes,
             # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
-            min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.candidates), default=0),
+            min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.offered), default=0),
             spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
             offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,

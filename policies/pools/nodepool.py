@@ -17,7 +17,7 @@ from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import AKS_MAX_NODES_PER_CLUSTER, GPU_SKUS, NODEPOOL_LIMIT_CEILINGS, gpu_sku
+from ..catalog import AKS_MAX_NODES_PER_CLUSTER, GPU_SKUS, NODEPOOL_LIMIT_CEILINGS, gpu_sku, vcpus_in_size_name
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, parse_taint
@@ -32,6 +32,15 @@ _GPU_COUNT = "karpenter.azure.com/sku-gpu-count"
 _GPU_MANUFACTURER = "karpenter.azure.com/sku-gpu-manufacturer"
 #: Resources whose `spec.limits` bound a GPU NodePool's size.
 _BOUNDING_LIMITS = ("nvidia.com/gpu", "cpu")
+
+
+def _nodes_admitted(sku: Any, bounding: Mapping[str, Any]) -> int:
+    """How many nodes of the size the limits admit."""
+    counts = [int(bounding["nvidia.com/gpu"] // sku.gpus)] if "nvidia.com/gpu" in bounding else []
+    vcpus = vcpus_in_size_name(sku.vm_size)
+    if "cpu" in bounding and vcpus:
+        counts.append(int(bounding["cpu"] // vcpus))
+    return min(counts, default=1)
 
 
 class NodePoolView(PoolView):
@@ -117,6 +126,14 @@ class NodePoolView(PoolView):
                                 "nothing")
             else:
                 bounding[key] = amount
+        sizes = [sku for sku in map(gpu_sku, self.vm_sizes()) if sku is not None]
+        # A limit of 0 is written on purpose (a paused NodePool); a positive one no size fits is a mistake.
+        if bounding and all(bounding.values()) and sizes and not any(_nodes_admitted(sku, bounding) for sku in sizes):
+            # Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter
+            # `filterByRemainingResources`): such a NodePool never brings a node, and its pods wait forever.
+            smallest = min(sizes, key=lambda sku: sku.gpus)
+            unusable.append(f"they admit no node of any size the NodePool may bring (the smallest, {smallest.vm_size}, "
+                            f"has {smallest.gpus} GPUs and {vcpus_in_size_name(smallest.vm_size)} vCPUs)")
         written = ", ".join(f"{key}: {shown(limits[key], 64).strip(chr(39))}" for key in bounding) or "no limits"
         if unusable:
             written += f"; {'; '.join(unusable)}"
