@@ -226,6 +226,11 @@ def _row(item: Any, where: str) -> _Row | None:
     if _text(item, "productName").endswith(" Windows") or _text(item, "meterName").endswith(" Low Priority") \
             or _text(item, "skuName").endswith(" Low Priority"):
         return None
+    # Cloud Services (classic) rows name VM sizes too ("Dasv5 Series Cloud Services", dearer than the VM's
+    # row); Microsoft's reader asks for serviceName 'Virtual Machines' and serviceFamily 'Compute' (pricing.go
+    # FetchPricing), which they are not. An answer that dropped serviceName still names them in productName.
+    if "Cloud Services" in _text(item, "productName") or item.get("serviceFamily") not in (None, "Compute"):
+        return None
     size, region = item.get("armSkuName"), item.get("armRegionName")
     if not isinstance(size, str) or not size or not isinstance(region, str) or not region:
         raise PriceError(f"{where}: a Consumption item needs armSkuName and armRegionName (strings), got "
