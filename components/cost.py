@@ -1,12 +1,17 @@
-"""What each pool costs, before `pulumi up`: hourly per node and monthly at the pool's floor and ceiling.
+"""What each pool costs, before `pulumi up`: hourly per node and monthly at the pool's floor and ceiling,
+the stack's total, and what is left out.
 
 Pure, no Pulumi. A month is 730 hours (`pricing.HOURS_PER_MONTH`). A fixed or autoscaled AgentPool costs
 `minCount` to `maxCount` nodes of its size, at its Spot or on-demand price. A NAP GPU NodePool starts
 at no node (Karpenter creates nodes only for pending pods) and may bring any of its candidate sizes:
 its `hourlyPerNode` is the cheapest candidate at the capacity it tries first (Spot when allowed),
 `hourlyPerNodeMax` the dearest at any allowed capacity, and `monthlyAtMax` the dearest way to fill its
-`limits` (most nodes of one candidate the GPU or vCPU ceiling admits, at its dearest allowed price). A
-price the table lacks is `null` with the reason in `missing`; it is never shown as 0.
+`limits` (most nodes of one candidate the GPU or vCPU ceiling admits, at its dearest allowed price).
+
+A Spot hour never costs more than the on-demand hour: Spot's default max price, -1, caps it there (AKS
+`spotMaxPrice`, Karpenter's Spot offerings), so a Spot pool whose Spot price the table lacks is bounded
+by its on-demand price, and its ceiling is a number. A price the table lacks otherwise is `null` with
+the reason in `missing`, never 0; a pool that may bring a size gpu-aks cannot price has no ceiling.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class PricedPool:
     #: The most nodes of each offer, by lower-cased VM size (a NodePool's limits admit fewer big nodes).
     ceilings: Mapping[str, int] = field(default_factory=dict)
     kind: str = "agentPool"
+    #: GPU names or sizes the pool may bring that gpu-aks cannot price (not in its catalog).
+    uncatalogued: tuple[str, ...] = ()
 
     def nodes_at_most(self, offer: Offer) -> int:
         return self.ceilings.get(offer.vm_size.lower(), self.max_nodes)
@@ -69,35 +76,52 @@ def _money(value: float, digits: int) -> float:
     return round(value, digits)
 
 
+def _bound(capacity: Capacity, price: float | None, on_demand: float | None) -> float | None:
+    """The most an hour at this capacity can cost: its price, or for Spot without one, the on-demand
+    price its default max price (-1) caps it at."""
+    return price if price is not None else on_demand if capacity == "spot" else None
+
+
 def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
     missing: list[str] = []
     first: list[float] = []
     dearest: list[float] = []
     ceilings: list[float] = []
     candidates: list[dict[str, Any]] = []
+    unbounded = False
     for offer in pool.offers:
         prices = {capacity: table.hourly(region, offer.vm_size, capacity) for capacity in offer.capacity}
+        on_demand = table.hourly(region, offer.vm_size, "onDemand")
+        bounds = {capacity: _bound(capacity, price, on_demand) for capacity, price in prices.items()}
         for capacity, price in prices.items():
             if price is None:
-                missing.append(table.missing(region, offer.vm_size, capacity))
+                reason = table.missing(region, offer.vm_size, capacity)
+                if bounds[capacity] is not None:
+                    reason += (f"; its ceiling counts the on-demand price, {bounds[capacity]:,} {table.currency}/h, "
+                               "which Spot's default max price (-1) never passes")
+                missing.append(reason)
         tried_first = prices[offer.capacity[0]]
-        known = [price for price in prices.values() if price is not None]
         nodes = pool.nodes_at_most(offer)
         candidates.append({"vmSize": offer.vm_size, "hourly": {c: p for c, p in prices.items()},
                            "maxNodes": nodes})
         if tried_first is not None:
             first.append(tried_first)
-        if known:
-            dearest.append(max(known))
-            if nodes is not None:
-                ceilings.append(nodes * max(known) * HOURS_PER_MONTH)
+        known = [bound for bound in bounds.values() if bound is not None]
+        if len(known) < len(bounds):
+            unbounded = True
+            continue
+        dearest.append(max(known))
+        ceilings.append(nodes * max(known) * HOURS_PER_MONTH)
     if not pool.offers:
         missing.append(f"{pool.name}: no size gpu-aks can price (its GPUs or sizes are not in the catalog)")
+    if pool.uncatalogued:
+        missing.append(f"{pool.name} may bring {', '.join(pool.uncatalogued)}, which gpu-aks's catalog lacks: no price, "
+                       "so no ceiling")
     hourly = min(first) if first else None
     # A pool that may shrink to no node costs nothing at its floor, priced or not.
     at_min = 0.0 if pool.min_nodes == 0 else hourly * pool.min_nodes * HOURS_PER_MONTH if hourly is not None else None
-    # The ceiling is the dearest candidate's: unknown while any candidate's price is missing.
-    at_max = max(ceilings) if ceilings and not missing else None
+    # The ceiling is the dearest candidate's: unknown while any size it may bring has no bound.
+    at_max = max(ceilings) if ceilings and not unbounded and not pool.uncatalogued else None
     return PoolCost(
         _money(hourly, 4) if hourly is not None else None,
         _money(at_min, 2) if at_min is not None else None,
@@ -106,13 +130,40 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
         tuple(dict.fromkeys(missing)), tuple(candidates))
 
 
-def cost_document(pools: Sequence[PricedPool], table: PriceTable, region: str) -> dict[str, Any]:
-    """The preview's top-level `cost`: currency, the prices' date and source, and each pool's figures."""
+#: The control plane's hourly fee per cluster, by `cluster.skuTier`, in USD (Microsoft's AKS pricing page,
+#: azure.microsoft.com/pricing/details/kubernetes-service: Free tier no charge, Standard 0.10, Premium 0.60
+#: per cluster hour; one list price in every public region).
+CLUSTER_TIER_HOURLY: Mapping[str, float] = {"Free": 0.0, "Standard": 0.10, "Premium": 0.60}
+
+#: What the figures leave out: each costs money, and none has a price gpu-aks can know before `up`.
+EXCLUDED = (
+    "OS and data disks (each node's managed OS disk; ephemeral OS disks are in the VM price), and persistent volumes",
+    "Azure Monitor: managed Prometheus ingestion and queries, Container Insights logs, Managed Grafana "
+    "(`observability`)",
+    "network egress and data processing: the load balancer's outbound rules, a NAT gateway, or your firewall "
+    "under userDefinedRouting; public IP addresses",
+    "reservations, savings plans and negotiated discounts (these are list prices), taxes",
+    "Spot evictions' rework, and capacity reservations' unused hours",
+)
+
+
+def cost_document(pools: Sequence[PricedPool], table: PriceTable, region: str, sku_tier: str = "Free") -> dict[str, Any]:
+    """The preview's top-level `cost`: currency, the prices' date and source, each pool's figures, the
+    cluster's tier fee, the stack's total, and what is not priced."""
+    figures = {pool.name: {"kind": pool.kind, **pool_cost(pool, table, region).to_json(pool.kind)} for pool in pools}
+    tier_hourly = CLUSTER_TIER_HOURLY.get(sku_tier, 0.0) if table.currency == "USD" else None
+    tier = {"tier": sku_tier, "hourly": tier_hourly,
+            "monthly": _money(tier_hourly * HOURS_PER_MONTH, 2) if tier_hourly is not None else None}
+
+    def total(key: str) -> float | None:
+        values = [pool[key] for pool in figures.values()] + [tier["monthly"]]
+        return _money(sum(values), 2) if all(value is not None for value in values) else None
+
     return {
         "currency": table.currency, "pricesAsOf": table.as_of.isoformat(), "source": table.source,
-        "region": region, "hoursPerMonth": HOURS_PER_MONTH,
-        "pools": {pool.name: {"kind": pool.kind, **pool_cost(pool, table, region).to_json(pool.kind)}
-                  for pool in pools},
+        "region": region, "hoursPerMonth": HOURS_PER_MONTH, "pools": figures, "clusterTier": tier,
+        "total": {"monthlyAtMin": total("monthlyAtMin"), "monthlyAtMax": total("monthlyAtMax")},
+        "excluded": list(EXCLUDED),
     }
 
 
@@ -134,6 +185,12 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
         lines.append(f"    {name}: {per_node}; {_figure(pool['monthlyAtMin'], currency)} a month at the floor, "
                      f"{_figure(pool['monthlyAtMax'], currency)} at the ceiling")
         lines.extend(f"      {reason}" for reason in pool.get("missing", []))
+    tier = document["clusterTier"]
+    lines.append(f"    control plane ({tier['tier']} tier): {_figure(tier['monthly'], currency)} a month")
+    total = document["total"]
+    lines.append(f"    total: {_figure(total['monthlyAtMin'], currency)} a month at the floor, "
+                 f"{_figure(total['monthlyAtMax'], currency)} at the ceiling (list prices)")
+    lines.append(f"    not priced: {'; '.join(document['excluded'])}")
     return lines
 
 
@@ -149,5 +206,5 @@ def priced_pools(pools: PlatformPools) -> list[PricedPool]:
             offers = tuple(Offer(size, ("spot",) if pool.spot else ("onDemand",)) for size in pool.vm_sizes)
         priced.append(PricedPool(pool.name, offers, pool.min_count, pool.max_count,
                                  {offer.vm_size.lower(): ceilings.get(offer.vm_size.lower(), pool.max_count)
-                                  for offer in offers}, kind=pool.backend))
+                                  for offer in offers}, kind=pool.backend, uncatalogued=pool.uncatalogued))
     return priced

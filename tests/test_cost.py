@@ -53,12 +53,24 @@ def test_spot_is_cheaper_than_on_demand_for_the_same_size():
 
 
 def test_a_size_without_a_price_says_so_and_never_shows_zero():
-    cost = pool_cost(PricedPool("s", (Offer("Standard_D8ds_v5", ("spot",)),), 2, 4), ANSWER, "eastus2")
+    cost = pool_cost(PricedPool("s", (Offer("Standard_D2ds_v5", ("spot",)),), 2, 4), ANSWER, "eastus2")
     assert (cost.hourly_per_node, cost.monthly_at_min, cost.monthly_at_max) == (None, None, None)
-    assert cost.missing == ("no Spot price for Standard_D8ds_v5 in eastus2 in the prices of 2026-11-26",)
-    lines = cost_lines(cost_document([PricedPool("s", (Offer("Standard_D8ds_v5", ("spot",)),), 2, 4)], ANSWER,
+    assert cost.missing == ("no Spot price for Standard_D2ds_v5 in eastus2 in the prices of 2026-11-26",)
+    lines = cost_lines(cost_document([PricedPool("s", (Offer("Standard_D2ds_v5", ("spot",)),), 2, 4)], ANSWER,
                                      "eastus2"))
     assert "    s: no price per node; no price a month at the floor, no price at the ceiling" in lines
+
+
+def test_a_spot_pool_without_a_spot_price_is_bounded_by_on_demand():
+    """#38: Spot's default max price (-1) caps Spot at on-demand, so the ceiling is a number."""
+    on_demand = ANSWER.hourly("eastus2", "Standard_D8ds_v5", "onDemand")
+    assert on_demand is not None and ANSWER.hourly("eastus2", "Standard_D8ds_v5", "spot") is None
+    cost = pool_cost(PricedPool("s", (Offer("Standard_D8ds_v5", ("spot",)),), 2, 4), ANSWER, "eastus2")
+    assert (cost.hourly_per_node, cost.monthly_at_min) == (None, None)
+    assert cost.monthly_at_max == round(4 * on_demand * HOURS_PER_MONTH, 2)
+    [reason] = cost.missing
+    assert reason.startswith("no Spot price for Standard_D8ds_v5 in eastus2") and \
+        "its ceiling counts the on-demand price" in reason and "default max price (-1)" in reason
 
 
 NAP_STACK = {
@@ -88,14 +100,56 @@ def test_a_nap_pool_costs_the_range_over_its_candidates_and_its_ceiling_from_lim
         {"vmSize": "Standard_NC24ads_A100_v4", "hourly": {"onDemand": 3.673}, "maxNodes": 4}]
 
 
-def test_a_nap_pool_with_an_unpriced_candidate_has_no_ceiling():
+def test_a_spot_first_nap_pool_without_spot_prices_is_bounded_by_on_demand():
+    """#38: Spot-first pools showed "no price" although on-demand, their fallback, was priced."""
     settings = parse_settings({**NAP_STACK, "gpuNodePools": [
         {"name": "a100", "gpus": ["A100"], "gpuCount": [1], "capacityTypes": ["spot", "on-demand"],
          "limits": {"gpu": 4}}]}, "nap", "eastus2", today=date(2026, 11, 26))
     (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
     cost = pool_cost(pool, NAP_TABLE, "eastus2")
-    assert cost.hourly_per_node is None and cost.monthly_at_max is None and cost.monthly_at_min == 0.0
-    assert cost.missing == ("no Spot price for Standard_NC24ads_A100_v4 in eastus2 in the prices of 2026-11-01",)
+    assert cost.hourly_per_node is None and cost.monthly_at_min == 0.0
+    assert cost.monthly_at_max == round(4 * 3.673 * HOURS_PER_MONTH, 2)
+    assert cost.missing[0].startswith("no Spot price for Standard_NC24ads_A100_v4 in eastus2 in the prices of 2026-11-01")
+
+
+def test_a_nap_pool_that_may_bring_an_unpriced_size_has_no_ceiling():
+    """An H200 NodePool without a count may bring ND96is_H200_v5, which the capture does not price: its
+    ceiling is unknown, never the priced sizes' alone."""
+    settings = parse_settings({**NAP_STACK, "gpuNodePools": [
+        {"name": "h200", "gpus": ["H200"], "limits": {"gpu": 16}}]}, "nap", "eastus2", today=date(2026, 11, 26))
+    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
+    cost = pool_cost(pool, read_price_table(), "eastus2")
+    assert cost.monthly_at_max is None
+    assert any("Standard_ND96is_H200_v5" in reason for reason in cost.missing)
+
+
+def test_a_nap_pool_with_a_gpu_the_catalog_lacks_has_no_ceiling():
+    settings = parse_settings({**NAP_STACK, "gpuNodePools": [
+        {"name": "gpu", "gpus": ["H100", "RTXPRO6000BSE"], "gpuCount": [1], "limits": {"gpu": 4}}]},
+        "nap", "eastus2", today=date(2026, 11, 26))
+    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
+    cost = pool_cost(pool, NAP_TABLE, "eastus2")
+    assert cost.monthly_at_max is None
+    assert "gpu may bring RTXPRO6000BSE, which gpu-aks's catalog lacks: no price, so no ceiling" in cost.missing
+
+
+def test_the_cost_has_a_total_the_tier_fee_and_what_it_leaves_out():
+    settings = parse_settings({**NAP_STACK, "cluster": {**NAP_STACK["cluster"], "skuTier": "Standard"}}, "nap",
+                              "eastus2", today=date(2026, 11, 26))
+    table = table_from_json({"currency": "USD", "pricesAsOf": "2026-11-01", "source": "test", "prices": {"eastus2": {
+        **{size: {"onDemand": price.on_demand, "spot": price.spot} for size, price in NAP_TABLE.prices["eastus2"].items()},
+        "Standard_D4ds_v5": {"onDemand": 0.226, "spot": None}}}}, "test")
+    document = cost_document(priced_pools(platform_pools(settings)), table, "eastus2", settings.cluster.sku_tier)
+    assert document["clusterTier"] == {"tier": "Standard", "hourly": 0.10, "monthly": 73.0}
+    pools = document["pools"].values()
+    assert all(isinstance(pool["monthlyAtMax"], float) for pool in pools), document["pools"]
+    assert document["total"]["monthlyAtMax"] == round(sum(pool["monthlyAtMax"] for pool in pools) + 73.0, 2)
+    assert any("Managed Prometheus" in item or "managed Prometheus" in item for item in document["excluded"])
+    assert any("disks" in item for item in document["excluded"])
+    assert any("firewall" in item for item in document["excluded"])
+    lines = cost_lines(document)
+    assert any(line.startswith("    total: ") and "(list prices)" in line for line in lines)
+    assert "    control plane (Standard tier): 73.00 USD a month" in lines
 
 
 def test_the_summary_prints_the_same_figures_as_the_json():

@@ -124,6 +124,9 @@ class PoolFacts:
     #: A replacement deletes the old pool before it creates the new one (keepAzureName: the two would
     #: share a name), so the pool has no nodes in between.
     deletes_before_replace: bool = False
+    #: GPU names or sizes the pool may bring that gpu-aks's catalog lacks (a NodePool's): neither
+    #: offered nor priced, so the pool's cost has no ceiling.
+    uncatalogued: tuple[str, ...] = ()
 
     @property
     def gpu(self) -> bool:

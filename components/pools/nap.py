@@ -654,7 +654,7 @@ class NapPoolKind:
             spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
             offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
-            capacity=self.capacity(key, pool))
+            capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued)
 
     def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
         return (KubernetesObjectsSpec(pool.name, (
