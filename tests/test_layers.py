@@ -174,19 +174,10 @@ def test_the_cycle_finder_finds_a_loop():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-#: The one loop left inside policies/ (tests/test_policy_layers.py holds it as a ratchet too): it may
-#: only go away, and no new one may appear. The rules' loop (fit, gpu_rules, rule_config, rules) is
-#: gone; gpu_rules is now pod_rules and pool_rules, below the registry.
-KNOWN_POLICY_LOOPS = [
-    ["gpu_aks_policies.workloads.registry", "gpu_aks_policies.workloads.shapes"],
-]
-
-
 @pytest.mark.slow
 def test_no_product_modules_import_each_other_in_a_loop():
     graph = {module: imports(module, runtime_only=True) for module in MODULES}
-    loops = _cycles(graph)
-    assert [loop for loop in loops if loop not in KNOWN_POLICY_LOOPS] == []
+    assert _cycles(graph) == []
 
 
 def test_the_import_reader_sees_deferred_relative_and_from_imports(tmp_path, monkeypatch):
