@@ -190,3 +190,13 @@ def test_the_import_reader_sees_deferred_relative_and_from_imports(tmp_path, mon
     assert imports("observability.rules") == {"tools.doctor", "observability.metrics", "components.manifests",
                                               "components.gpu_cluster", "components"}
     assert "components.gpu_cluster" not in imports("observability.rules", runtime_only=True)
+
+
+def test_one_registry_is_called_kinds():
+    """"kind" has one meaning in the product: the platform's pool kinds (`components.pools.KINDS`).
+    The resource a pool is written as (AgentPool, NodePool) is its backend (`gpu_aks_policies.pools.BACKENDS`)."""
+    named = sorted(module for module, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, (ast.Assign, ast.AnnAssign))
+                   and any(isinstance(target, ast.Name) and target.id == "KINDS"
+                           for target in (node.targets if isinstance(node, ast.Assign) else [node.target])))
+    assert named == ["components.pools"]
