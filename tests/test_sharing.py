@@ -310,7 +310,7 @@ def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_i
 
 
 def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_on_the_pool():
-    [pool] = facts({**shared(T4X4, "mps", 4), "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+    [pool] = facts({**shared(T4X4, "mps", 4), "nodeTaints": ["sku=gpu:NoSchedule", "nvidia.com/gpu=present:NoSchedule"],
                     "scaleSetPriority": "Spot"})
     daemon_set = mps_control_daemon("gpu-resources", IMAGE, pool)
     ours, chart = daemon_set["spec"]["template"]["spec"], chart_pod("daemonset-mps-control-daemon.yml")

@@ -33,6 +33,7 @@ from components.pools.kind import (
     surge_nodes,
 )
 from components.pools.nap import NAP
+from components.pools.rules import own_pool_problems, stack_pool_rule
 from components.pools.system import SYSTEM
 from components.settings.pools import create_only_properties
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AGENT_POOL_CREATE_ONLY", "AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind",
            "AgentPoolSpec", "CapacityNeed", "GpuOffer", "KubernetesObjectsSpec", "PlatformPools", "PoolFacts", "PoolKind",
-           "agent_pool_properties", "platform_pools", "surge_nodes"]
+           "agent_pool_properties", "own_pool_problems", "platform_pools", "stack_pool_rule", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU, NAP)

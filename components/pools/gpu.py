@@ -355,7 +355,12 @@ class GpuPoolKind(UserAgentPoolKind):
         return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
                           plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
                           min_count=values["minCount"] if reader.ok("minCount") else None,
-                          sharing=values["sharing"]["strategy"], **agent_pool_facts(values))
+                          sharing=values["sharing"]["strategy"],
+                          # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU
+                          # pool that is not autoscaled, and the settings run it on this pool.
+                          fixed_size_fix="declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool "
+                                         "is refused by the policy pack's gpu-node-pools-are-tainted)",
+                          **agent_pool_facts(values))
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,

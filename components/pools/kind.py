@@ -181,6 +181,9 @@ class PoolKind(Protocol):
     #: after every section is parsed, so they may read any (NAP: what AKS refuses under node
     #: auto-provisioning). `components/platform_settings.py` collects them from `KINDS`.
     root_checks: tuple[Check, ...]
+    #: The config key each aspect of the pack's pool rule is about (`taints`, `scaling`), so the
+    #: platform reports the rule's verdict on its own pools at the key (`components/pools/rules.py`).
+    rule_keys: Mapping[str, str]
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
         """The kind's pools, built from the document's root reader once every section is parsed

@@ -562,6 +562,8 @@ class NapPoolKind:
     component_type = "gpu-aks:index:GpuNapPool"
     former_types: tuple[str, ...] = ()
     root_checks = ROOT_CHECKS
+    #: Karpenter bounds a NodePool by its `limits`, not by node counts.
+    rule_keys: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "limits"}
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.

@@ -15,7 +15,7 @@ from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, 
 from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
-from components.pools.user import agent_pool_facts
+from components.pools.user import AGENT_POOL_RULE_KEYS, agent_pool_facts
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
 from components.settings.parsed_pools import ParsedPool
@@ -67,6 +67,7 @@ class SystemPoolKind:
     component_type = ""
     former_types: tuple[str, ...] = ()
     root_checks: tuple[Check, ...] = ()
+    rule_keys: Mapping[str, str] = AGENT_POOL_RULE_KEYS
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
         return (reader.children[self.config_key].build(),)

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from components.pools.kind import PlatformView
 
 
+#: An AgentPool's taints are `nodeTaints`; the autoscaler's bounds `minCount`..`maxCount`.
+AGENT_POOL_RULE_KEYS: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "maxCount"}
+
+
 class UserAgentPoolKind:
     """What the AgentPool-backed user kinds do alike: their pools are `PlatformSettings.pools[config_key]`,
     each one `AgentPool` (`agent_pool`, the kind's own), and they ask nothing of the cluster."""
@@ -29,6 +33,7 @@ class UserAgentPoolKind:
     inline = False
     agent_pools = True
     root_checks: tuple[Check, ...] = ()
+    rule_keys: Mapping[str, str] = AGENT_POOL_RULE_KEYS
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
