@@ -11,38 +11,13 @@ price the table lacks is `null` with the reason in `missing`; it is never shown 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.pools import PlatformPools
-from components.pricing import HOURS_PER_MONTH, Capacity, PriceTable
+from gpu_aks_policies.pools.model import Pool
 
-
-@dataclass(frozen=True)
-class Offer:
-    """One size a pool may run, with the capacity types it may get, in the order tried."""
-
-    vm_size: str
-    capacity: tuple[Capacity, ...] = ("onDemand",)
-    #: GPUs per node (for a GPU ceiling); vCPUs come from the size name.
-    gpus: int = 0
-
-
-@dataclass(frozen=True)
-class PricedPool:
-    """What pricing needs of a pool, whatever its kind."""
-
-    name: str
-    offers: tuple[Offer, ...]
-    min_nodes: int
-    max_nodes: int
-    #: The most nodes of each offer, by lower-cased VM size (a NodePool's limits admit fewer big nodes).
-    ceilings: Mapping[str, int] = field(default_factory=dict)
-    kind: str = "agentPool"
-
-    def nodes_at_most(self, offer: Offer) -> int:
-        return self.ceilings.get(offer.vm_size.lower(), self.max_nodes)
+from components.pricing import HOURS_PER_MONTH, PriceTable
 
 
 @dataclass(frozen=True)
@@ -69,18 +44,20 @@ def _money(value: float, digits: int) -> float:
     return round(value, digits)
 
 
-def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
+def pool_cost(pool: Pool, table: PriceTable, region: str) -> PoolCost:
+    """A pool's prices, from its offers (each size at the capacity types it is bought at: the price key)
+    and the most nodes of each (`Pool.nodes_at_most`)."""
     missing: list[str] = []
     first: list[float] = []
     dearest: list[float] = []
     ceilings: list[float] = []
     candidates: list[dict[str, Any]] = []
     for offer in pool.offers:
-        prices = {capacity: table.hourly(region, offer.vm_size, capacity) for capacity in offer.capacity}
+        prices = {capacity: table.hourly(region, offer.vm_size, capacity) for capacity in offer.capacity_types}
         for capacity, price in prices.items():
             if price is None:
                 missing.append(table.missing(region, offer.vm_size, capacity))
-        tried_first = prices[offer.capacity[0]]
+        tried_first = prices[offer.capacity_types[0]]
         known = [price for price in prices.values() if price is not None]
         nodes = pool.nodes_at_most(offer)
         candidates.append({"vmSize": offer.vm_size, "hourly": {c: p for c, p in prices.items()},
@@ -95,7 +72,7 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
         missing.append(f"{pool.name}: no size gpu-aks can price (its GPUs or sizes are not in the catalog)")
     hourly = min(first) if first else None
     # A pool that may shrink to no node costs nothing at its floor, priced or not.
-    at_min = 0.0 if pool.min_nodes == 0 else hourly * pool.min_nodes * HOURS_PER_MONTH if hourly is not None else None
+    at_min = 0.0 if pool.min_count == 0 else hourly * pool.min_count * HOURS_PER_MONTH if hourly is not None else None
     # The ceiling is the dearest candidate's: unknown while any candidate's price is missing.
     at_max = max(ceilings) if ceilings and not missing else None
     return PoolCost(
@@ -106,12 +83,12 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
         tuple(dict.fromkeys(missing)), tuple(candidates))
 
 
-def cost_document(pools: Sequence[PricedPool], table: PriceTable, region: str) -> dict[str, Any]:
+def cost_document(pools: Sequence[Pool], table: PriceTable, region: str) -> dict[str, Any]:
     """The preview's top-level `cost`: currency, the prices' date and source, and each pool's figures."""
     return {
         "currency": table.currency, "pricesAsOf": table.as_of.isoformat(), "source": table.source,
         "region": region, "hoursPerMonth": HOURS_PER_MONTH,
-        "pools": {pool.name: {"kind": pool.kind, **pool_cost(pool, table, region).to_json(pool.kind)}
+        "pools": {pool.name: {"kind": pool.backend, **pool_cost(pool, table, region).to_json(pool.backend)}
                   for pool in pools},
     }
 
@@ -135,19 +112,3 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
                      f"{_figure(pool['monthlyAtMax'], currency)} at the ceiling")
         lines.extend(f"      {reason}" for reason in pool.get("missing", []))
     return lines
-
-
-def priced_pools(pools: PlatformPools) -> list[PricedPool]:
-    """Every pool of a stack as pricing needs it, from its facts (whatever its kind): its sizes, the
-    capacity types they are bought at, and the most nodes of each (its capacity needs, else maxCount)."""
-    priced = []
-    for pool in pools.pools:
-        ceilings = {need.vm_size.lower(): need.max_count for need in pool.capacity}
-        if pool.offers:
-            offers = tuple(Offer(offer.vm_size, offer.capacity_types, offer.sku.gpus) for offer in pool.offers)
-        else:
-            offers = tuple(Offer(size, ("spot",) if pool.spot else ("onDemand",)) for size in pool.vm_sizes)
-        priced.append(PricedPool(pool.name, offers, pool.min_count, pool.max_count,
-                                 {offer.vm_size.lower(): ceilings.get(offer.vm_size.lower(), pool.max_count)
-                                  for offer in offers}, kind=pool.backend))
-    return priced

@@ -29,6 +29,7 @@ from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.fit import platform_from_outputs, render
 from gpu_aks_policies.pool_rules import is_device_plugin_daemonset
+from gpu_aks_policies.pools.model import Pool
 from gpu_aks_policies.rules import POD_RULES
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +48,7 @@ from components.manifests import (
 )
 from components.observability import watched_pool
 from components.platform_settings import parse_settings
-from components.pools import PoolFacts, platform_pools
+from components.pools import platform_pools
 from components.settings import SettingsError
 from observability.dashboard import grafana_dashboard
 from observability.metrics import KNOWN_METRICS
@@ -73,7 +74,7 @@ def platform(*pools: dict[str, Any], **extra: Any):
     return parse_settings({"gpuPools": list(pools), **extra}, "unit", "westeurope")
 
 
-def facts(*pools: dict[str, Any], **extra: Any) -> tuple[PoolFacts, ...]:
+def facts(*pools: dict[str, Any], **extra: Any) -> tuple[Pool, ...]:
     """The GPU pools' facts, as the components build from them."""
     return platform_pools(platform(*pools, **extra)).gpu
 

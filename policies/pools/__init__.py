@@ -22,9 +22,13 @@ from .registry import (
 )
 from .view import PoolView, Scaling, shown_count
 
+#: The modules of this package that are not backends: the pool model (`model.Pool`, which the light
+#: package's checker does not need), the registry and the view.
+_NOT_BACKENDS = {"model", "registry", "view"}
 # Every backend module of this package registers its backend on import; sorted, so the order is stable.
 for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    importlib.import_module(f"{__name__}.{_module.name}")
+    if _module.name not in _NOT_BACKENDS:
+        importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["BACKENDS", "BackendRegistration", "NodeFacts", "PoolView", "Scaling", "backend_named", "backend_of",
            "is_gpu_node", "is_pool_resource", "node_backend", "node_taint_prefixes", "pools_of", "shown_count"]
