@@ -35,13 +35,13 @@ from gpu_aks_policies.check import main as check_main
 from gpu_aks_policies.rules import default_rule_config
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")
+OBJECT_KINDS = ("Deployment", "StatefulSet", "Job", "Pod", "CronJob")
 
 
 def manifest(index: int, rng: random.Random, violating: bool = False) -> str:
     """A realistic workload: most are CPU services, some ask for GPUs, some get it wrong. With
     `violating`, nearly every one asks for GPUs and most break a rule (no toleration, a fraction)."""
-    kind = KINDS[index % len(KINDS)]
+    kind = OBJECT_KINDS[index % len(OBJECT_KINDS)]
     gpus = rng.choice([1, 2, "500m", "1500m", 4, None] if violating else [None, None, None, 1, 2, "500m"])
     resources = {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
     if gpus is not None:

@@ -13,14 +13,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 from gpu_aks_policies.admission_policy import validating_admission_policy, validating_admission_policy_binding
 from gpu_aks_policies.fit import gpu_pool_taints
+from gpu_aks_policies.pools.model import Pool
 from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig
 from gpu_aks_policies.rules import default_rule_config
 
-from components.pools import PoolFacts
 from components.settings import AdmissionPolicySettings
 
 
-def platform_rule_config(pools: Sequence[PoolFacts]) -> RuleConfig:
+def platform_rule_config(pools: Sequence[Pool]) -> RuleConfig:
     """The toleration rule's config with the NoSchedule taints the GPU pools carry (not Spot's)."""
     taints = gpu_pool_taints(text for pool in pools for text in pool.taints)
     config = default_rule_config()[TOLERATE_GPU_TAINT]
@@ -30,7 +30,7 @@ def platform_rule_config(pools: Sequence[PoolFacts]) -> RuleConfig:
 @dataclass(frozen=True)
 class GpuAdmissionPolicyArgs:
     settings: AdmissionPolicySettings
-    pools: Sequence[PoolFacts]
+    pools: Sequence[Pool]
     provider: k8s.Provider
     after: Sequence[pulumi.Resource] = ()
 

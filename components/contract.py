@@ -1,6 +1,6 @@
 """The outputs contract app stacks read through `StackReference`, written from the pools' facts
 (`components/pools/`). Pure, no Pulumi, and no pool-kind code: every pool entry comes from its
-`PoolFacts`.
+`Pool`.
 
 For each GPU pool it gives everything a pod needs to land there, already worked out: the exact
 `tolerations` and `nodeSelector`, the resource name to ask for and how many fit on one node. The
@@ -21,16 +21,17 @@ from gpu_aks_policies.contract import (
     PlatformContract,
     spot_first,
 )
+from gpu_aks_policies.pools.model import Offer, Pool
 
 from components.manifests import pool_tolerations
 from components.platform_settings import PlatformSettings
-from components.pools import GpuOffer, PlatformPools, PoolFacts, platform_pools
+from components.pools import PlatformPools, platform_pools
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
            "platform_contract"]
 
 
-def gpu_node_selector(pool: PoolFacts) -> dict[str, str]:
+def gpu_node_selector(pool: Pool) -> dict[str, str]:
     """Pins a pod to this pool (gpu-aks's pool label, stable across replacements) and to GPU nodes
     (the accelerator label the policy pack's `gpu-pods-select-gpu-nodes` looks for), where the pool's
     nodes carry it: a NAP NodePool's cannot (Azure's NodePool CRD refuses the `accelerator` label)."""
@@ -38,32 +39,32 @@ def gpu_node_selector(pool: PoolFacts) -> dict[str, str]:
     return {key: value for key, value in wanted.items() if key == POOL_LABEL or pool.labels.get(key) == value}
 
 
-def offer_contract(offer: GpuOffer) -> GpuOfferEntry:
+def offer_contract(offer: Offer) -> GpuOfferEntry:
     """One of the pool's GPU offers as the contract writes it."""
-    return GpuOfferEntry(vm_size=offer.vm_size, gpu_model=offer.sku.model, gpu_memory_gib=offer.sku.gpu_memory_gib,
-                    gpus_per_vm=offer.sku.gpus, resource=offer.resource, per_node=offer.per_node,
+    return GpuOfferEntry(vm_size=offer.vm_size, gpu_model=offer.gpu_sku.model, gpu_memory_gib=offer.gpu_sku.gpu_memory_gib,
+                    gpus_per_vm=offer.gpu_sku.gpus, resource=offer.resource, per_node=offer.per_node,
                     mig_partition=offer.mig_partition, capacity_types=offer.capacity_types)
 
 
-def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
+def gpu_pool_contract(pool: Pool, exported: bool = False) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it. The
     single-size fields describe the pool's first offer (an AgentPool's only one)."""
-    offer = pool.offers[0]
-    capacity = spot_first(kind for each in pool.offers for kind in each.capacity_types)
+    offer = pool.gpu_offers[0]
+    capacity = spot_first(kind for each in pool.gpu_offers for kind in each.capacity_types)
     return GpuPoolEntry(
         name=pool.name,
         kind=pool.backend,
         azure_name=pool.azure_name,
         pool_label={POOL_LABEL: pool.name},
         vm_size=offer.vm_size,
-        gpu_model=offer.sku.model,
-        gpu_memory_gib=offer.sku.gpu_memory_gib,
-        gpus_per_vm=offer.sku.gpus,
+        gpu_model=offer.gpu_sku.model,
+        gpu_memory_gib=offer.gpu_sku.gpu_memory_gib,
+        gpus_per_vm=offer.gpu_sku.gpus,
         gpus_per_node=offer.per_node,
         gpu_resource=offer.resource,
         gpu_instance_profile=offer.gpu_instance_profile,
         mig_partition=offer.mig_partition,
-        accelerator=offer.sku.accelerator,
+        accelerator=offer.gpu_sku.accelerator,
         # Every node a Spot VM; a NodePool that falls back to on-demand says so in capacityTypes.
         spot=capacity == ("spot",),
         min_count=pool.min_count,
@@ -74,13 +75,13 @@ def gpu_pool_contract(pool: PoolFacts, exported: bool = False) -> GpuPoolEntry:
         tolerations=tuple(pool_tolerations([pool])),
         node_selector=gpu_node_selector(pool),
         dcgm_exporter="gpu-aks" if exported else "none",
-        offers=tuple(offer_contract(each) for each in pool.offers),
+        offers=tuple(offer_contract(each) for each in pool.gpu_offers),
         sharing=pool.sharing,
         capacity_types=capacity,
     )
 
 
-def cpu_pool_contract(pool: PoolFacts) -> CpuPoolEntry:
+def cpu_pool_contract(pool: Pool) -> CpuPoolEntry:
     return CpuPoolEntry(
         name=pool.name, azure_name=pool.azure_name, pool_label={POOL_LABEL: pool.name}, vm_size=pool.vm_size,
         min_count=pool.min_count, max_count=pool.max_count, taints=tuple(pool.taints), labels=dict(pool.labels),

@@ -20,36 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.pools import PlatformPools
+from gpu_aks_policies.pools.model import Pool
+
 from components.pricing import HOURS_PER_MONTH, Capacity, PriceTable
-
-
-@dataclass(frozen=True)
-class Offer:
-    """One size a pool may run, with the capacity types it may get, in the order tried."""
-
-    vm_size: str
-    capacity: tuple[Capacity, ...] = ("onDemand",)
-    #: GPUs per node (for a GPU ceiling); vCPUs come from the size name.
-    gpus: int = 0
-
-
-@dataclass(frozen=True)
-class PricedPool:
-    """What pricing needs of a pool, whatever its kind."""
-
-    name: str
-    offers: tuple[Offer, ...]
-    min_nodes: int
-    max_nodes: int
-    #: The most nodes of each offer, by lower-cased VM size (a NodePool's limits admit fewer big nodes).
-    ceilings: Mapping[str, int] = field(default_factory=dict)
-    kind: str = "agentPool"
-    #: GPU names or sizes the pool may bring that gpu-aks cannot price (not in its catalog).
-    uncatalogued: tuple[str, ...] = ()
-
-    def nodes_at_most(self, offer: Offer) -> int:
-        return self.ceilings.get(offer.vm_size.lower(), self.max_nodes)
 
 
 @dataclass(frozen=True)
@@ -82,7 +55,9 @@ def _bound(capacity: Capacity, price: float | None, on_demand: float | None) -> 
     return price if price is not None else on_demand if capacity == "spot" else None
 
 
-def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
+def pool_cost(pool: Pool, table: PriceTable, region: str) -> PoolCost:
+    """A pool's prices, from its offers (each size at the capacity types it is bought at: the price key)
+    and the most nodes of each (`Pool.nodes_at_most`)."""
     missing: list[str] = []
     first: list[float] = []
     dearest: list[float] = []
@@ -90,7 +65,7 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
     candidates: list[dict[str, Any]] = []
     unbounded = False
     for offer in pool.offers:
-        prices = {capacity: table.hourly(region, offer.vm_size, capacity) for capacity in offer.capacity}
+        prices = {capacity: table.hourly(region, offer.vm_size, capacity) for capacity in offer.capacity_types}
         on_demand = table.hourly(region, offer.vm_size, "onDemand")
         bounds = {capacity: _bound(capacity, price, on_demand) for capacity, price in prices.items()}
         for capacity, price in prices.items():
@@ -100,7 +75,7 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
                     reason += (f"; its ceiling counts the on-demand price, {bounds[capacity]:,} {table.currency}/h, "
                                "which Spot's default max price (-1) never passes")
                 missing.append(reason)
-        tried_first = prices[offer.capacity[0]]
+        tried_first = prices[offer.capacity_types[0]]
         nodes = pool.nodes_at_most(offer)
         candidates.append({"vmSize": offer.vm_size, "hourly": {c: p for c, p in prices.items()},
                            "maxNodes": nodes})
@@ -119,7 +94,7 @@ def pool_cost(pool: PricedPool, table: PriceTable, region: str) -> PoolCost:
                        "so no ceiling")
     hourly = min(first) if first else None
     # A pool that may shrink to no node costs nothing at its floor, priced or not.
-    at_min = 0.0 if pool.min_nodes == 0 else hourly * pool.min_nodes * HOURS_PER_MONTH if hourly is not None else None
+    at_min = 0.0 if pool.min_count == 0 else hourly * pool.min_count * HOURS_PER_MONTH if hourly is not None else None
     # The ceiling is the dearest candidate's: unknown while any size it may bring has no bound.
     at_max = max(ceilings) if ceilings and not unbounded and not pool.uncatalogued else None
     return PoolCost(
@@ -147,10 +122,11 @@ EXCLUDED = (
 )
 
 
-def cost_document(pools: Sequence[PricedPool], table: PriceTable, region: str, sku_tier: str = "Free") -> dict[str, Any]:
+def cost_document(pools: Sequence[Pool], table: PriceTable, region: str, sku_tier: str = "Free") -> dict[str, Any]:
     """The preview's top-level `cost`: currency, the prices' date and source, each pool's figures, the
     cluster's tier fee, the stack's total, and what is not priced."""
-    figures = {pool.name: {"kind": pool.kind, **pool_cost(pool, table, region).to_json(pool.kind)} for pool in pools}
+    figures = {pool.name: {"kind": pool.backend, **pool_cost(pool, table, region).to_json(pool.backend)}
+               for pool in pools}
     tier_hourly = CLUSTER_TIER_HOURLY.get(sku_tier, 0.0) if table.currency == "USD" else None
     tier = {"tier": sku_tier, "hourly": tier_hourly,
             "monthly": _money(tier_hourly * HOURS_PER_MONTH, 2) if tier_hourly is not None else None}
@@ -192,19 +168,3 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
                  f"{_figure(total['monthlyAtMax'], currency)} at the ceiling (list prices)")
     lines.append(f"    not priced: {'; '.join(document['excluded'])}")
     return lines
-
-
-def priced_pools(pools: PlatformPools) -> list[PricedPool]:
-    """Every pool of a stack as pricing needs it, from its facts (whatever its kind): its sizes, the
-    capacity types they are bought at, and the most nodes of each (its capacity needs, else maxCount)."""
-    priced = []
-    for pool in pools.pools:
-        ceilings = {need.vm_size.lower(): need.max_count for need in pool.capacity}
-        if pool.offers:
-            offers = tuple(Offer(offer.vm_size, offer.capacity_types, offer.sku.gpus) for offer in pool.offers)
-        else:
-            offers = tuple(Offer(size, ("spot",) if pool.spot else ("onDemand",)) for size in pool.vm_sizes)
-        priced.append(PricedPool(pool.name, offers, pool.min_count, pool.max_count,
-                                 {offer.vm_size.lower(): ceilings.get(offer.vm_size.lower(), pool.max_count)
-                                  for offer in offers}, kind=pool.backend, uncatalogued=pool.uncatalogued))
-    return priced

@@ -29,9 +29,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from gpu_aks_policies.catalog import POOL_LABEL
+from gpu_aks_policies.pools.model import Pool
 
 from components.manifests import PART_OF, pin_to_pools, pool_tolerations
-from components.pools import PoolFacts
 from components.settings import ObservabilitySettings
 from observability.metrics import metrics_csv
 from observability.settings import (
@@ -66,7 +66,7 @@ def metrics_config_map(namespace_name: str) -> dict[str, Any]:
             "data": {"metrics": metrics_csv()}}
 
 
-def _exporter_env(pool: PoolFacts) -> list[dict[str, Any]]:
+def _exporter_env(pool: Pool) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = [
         {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
         {"name": "DCGM_EXPORTER_LISTEN", "value": f":{METRICS_PORT}"},
@@ -82,7 +82,7 @@ def _exporter_env(pool: PoolFacts) -> list[dict[str, Any]]:
     return env
 
 
-def exporter_daemonset(namespace_name: str, image: str, pool: PoolFacts) -> dict[str, Any]:
+def exporter_daemonset(namespace_name: str, image: str, pool: Pool) -> dict[str, Any]:
     """The DCGM exporter on one pool's nodes."""
     labels = {EXPORTER_APP_LABEL[0]: EXPORTER_APP_LABEL[1], POOL_LABEL: pool.name}
     probe = {"httpGet": {"path": "/health", "port": METRICS_PORT, "scheme": "HTTP"}, "initialDelaySeconds": 45}
@@ -154,7 +154,7 @@ def exporter_pod_monitor(namespace_name: str) -> dict[str, Any]:
     }
 
 
-def exporter_manifests(namespace_name: str, image: str, pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+def exporter_manifests(namespace_name: str, image: str, pools: Sequence[Pool]) -> list[dict[str, Any]]:
     """Everything the exporter needs in the GPU namespace; nothing when no pool is served."""
     if not pools:
         return []
@@ -167,7 +167,7 @@ class GpuMetricsExporterArgs:
     settings: ObservabilitySettings
     namespace: str
     #: The pools gpu-aks's device plugin serves (the driver is AKS's).
-    pools: Sequence[PoolFacts]
+    pools: Sequence[Pool]
     provider: k8s.Provider
     #: The GPU namespace and anything else in-cluster objects wait for.
     after: Sequence[pulumi.Resource] = ()

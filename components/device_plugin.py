@@ -16,9 +16,9 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from gpu_aks_policies.pools.model import Pool
 
 from components.manifests import device_plugin_manifests, namespace
-from components.pools import PoolFacts
 from components.settings import DevicePluginSettings
 
 _PLUGIN_PREFIX = "nvidia-device-plugin"
@@ -28,7 +28,7 @@ _PLUGIN_PREFIX = "nvidia-device-plugin"
 class GpuDevicePluginArgs:
     settings: DevicePluginSettings
     #: The pools it serves: NVIDIA pools whose driver AKS installs and whose plugin nothing else runs.
-    pools: Sequence[PoolFacts]
+    pools: Sequence[Pool]
     provider: k8s.Provider
     #: What in-cluster objects wait for (the deployer's role assignment and its propagation).
     after: Sequence[pulumi.Resource] = ()

@@ -20,9 +20,8 @@ from typing import Any
 
 import yaml
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_CONFIG_FILE, MPS_ROOT, POOL_LABEL
+from gpu_aks_policies.pools.model import Pool
 from gpu_aks_policies.scheduling import parse_taint, toleration_for
-
-from components.pools import PoolFacts
 
 PART_OF = {"app.kubernetes.io/part-of": "gpu-aks", "app.kubernetes.io/managed-by": "pulumi"}
 #: Every device-plugin pod gpu-aks runs carries this label (the doctor finds them by it).
@@ -47,7 +46,7 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(PART_OF)}}
 
 
-def pool_tolerations(pools: Iterable[PoolFacts]) -> list[dict[str, str]]:
+def pool_tolerations(pools: Iterable[Pool]) -> list[dict[str, str]]:
     """One toleration per distinct taint of the pools, so a new pool taint can never strand a pod."""
     tolerations: list[dict[str, str]] = []
     for pool in pools:
@@ -66,14 +65,14 @@ def pin_to_pools(pool_names: Sequence[str]) -> dict[str, Any]:
     ]}}}
 
 
-def _gpu_tolerations(pools: Iterable[PoolFacts]) -> list[dict[str, str]]:
+def _gpu_tolerations(pools: Iterable[Pool]) -> list[dict[str, str]]:
     # CriticalAddonsOnly lets the pod run while a node is in "critical add-ons only" mode (the AKS doc's manifest).
     return [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *pool_tolerations(pools)]
 
 
 def device_plugin_daemonset(
-    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[PoolFacts], mig: bool = False,
-    shared: PoolFacts | None = None,
+    namespace_name: str, image: str, mig_strategy: str, pools: Sequence[Pool], mig: bool = False,
+    shared: Pool | None = None,
 ) -> dict[str, Any]:
     """NVIDIA's device-plugin DaemonSet, restricted to the GPU pools it serves and tolerating their
     taints; with `mig`, configured as NVIDIA's chart configures it for a MIG strategy; with `shared`
@@ -133,7 +132,7 @@ def mps_daemon_name(pool_name: str) -> str:
     return f"{MPS_CONTROL_DAEMON_APP}-{pool_name}"
 
 
-def sharing_config(pool: PoolFacts) -> dict[str, Any]:
+def sharing_config(pool: Pool) -> dict[str, Any]:
     """NVIDIA's device-plugin config for a shared pool (NVIDIA/k8s-device-plugin `api/config/v1`:
     `Config{version, sharing}`, `Sharing{timeSlicing, mps}`, `ReplicatedResources{failRequestsGreaterThanOne,
     resources}`, `ReplicatedResource{name, replicas}`). `failRequestsGreaterThanOne`: a container asking
@@ -147,12 +146,12 @@ def sharing_config(pool: PoolFacts) -> dict[str, Any]:
             "failRequestsGreaterThanOne": True,
             # An AgentPool-backed pool has one offer; a NodePool's offers share the plugin's MIG strategy.
             "resources": [{"name": resource, "replicas": pool.sharing.replicas}
-                          for resource in dict.fromkeys(offer.resource for offer in pool.offers)],
+                          for resource in dict.fromkeys(offer.resource for offer in pool.gpu_offers)],
         }},
     }
 
 
-def sharing_config_map(namespace_name: str, pool: PoolFacts) -> dict[str, Any]:
+def sharing_config_map(namespace_name: str, pool: Pool) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -161,7 +160,7 @@ def sharing_config_map(namespace_name: str, pool: PoolFacts) -> dict[str, Any]:
     }
 
 
-def _config_hash(pool: PoolFacts) -> str:
+def _config_hash(pool: Pool) -> str:
     return hashlib.sha256(yaml.safe_dump(sharing_config(pool), sort_keys=True).encode()).hexdigest()
 
 
@@ -171,7 +170,7 @@ def _mps_volumes() -> list[dict[str, Any]]:
             {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}}]
 
 
-def _read_sharing_config(pool: PoolFacts, pod: dict[str, Any], container: dict[str, Any],
+def _read_sharing_config(pool: Pool, pod: dict[str, Any], container: dict[str, Any],
                          template_metadata: dict[str, Any]) -> None:
     """What the chart adds to the plugin for a config file: `CONFIG_FILE` naming it, the ConfigMap
     mounted at its folder, and for MPS `MPS_ROOT` with the daemon's folders (the plugin checks the
@@ -190,7 +189,7 @@ def _read_sharing_config(pool: PoolFacts, pod: dict[str, Any], container: dict[s
     template_metadata["annotations"] = {CONFIG_HASH_ANNOTATION: _config_hash(pool)}
 
 
-def mps_control_daemon(namespace_name: str, image: str, pool: PoolFacts) -> dict[str, Any]:
+def mps_control_daemon(namespace_name: str, image: str, pool: Pool) -> dict[str, Any]:
     """NVIDIA's MPS control daemon for one MPS pool, shaped as the chart deploys it
     (`templates/daemonset-mps-control-daemon.yml`: the privileged `mount-shm` init container, the
     privileged `mps-control-daemon` reading the same config, host PID as `mps.enableHostPID`
@@ -251,7 +250,7 @@ def mps_control_daemon(namespace_name: str, image: str, pool: PoolFacts) -> dict
 
 
 def device_plugin_manifests(namespace_name: str, image: str, mig_strategy: str,
-                            pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+                            pools: Sequence[Pool]) -> list[dict[str, Any]]:
     """One DaemonSet for the whole-GPU pools and one for the MIG pools that do not share, each only
     where needed; then, per shared pool, its ConfigMap, its own DaemonSet and (MPS) the MPS control
     daemon. Pools that do not share get exactly the DaemonSets they had before sharing existed."""
@@ -272,7 +271,7 @@ def device_plugin_manifests(namespace_name: str, image: str, mig_strategy: str,
 
 
 def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
-                             pools: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+                             pools: Sequence[Pool]) -> list[dict[str, Any]]:
     """The DaemonSets of `device_plugin_manifests` (the plugins and the MPS control daemons)."""
     return [manifest for manifest in device_plugin_manifests(namespace_name, image, mig_strategy, pools)
             if manifest["kind"] == "DaemonSet"]

@@ -40,12 +40,13 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 from gpu_aks_policies.catalog import sharing_name
+from gpu_aks_policies.pools.model import Pool
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
 from components.access import assign_role, role_definition_id
 from components.manifests import device_plugin_daemonsets
 from components.platform_settings import PlatformSettings
-from components.pools import PlatformPools, PoolFacts, platform_pools
+from components.pools import PlatformPools, platform_pools
 from components.propagation import RolePropagationWait
 from components.settings import ClusterSettings, ObservabilitySettings
 from observability.recording_rules import azure_recording_rules, recording_rule_groups
@@ -85,11 +86,11 @@ def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | N
 # --- Which pools are watched: settings questions, answered from the pools' facts -------------------
 
 
-def watched_pool(pool: PoolFacts) -> WatchedPool:
+def watched_pool(pool: Pool) -> WatchedPool:
     """A GPU pool as the alerts and the dashboard take it (plain values: observability/ knows no pools)."""
-    offers = [f"{offer.vm_size}, {offer.sku.model}" + (f", MIG {offer.gpu_instance_profile}"
-                                                        if offer.gpu_instance_profile else "") for offer in pool.offers]
-    mig = [offer.gpu_instance_profile for offer in pool.offers if offer.gpu_instance_profile]
+    offers = [f"{offer.vm_size}, {offer.gpu_sku.model}" + (f", MIG {offer.gpu_instance_profile}"
+                                                        if offer.gpu_instance_profile else "") for offer in pool.gpu_offers]
+    mig = [offer.gpu_instance_profile for offer in pool.gpu_offers if offer.gpu_instance_profile]
     description = "; ".join(offers)
     if pool.sharing is not None and pool.sharing.replicas > 1:
         description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
@@ -97,7 +98,7 @@ def watched_pool(pool: PoolFacts) -> WatchedPool:
     return WatchedPool(pool.name, description, mig[0] if mig else None)
 
 
-def exporter_pools(pools: PlatformPools) -> tuple[PoolFacts, ...]:
+def exporter_pools(pools: PlatformPools) -> tuple[Pool, ...]:
     """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
     serves (a pool with an external driver has its GPU Operator's exporter)."""
     return pools.exported

@@ -19,14 +19,15 @@ reads `pulumi.Config` and hands the raw values here.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, TypeVar
 
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
+from gpu_aks_policies.rule_config import RuleConfig
 
-from components.pools import KINDS, PoolKind
+from components.pools import KINDS, PoolKind, own_pool_problems, stack_pool_rule
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, ClusterSettings
@@ -175,9 +176,12 @@ TOP_LEVEL_KEYS = DOCUMENT.root.key_names
 
 
 def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, secret_keys: Collection[str] = (),
-                   today: date | None = None, environ: Mapping[str, str] | None = None) -> PlatformSettings:
+                   today: date | None = None, environ: Mapping[str, str] | None = None,
+                   pool_rule: RuleConfig | None = None) -> PlatformSettings:
     """Validate the raw stack config (the `gpu-aks:*` keys, already decoded) and
-    `azure-native:location`. `secret_keys` are the project keys whose values are secret.
+    `azure-native:location`. `secret_keys` are the project keys whose values are secret. Once the
+    document is valid, the pack's pool rule judges the platform's own pools (`pool_rule`; by default
+    as the pack runs it for this stack: `components/pools/rules.py`).
 
     Raises SettingsError listing every problem.
     """
@@ -186,7 +190,15 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
     if reader.problems.items:
         raise SettingsError(reader.problems.items)
     settings: PlatformSettings = reader.build()
-    return settings
+    # The pack's pool rule on the platform's own pools, reported as the document reports (namespaced,
+    # secret sections redacted, one line each).
+    rule = pool_rule or stack_pool_rule(stack)
+    report = reader.problems.add if rule.level == "mandatory" else reader.problems.warn
+    for key, message in own_pool_problems(KINDS, settings, rule):
+        report(key, message)
+    if reader.problems.items:
+        raise SettingsError(reader.problems.items)
+    return replace(settings, warnings=tuple(reader.problems.warnings))
 
 
 def reference_markdown() -> str:

@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from gpu_aks_policies.pools.model import BACKEND_NAMES
+
 from components.aks_api import dns_prefix_for
 from components.pools import PlatformPools
-from components.pools.kind import BACKEND_NAMES
 from components.settings import PROJECT
 from components.settings.cluster import ClusterSettings
 from components.settings.common import RECORD_SECRET, shown

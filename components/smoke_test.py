@@ -16,10 +16,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from gpu_aks_policies.catalog import POOL_LABEL
+from gpu_aks_policies.pools.model import Pool
 
 from components.contract import gpu_pool_contract
 from components.manifests import PART_OF, RESTRICTED_SECURITY_CONTEXT
-from components.pools import PoolFacts
 from components.settings import SmokeTestSettings
 
 CHECK_PROGRAM = Path(__file__).resolve().parent.parent / "smoke" / "gpu_check.py"
@@ -33,7 +33,7 @@ DEADLINE_SECONDS = 1800
 PULUMI_TIMEOUT_SECONDS = DEADLINE_SECONDS + 300
 
 
-def smoke_job_spec(pool: PoolFacts, image: str, config_map: str) -> dict[str, Any]:
+def smoke_job_spec(pool: Pool, image: str, config_map: str) -> dict[str, Any]:
     contract = gpu_pool_contract(pool)
     return {
         "backoffLimit": 0,
@@ -63,7 +63,7 @@ def smoke_job_spec(pool: PoolFacts, image: str, config_map: str) -> dict[str, An
 class GpuSmokeTestArgs:
     settings: SmokeTestSettings
     namespace: str
-    pools: Sequence[PoolFacts]
+    pools: Sequence[Pool]
     provider: k8s.Provider
     #: The device plugin and the GPU pools: the Jobs start only once they exist.
     after: Sequence[pulumi.Resource]
@@ -94,7 +94,7 @@ class GpuSmokeTest(pulumi.ComponentResource):
         self.register_outputs({"jobs": [job.metadata["name"] for job in self.jobs]})
 
     @staticmethod
-    def _job_metadata(pool: PoolFacts, namespace: str) -> dict[str, Any]:
+    def _job_metadata(pool: Pool, namespace: str) -> dict[str, Any]:
         # A failed check is replaced by the next `pulumi up` instead of blocking it.
         return {"name": f"gpu-smoke-{pool.name}", "namespace": namespace,
                 "annotations": {"pulumi.com/replaceUnready": "true",

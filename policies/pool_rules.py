@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .catalog import is_gpu_vm_size
 from .findings import Finding, undecided, yaml_list
@@ -59,25 +59,53 @@ def _pool_named(pool: PoolView, sizes: Sequence[str]) -> str:
     return f"GPU node pool {shown(pool.name, 64)} ({named}{more})"
 
 
-def _pool_problems(pool: PoolView, config: RuleConfig) -> list[str]:
-    problems = []
+#: What a pool rule's problem is about, for whoever maps it back to where the pool was written (the
+#: platform's settings map it to a config key: `nodeTaints`, `maxCount`, `limits`).
+PoolAspect = Literal["taints", "scaling"]
+
+
+@dataclass(frozen=True)
+class PoolProblem:
+    """One reason the mandatory pool rule refuses a GPU pool: what it is about, why, and the fix in the
+    resource's own field names."""
+
+    aspect: PoolAspect
+    reason: str
+    fix: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.reason}. Fix: {self.fix}" if self.fix else self.reason
+
+
+def pool_problems(pool: PoolView, config: RuleConfig) -> list[PoolProblem]:
+    """Why `gpu-node-pools-are-tainted` refuses a GPU pool (none when it passes). The pack reports each
+    at the pool's resource; the platform runs the same on its own pools before anything is created
+    (`components/pools/rules.py`), reported at the config key."""
+    problems: list[PoolProblem] = []
     taints, syntax_problems = pool.taints()
-    problems.extend(syntax_problems)
+    problems.extend(PoolProblem("taints", problem) for problem in syntax_problems)
     if not any(taint == dict(gpu_taint) and taint["effect"] == "NoSchedule"
                for taint in taints for gpu_taint in config.gpu_taints):
         wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
-        problems.append(
-            f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
-            f"GPU pods cannot rely on it. Fix: {pool.taint_fix(config.gpu_taints[0])}")
+        problems.append(PoolProblem(
+            "taints", f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
+                      f"GPU pods cannot rely on it", pool.taint_fix(config.gpu_taints[0])))
     scaling = pool.scaling()
     if not scaling.bounded:
-        problems.append(
-            f"is not autoscaled within bounds ({scaling.written}); GPU pools should scale, to zero when idle. "
-            f"Fix: {scaling.fix}")
+        problems.append(PoolProblem(
+            "scaling", f"is not autoscaled within bounds ({scaling.written}); GPU pools should scale, to zero when idle",
+            scaling.fix))
     elif scaling.min_count > scaling.max_count:
-        problems.append(f"has {scaling.min_field} {shown_count(scaling.min_count)} above {scaling.max_field} "
-                        f"{shown_count(scaling.max_count)}. Fix: {scaling.min_field} <= {scaling.max_field}")
+        problems.append(PoolProblem(
+            "scaling", f"has {scaling.min_field} {shown_count(scaling.min_count)} above {scaling.max_field} "
+                       f"{shown_count(scaling.max_count)}", f"{scaling.min_field} <= {scaling.max_field}"))
     return problems
+
+
+def gpu_sizes(pool: PoolView) -> list[str]:
+    """The pool's GPU VM sizes: a pool with none is no GPU pool, and the GPU pool rule passes it."""
+    return [size for size in pool.vm_sizes() if is_gpu_vm_size(size)]
 
 
 def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: RuleConfig) -> list[Finding]:
@@ -89,12 +117,11 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
         return [undecided(TAINTED_GPU_POOLS, error)]
     for pool in pools:
         try:
-            gpu_sizes = [size for size in pool.vm_sizes() if is_gpu_vm_size(size)]
-            if not gpu_sizes:
+            sizes = gpu_sizes(pool)
+            if not sizes:
                 continue
-            for problem in _pool_problems(pool, config):
-                findings.append(Finding(
-                    TAINTED_GPU_POOLS, pool.where, f"{_pool_named(pool, gpu_sizes)} {problem}"))
+            for problem in pool_problems(pool, config):
+                findings.append(Finding(TAINTED_GPU_POOLS, pool.where, f"{_pool_named(pool, sizes)} {problem.text}"))
         except UndecidableError as error:
             findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings

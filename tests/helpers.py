@@ -44,3 +44,11 @@ def parse_python(path: Path) -> ast.Module:
         tree = pickle.loads(result.stdout)
         assert isinstance(tree, ast.Module)
         return tree
+
+
+#: `gpu-node-pools-are-tainted` as a pack configured for Flyte's GPU taint as well as the default one
+#: (docs/app-teams.md): the stacks of tests whose pools carry `nvidia.com/gpu=present:NoSchedule` are
+#: parsed with it, as such a stack's `policies/config.<stack>.json` would have them.
+FLYTE_TAINT_RULE = parse_rule_config({"gpu-node-pools-are-tainted": {"gpuTaints": [
+    {"key": "sku", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}})["gpu-node-pools-are-tainted"]

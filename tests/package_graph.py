@@ -14,8 +14,11 @@ which rewrites the snapshot from today's program.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +88,33 @@ def program_snapshot(run: ProgramRun, root: str | None = None) -> dict[str, Any]
             "secretOutputs": sorted(run.secret_outputs)}
 
 
+#: FULL_STACK's pack config: its h100 pool carries Flyte's GPU taint (docs/app-teams.md), so the pack is
+#: told that taint too, as `policies/config.full.json` would for a real stack.
+FULL_STACK_PACK_CONFIG = {"gpu-node-pools-are-tainted": {"gpuTaints": [
+    {"key": "sku", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}
+
+
+@contextlib.contextmanager
+def full_stack_pack_config() -> Iterator[None]:
+    """The pack config the settings read for the `full` stack, in a folder of its own for the run."""
+    from components.pools import rules
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "config.full.json").write_text(json.dumps(FULL_STACK_PACK_CONFIG))
+        saved, rules.POLICIES = rules.POLICIES, Path(folder)
+        try:
+            yield
+        finally:
+            rules.POLICIES = saved
+
+
 def stack_runs() -> dict[str, ProgramRun]:
     """Today's program on dev, prod and FULL_STACK."""
-    import tempfile
-
     from tests.conftest import run_stack
 
     runs = {"dev": run_stack("dev"), "prod": run_stack("prod")}
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, full_stack_pack_config():
         stack_file = Path(folder) / "Pulumi.full.yaml"
         stack_file.write_text(json.dumps(FULL_STACK))
         runs["full"] = run_stack("full", stack_file)

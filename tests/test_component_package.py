@@ -58,7 +58,7 @@ from components.replacements import IDENTITY_OUTPUT
 from components.settings import SettingsError
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
-from tests.package_graph import FULL_STACK, SNAPSHOT, program_snapshot, resource_graph
+from tests.package_graph import FULL_STACK, SNAPSHOT, full_stack_pack_config, program_snapshot, resource_graph
 from tests.plugin_host import load_manifest, plugin_dirs, plugin_project_fields, run_plugin_command
 from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file
 
@@ -87,7 +87,8 @@ def stack_args(stack: str) -> GpuClusterArgs:
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> mockrun.ProgramRun:
     stack_file = tmp_path_factory.mktemp("full") / "Pulumi.full.yaml"
     stack_file.write_text(json.dumps(FULL_STACK))
-    run = run_stack("full", stack_file)
+    with full_stack_pack_config():
+        run = run_stack("full", stack_file)
     assert run.error is None, run.error
     return run
 

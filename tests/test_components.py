@@ -15,6 +15,7 @@ from components.pools import platform_pools
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU as GPU_KIND
 from components.settings import AccessSettings
+from tests.helpers import FLYTE_TAINT_RULE
 from tools.mockrun import FAKE_DEPLOYER_OBJECT_ID, FAKE_SUBSCRIPTION, run_pulumi
 
 SETTINGS = parse_settings({
@@ -24,7 +25,7 @@ SETTINGS = parse_settings({
                   "minCount": 1, "maxCount": 4, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
                  {"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}],
     "devicePlugin": {"migStrategy": "mixed"},
-}, "unit", "westeurope")
+}, "unit", "westeurope", pool_rule=FLYTE_TAINT_RULE)
 
 
 def gpu_pool(name, pool, target):

@@ -24,6 +24,7 @@ from components.contract import contract_of, platform_contract
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.smoke_test import smoke_job_spec
+from tests.helpers import FLYTE_TAINT_RULE
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The contract as gpu-aks exported it before it had a type (commit 1203a3a): the typed contract
@@ -80,7 +81,8 @@ def test_the_program_exports_the_contract_as_before_with_only_kind_offers_and_sh
 
 
 def test_a_contract_with_mig_spot_and_an_external_plugin_is_exported_as_before():
-    settings = parse_settings(MIXED_SPOT_EXTERNAL, "x", "westeurope", today=date(2026, 11, 22))
+    settings = parse_settings(MIXED_SPOT_EXTERNAL, "x", "westeurope", today=date(2026, 11, 22),
+                              pool_rule=FLYTE_TAINT_RULE)
     assert platform_contract(settings) == WRITTEN["mixed-spot-external"]
 
 

@@ -8,8 +8,10 @@ import os
 from datetime import date
 
 import pytest
+from gpu_aks_policies.catalog import gpu_sku
+from gpu_aks_policies.pools.model import Offer, Pool
 
-from components.cost import Offer, PricedPool, cost_document, cost_lines, pool_cost, priced_pools
+from components.cost import cost_document, cost_lines, pool_cost
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.pricing import HOURS_PER_MONTH, read_answer_files, read_price_table, table_from_json, table_from_pages
@@ -33,7 +35,7 @@ NAP_TABLE = table_from_json({"currency": "USD", "pricesAsOf": "2026-11-01", "sou
 def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
     settings = settings_from_stack_file(ROOT / "Pulumi.dev.yaml", "dev")
     table = read_price_table()
-    document = cost_document(priced_pools(platform_pools(settings)), table, "eastus2")
+    document = cost_document(platform_pools(settings).pools, table, "eastus2")
     assert (document["currency"], document["pricesAsOf"], document["hoursPerMonth"]) == ("USD", "2026-06-18", 730)
     assert set(document["pools"]) == {"system", "cpu", "gput4"}
     t4 = table.hourly("eastus2", "Standard_NC4as_T4_v3", "onDemand")
@@ -44,19 +46,26 @@ def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
     assert system["monthlyAtMax"] == round(system["hourlyPerNode"] * 2 * 730, 2)
 
 
+def _pool(name: str, vm_size: str, capacity: str, min_count: int, max_count: int) -> Pool:
+    """An AgentPool of one size bought at one capacity type."""
+    return Pool(name=name, key=f"gpuPools[{name}]", backend="agentPool", role="gpu", azure_name=name,
+                offers=(Offer(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),  # type: ignore[arg-type]
+                min_count=min_count, max_count=max_count, spot=capacity == "spot", zones=())
+
+
 def test_spot_is_cheaper_than_on_demand_for_the_same_size():
-    spot = pool_cost(PricedPool("s", (Offer("Standard_NC4as_T4_v3", ("spot",), 1),), 1, 4), ANSWER, "eastus2")
-    regular = pool_cost(PricedPool("r", (Offer("Standard_NC4as_T4_v3", ("onDemand",), 1),), 1, 4), ANSWER, "eastus2")
+    spot = pool_cost(_pool("s", "Standard_NC4as_T4_v3", "spot", 1, 4), ANSWER, "eastus2")
+    regular = pool_cost(_pool("r", "Standard_NC4as_T4_v3", "onDemand", 1, 4), ANSWER, "eastus2")
     assert spot.hourly_per_node < regular.hourly_per_node
     assert spot.monthly_at_max < regular.monthly_at_max
     assert regular.monthly_at_max == round(4 * 0.526 * 730, 2)
 
 
 def test_a_size_without_a_price_says_so_and_never_shows_zero():
-    cost = pool_cost(PricedPool("s", (Offer("Standard_D2ds_v5", ("spot",)),), 2, 4), ANSWER, "eastus2")
+    cost = pool_cost(_pool("s", "Standard_D2ds_v5", "spot", 2, 4), ANSWER, "eastus2")
     assert (cost.hourly_per_node, cost.monthly_at_min, cost.monthly_at_max) == (None, None, None)
     assert cost.missing == ("no Spot price for Standard_D2ds_v5 in eastus2 in the prices of 2026-11-26",)
-    lines = cost_lines(cost_document([PricedPool("s", (Offer("Standard_D2ds_v5", ("spot",)),), 2, 4)], ANSWER,
+    lines = cost_lines(cost_document([_pool("s", "Standard_D2ds_v5", "spot", 2, 4)], ANSWER,
                                      "eastus2"))
     assert "    s: no price per node; no price a month at the floor, no price at the ceiling" in lines
 
@@ -65,7 +74,7 @@ def test_a_spot_pool_without_a_spot_price_is_bounded_by_on_demand():
     """#38: Spot's default max price (-1) caps Spot at on-demand, so the ceiling is a number."""
     on_demand = ANSWER.hourly("eastus2", "Standard_D8ds_v5", "onDemand")
     assert on_demand is not None and ANSWER.hourly("eastus2", "Standard_D8ds_v5", "spot") is None
-    cost = pool_cost(PricedPool("s", (Offer("Standard_D8ds_v5", ("spot",)),), 2, 4), ANSWER, "eastus2")
+    cost = pool_cost(_pool("s", "Standard_D8ds_v5", "spot", 2, 4), ANSWER, "eastus2")
     assert (cost.hourly_per_node, cost.monthly_at_min) == (None, None)
     assert cost.monthly_at_max == round(4 * on_demand * HOURS_PER_MONTH, 2)
     [reason] = cost.missing
@@ -86,7 +95,7 @@ NAP_STACK = {
 
 def test_a_nap_pool_costs_the_range_over_its_candidates_and_its_ceiling_from_limits():
     settings = parse_settings(NAP_STACK, "nap", "eastus2", today=date(2026, 11, 26))
-    pools = {pool.name: pool for pool in priced_pools(platform_pools(settings))}
+    pools = {pool.name: pool for pool in platform_pools(settings).pools}
     h100 = pool_cost(pools["h100"], NAP_TABLE, "eastus2")
     # Cheapest candidate at the capacity tried first (Spot), dearest at any allowed capacity.
     assert (h100.hourly_per_node, h100.hourly_per_node_max) == (2.8, 14.0)
@@ -105,7 +114,7 @@ def test_a_spot_first_nap_pool_without_spot_prices_is_bounded_by_on_demand():
     settings = parse_settings({**NAP_STACK, "gpuNodePools": [
         {"name": "a100", "gpus": ["A100"], "gpuCount": [1], "capacityTypes": ["spot", "on-demand"],
          "limits": {"gpu": 4}}]}, "nap", "eastus2", today=date(2026, 11, 26))
-    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
+    (pool,) = [p for p in platform_pools(settings).pools if p.backend == "nodePool"]
     cost = pool_cost(pool, NAP_TABLE, "eastus2")
     assert cost.hourly_per_node is None and cost.monthly_at_min == 0.0
     assert cost.monthly_at_max == round(4 * 3.673 * HOURS_PER_MONTH, 2)
@@ -117,7 +126,7 @@ def test_a_nap_pool_that_may_bring_an_unpriced_size_has_no_ceiling():
     ceiling is unknown, never the priced sizes' alone."""
     settings = parse_settings({**NAP_STACK, "gpuNodePools": [
         {"name": "h200", "gpus": ["H200"], "limits": {"gpu": 16}}]}, "nap", "eastus2", today=date(2026, 11, 26))
-    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
+    (pool,) = [p for p in platform_pools(settings).pools if p.backend == "nodePool"]
     cost = pool_cost(pool, read_price_table(), "eastus2")
     assert cost.monthly_at_max is None
     assert any("Standard_ND96is_H200_v5" in reason for reason in cost.missing)
@@ -127,7 +136,7 @@ def test_a_nap_pool_with_a_gpu_the_catalog_lacks_has_no_ceiling():
     settings = parse_settings({**NAP_STACK, "gpuNodePools": [
         {"name": "gpu", "gpus": ["H100", "RTXPRO6000BSE"], "gpuCount": [1], "limits": {"gpu": 4}}]},
         "nap", "eastus2", today=date(2026, 11, 26))
-    (pool,) = [p for p in priced_pools(platform_pools(settings)) if p.kind == "nodePool"]
+    (pool,) = [p for p in platform_pools(settings).pools if p.backend == "nodePool"]
     cost = pool_cost(pool, NAP_TABLE, "eastus2")
     assert cost.monthly_at_max is None
     assert "gpu may bring RTXPRO6000BSE, which gpu-aks's catalog lacks: no price, so no ceiling" in cost.missing
@@ -139,7 +148,7 @@ def test_the_cost_has_a_total_the_tier_fee_and_what_it_leaves_out():
     table = table_from_json({"currency": "USD", "pricesAsOf": "2026-11-01", "source": "test", "prices": {"eastus2": {
         **{size: {"onDemand": price.on_demand, "spot": price.spot} for size, price in NAP_TABLE.prices["eastus2"].items()},
         "Standard_D4ds_v5": {"onDemand": 0.226, "spot": None}}}}, "test")
-    document = cost_document(priced_pools(platform_pools(settings)), table, "eastus2", settings.cluster.sku_tier)
+    document = cost_document(platform_pools(settings).pools, table, "eastus2", settings.cluster.sku_tier)
     assert document["clusterTier"] == {"tier": "Standard", "hourly": 0.10, "monthly": 73.0}
     pools = document["pools"].values()
     assert all(isinstance(pool["monthlyAtMax"], float) for pool in pools), document["pools"]
@@ -154,7 +163,7 @@ def test_the_cost_has_a_total_the_tier_fee_and_what_it_leaves_out():
 
 def test_the_summary_prints_the_same_figures_as_the_json():
     settings = parse_settings(NAP_STACK, "nap", "eastus2", today=date(2026, 11, 26))
-    document = cost_document(priced_pools(platform_pools(settings)), NAP_TABLE, "eastus2")
+    document = cost_document(platform_pools(settings).pools, NAP_TABLE, "eastus2")
     lines = cost_lines(document)
     h100 = document["pools"]["h100"]
     assert f"    h100: 2.8000-14.0000 USD/h per node; 0.00 USD a month at the floor, {h100['monthlyAtMax']:,.2f} USD at " \

@@ -59,13 +59,13 @@ def test_a_new_kinds_node_facts_reach_the_doctor_through_the_registry_alone(monk
     """A kind registered in the pack (its own taints, GPU label, node label and replacement) is read by
     the doctor without the doctor naming it: its taint is not a problem, its broken node is replaced
     its way, and its GPU node of no pool is noted."""
-    from gpu_aks_policies.pools import NodeFacts, PoolRegistration, registry
+    from gpu_aks_policies.pools import BackendRegistration, NodeFacts, registry
 
     facts = NodeFacts(taint_prefixes=("fleet.example.com/",), gpu_labels={"fleet.example.com/gpu": "yes"},
                       node_label="fleet.example.com/fleet",
                       replace_hint=lambda name, labels: f"fleetctl recycle {name} in {labels['fleet.example.com/fleet']}")
-    fleet = PoolRegistration("fleet", lambda resource_type: False, lambda resource_type, props: [], "test", facts)
-    monkeypatch.setattr(registry, "KINDS", [*registry.KINDS, fleet])
+    fleet = BackendRegistration("fleet", lambda resource_type: False, lambda resource_type, props: [], "test", facts)
+    monkeypatch.setattr(registry, "BACKENDS", [*registry.BACKENDS, fleet])
 
     def fleet_node(name: str, pool: str, ready: bool) -> dict:
         node = _node(name, "Standard_NC40ads_H100_v5", 1, [{"key": "fleet.example.com/booting", "effect": "NoSchedule"}],

@@ -12,6 +12,7 @@ from gpu_aks_policies.explain import explain, main
 
 from components.contract import platform_contract
 from components.platform_settings import parse_settings
+from tests.helpers import FLYTE_TAINT_RULE
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 
@@ -100,7 +101,7 @@ FLYTE_PLATFORM = platform_contract(parse_settings({"gpuPools": [
     {"name": "a100mig", "vmSize": "Standard_ND96asr_v4", "gpuInstanceProfile": "MIG2g",
      "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
     {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]},
-]}, "flyte", "eastus2"))
+]}, "flyte", "eastus2", pool_rule=FLYTE_TAINT_RULE))
 
 
 def flyte_pod(accelerator: str, partition: str | None = None) -> dict:

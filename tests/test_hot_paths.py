@@ -18,7 +18,6 @@ import pytest
 from gpu_aks_policies import pack, podspecs
 from gpu_aks_policies.demand import GpuDemand
 from gpu_aks_policies.findings import Finding, dedupe
-from gpu_aks_policies.pools import registry
 from gpu_aks_policies.records import computed_once, record
 from gpu_aks_policies.secrets import SecretText
 from gpu_aks_policies.workloads import Context
@@ -114,20 +113,6 @@ def test_remembered_names_and_pattern_lists_are_bounded():
     for index in range(podspecs._MAX_PATTERN_LISTS + 10):
         podspecs.is_gpu_resource("cpu", (f"list{index}/*",))
     assert len(podspecs._ANSWERS) <= podspecs._MAX_PATTERN_LISTS
-
-
-def test_pool_kinds_are_remembered_per_type_until_the_kinds_change(monkeypatch):
-    agent_pool = "azure-native:containerservice:AgentPool"
-    assert registry.is_pool_resource(agent_pool) and not registry.is_pool_resource("kubernetes:apps/v1:Deployment")
-    fleet = registry.PoolRegistration("fleet", lambda t: t == "example:fleet:Pool", lambda t, p: [])
-    assert not registry.is_pool_resource("example:fleet:Pool")
-    monkeypatch.setattr(registry, "KINDS", [*registry.KINDS, fleet])
-    assert registry.kind_of("example:fleet:Pool") is fleet, "a replaced list of kinds is asked afresh"
-    registry.KINDS.remove(fleet)
-    assert registry.kind_of("example:fleet:Pool") is None, "so is a list that changed length"
-    for index in range(registry._MAX_REMEMBERED_TYPES + 10):
-        registry.kind_of(f"example:many:Type{index}")
-    assert len(registry._KIND_OF_TYPE) <= registry._MAX_REMEMBERED_TYPES
 
 
 def test_kubernetes_objects_from_type_tokens():

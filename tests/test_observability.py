@@ -37,6 +37,7 @@ from observability.metrics import DCGM_METRICS, KNOWN_METRICS, KUBE_STATE_METRIC
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
+from tests.helpers import FLYTE_TAINT_RULE
 from tools.mockrun import PlatformMocks
 from tools.observability import DASHBOARD_FILE, RECORDING_FILE, RULES_FILE
 from tools.observability import main as generate
@@ -53,7 +54,7 @@ POOLS = {"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTain
 
 def settings(observability=None, **extra):
     return parse_settings({**POOLS, **extra, **({"observability": observability} if observability is not None else {})},
-                          "unit", "eastus2")
+                          "unit", "eastus2", pool_rule=FLYTE_TAINT_RULE)
 
 
 def problems(observability) -> list[str]:

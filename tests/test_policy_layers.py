@@ -62,12 +62,7 @@ def imports(module: str) -> set[str]:
     return targets
 
 
-#: Imports that close a loop inside policies/workloads/ (owned by the workload adapters' work: the
-#: registry defers importing `shapes`, which registers through the registry). A ratchet: an entry may
-#: only go away, and no other loop may appear.
-KNOWN_LOOP_EDGES = {(f"{PACKAGE}.workloads.registry", f"{PACKAGE}.workloads.shapes")}
-GRAPH = {module: imports(module) - {target for source, target in KNOWN_LOOP_EDGES if source == module}
-         for module in MODULES}
+GRAPH = {module: imports(module) for module in MODULES}
 
 
 def _above(module: str) -> set[str]:

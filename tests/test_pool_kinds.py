@@ -1,5 +1,5 @@
 """Pool kinds (components/pools/): each kind is one module listed once in KINDS, and everything else
-reads the kind-neutral PoolFacts: the settings document, the pools' resources, the contract and the
+reads the kind-neutral Pool: the settings document, the pools' resources, the contract and the
 capacity a stack asks of Azure."""
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ READERS = ["components/contract.py", "components/manifests.py", "components/dcgm
 
 @pytest.mark.parametrize("path", READERS)
 def test_no_reader_branches_on_the_kind(path):
-    """The readers take PoolFacts: none compares a pool's backend or role, nor imports a kind module."""
+    """The readers take Pool: none compares a pool's backend or role, nor imports a kind module."""
     tree = ast.parse((ROOT / path).read_text())
     kind_modules = {f"components.pools.{name}" for name in ("system", "cpu", "gpu", "user", "agentpool")}
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
@@ -217,6 +217,6 @@ def test_the_recipe_names_the_files_a_kind_touches():
 def test_every_pool_backend_has_a_name_for_messages():
     from typing import get_args
 
-    from components.pools.kind import BACKEND_NAMES, PoolBackend
+    from gpu_aks_policies.pools.model import BACKEND_NAMES, PoolBackend
 
     assert set(BACKEND_NAMES) == set(get_args(PoolBackend))

@@ -30,7 +30,7 @@ T4 = {"vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"], "e
 ])
 def test_the_agent_pool_kind_recognizes_agent_pools_and_cluster_profiles(resource_type, recognized):
     assert is_pool_resource(resource_type) is recognized
-    assert [kind.name for kind in pools.KINDS if kind.recognizes(resource_type)] == (["agentPool"] if recognized else [])
+    assert [kind.name for kind in pools.BACKENDS if kind.recognizes(resource_type)] == (["agentPool"] if recognized else [])
 
 
 def test_an_agent_pool_answers_the_rules_questions():
@@ -100,8 +100,8 @@ class _Karpenterish(PoolView):
 
 
 @pytest.fixture
-def stand_in_kind(monkeypatch):
-    monkeypatch.setattr(pools.registry, "KINDS", list(pools.KINDS))
+def stand_in_backend(monkeypatch):
+    monkeypatch.setattr(pools.registry, "BACKENDS", list(pools.BACKENDS))
 
     @register("standIn", lambda resource_type: resource_type == "test:karpenter.sh/v1:NodePool")
     def stand_in(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
@@ -110,9 +110,9 @@ def stand_in_kind(monkeypatch):
     return "test:karpenter.sh/v1:NodePool"
 
 
-def test_a_new_kind_is_judged_by_the_same_rules_without_a_change_to_them(stand_in_kind):
+def test_a_new_backend_is_judged_by_the_same_rules_without_a_change_to_them(stand_in_backend):
     props = {"name": "nap", "sizes": ["Standard_NC4as_T4_v3", "Standard_NC64as_T4_v3"], "taints": []}
-    findings = check_gpu_node_pool(stand_in_kind, props, POOL_CONFIG)
+    findings = check_gpu_node_pool(stand_in_backend, props, POOL_CONFIG)
     assert [f.path for f in findings] == ["spec.template.spec.taints"] * 2
     assert findings[0].message.startswith("GPU node pool 'nap' (Standard_NC4as_T4_v3, Standard_NC64as_T4_v3) carries "
                                           "no NoSchedule GPU taint")
@@ -120,21 +120,21 @@ def test_a_new_kind_is_judged_by_the_same_rules_without_a_change_to_them(stand_i
     plugin = StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"spec": {
         "nodeSelector": {"kubernetes.azure.com/agentpool": "x"},
         "containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}}}})
-    [gap] = check_device_plugin_coverage([plugin, StackResource("urn:nap", stand_in_kind, props)],
+    [gap] = check_device_plugin_coverage([plugin, StackResource("urn:nap", stand_in_backend, props)],
                                          DEFAULTS["device-plugin-tolerates-gpu-pools"])
     assert gap.subject == "urn:nap" and "does not select its nodes" in gap.message
     assert RULES["gpu-node-pools-are-tainted"].check is check_gpu_node_pool
 
 
-def test_a_kind_registers_once(stand_in_kind):
-    [kind] = [kind for kind in pools.registry.KINDS if kind.name == "standIn"]
+def test_a_backend_registers_once(stand_in_backend):
+    [backend] = [backend for backend in pools.registry.BACKENDS if backend.name == "standIn"]
     with pytest.raises(ValueError, match="registered twice"):
-        register("standIn", kind.recognizes)(kind.pools_of)
+        register("standIn", backend.recognizes)(backend.pools_of)
     with pytest.raises(ValueError, match="registered twice"):
-        register("standIn", kind.recognizes)(lambda resource_type, props: [])
+        register("standIn", backend.recognizes)(lambda resource_type, props: [])
 
 
-def test_the_taint_fix_is_written_in_the_pools_own_field_names(stand_in_kind):
+def test_the_taint_fix_is_written_in_the_pools_own_field_names(stand_in_backend):
     """An AgentPool is told `nodeTaints`; a karpenter.sh NodePool has no such field: its fix is the
     Taint object at `spec.template.spec.taints`."""
     [agent_pool] = check_gpu_node_pool("azure-native:containerservice:AgentPool",
@@ -148,5 +148,5 @@ def test_the_taint_fix_is_written_in_the_pools_own_field_names(stand_in_kind):
     assert [f.message.split("Fix: ")[1] for f in untainted] == [
         "spec.template.spec.taints: [{key: sku, value: gpu, effect: NoSchedule}]"]
     assert "nodeTaints" not in untainted[0].message
-    [stand_in, _] = check_gpu_node_pool(stand_in_kind, {"name": "nap", "sizes": ["Standard_NC4as_T4_v3"]}, POOL_CONFIG)
+    [stand_in, _] = check_gpu_node_pool(stand_in_backend, {"name": "nap", "sizes": ["Standard_NC4as_T4_v3"]}, POOL_CONFIG)
     assert stand_in.message.endswith("Fix: spec.template.spec.taints: [{key: sku, value: gpu, effect: NoSchedule}]")

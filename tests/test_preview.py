@@ -70,8 +70,7 @@ def _stack_file(tmp_path, **config):
 def test_planted_violation_exits_1_and_names_the_policy(tmp_path):
     stack_file = _stack_file(tmp_path, **{
         "gpu-aks:gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
-                             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1,
-                              "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"]}],
+                             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1}],
         "gpu-aks:devicePlugin": {"pools": ["gput4"]},
     })
     code, output = preview("dev", "--config-file", str(stack_file))
@@ -79,6 +78,25 @@ def test_planted_violation_exits_1_and_names_the_policy(tmp_path):
     assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in output
     assert "GPU node pool 'a100" in output and \
         "(Standard_NC24ads_A100_v4) is not served by any NVIDIA device plugin" in output
+
+
+@pytest.mark.parametrize("pool, taints", [("t4spot", []), ("t4spot", ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]),
+                                          ("a100mig", ["team=ml:NoSchedule"]), ("a100mig", ["sku=gpu:PreferNoSchedule"])])
+def test_a_gpu_pool_that_loses_its_gpu_taint_is_refused_by_the_settings(tmp_path, capsys, pool, taints):
+    """The pack's mandatory pool rule runs on the platform's own pools before anything is created:
+    exit 2, at the stack file's line of the pool's key, in the config's terms."""
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    text = (ROOT / "Pulumi.prod.yaml").read_text()
+    anchor = f"    - name: {pool}\n"
+    assert anchor in text
+    stack_file.write_text(text.replace(anchor, f"{anchor}      nodeTaints: {json.dumps(taints)}\n"))
+    line = stack_file.read_text().splitlines().index(f"      nodeTaints: {json.dumps(taints)}") + 1
+    code, output = preview("prod", "--config-file", str(stack_file))
+    error = capsys.readouterr().err
+    assert code == 2 and output == ""
+    assert f"Pulumi.prod.yaml:{line}: gpu-aks:gpuPools[{pool}].nodeTaints: " in error, error
+    # With no NoSchedule taint at all the GPU section says so itself, with the document's other problems.
+    assert "1 problem(s)" in error and "sku=gpu:NoSchedule" in error
 
 
 def test_policy_pack_config_is_applied(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from gpu_aks_policies.catalog import vcpus_in_size_name
 
-from components.pools.kind import vcpus_in_size_name
 from tools import preview
 
 

@@ -91,7 +91,7 @@ def test_the_version_the_changelogs_and_the_pack_agree():
 
 def test_a_version_bumped_in_one_file_only_is_named(tmp_path):
     for path in ("pyproject.toml", "app_sdk/pyproject.toml", "policies/PulumiPolicy.yaml", "policies/__init__.py",
-                 "CHANGELOG.md", "policies/CHANGELOG.md"):
+                 "CHANGELOG.md", "policies/CHANGELOG.md", "README.md"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text((ROOT / path).read_text())
     pyproject = tmp_path / "pyproject.toml"
@@ -101,6 +101,12 @@ def test_a_version_bumped_in_one_file_only_is_named(tmp_path):
     assert result.returncode == 1
     assert "policies/PulumiPolicy.yaml:" in result.stderr and "(pyproject.toml says 9.9.9)" in result.stderr
     assert "CHANGELOG.md: no section '## 9.9.9 (YYYY-MM-DD)'" in result.stderr
+    assert f"README.md: {release.version_sources()[0].version} (pyproject.toml says 9.9.9)" in result.stderr
+
+
+def test_the_readme_gives_the_package_version():
+    [readme] = [source for source in release.version_sources() if source.path == "README.md"]
+    assert readme.version == release.version_sources()[0].version
 
 
 def test_the_release_notes_are_one_changelog_section():

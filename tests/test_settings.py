@@ -409,7 +409,7 @@ CREATE_ONLY_CHANGES = {
 }
 #: Create-only too, but they need the system pool in a subnet: tests/test_network.py renames with them.
 CREATE_ONLY_SUBNET_KEYS = {"vnetSubnetID", "podSubnetID"}
-UPDATABLE_CHANGES = {"minCount": 1, "maxCount": 9, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+UPDATABLE_CHANGES = {"minCount": 1, "maxCount": 9, "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoSchedule"],
                      "nodeLabels": {"team": "ml"}, "maxSurge": "1"}
 
 

@@ -29,6 +29,7 @@ from gpu_aks_policies.explain import explain
 from gpu_aks_policies.explain import main as explain_main
 from gpu_aks_policies.fit import platform_from_outputs, render
 from gpu_aks_policies.pool_rules import is_device_plugin_daemonset
+from gpu_aks_policies.pools.model import Pool
 from gpu_aks_policies.rules import POD_RULES
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +48,7 @@ from components.manifests import (
 )
 from components.observability import watched_pool
 from components.platform_settings import parse_settings
-from components.pools import PoolFacts, platform_pools
+from components.pools import platform_pools
 from components.settings import SettingsError
 from observability.dashboard import grafana_dashboard
 from observability.metrics import KNOWN_METRICS
@@ -73,7 +74,7 @@ def platform(*pools: dict[str, Any], **extra: Any):
     return parse_settings({"gpuPools": list(pools), **extra}, "unit", "westeurope")
 
 
-def facts(*pools: dict[str, Any], **extra: Any) -> tuple[PoolFacts, ...]:
+def facts(*pools: dict[str, Any], **extra: Any) -> tuple[Pool, ...]:
     """The GPU pools' facts, as the components build from them."""
     return platform_pools(platform(*pools, **extra)).gpu
 
@@ -310,7 +311,7 @@ def test_the_plugin_of_a_shared_pool_reads_the_config_where_nvidias_chart_puts_i
 
 
 def test_the_mps_control_daemon_is_shaped_as_nvidias_chart_deploys_it_but_lands_on_the_pool():
-    [pool] = facts({**shared(T4X4, "mps", 4), "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+    [pool] = facts({**shared(T4X4, "mps", 4), "nodeTaints": ["sku=gpu:NoSchedule", "nvidia.com/gpu=present:NoSchedule"],
                     "scaleSetPriority": "Spot"})
     daemon_set = mps_control_daemon("gpu-resources", IMAGE, pool)
     ours, chart = daemon_set["spec"]["template"]["spec"], chart_pod("daemonset-mps-control-daemon.yml")

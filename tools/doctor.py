@@ -38,7 +38,7 @@ from gpu_aks_policies.contract import GpuOfferEntry, GpuPoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
-from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_kind, node_taint_prefixes
+from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -227,10 +227,10 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
 
 
 def _replace_node(node: Mapping[str, Any], pool: GpuPoolEntry) -> str:
-    """How a broken node is replaced: its kind says (the kind whose own label it carries, else its pool's)."""
+    """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
-    kind = node_kind(labels, pool.kind)
-    return (kind.nodes if kind is not None else NodeFacts()).replace_hint(_name(node), labels)
+    backend = node_backend(labels, pool.kind)
+    return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
 
 
 def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:

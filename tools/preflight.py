@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.pools.model import CapacityNeed
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
 from components.platform_settings import PlatformSettings
-from components.pools import CapacityNeed, platform_pools
+from components.pools import platform_pools
 from components.settings import SettingsError
 from tools.mockrun import StackFileError, settings_from_stack_file
 from tools.stacks import STACK_NAME

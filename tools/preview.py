@@ -49,6 +49,7 @@ from typing import Any, TextIO
 import pulumi
 from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
+from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
 from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
@@ -56,9 +57,9 @@ from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, ru
 from components.access import DEPLOYER_OUTPUT
 from components.aks_api import kubernetes_minor
 from components.cluster import NETWORK_OUTPUT
-from components.cost import cost_document, cost_lines, priced_pools
+from components.cost import cost_document, cost_lines
 from components.platform_settings import PlatformSettings
-from components.pools import GpuOffer, PlatformPools, platform_pools
+from components.pools import PlatformPools, platform_pools
 from components.pricing import PriceError, PriceTable, read_answer_files, read_price_table, table_from_pages
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
@@ -248,8 +249,8 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-def _offer_text(offer: GpuOffer) -> str:
-    return f"{offer.sku.model}, {offer.per_node} {offer.resource} per node" + (
+def _offer_text(offer: Offer) -> str:
+    return f"{offer.gpu_sku.model}, {offer.per_node} {offer.resource} per node" + (
         f" (MIG {offer.mig_partition})" if offer.mig_partition else "")
 
 
@@ -257,7 +258,7 @@ def _pool_lines(pools: PlatformPools) -> list[str]:
     """One line per pool, from its facts (what every kind answers): sizes, GPUs, counts, Spot, taints."""
     lines = []
     for pool in pools.pools:
-        what = "; ".join(_offer_text(offer) for offer in pool.offers) or (
+        what = "; ".join(_offer_text(offer) for offer in pool.gpu_offers) or (
             "system (CPU)" if pool.role == "system" else "CPU")
         if pool.sharing is not None:
             what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
@@ -373,8 +374,7 @@ def stack_cost(stack: str, table: PriceTable, root: Path = ROOT, stack_file: Pat
         settings = settings_from_stack_file(stack_file or root / f"Pulumi.{stack}.yaml", stack)
     except (StackFileError, SettingsError) as error:
         raise PreviewInputError(str(error)) from None
-    return cost_document(priced_pools(platform_pools(settings)), table, settings.cluster.location,
-                         settings.cluster.sku_tier)
+    return cost_document(platform_pools(settings).pools, table, settings.cluster.location, settings.cluster.sku_tier)
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: dict[str, Any] | None = None) -> str:

@@ -55,6 +55,8 @@ def version_sources(root: Path = ROOT) -> list[VersionSource]:
         _line_version(root, "policies/__init__.py", r"^__version__\s*=\s*['\"]([^'\"]+)['\"]"),
         _changelog_top(root, "CHANGELOG.md"),
         _changelog_top(root, "policies/CHANGELOG.md"),
+        # The README's closing line ("Version X ([CHANGELOG](CHANGELOG.md))"): 0.4.0 shipped saying 0.3.1.
+        _line_version(root, "README.md", r"^.*\bVersion ([0-9][^\s(]*) \(\[CHANGELOG\]"),
     ]
 
 

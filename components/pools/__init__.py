@@ -2,8 +2,8 @@
 
 A kind states, in its module: its settings section (shared pool keys: `components/settings/pools.py`), the
 resources it creates as pure specs (`agentpool.AgentPoolSpec`), the labels and taints its nodes carry,
-the GPUs it may bring (`GpuOffer`s) and what it asks of Azure's quota (`CapacityNeed`). Everything else
-reads one kind-neutral `PoolFacts` per pool, from `platform_pools(settings)`, and never branches on the
+the GPUs it may bring (`Offer`s) and what it asks of Azure's quota (`CapacityNeed`). Everything else
+reads one kind-neutral `Pool` per pool, from `platform_pools(settings)`, and never branches on the
 kind: the device-plugin and exporter selectors, the admission policy, the smoke test, the outputs
 contract, the preflight and the preview. Pure, no Pulumi; the Pulumi components in `components/`
 create what the specs say.
@@ -19,20 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpu_aks_policies.declarations import ListOf
+from gpu_aks_policies.pools.model import CapacityNeed, Pool
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec, agent_pool_properties
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU
-from components.pools.kind import (
-    AgentPoolKind,
-    CapacityNeed,
-    GpuOffer,
-    KubernetesObjectsSpec,
-    PoolFacts,
-    PoolKind,
-    surge_nodes,
-)
+from components.pools.kind import AgentPoolKind, KubernetesObjectsSpec, PoolKind, surge_nodes
 from components.pools.nap import NAP
+from components.pools.rules import own_pool_problems, stack_pool_rule
 from components.pools.system import SYSTEM
 from components.settings.pools import create_only_properties
 
@@ -40,8 +34,8 @@ if TYPE_CHECKING:
     from components.pools.kind import PlatformView
 
 __all__ = ["AGENT_POOL_CREATE_ONLY", "AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind",
-           "AgentPoolSpec", "CapacityNeed", "GpuOffer", "KubernetesObjectsSpec", "PlatformPools", "PoolFacts", "PoolKind",
-           "agent_pool_properties", "platform_pools", "surge_nodes"]
+           "AgentPoolSpec", "KubernetesObjectsSpec", "PlatformPools", "PoolKind",
+           "agent_pool_properties", "own_pool_problems", "platform_pools", "stack_pool_rule", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU, NAP)
@@ -61,25 +55,25 @@ RENAMED_TYPES: dict[str, str] = {kind.component_type: former for kind in AGENT_P
 class PlatformPools:
     """Every pool of a platform, as facts, in `KINDS` order then config order."""
 
-    pools: tuple[PoolFacts, ...]
+    pools: tuple[Pool, ...]
 
     @property
-    def gpu(self) -> tuple[PoolFacts, ...]:
+    def gpu(self) -> tuple[Pool, ...]:
         """The pools that bring GPUs."""
         return tuple(pool for pool in self.pools if pool.gpu)
 
     @property
-    def user(self) -> tuple[PoolFacts, ...]:
+    def user(self) -> tuple[Pool, ...]:
         """The CPU user pools: no GPUs, not the system pool."""
         return tuple(pool for pool in self.pools if pool.role == "cpu")
 
     @property
-    def served(self) -> tuple[PoolFacts, ...]:
+    def served(self) -> tuple[Pool, ...]:
         """The GPU pools gpu-aks's device plugin serves."""
         return tuple(pool for pool in self.pools if pool.served)
 
     @property
-    def exported(self) -> tuple[PoolFacts, ...]:
+    def exported(self) -> tuple[Pool, ...]:
         """The GPU pools gpu-aks's DCGM exporter watches once observability is on."""
         return tuple(pool for pool in self.pools if pool.exporter)
 

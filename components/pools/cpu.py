@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.declarations import Key, ListOf, Reader, Section, text
+from gpu_aks_policies.pools.model import Offer, Pool
 
 from components.pools.agentpool import AgentPoolSpec
-from components.pools.kind import PoolFacts
-from components.pools.user import UserAgentPoolKind, user_pool_body, user_pool_capacity, user_pool_spec
+from components.pools.user import UserAgentPoolKind, capacity_types, user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.node_baseline import node_baseline_items
 from components.settings.pool_upgrade import (
@@ -85,11 +85,12 @@ class CpuPoolKind(UserAgentPoolKind):
     def agent_pool(self, pool: UserAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))
 
-    def facts(self, pool: UserAgentPoolSettings, settings: PlatformView) -> PoolFacts:
+    def facts(self, pool: UserAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return PoolFacts(
+        return Pool(
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
-            vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
+            offers=(Offer(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
+            max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),

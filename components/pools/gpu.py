@@ -46,13 +46,20 @@ from gpu_aks_policies.declarations import (
     describe,
     is_whole_number,
 )
+from gpu_aks_policies.pools.model import Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
 from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
-from components.pools.kind import GpuOffer, PoolFacts
-from components.pools.user import UserAgentPoolKind, agent_pool_facts, user_pool_body, user_pool_capacity, user_pool_spec
+from components.pools.user import (
+    UserAgentPoolKind,
+    agent_pool_facts,
+    capacity_types,
+    user_pool_body,
+    user_pool_capacity,
+    user_pool_spec,
+)
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
@@ -355,7 +362,12 @@ class GpuPoolKind(UserAgentPoolKind):
         return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
                           plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
                           min_count=values["minCount"] if reader.ok("minCount") else None,
-                          sharing=values["sharing"]["strategy"], **agent_pool_facts(values))
+                          sharing=values["sharing"]["strategy"],
+                          # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU
+                          # pool that is not autoscaled, and the settings run it on this pool.
+                          fixed_size_fix="declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool "
+                                         "is refused by the policy pack's gpu-node-pools-are-tainted)",
+                          **agent_pool_facts(values))
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
@@ -364,17 +376,17 @@ class GpuPoolKind(UserAgentPoolKind):
     def reference_markdown(self) -> str:
         return gpu_sizes_markdown()
 
-    def offers(self, pool: GpuAgentPoolSettings) -> tuple[GpuOffer, ...]:
+    def offers(self, pool: GpuAgentPoolSettings) -> tuple[Offer, ...]:
         # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
-        return (GpuOffer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
-                         pool.mig_partition, ("spot",) if pool.spot else ("onDemand",)),)
+        return (Offer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
+                         pool.mig_partition, capacity_types(pool)),)
 
-    def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> PoolFacts:
+    def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return PoolFacts(
+        return Pool(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
-            vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
-            zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels), offers=self.offers(pool),
+            offers=self.offers(pool), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
+            zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_enabled,

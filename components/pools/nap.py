@@ -4,7 +4,7 @@ Under `cluster.nodeProvisioningProfile.mode: Auto` AKS runs Karpenter (Azure/kar
 Each entry of `gpuNodePools` is a `karpenter.sh/v1` NodePool with its own `karpenter.azure.com/v1beta1`
 AKSNodeClass (`components/pools/karpenter.py` builds them): it may bring any size with the named GPUs (or
 one of the named sizes), Spot first and on-demand as the fallback, up to its `limits`. Its offers are
-the catalog's sizes it may bring; everything else reads those (`PoolFacts`), as for any kind.
+the catalog's sizes it may bring; everything else reads those (`Pool`), as for any kind.
 
 Every refusal cites its source:
 - `NodeProvisioningMode.Auto` (azure-mgmt-containerservice 40.1.0, `_container_service_client_enums.py`):
@@ -57,11 +57,12 @@ from gpu_aks_policies.declarations import (
     describe,
     is_whole_number,
 )
+from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
-from components.pools.kind import CapacityNeed, GpuOffer, KubernetesObjectsSpec, PoolFacts
+from components.pools.kind import KubernetesObjectsSpec
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
@@ -616,6 +617,8 @@ class NapPoolKind:
     component_type = "gpu-aks:index:GpuNapPool"
     former_types: tuple[str, ...] = ()
     root_checks = ROOT_CHECKS
+    #: Karpenter bounds a NodePool by its `limits`, not by node counts.
+    rule_keys: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "limits"}
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
@@ -630,10 +633,10 @@ class NapPoolKind:
         return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values))
                      for pool in root.lists.get(self.config_key, []))
 
-    def offers(self, pool: NapGpuPoolSettings) -> tuple[GpuOffer, ...]:
+    def offers(self, pool: NapGpuPoolSettings) -> tuple[Offer, ...]:
         # Spot first: Karpenter tries Spot before on-demand whatever the order the list gives.
         capacity = spot_first(_CAPACITY[kind] for kind in pool.capacity_types)
-        return tuple(GpuOffer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)
+        return tuple(Offer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)
                      for sku in pool.offered)
 
     def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
@@ -644,11 +647,10 @@ class NapPoolKind:
         return tuple(CapacityNeed(key, sku.vm_size, kind == "spot", (), pool.nodes_at_most(sku), 0)
                      for sku in pool.offered for kind in pool.capacity_types)
 
-    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> PoolFacts:
+    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        sizes = tuple(sku.vm_size for sku in pool.offered)
-        return PoolFacts(
-            name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None, vm_sizes=sizes,
+        return Pool(
+            name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None,
             # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
             min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.offered), default=0),
             spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},

@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, choice, text
+from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 
 from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
-from components.pools.kind import CapacityNeed, PoolFacts, surge_nodes
-from components.pools.user import agent_pool_facts
+from components.pools.kind import surge_nodes
+from components.pools.user import AGENT_POOL_RULE_KEYS, agent_pool_facts
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
 from components.settings.parsed_pools import ParsedPool
@@ -67,6 +68,7 @@ class SystemPoolKind:
     component_type = ""
     former_types: tuple[str, ...] = ()
     root_checks: tuple[Check, ...] = ()
+    rule_keys: Mapping[str, str] = AGENT_POOL_RULE_KEYS
 
     def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
         return (reader.children[self.config_key].build(),)
@@ -97,10 +99,10 @@ class SystemPoolKind:
             node_taints=[CRITICAL_ADDONS_TAINT] if pool.only_critical_addons else None, node_labels=None,
             upgrade_settings={"max_surge": pool.max_surge}, baseline=pool.baseline.as_api())
 
-    def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> PoolFacts:
-        return PoolFacts(
+    def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> Pool:
+        return Pool(
             name=pool.name, key=self.config_key, backend="agentPool", role="system", azure_name=pool.name,
-            vm_sizes=(pool.vm_size,), min_count=pool.min_count, max_count=pool.max_count, spot=False,
+            offers=(Offer(pool.vm_size),), min_count=pool.min_count, max_count=pool.max_count, spot=False,
             zones=pool.availability_zones, taints=(CRITICAL_ADDONS_TAINT,) if pool.only_critical_addons else (),
             subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id,

@@ -8,10 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.catalog import gpu_sku
+from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.declarations import Check
+from gpu_aks_policies.pools.model import CapacityNeed
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
-from components.pools.kind import CapacityNeed, surge_nodes
+from components.pools.kind import surge_nodes
 from components.settings.parsed_pools import ParsedPool
 from components.settings.pools import UserAgentPoolSettings
 
@@ -19,6 +21,10 @@ if TYPE_CHECKING:
     from gpu_aks_policies.declarations import Reader
 
     from components.pools.kind import PlatformView
+
+
+#: An AgentPool's taints are `nodeTaints`; the autoscaler's bounds `minCount`..`maxCount`.
+AGENT_POOL_RULE_KEYS: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "maxCount"}
 
 
 class UserAgentPoolKind:
@@ -29,6 +35,7 @@ class UserAgentPoolKind:
     inline = False
     agent_pools = True
     root_checks: tuple[Check, ...] = ()
+    rule_keys: Mapping[str, str] = AGENT_POOL_RULE_KEYS
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
@@ -70,6 +77,11 @@ def user_pool_capacity(key: str, pool: UserAgentPoolSettings) -> tuple[CapacityN
     upgrade = pool.upgrade_settings()
     return (CapacityNeed(key, pool.vm_size, pool.spot, pool.availability_zones, pool.max_count,
                          surge_nodes(upgrade.max_surge if upgrade else None, pool.max_count)),)
+
+
+def capacity_types(pool: UserAgentPoolSettings) -> tuple[CapacityType, ...]:
+    """An AgentPool's one capacity type: its scale set's priority."""
+    return ("spot",) if pool.spot else ("onDemand",)
 
 
 def agent_pool_facts(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..podspecs import PodSpec, as_mapping
 from .context import NAMESPACES, Context, collects
-from .registry import register
-from .shapes import PodBlock, WorkloadShape, register_shape
+from .registry import register, register_shape
+from .shapes import PodBlock, WorkloadShape
 
 #: Where each built-in kind keeps its pod spec: a shape each, as a user would declare it.
 TEMPLATE_PATHS: dict[tuple[str, str], str] = {

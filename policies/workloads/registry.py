@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..podspecs import PodSpec, api_group, find_pod_specs, is_mapping, object_identity, object_namespace
 from .context import Context, Recognize, is_kubernetes_object
 from .loading import DOCUMENTS, load_all, load_group
 from .mentions import gpu_mention
-
-if TYPE_CHECKING:
-    from .shapes import WorkloadShape
+from .shapes import WorkloadShape, declared_shape, pods_of_shape, shapes_markdown
 
 #: (object, objects checked together) -> the pod specs its controller will create.
 Adapter = Callable[[Mapping[str, Any], Context], list[PodSpec]]
@@ -67,6 +65,16 @@ def register_document(shape: str, recognize: Recognize, gpus: str = "", tolerati
     return decorate
 
 
+def register_shape(shape: WorkloadShape, *more_kinds: str, gpus: str, tolerations: str, source: str,
+                   workload: str | None = None) -> Adapter:
+    """A built-in adapter that is only a shape: registered for `shape.kind` (and `more_kinds` of the
+    same group read the same way)."""
+    def adapter(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
+        return pods_of_shape(shape, obj, workload)
+
+    return register(shape.group, shape.kind, *more_kinds, gpus=gpus, tolerations=tolerations, source=source)(adapter)
+
+
 def adapter_for(obj: Any) -> Adapter | None:
     if not is_mapping(obj):
         return None
@@ -85,8 +93,6 @@ def pod_specs_of(obj: Any, context: Context | None = None, shapes: Sequence[Work
     creates pods from it. A kind nobody knows that names a GPU outside every pod spec the search
     finds is not evaluated (`mentions`): one pod spec with the advisory and nothing to judge."""
     if shapes and is_kubernetes_object(obj):
-        from .shapes import declared_shape, pods_of_shape
-
         shape = declared_shape(shapes, api_group(obj), obj["kind"])
         if shape is not None:
             return pods_of_shape(shape, obj)
@@ -197,6 +203,4 @@ def workloads_markdown() -> str:
             group, kinds = f"`{registration.group}`" if registration.group else "core (`v1`)", ", ".join(registration.kinds)
         rows.append(f"| {_cell(group)} | {_cell(kinds)} | {_cell(registration.gpus)} | {_cell(registration.tolerations)} "
                     f"| {_cell(registration.source)} |")
-    from .shapes import shapes_markdown
-
     return _PAGE_INTRO + "\n".join(rows) + "\n" + _RECIPE + shapes_markdown()

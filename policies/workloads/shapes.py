@@ -14,7 +14,7 @@ resource it counts (`gpuResource`, or `gpuResourceField` for a field that names 
 the same `[*]` as its block: `spec.workers[*].tolerations` is read at the same entry as the block
 `spec.workers[*]`.
 
-Built-in adapters that only read fixed places are written as shapes (`register_shape`); users
+Built-in adapters that only read fixed places are written as shapes (`registry.register_shape`); users
 declare the rest in the policy config (`workloadShapes`, parsed by `parse_shapes` with every problem
 named by key and path). A declared shape wins over a built-in adapter for its kind: the user knows
 the controller version they run. No Pulumi imports.
@@ -41,8 +41,6 @@ from ..podspecs import (
     object_namespace,
     pod_spec,
 )
-from .context import Context
-from .registry import Adapter, register
 
 Form = Literal["podSpec", "container"]
 Created = Literal["once", "perReplica"]
@@ -337,16 +335,6 @@ def pods_of_shape(shape: WorkloadShape, obj: Mapping[str, Any], workload: str | 
             if pod is not None:
                 pods.append(pod)
     return pods
-
-
-def register_shape(shape: WorkloadShape, *more_kinds: str, gpus: str, tolerations: str, source: str,
-                   workload: str | None = None) -> Adapter:
-    """A built-in adapter that is only a shape: registered for `shape.kind` (and `more_kinds` of the
-    same group read the same way)."""
-    def adapter(obj: Mapping[str, Any], _: Context) -> list[PodSpec]:
-        return pods_of_shape(shape, obj, workload)
-
-    return register(shape.group, shape.kind, *more_kinds, gpus=gpus, tolerations=tolerations, source=source)(adapter)
 
 
 # --- Declared in the policy config ----------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""The one pool model and the pool rule at both edges (issue 37): the settings and the pack cannot
+disagree about the platform's own pools.
+
+The pack judges each AgentPool and NodePool the program creates (`gpu-node-pools-are-tainted`); the
+settings run the same rule on the same resources before anything is created. A property test
+generates pool configurations of every kind and holds that what the settings accept passes the rule
+on every resource its pools are made of, and that what they refuse for the rule is refused with the
+rule's own reasons, one problem per reason, at the pool's config key.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+from gpu_aks_policies.pool_rules import check_gpu_node_pool
+from gpu_aks_policies.pools import pools_of
+from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
+from gpu_aks_policies.rules import default_rule_config, parse_rule_config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from components.platform_settings import parse_settings
+from components.pools import KINDS
+from components.pools.rules import resources_of
+from components.settings import SettingsError
+from tests.conftest import ROOT, run_stack
+from tools.mockrun import settings_from_stack_file
+
+RULE = default_rule_config()[TAINTED_GPU_POOLS]
+OFF = parse_rule_config({TAINTED_GPU_POOLS: {"enforcementLevel": "disabled"}})[TAINTED_GPU_POOLS]
+TODAY = date(2026, 11, 26)
+
+taints = st.sampled_from([None, [], ["sku=gpu:NoSchedule"], ["team=ml:NoSchedule"], ["sku=gpu:PreferNoSchedule"],
+                          ["nvidia.com/gpu=present:NoSchedule"], ["sku=gpu:NoSchedule", "team=ml:NoSchedule"],
+                          ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]])
+
+
+
+@st.composite
+def count_range(draw: st.DrawFn, fixed: bool = False) -> dict[str, int]:
+    """minCount and maxCount, either left out (the defaults), or a range (one count when `fixed`:
+    under NAP AKS refuses autoscaling pools, and the settings say so before the rule runs)."""
+    if not fixed and draw(st.integers(0, 4)) == 0:
+        return {}
+    low = draw(st.integers(0, 2))
+    return {"minCount": low, "maxCount": low if fixed else low + draw(st.integers(0, 3))}
+
+
+def _entry(**values: Any) -> dict[str, Any]:
+    """A pool entry without the keys drawn as absent."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+@st.composite
+def agent_pool(draw: st.DrawFn, name: str, sizes: list[str], fixed: bool) -> dict[str, Any]:
+    return _entry(name=name, vmSize=draw(st.sampled_from(sizes)), **draw(count_range(fixed)),
+                  nodeTaints=draw(taints), scaleSetPriority=draw(st.sampled_from([None, "Spot"])))
+
+
+@st.composite
+def node_pool(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    limits = draw(st.sampled_from([None, {"gpu": 0}, {"gpu": 4}, {"cpu": 96}]))
+    return _entry(name=name, gpus=[draw(st.sampled_from(["T4", "A100", "H100"]))], limits=limits,
+                  nodeTaints=draw(taints))
+
+
+@st.composite
+def stacks(draw: st.DrawFn) -> dict[str, Any]:
+    """A stack of every pool kind: the system pool, CPU and GPU AgentPools, and (NAP on) GPU NodePools."""
+    nap = draw(st.booleans())
+    raw: dict[str, Any] = {"systemPool": {"minCount": 2, "maxCount": 2} if nap else {}}
+    raw["cpuPools"] = [draw(agent_pool("cpu", ["Standard_D8ds_v5"], nap))] if draw(st.booleans()) else []
+    raw["gpuPools"] = [draw(agent_pool(f"gpu{index}", ["Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4"], nap))
+                       for index in range(draw(st.integers(0, 2)))]
+    if nap:
+        raw["cluster"] = {"nodeProvisioningProfile": {"mode": "Auto"}}
+        raw["gpuNodePools"] = [draw(node_pool(f"nap{index}")) for index in range(draw(st.integers(1, 2)))]
+    return raw
+
+
+def _parse(raw: dict[str, Any], rule: Any) -> Any:
+    return parse_settings(raw, "property", "eastus2", today=TODAY, environ={}, pool_rule=rule)
+
+
+def _rule_reasons(settings: Any) -> list[tuple[str, str]]:
+    """(pool key, reason) for each finding of the pack's rule on the resources the pools are made of."""
+    found = []
+    for kind in KINDS:
+        for pool in kind.pools(settings):
+            key = kind.facts(pool, settings).key
+            for resource_type, props in resources_of(kind.resources(pool)):
+                for finding in check_gpu_node_pool(resource_type, props, RULE):
+                    # "GPU node pool 'name' (sizes) <reason>. Fix: <fix in the resource's fields>"
+                    found.append((key, finding.message.split(") ", 1)[1].split(". Fix: ", 1)[0]))
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks())
+def test_what_the_settings_accept_passes_the_pool_rule_and_what_they_refuse_for_it_names_its_reasons(raw):
+    try:
+        document = _parse(raw, OFF)
+    except SettingsError:
+        return  # refused for the document itself: nothing is created, the pack sees nothing
+    reasons = _rule_reasons(document)
+    try:
+        _parse(raw, RULE)
+    except SettingsError as error:
+        problems = error.problems
+    else:
+        assert reasons == [], "the settings accepted pools the pack refuses"
+        return
+    assert reasons, f"the settings refused pools the pack accepts: {problems}"
+    assert len(problems) == len(reasons)
+    for (key, reason), problem in zip(reasons, problems, strict=True):
+        assert problem.startswith(f"gpu-aks:{key}.") and reason in problem and TAINTED_GPU_POOLS in problem, problem
+
+
+def test_the_settings_refuse_every_kind_at_its_own_key():
+    refused = {"gpuPools": [{"name": "g", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["team=ml:NoSchedule"]}],
+               "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2},
+               "gpuNodePools": [{"name": "n", "gpus": ["H100"], "limits": {"gpu": 8}, "nodeTaints": ["team=ml:NoSchedule"]}]}
+    refused["gpuPools"][0].update(minCount=1, maxCount=1)
+    with pytest.raises(SettingsError) as error:
+        _parse(refused, RULE)
+    keys = sorted(problem.split(": ", 1)[0] for problem in error.value.problems)
+    assert keys == ["gpu-aks:gpuNodePools[n].nodeTaints", "gpu-aks:gpuPools[g].maxCount", "gpu-aks:gpuPools[g].nodeTaints"]
+
+
+def test_an_advisory_or_disabled_rule_warns_or_says_nothing():
+    raw = {"gpuPools": [{"name": "g", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["team=ml:NoSchedule"]}]}
+    advisory = parse_rule_config({TAINTED_GPU_POOLS: {"enforcementLevel": "advisory"}})[TAINTED_GPU_POOLS]
+    [warning] = [text for text in _parse(raw, advisory).warnings if TAINTED_GPU_POOLS in text]
+    assert warning.startswith("gpu-aks:gpuPools[g].nodeTaints: the GPU pool carries no NoSchedule GPU taint")
+    assert not [text for text in _parse(raw, OFF).warnings if TAINTED_GPU_POOLS in text]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stack", ["dev", "prod", "nap"])
+def test_the_pack_reads_the_programs_pools_as_the_settings_read_them(stack):
+    """The resources the settings judge (`resources_of`) are the ones the program registers, as the pack
+    receives them: each pool reads the same through the pack's backend readers on both."""
+    run = run_stack(stack)
+    assert run.error is None, run.error
+    registered = {}
+    for resource in run.resources:
+        for view in pools_of(resource.type, resource.inputs):
+            registered[view.name] = view
+    settings_ = settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack, environ={})
+    judged = {view.name: view for kind in KINDS for pool in kind.pools(settings_)
+              for resource_type, props in resources_of(kind.resources(pool)) for view in pools_of(resource_type, props)}
+    assert judged and set(judged) <= set(registered)
+    for name, view in judged.items():
+        other = registered[name]
+        assert (view.vm_sizes(), view.taints(), view.node_labels(), view.mig(), view.served_by_nvidia_plugin()) == \
+            (other.vm_sizes(), other.taints(), other.node_labels(), other.mig(), other.served_by_nvidia_plugin()), name
+        scaling, other_scaling = view.scaling(), other.scaling()
+        assert (scaling.bounded, scaling.min_count, scaling.max_count) == \
+            (other_scaling.bounded, other_scaling.min_count, other_scaling.max_count), name
