@@ -39,7 +39,7 @@ class GpuOfferContract(TypedDict):
     migPartition: NotRequired[str]
     """The MIG partition (1g.10gb ...), or null."""
     capacityTypes: list[str]
-    """How the nodes are bought: onDemand, spot, or both (a NodePool may fall back)."""
+    """How the nodes are bought: onDemand, spot, or both (a NodePool with both tries Spot first and falls back to on-demand)."""
 
 
 class PoolSharingContract(TypedDict):
@@ -125,3 +125,5 @@ class GpuPoolContract(TypedDict):
     """The GPUs the pool may bring, one offer per VM size; derived from the single-size fields when absent."""
     sharing: NotRequired[PoolSharingContract]
     """How pods share a GPU (time-slicing or MPS), or null: each pod gets whole GPUs or MIG instances."""
+    capacityTypes: list[str]
+    """How the pool's nodes may be bought, over its offers: onDemand, spot, or both (a NAP NodePool with both tries Spot first, whatever the order, and falls back to on-demand; `spot` is then false). Derived from the offers when absent."""
