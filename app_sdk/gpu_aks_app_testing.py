@@ -50,7 +50,7 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
         "vmSize": vm_size, "gpuModel": gpu_model, "gpuMemoryGiB": gpu_memory_gib, "gpusPerVm": gpus_per_vm,
         "resource": f"nvidia.com/mig-{mig_partition}" if mig_partition and mig_strategy == "mixed" else "nvidia.com/gpu",
         "perNode": gpus_per_vm * (mig_instances_per_gpu if mig_partition else 1) * (sharing or {}).get("replicas", 1),
-        "migPartition": mig_partition, "capacityTypes": ["spot" if spot else "onDemand"],
+        "migPartition": mig_partition, "capacityTypes": ["spot" if spot else "onDemand"], "hourlyPrice": None,
     }
     return {
         "name": name, "kind": "agentPool", "azureName": name + "0000", "poolLabel": {POOL_LABEL: name},

@@ -18,6 +18,7 @@ from gpu_aks_policies.contract import (
     CpuPoolEntry,
     GpuOfferEntry,
     GpuPoolEntry,
+    OfferPrice,
     PlatformContract,
     spot_first,
 )
@@ -26,6 +27,7 @@ from gpu_aks_policies.pools.model import Offer, Pool
 from components.manifests import pool_tolerations
 from components.platform_settings import PlatformSettings
 from components.pools import PlatformPools, platform_pools
+from components.pricing import PriceError, PriceTable, read_price_table
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
            "platform_contract"]
@@ -39,14 +41,28 @@ def gpu_node_selector(pool: Pool) -> dict[str, str]:
     return {key: value for key, value in wanted.items() if key == POOL_LABEL or pool.labels.get(key) == value}
 
 
-def offer_contract(offer: Offer) -> GpuOfferEntry:
+def offer_price(offer: Offer, prices: PriceTable | None, region: str | None) -> OfferPrice | None:
+    """The list price of one node of the offer an hour, from the price table (the explainer tells a pod
+    what its node costs and its part of it); None without a table or a region."""
+    if prices is None or not region:
+        return None
+    on_demand = prices.hourly(region, offer.vm_size, "onDemand")
+    spot = prices.hourly(region, offer.vm_size, "spot")
+    if on_demand is None and spot is None:
+        return None
+    return OfferPrice(on_demand=on_demand, spot=spot, currency=prices.currency, as_of=prices.as_of.isoformat())
+
+
+def offer_contract(offer: Offer, prices: PriceTable | None = None, region: str | None = None) -> GpuOfferEntry:
     """One of the pool's GPU offers as the contract writes it."""
     return GpuOfferEntry(vm_size=offer.vm_size, gpu_model=offer.gpu_sku.model, gpu_memory_gib=offer.gpu_sku.gpu_memory_gib,
                     gpus_per_vm=offer.gpu_sku.gpus, resource=offer.resource, per_node=offer.per_node,
-                    mig_partition=offer.mig_partition, capacity_types=offer.capacity_types)
+                    mig_partition=offer.mig_partition, capacity_types=offer.capacity_types,
+                    hourly_price=offer_price(offer, prices, region))
 
 
-def gpu_pool_contract(pool: Pool, exported: bool = False) -> GpuPoolEntry:
+def gpu_pool_contract(pool: Pool, exported: bool = False, prices: PriceTable | None = None,
+                      region: str | None = None) -> GpuPoolEntry:
     """A GPU pool as the contract describes it; `exported`: gpu-aks's DCGM exporter runs on it. The
     single-size fields describe the pool's first offer (an AgentPool's only one)."""
     offer = pool.gpu_offers[0]
@@ -75,7 +91,7 @@ def gpu_pool_contract(pool: Pool, exported: bool = False) -> GpuPoolEntry:
         tolerations=tuple(pool_tolerations([pool])),
         node_selector=gpu_node_selector(pool),
         dcgm_exporter="gpu-aks" if exported else "none",
-        offers=tuple(offer_contract(each) for each in pool.gpu_offers),
+        offers=tuple(offer_contract(each, prices, region) for each in pool.gpu_offers),
         sharing=pool.sharing,
         capacity_types=capacity,
     )
@@ -89,18 +105,29 @@ def cpu_pool_contract(pool: Pool) -> CpuPoolEntry:
     )
 
 
+def shipped_prices() -> PriceTable | None:
+    """The price table gpu-aks ships (`components/prices.json`), or None if it cannot be read (the
+    contract then carries no prices, and nothing else changes)."""
+    try:
+        return read_price_table()
+    except PriceError:
+        return None
+
+
 def contract_of(settings: PlatformSettings, pools: PlatformPools | None = None) -> PlatformContract:
     """Everything in the contract that config alone decides (the cluster's own outputs are added by
     the Pulumi layer: cluster name, kubeconfig, OIDC issuer URL). `pools`: the settings' pool facts,
     when the caller has them already."""
     pools = pools or platform_pools(settings)
+    prices = shipped_prices()
     return PlatformContract(
         contract_version=CONTRACT_VERSION,
         location=settings.cluster.location,
         kubernetes_version=settings.cluster.kubernetes_version,
         gpu_namespace=settings.device_plugin.namespace,
         mig_strategy=settings.device_plugin.mig_strategy,  # type: ignore[arg-type]  # settings checked it
-        gpu_pools={pool.name: gpu_pool_contract(pool, exported=settings.observability.enabled and pool.exporter)
+        gpu_pools={pool.name: gpu_pool_contract(pool, exported=settings.observability.enabled and pool.exporter,
+                                                prices=prices, region=settings.cluster.location)
                    for pool in pools.gpu},
         cpu_pools={pool.name: cpu_pool_contract(pool) for pool in pools.user},
     )

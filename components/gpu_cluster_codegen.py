@@ -307,7 +307,8 @@ def render(args_model: ArgsModel) -> str:
 # --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
-OUTPUT_TYPES: dict[type, str] = {contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
+OUTPUT_TYPES: dict[type, str] = {contract.OfferPrice: "OfferPriceContract",
+                                 contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
                                  contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract"}
 #: The contract types a toleration as a map of strings; the schema gives it its keys.
 TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool's taints.", (
@@ -333,7 +334,7 @@ def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
         return names[annotation], required
     if typing.get_origin(getattr(contract, annotation, None)) is typing.Literal:
         return "str", required  # a closed set in the contract; the documentation names the values
-    assert annotation in ("str", "int", "bool", "dict[str, str]"), f"no output type for {annotation}"
+    assert annotation in ("str", "int", "float", "bool", "dict[str, str]"), f"no output type for {annotation}"
     return annotation, required
 
 

@@ -21,6 +21,19 @@ class Toleration(TypedDict):
     """The taint effect, e.g. NoSchedule."""
 
 
+class OfferPriceContract(TypedDict):
+    """The list price of one node of the offer, per hour, as the platform's price table gave it when the contract was written (Azure Retail Prices: pay-as-you-go, Linux; no discount)."""
+
+    onDemand: NotRequired[float]
+    """On-demand (pay-as-you-go) price of one node an hour, or null."""
+    spot: NotRequired[float]
+    """Spot price of one node an hour, or null (never above on-demand: Spot's default max price is the on-demand price)."""
+    currency: str
+    """The prices' currency (USD)."""
+    asOf: str
+    """The date of the prices (YYYY-MM-DD)."""
+
+
 class GpuOfferContract(TypedDict):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
 
@@ -40,6 +53,8 @@ class GpuOfferContract(TypedDict):
     """The MIG partition (1g.10gb ...), or null."""
     capacityTypes: list[str]
     """How the nodes are bought: onDemand, spot, or both (a NodePool with both tries Spot first and falls back to on-demand)."""
+    hourlyPrice: NotRequired[OfferPriceContract]
+    """The list price of one node an hour (on-demand and Spot), or null when the platform had none."""
 
 
 class PoolSharingContract(TypedDict):

@@ -218,6 +218,16 @@ class _Objects(_Nested):
         return [_write(item) for item in value]
 
 
+class _Price(_Kind):
+    """A list price: a finite number from 0 up, or null (no price known)."""
+
+    def read(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+                not 0 <= value <= self.schema["maximum"]:
+            raise ValueError
+        return float(value)
+
+
 _STRING_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
 TEXT = _Text({"type": "string"}, "a string")
 OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
@@ -229,6 +239,10 @@ LABELS = _TextMap(_STRING_MAP_SCHEMA, "a map of label keys to values", show_valu
 TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
                         "a list of tolerations ({key, operator, value, effect} strings)")
 RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
+#: Dearer than any VM hour Azure lists (the dearest GPU sizes cost about 120 USD an hour).
+MAX_HOURLY_PRICE = 10_000
+PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_HOURLY_PRICE},
+               f"a price from 0 to {MAX_HOURLY_PRICE}, or null")
 
 
 def _field(json_name: str, kind: _Kind, doc: str, default: Any = MISSING, *, reader_needs: bool = False,
@@ -314,6 +328,19 @@ def spot_first(capacity_types: Any) -> tuple[CapacityType, ...]:
 
 
 @dataclass(frozen=True)
+class OfferPrice(_Written):
+    """The list price of one node of the offer, per hour, as the platform's price table gave it when the
+    contract was written (Azure Retail Prices: pay-as-you-go, Linux; no discount)."""
+
+    on_demand: float | None = _field("onDemand", PRICE, "On-demand (pay-as-you-go) price of one node an hour, or null.",
+                                     None)
+    spot: float | None = _field("spot", PRICE, "Spot price of one node an hour, or null (never above on-demand: "
+                                "Spot's default max price is the on-demand price).", None)
+    currency: str = _field("currency", TEXT, "The prices' currency (USD).", "USD")
+    as_of: str = _field("asOf", TEXT, "The date of the prices (YYYY-MM-DD).", "")
+
+
+@dataclass(frozen=True)
 class GpuOfferEntry(_Written):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed
     pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
@@ -332,6 +359,8 @@ class GpuOfferEntry(_Written):
     capacity_types: tuple[CapacityType, ...] = _field(
         "capacityTypes", _CAPACITY_TYPES, "How the nodes are bought: onDemand, spot, or both (a NodePool with both "
         "tries Spot first and falls back to on-demand).", ("onDemand",))
+    hourly_price: OfferPrice | None = _field("hourlyPrice", _Object(OfferPrice), "The list price of one node an hour "
+                                             "(on-demand and Spot), or null when the platform had none.", None)
 
 
 @dataclass(frozen=True)
@@ -541,7 +570,7 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: _object_schema(cls, (cls.__doc__ or "").strip(), False)
-                  for cls in (GpuPoolEntry, GpuOfferEntry, PoolSharing, CpuPoolEntry)},
+                  for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry)},
     }
     return schema
 
@@ -569,6 +598,8 @@ def contract_markdown() -> str:
         "## Top level", "", *_field_table(PlatformContract), "",
         "## `gpuPools.<name>`", "", (GpuPoolEntry.__doc__ or "").strip(), "", *_field_table(GpuPoolEntry), "",
         "## `gpuPools.<name>.offers[]`", "", (GpuOfferEntry.__doc__ or "").strip(), "", *_field_table(GpuOfferEntry), "",
+        "## `gpuPools.<name>.offers[].hourlyPrice`", "", (OfferPrice.__doc__ or "").strip(), "",
+        *_field_table(OfferPrice), "",
         "## `gpuPools.<name>.sharing`", "", (PoolSharing.__doc__ or "").strip(), "", *_field_table(PoolSharing), "",
         "## `cpuPools.<name>`", "", (CpuPoolEntry.__doc__ or "").strip(), "", *_field_table(CpuPoolEntry), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "

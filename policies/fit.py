@@ -369,6 +369,8 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
         elif any(offer.mig_partition for offer in fitting):
             why = " (the pool's GPUs are split into MIG instances; each is isolated in hardware)"
         gets.append(f"gets {' or '.join(dict.fromkeys(what))}{why}")
+    amount = sum(asks.values(), Fraction(0))
+    gets.extend(line for offer in dict.fromkeys(fitting or offers) for line in [_price_line(offer, amount)] if line)
     capacity = {kind for offer in (fitting or offers) for kind in offer.capacity_types}
     if "spot" in capacity:
         may = "may run" if "onDemand" in capacity else "runs"
@@ -385,6 +387,43 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
                      "bring up more nodes than the pods need")
         gets.append(wait)
     return gets
+
+
+def _money(value: float) -> str:
+    return f"{value:,.4f}".rstrip("0").rstrip(".") if value < 100 else f"{value:,.2f}"
+
+
+def _price_line(offer: GpuOfferEntry, amount: Fraction) -> str:
+    """What one node of the offer lists at an hour, at each capacity type the pod may get, and the pod's
+    part of it (the share of the node's `resource` it asks for: GPUs, MIG slices or shares)."""
+    price = offer.hourly_price
+    if price is None:
+        return ""
+    rates = []
+    for capacity in offer.capacity_types:
+        value = price.spot if capacity == "spot" else price.on_demand
+        if value is not None:
+            rates.append((capacity, value))
+        elif capacity == "spot" and price.on_demand is not None:
+            rates.append((capacity, price.on_demand))  # Spot's default max price (-1): never above on-demand
+    if not rates:
+        return ""
+    words = {"spot": "on Spot", "onDemand": "on-demand"}
+    def rate(capacity: str, value: float) -> str:
+        bound = "at most " if capacity == "spot" and price.spot is None else ""
+        return f"{bound}{_money(value)} {price.currency} an hour {words[capacity]}"
+
+    listed = " or ".join(rate(capacity, value) for capacity, value in rates)
+    if price.spot is None and "spot" in offer.capacity_types:
+        listed += " (no Spot price known: Spot never costs more than on-demand)"
+    line = f"its node ({offer.vm_size}) costs {listed}"
+    if amount > 0 and offer.per_node:
+        part = amount / offer.per_node
+        shares = " or ".join(rate(capacity, float(part) * value) for capacity, value in rates)
+        line += (f"; the pod asks for {format_amount(amount)} of the node's {offer.per_node} {offer.resource}, so its "
+                 f"part is {part.numerator}/{part.denominator} of that: {shares}"
+                 if part < 1 else "; the pod takes the whole node")
+    return line + f" (list prices of {price.as_of}, before discounts; disks and egress not counted)"
 
 
 def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:

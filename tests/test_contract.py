@@ -23,6 +23,7 @@ from gpu_aks_policies.contract import (
 from components.contract import contract_of, platform_contract
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
+from components.pricing import read_price_table
 from components.smoke_test import smoke_job_spec
 from tests.helpers import FLYTE_TAINT_RULE
 
@@ -30,6 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The contract as gpu-aks exported it before it had a type (commit 1203a3a): the typed contract
 #: must export exactly these values.
 EXPORTED = json.loads((ROOT / "tests" / "fixtures" / "contract" / "exported-at-1203a3a.json").read_text())
+
+
+def _list_price(vm_size: str, region: str | None) -> dict | None:
+    """The offer's hourly list price as the platform writes it, from the shipped price table (#38)."""
+    table = read_price_table()
+    on_demand, spot = table.hourly(region or "", vm_size, "onDemand"), table.hourly(region or "", vm_size, "spot")
+    if on_demand is None and spot is None:
+        return None
+    return {"onDemand": on_demand, "spot": spot, "currency": table.currency, "asOf": table.as_of.isoformat()}
 
 
 def with_offers(document: dict) -> dict:
@@ -44,6 +54,7 @@ def with_offers(document: dict) -> dict:
                            "capacityTypes": ["spot"] if pool["spot"] else ["onDemand"]}]
         pool["sharing"] = None
         pool["capacityTypes"] = ["spot"] if pool["spot"] else ["onDemand"]  # #38: capacity types per pool
+        pool["offers"][0]["hourlyPrice"] = _list_price(pool["vmSize"], document.get("location"))  # #38
     return gained
 
 
@@ -54,9 +65,11 @@ NODE_POOL = {
     "vmSize": None, "gpusPerNode": 4, "gpuResource": "nvidia.com/gpu",
     "offers": [
         {"vmSize": "Standard_NC4as_T4_v3", "gpuModel": "T4", "gpuMemoryGiB": 16, "gpusPerVm": 1,
-         "resource": "nvidia.com/gpu", "perNode": 4, "migPartition": None, "capacityTypes": ["spot", "onDemand"]},
+         "resource": "nvidia.com/gpu", "perNode": 4, "migPartition": None, "capacityTypes": ["spot", "onDemand"],
+         "hourlyPrice": {"onDemand": 0.526, "spot": 0.0789, "currency": "USD", "asOf": "2026-06-18"}},
         {"vmSize": "Standard_NC64as_T4_v3", "gpuModel": "T4", "gpuMemoryGiB": 16, "gpusPerVm": 4,
-         "resource": "nvidia.com/gpu", "perNode": 16, "migPartition": None, "capacityTypes": ["spot", "onDemand"]},
+         "resource": "nvidia.com/gpu", "perNode": 16, "migPartition": None, "capacityTypes": ["spot", "onDemand"],
+         "hourlyPrice": None},
     ],
     "sharing": {"strategy": "timeSlicing", "replicas": 4},
 }
@@ -96,7 +109,11 @@ def test_from_json_and_to_json_round_trip_and_match_the_schema(name):
 @pytest.mark.parametrize("name", sorted(EXPORTED))
 def test_a_contract_written_before_offers_reads_with_its_one_offer_derived(name):
     contract = PlatformContract.from_json(EXPORTED[name])
-    assert contract.to_json() == WRITTEN[name]
+    # A contract written before offers had prices reads with none (#38).
+    unpriced = json.loads(json.dumps(WRITTEN[name]))
+    for pool in unpriced["gpuPools"].values():
+        pool["offers"][0]["hourlyPrice"] = None
+    assert contract.to_json() == unpriced
     assert all(pool.kind == "agentPool" and pool.sharing is None and len(pool.offers) == 1
                for pool in contract.gpu_pools.values())
 

@@ -261,3 +261,42 @@ def test_a_request_without_a_capacity_type_is_not_pinned_and_prefers_an_on_deman
     assert "karpenter.sh/capacity-type" not in placement.node_selector
     with pytest.raises(PlacementError, match="no Spot pool"):
         place(NAP, GpuRequest(model="A100", spot=True))
+
+
+# --- What a workload costs ---------------------------------------------------------------------------
+
+def test_the_explainer_states_the_node_s_hourly_list_price_and_the_pod_s_part():
+    """#38: a MIG slice is 1/3 of an NC24ads_A100_v4 node (MIG2g: 3 instances), with the prices' date."""
+    contract = platform_contract(_settings_of("prod"))
+    [a100] = [offer for offer in contract["gpuPools"]["a100mig"]["offers"]]
+    price = a100["hourlyPrice"]
+    assert price["onDemand"] and price["currency"] == "USD" and price["asOf"] == "2026-06-18"
+    [explanation] = explain(_pod({"kubernetes.io/os": "linux"}), contract)
+    [verdict] = [v for v in explanation.verdicts if v.pool == "a100mig"]
+    [line] = [line for line in verdict.gets if line.startswith("its node")]
+    third = round(price["onDemand"] / 3, 4)
+    assert line == (f"its node (Standard_NC24ads_A100_v4) costs {price['onDemand']} USD an hour on-demand; the pod "
+                    f"asks for 1 of the node's 3 nvidia.com/gpu, so its part is 1/3 of that: {third} USD an hour "
+                    "on-demand (list prices of 2026-06-18, before discounts; disks and egress not counted)"), line
+
+
+def test_a_spot_first_pool_without_a_spot_price_is_bounded_by_on_demand_in_the_explainer():
+    contract = platform_contract(_settings_of("nap"))
+    [explanation] = explain(_pod(gpus=2), contract)
+    [verdict] = [v for v in explanation.verdicts if v.pool == "h100"]
+    [line] = [line for line in verdict.gets if line.startswith("its node")]
+    assert "at most" in line and "Spot never costs more than on-demand" in line and "the pod takes the whole node" in line
+
+
+def test_a_contract_without_prices_explains_as_before():
+    unpriced = json.loads(json.dumps(PROD))
+    for pool in unpriced["gpuPools"].values():
+        for offer in pool["offers"]:
+            del offer["hourlyPrice"]
+    [explanation] = explain(_pod({"kubernetes.io/os": "linux"}), unpriced)
+    assert not any(line.startswith("its node") for v in explanation.verdicts for line in v.gets)
+
+
+def _settings_of(stack: str) -> Any:
+    from tools.mockrun import settings_from_stack_file
+    return settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack)
