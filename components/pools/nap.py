@@ -44,7 +44,7 @@ from gpu_aks_policies.catalog import (
     unsupported_gpu_sku,
     vcpus_in_size_name,
 )
-from gpu_aks_policies.contract import spot_first
+from gpu_aks_policies.contract import PoolSharing, spot_first
 from gpu_aks_policies.declarations import (
     MISSING,
     Check,
@@ -61,11 +61,12 @@ from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
+from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.parsed_pools import ParsedPool, parsed_pools
-from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, taints_parser
+from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SharingSettings, taints_parser
 
 if TYPE_CHECKING:
     from components.pools.kind import PlatformView
@@ -125,6 +126,8 @@ class NapGpuPoolSettings:
     os_disk_size_gb: int | None = None
     #: gpu-aks's device-plugin settings; whether they serve this NodePool is `devicePlugin.pools`.
     plugin: DevicePluginSettings | None = None
+    #: Time-slicing or MPS (`gpuNodePools[].sharing`, as `gpuPools[].sharing`); None: whole GPUs.
+    sharing: SharingSettings | None = None
 
     @property
     def device_plugin(self) -> bool:
@@ -448,7 +451,8 @@ def _settings(reader: Reader, plugin: DevicePluginSettings | None = None) -> Nap
         vm_sizes=reader.get("vmSizes"), capacity_types=reader.get("capacityTypes"), limits=reader.get("limits"),
         weight=reader.get("weight"), taints=tuple(reader.get("nodeTaints") or ()),
         labels=reader.get("nodeLabels"), consolidate_after=reader.get("consolidateAfter"),
-        image_family=reader.get("imageFamily"), os_disk_size_gb=reader.get("osDiskSizeGB"))
+        image_family=reader.get("imageFamily"), os_disk_size_gb=reader.get("osDiskSizeGB"),
+        sharing=reader.get("sharing") and SHARING.build(reader.children["sharing"]))
 
 
 # --- Declarations ------------------------------------------------------------------------------
@@ -504,6 +508,11 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
           doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),
     Key("osDiskSizeGB", "OS disk size (GB); AKSNodeClass's default (128) when absent.", "integer", None,
         check=_whole(30, 2048), convert=int, source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
+    # The same section as gpuPools[].sharing: gpu-aks's device plugin serves a shared NodePool with a
+    # DaemonSet of its own, pinned by the pool label every node of the NodePool carries and reading the
+    # pool's NVIDIA config file (NVIDIA/k8s-device-plugin v0.20.0 `cmd/nvidia-device-plugin/main.go`,
+    # `--config-file`/`CONFIG_FILE`; `api/config/v1`), so nothing about it is kind-specific.
+    SHARING,
 ), build=_settings)
 
 GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provisioning (needs "
@@ -630,13 +639,17 @@ class NapPoolKind:
     def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
         # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
         # the cluster autoscaler, sizes them (no minCount).
-        return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values))
+        return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values),
+                                sharing=(pool.values.get("sharing") or {}).get("strategy"))
                      for pool in root.lists.get(self.config_key, []))
 
     def offers(self, pool: NapGpuPoolSettings) -> tuple[Offer, ...]:
         # Spot first: Karpenter tries Spot before on-demand whatever the order the list gives.
         capacity = spot_first(_CAPACITY[kind] for kind in pool.capacity_types)
-        return tuple(Offer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus, capacity_types=capacity)
+        # A shared NodePool's node advertises its GPUs times the replicas; Karpenter still plans with
+        # physical GPUs (its instance types' `nvidia.com/gpu` capacity), so `limits` count those.
+        replicas = pool.sharing.replicas if pool.sharing else 1
+        return tuple(Offer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus * replicas, capacity_types=capacity)
                      for sku in pool.offered)
 
     def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
@@ -656,7 +669,8 @@ class NapPoolKind:
             spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
             offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
-            capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued)
+            capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued,
+            sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None)
 
     def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
         return (KubernetesObjectsSpec(pool.name, (
