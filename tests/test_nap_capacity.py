@@ -88,3 +88,15 @@ def test_a_hand_written_nodepool_whose_limits_admit_no_node_is_not_bounded(limit
 def test_a_hand_written_nodepool_paused_with_a_zero_limit_stays_bounded():
     pool = _node_pool(sizes=["Standard_ND96isr_H100_v5"], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 0})
     assert check_gpu_node_pool(NODEPOOL, pool, parse_rule_config(None)[TAINTED_GPU_POOLS]) == []
+
+
+@pytest.mark.parametrize("pool", [
+    {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 2, "maxCount": 2},
+    {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2},
+], ids=["fixed", "autoscaled"])
+def test_a_gpu_agentpool_beside_nap_is_refused_by_the_settings_with_the_reason(pool):
+    """#38 item 2 (the rule's one source is the pack's, run by the settings: #37): never accepted by the
+    settings and then refused by the pack's gpu-node-pools-are-tainted."""
+    [problem] = _problems(_with(gpuPools=[pool]))
+    assert problem.startswith("gpu-aks:gpuPools[t4]."), problem
+    assert "gpu-node-pools-are-tainted" in problem or "Fixed size Node Pools can still be created" in problem

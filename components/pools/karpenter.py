@@ -143,7 +143,8 @@ def gpu_node_pool(spec: GpuNodePoolSpec) -> dict[str, Any]:
 
 
 def aks_node_class(name: str, image_family: str = "Ubuntu", os_disk_size_gb: int | None = None,
-                   gpu_mode: str = "Driver", tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+                   gpu_mode: str = "Driver", tags: Mapping[str, str] | None = None,
+                   vnet_subnet_id: str | None = None) -> dict[str, Any]:
     """A `karpenter.azure.com/v1beta1` AKSNodeClass: the node image and disk of a GPU NodePool.
     `gpu.mode: Driver` lets AKS install the NVIDIA driver (the device plugin is the platform's)."""
     spec: dict[str, Any] = {"imageFamily": image_family, "gpu": {"mode": gpu_mode}}
@@ -151,4 +152,8 @@ def aks_node_class(name: str, image_family: str = "Ubuntu", os_disk_size_gb: int
         spec["osDiskSizeGB"] = os_disk_size_gb
     if tags:
         spec["tags"] = dict(tags)
+    if vnet_subnet_id:
+        # "the subnet used by nics provisioned with this nodeclass"; without it Karpenter uses its
+        # --vnet-subnet-id, the cluster's node subnet (karpenter.azure.com_aksnodeclasses.yaml).
+        spec["vnetSubnetID"] = vnet_subnet_id
     return {"apiVersion": NODE_CLASS_API_VERSION, "kind": NODE_CLASS_KIND, "metadata": {"name": name}, "spec": spec}

@@ -56,6 +56,7 @@ from gpu_aks_policies.declarations import (
     choice,
     describe,
     is_whole_number,
+    text,
 )
 from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
@@ -65,6 +66,7 @@ from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.node_baseline import subnet_problem
 from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SharingSettings, taints_parser
 
@@ -128,6 +130,11 @@ class NapGpuPoolSettings:
     plugin: DevicePluginSettings | None = None
     #: Time-slicing or MPS (`gpuNodePools[].sharing`, as `gpuPools[].sharing`); None: whole GPUs.
     sharing: SharingSettings | None = None
+    #: Your subnet the NodePool's nodes join (its AKSNodeClass `spec.vnetSubnetID`), or None.
+    vnet_subnet_id: str | None = None
+    #: Where its nodes land: its own subnet, else the cluster's node subnet (the system pool's, which
+    #: NAP gives Karpenter as its default `--vnet-subnet-id`), else None: the VNet AKS manages.
+    node_subnet: str | None = None
 
     @property
     def device_plugin(self) -> bool:
@@ -452,7 +459,9 @@ def _settings(reader: Reader, plugin: DevicePluginSettings | None = None) -> Nap
         weight=reader.get("weight"), taints=tuple(reader.get("nodeTaints") or ()),
         labels=reader.get("nodeLabels"), consolidate_after=reader.get("consolidateAfter"),
         image_family=reader.get("imageFamily"), os_disk_size_gb=reader.get("osDiskSizeGB"),
-        sharing=reader.get("sharing") and SHARING.build(reader.children["sharing"]))
+        sharing=reader.get("sharing") and SHARING.build(reader.children["sharing"]),
+        vnet_subnet_id=reader.get("vnetSubnetID"),
+        node_subnet=reader.get("vnetSubnetID") or reader.root.children["systemPool"].values.get("vnetSubnetID"))
 
 
 # --- Declarations ------------------------------------------------------------------------------
@@ -508,6 +517,11 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
           doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),
     Key("osDiskSizeGB", "OS disk size (GB); AKSNodeClass's default (128) when absent.", "integer", None,
         check=_whole(30, 2048), convert=int, source=f"{_NODE_CLASS} spec.osDiskSizeGB"),
+    # Checked with every pool's subnets (`check_pool_subnets`: one VNet, the system pool in your subnets
+    # too) and granted Network Contributor as theirs are (`Pool.subnets`).
+    text("vnetSubnetID", "Your subnet the NodePool's nodes join (a subnet resource ID, in the VNet of the other pools); "
+         "absent: the cluster's node subnet (the system pool's). docs/network.md.", None, check=subnet_problem,
+         source=f"{_NODE_CLASS} spec.vnetSubnetID"),
     # The same section as gpuPools[].sharing: gpu-aks's device plugin serves a shared NodePool with a
     # DaemonSet of its own, pinned by the pool label every node of the NodePool carries and reading the
     # pool's NVIDIA config file (NVIDIA/k8s-device-plugin v0.20.0 `cmd/nvidia-device-plugin/main.go`,
@@ -670,11 +684,13 @@ class NapPoolKind:
             offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_enabled,
             capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued,
-            sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None)
+            sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
+            subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet)
 
     def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
         return (KubernetesObjectsSpec(pool.name, (
-            aks_node_class(pool.node_class, pool.image_family, pool.os_disk_size_gb),
+            aks_node_class(pool.node_class, pool.image_family, pool.os_disk_size_gb,
+                           vnet_subnet_id=pool.vnet_subnet_id),
             gpu_node_pool(pool.node_pool_spec()))),)
 
     def cluster_properties(self, pools: Sequence[NapGpuPoolSettings]) -> Mapping[str, Any]:

@@ -75,7 +75,7 @@ def node_baseline(reader: Reader) -> NodeBaseline:
                         reader.get("osDiskSizeGB"), reader.get("maxPods"), reader.get("enableEncryptionAtHost"))
 
 
-def _subnet_problem(value: Any) -> str | None:
+def subnet_problem(value: Any) -> str | None:
     return resource_id_problem("subnet", value)
 
 
@@ -134,10 +134,10 @@ def node_baseline_items(default_os_disk_type: str | None = None) -> tuple[Key | 
     """The baseline keys and their per-pool checks, for a pool section (placed after `vmSize`)."""
     return (
         text("vnetSubnetID", "The subnet the pool's nodes (and, without podSubnetID, pods) join: a subnet resource "
-             "ID. All pools share one VNet; docs/network.md.", None, check=_subnet_problem,
+             "ID. All pools share one VNet; docs/network.md.", None, check=subnet_problem,
              source=f"{_POOL} vnetSubnetID", create_only=True),
         text("podSubnetID", "The subnet pods join (Azure CNI with dynamic pod IP allocation, not Overlay); all pools "
-             "or none.", None, check=_subnet_problem, source=f"{_POOL} podSubnetID", create_only=True),
+             "or none.", None, check=subnet_problem, source=f"{_POOL} podSubnetID", create_only=True),
         Check(_pod_subnet_fits_the_plugin, reads=("podSubnetID",),
               doc="`podSubnetID` only with Azure CNI without Overlay."),
         api_choice("osDiskType", "`Managed` or `Ephemeral` (the OS on the VM's cache or temp disk: no disk charge, "
