@@ -36,9 +36,17 @@ setup: $(BIN)/.installed ## create ./venv and install everything (requirements-d
 preview: setup ## offline preview of STACK with the policy pack, ending with a summary of the stack
 	$(BIN)/python -m tools.preview $(STACK)
 
-outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --platform and the doctor read them
+# POLICY_PACK_CONFIG=FILE: the pack's config, as `pulumi preview --policy-pack-config FILE`. A failed
+# preview says why on stderr, and leaves neither the file nor a .tmp behind.
+outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --platform and the doctor read them [POLICY_PACK_CONFIG=FILE]
 	@mkdir -p build
-	$(BIN)/python -m tools.preview $(STACK) --json > build/outputs-$(STACK).json.tmp
+	@$(BIN)/python -m tools.preview $(STACK) --json $(if $(POLICY_PACK_CONFIG),--policy-pack-config "$(POLICY_PACK_CONFIG)") \
+		> build/outputs-$(STACK).json.tmp; status=$$?; \
+	if [ $$status -ne 0 ]; then \
+		rm -f build/outputs-$(STACK).json.tmp; \
+		echo "make outputs: the preview of $(STACK) failed (exit $$status, reasons above); build/outputs-$(STACK).json not written" >&2; \
+		exit $$status; \
+	fi
 	@mv build/outputs-$(STACK).json.tmp build/outputs-$(STACK).json
 	@echo "==> wrote build/outputs-$(STACK).json"
 

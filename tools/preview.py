@@ -538,6 +538,13 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
     diagnostics = in_print_order(run, analyze(run, pack_config, pack))
     if args.json:
         print(to_json(args.stack, run, diagnostics, cost), file=out)
+        mandatory = [d for d in diagnostics if d.level == "mandatory"]
+        if mandatory:
+            # The JSON goes to a file or a pipe (`make outputs`); say on stderr why the exit code is 1.
+            print(safe_text("\n".join([*render_violations(mandatory)[1:], "",
+                                        f"error: {len(mandatory)} mandatory policy violation(s): `pulumi preview` "
+                                        "would fail; fix them, or make a rule advisory with "
+                                        "--policy-pack-config (docs/enforcement.md)"])), file=sys.stderr)
     else:
         print(safe_text("\n".join(render_tree(args.stack, run) + render_warnings(run) + render_violations(diagnostics)
                                    + render_summary(args.stack, run, args.config_file, cost))), file=out)

@@ -1,0 +1,86 @@
+"""`make outputs` (#38): a failed preview says why and leaves no file behind; POLICY_PACK_CONFIG=FILE
+reaches the preview as `--policy-pack-config`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def _make(stack: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "--no-print-directory", "outputs", f"STACK={stack}", *extra], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "MAKEFLAGS": ""})
+
+
+@pytest.fixture
+def stack(request: pytest.FixtureRequest) -> tuple[str, Path]:
+    name = f"outputs-test-{os.getpid()}"
+    path = ROOT / f"Pulumi.{name}.yaml"
+    yield name, path
+    path.unlink(missing_ok=True)
+    for left in (ROOT / "build").glob(f"outputs-{name}.json*"):
+        left.unlink()
+
+
+def test_a_failed_preview_says_why_and_leaves_no_tmp(stack):
+    name, path = stack
+    path.write_text("config:\n  azure-native:location: eastus2\n  gpu-aks:gpuPools:\n"
+                    "    - {name: t4, vmSize: Standard_NC4as_T4_v3, maxCount: -1}\n")
+    result = _make(name)
+    assert result.returncode != 0
+    assert "gpu-aks:gpuPools[t4].maxCount" in result.stderr, result.stderr
+    assert f"make outputs: the preview of {name} failed (exit 2, reasons above)" in result.stderr
+    assert not list((ROOT / "build").glob(f"outputs-{name}.json*"))
+
+
+def test_policy_pack_config_reaches_the_preview(stack, tmp_path):
+    name, path = stack
+    path.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"gpu-pods-fit-a-pool": {"enforcementLevel": "loud"}}))
+    result = _make(name, f"POLICY_PACK_CONFIG={config}")
+    assert result.returncode == 2 and "pack.json" in result.stderr, result.stderr
+    config.write_text(json.dumps({"all": "advisory"}))
+    result = _make(name, f"POLICY_PACK_CONFIG={config}")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((ROOT / "build" / f"outputs-{name}.json").read_text())["outputs"]["gpuPools"]
+
+
+def test_preview_json_says_on_stderr_why_it_exits_1(tmp_path, capsys):
+    """The JSON goes to a file in `make outputs`: the mandatory violations go to stderr too."""
+    import io
+
+    from tests.test_preview import _stack_file
+    from tools.preview import main
+
+    stack_file = _stack_file(tmp_path, **{
+        "gpu-aks:gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
+                             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1}],
+        "gpu-aks:devicePlugin": {"pools": ["gput4"]},
+    })
+    out = io.StringIO()
+    assert main(["dev", "--json", "--config-file", str(stack_file)], stdout=out) == 1
+    assert json.loads(out.getvalue())["violations"]
+    error = capsys.readouterr().err
+    assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in error
+    assert "error: 1 mandatory policy violation(s)" in error and "--policy-pack-config" in error
+
+
+def test_the_enforcement_page_s_pack_config_makes_a_rule_advisory():
+    import re
+
+    from gpu_aks_policies.rules import parse_rule_config
+
+    page = (ROOT / "docs" / "enforcement.md").read_text()
+    section = page[page.index("## Making a rule advisory"):]
+    [example] = re.findall(r"```json\n(.*?)```", section, re.S)[:1]
+    levels = {name: config.level for name, config in parse_rule_config(json.loads(example)).items()}
+    assert levels["gpu-node-pools-are-tainted"] == "advisory" and levels["gpu-pods-select-gpu-nodes"] == "disabled"
