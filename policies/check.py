@@ -54,7 +54,7 @@ from .documents import (
     safe_text,
 )
 from .podspecs import PodSpec, object_identity
-from .rule_config import RuleConfig, RuleConfigError, with_platform_sharing
+from .rule_config import RuleConfig, RuleConfigError, with_platform_node_label, with_platform_sharing
 from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_platform_taints
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
@@ -292,6 +292,7 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
     context = context_of(o.obj for o in objects)
     if platform is not None:
         configs = with_platform_sharing(with_platform_taints(configs, platform.gpu_taints()), platform.gpu_sharing())
+        configs = with_platform_node_label(configs, platform.gpu_node_label())
     for loaded in objects:
         report.checked += 1
         kind, name = identity = object_identity(loaded.obj)

@@ -19,6 +19,7 @@ from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
 from .catalog import (
+    ACCELERATOR_LABEL,
     GPU_PARTITION_LABEL,
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
@@ -31,7 +32,7 @@ from .contract import CapacityType, ContractError, GpuOfferEntry, GpuPoolEntry, 
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
-from .node_labels import NodeKind, node_kinds
+from .node_labels import SKU_GPU_MANUFACTURER_LABEL, NodeKind, every_node_carries, node_kinds
 from .podspecs import (
     ABSENT,
     GpuAsk,
@@ -97,6 +98,19 @@ class Platform:
                              for name, pool in self.pools.items() if shares(pool.sharing)
                              for offer in pool.offers[:1])
         return GpuSharing(mig_resources=tuple(sorted(mig_resources)), shared_pools=shared_pools)
+
+    def gpu_node_label(self) -> dict[str, str] | None:
+        """A label with one value on every node of every GPU pool, for the node-selection advice: AKS's
+        and gpu-aks's `accelerator: nvidia` where every pool's nodes carry it, else the Azure provider's
+        `karpenter.azure.com/sku-gpu-manufacturer: nvidia` (NAP nodes), else None."""
+        common: dict[str, str] | None = None
+        for name, pool in self.pools.items():
+            carried = every_node_carries(name, pool, self.contract.location)
+            common = carried if common is None else {k: v for k, v in common.items() if carried.get(k) == v}
+        for key in (ACCELERATOR_LABEL, SKU_GPU_MANUFACTURER_LABEL):
+            if common and key in common:
+                return {"key": key, "value": common[key]}
+        return None
 
     def gpu_taints(self) -> tuple[Mapping[str, str], ...]:
         """The NoSchedule taints that mark the platform's GPU pools (the Spot taint is not one)."""
@@ -648,6 +662,13 @@ def render(explanations: Sequence[PodExplanation]) -> str:
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
+        elif not explanation.asks_for_gpus:
+            # A CPU-only pod (a Ray head, a driver) belongs on CPU nodes: the GPU pools' taints keep it off
+            # them, as they should, so there is nothing to tolerate.
+            lines.append("  lands on: CPU nodes, not a GPU pool: it asks for no GPU, and the GPU pools' taints keep it "
+                         "off their nodes (do not add the GPU toleration)")
+            lines.extend(f"  note: {note}" for note in explanation.pod.notes)
+            continue
         else:
             landing = [f"pool {pool}: {explanation.choices[pool]}" if pool in explanation.choices else pool
                        for pool in explanation.lands_on]

@@ -144,7 +144,11 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
 #: (only its GPU pools carry it, `catalog.POOL_LABEL`), and NVIDIA's `nvidia.com/gpu.*` labels (GPU
 #: Feature Discovery's `nvidia.com/gpu.product`, `gpu.present`, ...; Flyte's `nvidia.com/gpu.accelerator`,
 #: `catalog.GPU_MODEL_LABEL`).
-GPU_ONLY_LABEL_KEYS = ("kubernetes.azure.com/accelerator", POOL_LABEL, GPU_MODEL_LABEL)
+#: Karpenter's Azure provider gives `sku-gpu-name` and `sku-gpu-manufacturer` only to GPU sizes (its
+#: `computeRequirements`: DoesNotExist unless `setRequirementsGPU` sets them; karpenter-provider-azure
+#: `pkg/providers/instancetype/instancetype.go`), so a NAP pod that selects one is pinned to GPU nodes.
+GPU_ONLY_LABEL_KEYS = ("kubernetes.azure.com/accelerator", POOL_LABEL, GPU_MODEL_LABEL,
+                       "karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-manufacturer")
 GPU_ONLY_LABEL_PREFIXES = ("nvidia.com/gpu.",)
 
 

@@ -397,6 +397,16 @@ def platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str
             for name, config in configs.items()}
 
 
+def with_platform_node_label(configs: Mapping[str, RuleConfig], label: Mapping[str, str] | None) -> dict[str, RuleConfig]:
+    """The configs with the GPU-node label the platform's GPU nodes all carry (from `--platform`), where
+    the config kept the default (`accelerator: nvidia`, which NAP nodes lack): the node-selection advice
+    then names a label the pod can really select."""
+    if not label:
+        return dict(configs)
+    return {name: replace(config, node_label=dict(label)) if dict(config.node_label) == dict(DEFAULT_NODE_LABEL)
+            else config for name, config in configs.items()}
+
+
 def with_platform_sharing(configs: Mapping[str, RuleConfig], sharing: GpuSharing) -> dict[str, RuleConfig]:
     """The configs with what the platform offers to share a GPU (from `--platform`): the advice for a
     fractional GPU then names only those (MIG resources, time-sliced pools) or says there are none."""

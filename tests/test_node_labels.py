@@ -300,3 +300,32 @@ def test_a_contract_without_prices_explains_as_before():
 def _settings_of(stack: str) -> Any:
     from tools.mockrun import settings_from_stack_file
     return settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack)
+
+
+# --- Small fixes: the node-selection advice on NAP, a CPU-only pod --------------------------------
+
+def test_the_node_selection_advice_names_a_label_nap_nodes_carry():
+    """#38: `accelerator: nvidia` is on AgentPool GPU nodes only (Azure's NodePool CRD refuses it)."""
+    pod = _pod()
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(NAP))
+    [advice] = [v.message for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    assert "karpenter.azure.com/sku-gpu-manufacturer: nvidia" in advice and "accelerator: nvidia" not in advice
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(PROD))
+    [advice] = [v.message for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    assert "accelerator: nvidia" in advice
+
+
+def test_a_nap_pod_that_selects_a_gpu_name_selects_gpu_nodes():
+    pod = _pod({"karpenter.azure.com/sku-gpu-name": "H100"})
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(NAP))
+    assert not [v for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+
+
+def test_the_explainer_does_not_tell_a_cpu_only_ray_head_to_tolerate_the_gpu_taint():
+    import yaml
+    documents = list(yaml.safe_load_all((ROOT / "tests" / "manifests" / "seeds" /
+                                         "ray-cpu-head-gpu-workers.yaml").read_text()))
+    text = render(explain(documents[0], PROD))
+    head, worker = text.split("RayCluster/rc: ")[1:3]
+    assert "lands on: CPU nodes, not a GPU pool" in head and "add the toleration" not in head, head
+    assert "lands on: a100mig" in worker
