@@ -631,15 +631,6 @@ class NodePoolLimits(TypedDict, total=False):
     """Most vCPUs the NodePool's nodes may have together (1 to 1440000)."""
 
 
-class Sharing(TypedDict, total=False):
-    """Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one share. Absent: pods get whole GPUs. See docs/sharing.md."""
-
-    strategy: NotRequired[SharingStrategy]
-    """`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the GPU's memory and compute (not on MIG pools)."""
-    replicas: NotRequired[int]
-    """How many pods share one GPU: 2 to 250 (48 with mps)."""
-
-
 class GpuNodePool(TypedDict, total=False):
     """One GPU NodePool (NAP): the GPUs it may bring, Spot or on-demand, up to its limits."""
 

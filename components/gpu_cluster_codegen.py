@@ -127,6 +127,8 @@ class _Builder:
         self.enums: dict[str, EnumSpec] = {}
         self.types: list[TypeSpec] = []
         self.type_names: set[str] = {"GpuClusterArgs"}
+        #: A section declared under two keys (`sharing` of gpuPools and gpuNodePools) is one type.
+        self.sections: dict[int, str] = {}
 
     def _name(self, wanted: str, parent: str) -> str:
         return wanted if wanted not in self.type_names and wanted not in self.enums else parent + wanted
@@ -172,8 +174,11 @@ class _Builder:
         return name
 
     def section_type(self, section: Section, type_name: str, path: str) -> str:
+        if id(section) in self.sections:
+            return self.sections[id(section)]
         name = self._name(type_name, "")
         self.type_names.add(name)
+        self.sections[id(section)] = name
         fields = tuple(self.item_field(section.declared(key), name, f"{path}.{key}" if path else key)
                        for key in section.key_names)
         self.types.append(TypeSpec(name, section.doc, fields))

@@ -459,7 +459,7 @@ def _settings(reader: Reader, plugin: DevicePluginSettings | None = None) -> Nap
         weight=reader.get("weight"), taints=tuple(reader.get("nodeTaints") or ()),
         labels=reader.get("nodeLabels"), consolidate_after=reader.get("consolidateAfter"),
         image_family=reader.get("imageFamily"), os_disk_size_gb=reader.get("osDiskSizeGB"),
-        sharing=reader.get("sharing") and SHARING.build(reader.children["sharing"]),
+        sharing=reader.children["sharing"].build(),
         vnet_subnet_id=reader.get("vnetSubnetID"),
         node_subnet=reader.get("vnetSubnetID") or reader.root.children["systemPool"].values.get("vnetSubnetID"))
 
