@@ -525,17 +525,20 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     if reasons:
         return PoolVerdict(name, False, tuple(reasons), tuple(notes))
     if not certain:
-        unseen = sorted({key for kind in selected for key in kind.labels.unknown
-                         if _selects_key(pod.spec, admitted.node_selector, key)})
+        unseen = sorted({key for key in _selected_keys(pod.spec, admitted.node_selector)
+                         if any(key in kind.labels.unknown for kind in selected)})
         notes.append(f"cannot tell offline: it selects {', '.join(unseen) or 'node fields'}, whose value only the "
                      "live node shows (the checker does not count this pool out)")
     landing = tuple(offer for offer in offers if not asks or _fitting_offers(asks, (offer,)))
     return PoolVerdict(name, True, (), tuple(notes), tuple(_what_it_gets(asks, pool, landing)), landing)
 
 
-def _selects_key(pod: Mapping[str, Any], node_selector: Mapping[str, Any], key: str) -> bool:
-    return key in node_selector or any(as_mapping(e).get("key") == key for term in required_node_terms(pod) or ()
-                                       for e in as_list(as_mapping(term).get("matchExpressions")))
+def _selected_keys(pod: Mapping[str, Any], node_selector: Mapping[str, Any]) -> set[str]:
+    """The label keys the pod's nodeSelector and required node affinity name."""
+    keys = {key for key in node_selector if isinstance(key, str)}
+    keys.update(key for term in required_node_terms(pod) or () for e in as_list(as_mapping(term).get("matchExpressions"))
+                for key in [as_mapping(e).get("key")] if isinstance(key, str))
+    return keys
 
 
 def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Sequence[str]) -> list[str]:

@@ -83,7 +83,25 @@ _AKS_ON_NAP_UNKNOWN = tuple(_AKS + name for name in (
 # AKS's on AgentPool nodes (reserved-labels-reference.md).
 MODE_LABEL = _AKS + "mode"
 ROLE_LABEL = _AKS + "role"
-_AKS_ON_AGENTPOOL_UNKNOWN = tuple(_AKS + name for name in ("os-sku", "node-image-version", "cluster"))
+_AKS_ON_AGENTPOOL_UNKNOWN = (*(_AKS + name for name in ("os-sku", "node-image-version", "cluster")),
+                             # AKS's legacy unprefixed storage labels and the Azure Disk CSI driver's zone.
+                             "storageprofile", "storagetier", "topology.disk.csi.azure.com/zone")
+
+
+@dataclass(frozen=True)
+class UnknownKeys:
+    """Labels a node carries, or may, with a value known only on the live node: the `keys` named, and
+    any key under `prefixes` but those in `absent` (known to be missing). AKS's node bootstrap writes
+    dozens of `kubernetes.azure.com/` labels on every node (`network-subnet`, `node-image-version`,
+    `os-sku-effective`, `kubelet-identity-client-id`, ...; a live node's `kubectl get nodes --show-labels`),
+    more with each release: a selector on one gpu-aks does not list is "cannot tell", never "fits no pool"."""
+
+    keys: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    absent: frozenset[str] = frozenset()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key in self.keys or (key.startswith(self.prefixes) and key not in self.absent))
 
 
 @dataclass(frozen=True)
@@ -92,7 +110,7 @@ class NodeLabels:
     with a value known only on the live node (a hostname, a zone)."""
 
     known: Mapping[str, str]
-    unknown: frozenset[str] = frozenset()
+    unknown: UnknownKeys = UnknownKeys()
 
     def carries(self, key: str) -> bool:
         return key in self.known or key in self.unknown
@@ -107,13 +125,13 @@ class NodeKind:
     labels: NodeLabels
 
 
-def _with_aliases(known: dict[str, str], unknown: set[str]) -> NodeLabels:
+def _with_aliases(known: dict[str, str], unknown: set[str], absent: frozenset[str] = frozenset()) -> NodeLabels:
     for alias, stable in BETA_ALIASES.items():
         if stable in known:
             known[alias] = known[stable]
         elif stable in unknown:
             unknown.add(alias)
-    return NodeLabels(known, frozenset(unknown - set(known)))
+    return NodeLabels(known, UnknownKeys(frozenset(unknown - set(known)), (_AKS,), absent | frozenset(known)))
 
 
 def _common(offer: GpuOfferEntry, region: str | None) -> tuple[dict[str, str], set[str]]:
@@ -145,7 +163,8 @@ def agent_pool_node_labels(name: str, pool: GpuPoolEntry, offer: GpuOfferEntry, 
         known[SPOT_LABEL] = "spot"
     unknown.update(_AKS_ON_AGENTPOOL_UNKNOWN)
     known.update(pool.labels)
-    return _with_aliases(known, unknown)
+    # AKS writes the Spot label on Spot pools only ("regular" is never written by AKS: labels.go).
+    return _with_aliases(known, unknown, frozenset() if capacity_type == "spot" else frozenset({SPOT_LABEL}))
 
 
 def nap_node_labels(name: str, pool: GpuPoolEntry, offer: GpuOfferEntry, capacity_type: CapacityType,
@@ -183,7 +202,9 @@ def nap_node_labels(name: str, pool: GpuPoolEntry, offer: GpuOfferEntry, capacit
         unknown.add(SKU_GPU_NAME_LABEL)
     unknown.update(_AZURE_UNKNOWN, _AKS_ON_NAP_UNKNOWN)
     known.update(pool.labels)
-    return _with_aliases(known, unknown)
+    # Karpenter adds no `kubernetes.azure.com/accelerator` (Azure's NodePool CRD refuses it, and the
+    # provider's RestrictedLabels keep Karpenter from writing it).
+    return _with_aliases(known, unknown, frozenset({"kubernetes.azure.com/accelerator"}))
 
 
 def node_kinds(name: str, pool: GpuPoolEntry, region: str | None) -> Iterator[NodeKind]:
@@ -204,5 +225,5 @@ def every_node_carries(name: str, pool: GpuPoolEntry, region: str | None) -> dic
     return {key: value for key, value in first.items() if all(other.get(key) == value for other in rest)}
 
 
-__all__ = ["ACCELERATOR_LABEL", "NodeKind", "NodeLabels", "agent_pool_node_labels", "every_node_carries",
+__all__ = ["ACCELERATOR_LABEL", "NodeKind", "NodeLabels", "UnknownKeys", "agent_pool_node_labels", "every_node_carries",
            "nap_node_labels", "node_kinds"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import abc
-from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -235,7 +234,7 @@ def node_selector_term_matches(term: Any, labels: Mapping[str, str]) -> bool:
     return bool(expressions) and all(_expression_matches(e, labels) for e in expressions)
 
 
-def _expression_verdict(expression: Any, labels: Mapping[str, str], unknown: AbstractSet[str]) -> bool | None:
+def _expression_verdict(expression: Any, labels: Mapping[str, str], unknown: Container[str]) -> bool | None:
     """One expression on a node whose `unknown` labels exist with a value known only on the live node:
     None when the answer rests on such a value."""
     key = as_mapping(expression).get("key")
@@ -256,7 +255,7 @@ def _all_of(verdicts: Iterable[bool | None]) -> bool | None:
 
 
 def selector_verdict(pod_spec: Mapping[str, Any], node_selector: Mapping[str, Any], labels: Mapping[str, str],
-                     unknown: AbstractSet[str] = frozenset()) -> bool | None:
+                     unknown: Container[str] = frozenset()) -> bool | None:
     """Whether a node with `labels` (and the `unknown` ones, values unseen) passes the nodeSelector and
     the pod's required node affinity: True, False, or None when only the live node can tell."""
     selected = _all_of(None if key in unknown and key not in labels else labels.get(key) == str(value)

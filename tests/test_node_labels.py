@@ -100,10 +100,13 @@ def test_a_wrong_value_of_a_known_label_fails_and_names_the_values_the_nodes_hav
 
 @pytest.mark.parametrize("pod", [
     _pod({"topology.kubernetes.io/zone": "eastus2-1"}),
+    # AKS's bootstrap writes dozens of kubernetes.azure.com/ labels, more with each release.
+    _pod({"kubernetes.azure.com/network-subnet": "snet-gpu"}),
+    _pod({"kubernetes.azure.com/os-sku-effective": "Ubuntu2204"}),
     _pod({"kubernetes.io/hostname": "aks-a100mig-1234-vmss000000"}),
     _pod(affinity=[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus2-1", "eastus2-2"]}]),
     _pod(affinity=[{"key": "kubernetes.azure.com/node-image-version", "operator": "NotIn", "values": ["x"]}]),
-], ids=["zone", "hostname", "zone affinity", "node image"])
+], ids=["zone", "network subnet", "os sku", "hostname", "zone affinity", "node image"])
 def test_a_label_only_the_live_node_shows_is_cannot_tell_never_fits_no_pool(pod):
     assert _mandatory(pod, PROD) == []
     [explanation] = explain(pod, PROD)
@@ -144,8 +147,10 @@ def test_nap_node_labels_come_from_karpenter_and_the_azure_provider():
         "karpenter.azure.com/sku-gpu-name": "H100", "karpenter.azure.com/sku-gpu-count": "1",
         "karpenter.azure.com/sku-gpu-manufacturer": "nvidia", "gpu-aks.io/pool": "h100"}
     assert "kubernetes.azure.com/accelerator" not in labels.known, "Karpenter adds no accelerator label"
-    assert {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "karpenter.azure.com/sku-memory",
-            "karpenter.azure.com/placement-scope"} <= labels.unknown
+    assert all(key in labels.unknown for key in (
+        "topology.kubernetes.io/zone", "kubernetes.io/hostname", "karpenter.azure.com/sku-memory",
+        "karpenter.azure.com/placement-scope", "kubernetes.azure.com/node-image-version"))
+    assert "kubernetes.azure.com/accelerator" not in labels.unknown
 
 
 def test_agent_pool_node_labels_come_from_aks():
@@ -329,3 +334,11 @@ def test_the_explainer_does_not_tell_a_cpu_only_ray_head_to_tolerate_the_gpu_tai
     head, worker = text.split("RayCluster/rc: ")[1:3]
     assert "lands on: CPU nodes, not a GPU pool" in head and "add the toleration" not in head, head
     assert "lands on: a100mig" in worker
+
+
+def test_labels_aks_never_writes_on_a_node_still_fail_the_fit():
+    """On-demand AgentPool nodes carry no scalesetpriority label ("regular is never written by AKS as a
+    label", karpenter-provider-azure labels.go); NAP nodes no kubernetes.azure.com/accelerator."""
+    assert _lands(_pod({"kubernetes.azure.com/scalesetpriority": "spot"}), PROD) == []
+    assert _lands(_pod({"kubernetes.azure.com/accelerator": "nvidia"}), NAP) == []
+    assert _lands(_pod({"kubernetes.azure.com/network-subnet": "snet-gpu"}), NAP) == ["h100", "a100"]
