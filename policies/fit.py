@@ -69,6 +69,14 @@ class Platform:
     pool's GPUs from its `offers`, whatever kind of pool it is."""
 
     contract: PlatformContract
+    #: Each pool's kinds of node (offer x capacity type, with their labels), built once per platform: a
+    #: checker run asks them for every pod.
+    _kinds: dict[str, tuple[NodeKind, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def node_kinds(self, name: str) -> tuple[NodeKind, ...]:
+        if name not in self._kinds:
+            self._kinds[name] = tuple(node_kinds(name, self.pools[name], self.contract.location))
+        return self._kinds[name]
 
     @property
     def pools(self) -> Mapping[str, GpuPoolEntry]:
@@ -104,8 +112,8 @@ class Platform:
         and gpu-aks's `accelerator: nvidia` where every pool's nodes carry it, else the Azure provider's
         `karpenter.azure.com/sku-gpu-manufacturer: nvidia` (NAP nodes), else None."""
         common: dict[str, str] | None = None
-        for name, pool in self.pools.items():
-            carried = every_node_carries(name, pool, self.contract.location)
+        for name in self.pools:
+            carried = every_node_carries(self.node_kinds(name))
             common = carried if common is None else {k: v for k, v in common.items() if carried.get(k) == v}
         for key in (ACCELERATOR_LABEL, SKU_GPU_MANUFACTURER_LABEL):
             if common and key in common:
@@ -299,7 +307,7 @@ def _where_from(key: str, pool: GpuPoolEntry) -> str:
 
 
 def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], kinds: Sequence[NodeKind],
-                      name: str, pool: GpuPoolEntry) -> list[str]:
+                      pool: GpuPoolEntry) -> list[str]:
     """Why no node the pool may bring passes the pod's node selection (each nodeSelector entry no node
     has, then the affinity; or that no one node has them all)."""
     reasons = []
@@ -384,7 +392,15 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
             why = " (the pool's GPUs are split into MIG instances; each is isolated in hardware)"
         gets.append(f"gets {' or '.join(dict.fromkeys(what))}{why}")
     amount = sum(asks.values(), Fraction(0))
-    gets.extend(line for offer in dict.fromkeys(fitting or offers) for line in [_price_line(offer, amount)] if line)
+    priced = [offer for offer in dict.fromkeys(fitting or offers) if _dearest_rate(offer) is not None]
+    if len(priced) > 2:
+        # A NodePool of many sizes: its cheapest and its dearest node, not a line per size.
+        def rate(offer: GpuOfferEntry) -> float:
+            return _dearest_rate(offer) or 0.0
+
+        priced = [min(priced, key=rate), max(priced, key=rate)]
+        gets.append(f"its node is one of {len(dict.fromkeys(fitting or offers))} sizes; the cheapest and the dearest:")
+    gets.extend(line for offer in priced for line in [_price_line(offer, amount)] if line)
     capacity = {kind for offer in (fitting or offers) for kind in offer.capacity_types}
     if "spot" in capacity:
         may = "may run" if "onDemand" in capacity else "runs"
@@ -405,6 +421,15 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
 
 def _money(value: float) -> str:
     return f"{value:,.4f}".rstrip("0").rstrip(".") if value < 100 else f"{value:,.2f}"
+
+
+def _dearest_rate(offer: GpuOfferEntry) -> float | None:
+    """The most one node of the offer lists at an hour (Spot never above on-demand), or None."""
+    price = offer.hourly_price
+    if price is None:
+        return None
+    rates = [value for value in (price.on_demand, price.spot) if value is not None]
+    return max(rates) if rates else None
 
 
 def _price_line(offer: GpuOfferEntry, amount: Fraction) -> str:
@@ -462,19 +487,18 @@ def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) 
     return reasons
 
 
-def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], name: str, pool: GpuPoolEntry,
-             region: str | None) -> tuple[list[NodeKind], list[NodeKind], bool]:
-    """The kinds of node the pool may bring (offer x capacity type, Spot first); those the pod's node
+def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
+             kinds: Sequence[NodeKind]) -> tuple[list[NodeKind], bool]:
+    """The kinds of node the pool may bring (offer x capacity type, Spot first) that the pod's node
     selection does not rule out; and whether one of those surely passes it and has the GPUs asked for
     (False: only the live node's labels, a zone or a hostname, can tell)."""
-    kinds = list(node_kinds(name, pool, region))
     selected, certain = [], False
     for kind in kinds:
         verdict = selector_verdict(pod.spec, admitted.node_selector, kind.labels.known, kind.labels.unknown)
         if verdict is not False:
             selected.append(kind)
             certain = certain or (verdict is True and (not asks or bool(_fitting_offers(asks, (kind.offer,)))))
-    return kinds, selected, certain
+    return selected, certain
 
 
 def _offers_of(kinds: Sequence[NodeKind]) -> tuple[GpuOfferEntry, ...]:
@@ -489,8 +513,10 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[GpuOfferEntry, ...]:
 
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
                  name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None,
-                 per_container: Mapping[str, Fraction] | None = None, region: str | None = None) -> PoolVerdict:
-    """`region`: the platform's location, which every node carries as topology.kubernetes.io/region."""
+                 per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
+                 kinds: Sequence[NodeKind] | None = None) -> PoolVerdict:
+    """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
+    `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`)."""
     reasons, notes = [], []
     taints = []
     for text in pool.taints:
@@ -513,9 +539,10 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
         if first is not None and not written:
             by = admitted.tolerations[first]
             notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
-    kinds, selected, certain = _landing(pod, admitted, asks, name, pool, region)
+    kinds = list(node_kinds(name, pool, region)) if kinds is None else kinds
+    selected, certain = _landing(pod, admitted, asks, kinds)
     if not selected:
-        reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, name, pool)
+        reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, pool)
     offers = _offers_of(selected) if selected else pool.offers
     reasons += _gpu_reasons(asks, offers)
     reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
@@ -586,7 +613,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
-                                  platform.contract.location)
+                                  platform.contract.location, platform.node_kinds(pool_name))
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:

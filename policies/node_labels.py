@@ -33,7 +33,7 @@ No Pulumi imports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, AGENTPOOL_LABEL, SPOT_LABEL, gpu_sku, vcpus_in_size_name
@@ -216,12 +216,13 @@ def node_kinds(name: str, pool: GpuPoolEntry, region: str | None) -> Iterator[No
             yield NodeKind(offer, capacity, labelled(name, pool, offer, capacity, region))
 
 
-def every_node_carries(name: str, pool: GpuPoolEntry, region: str | None) -> dict[str, str]:
-    """The labels with one value on every node of the pool (what a pod may select to land there)."""
-    kinds = [kind.labels.known for kind in node_kinds(name, pool, region)]
-    if not kinds:
+def every_node_carries(kinds: Iterable[NodeKind]) -> dict[str, str]:
+    """The labels with one value on every kind of node a pool may bring (what a pod may select to land
+    there)."""
+    known = [kind.labels.known for kind in kinds]
+    if not known:
         return {}
-    first, *rest = kinds
+    first, *rest = known
     return {key: value for key, value in first.items() if all(other.get(key) == value for other in rest)}
 
 

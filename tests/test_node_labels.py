@@ -342,3 +342,20 @@ def test_labels_aks_never_writes_on_a_node_still_fail_the_fit():
     assert _lands(_pod({"kubernetes.azure.com/scalesetpriority": "spot"}), PROD) == []
     assert _lands(_pod({"kubernetes.azure.com/accelerator": "nvidia"}), NAP) == []
     assert _lands(_pod({"kubernetes.azure.com/network-subnet": "snet-gpu"}), NAP) == ["h100", "a100"]
+
+
+def test_a_nodepool_of_many_sizes_gets_its_cheapest_and_dearest_node_s_price_not_one_line_per_size():
+    contract = platform_contract(parse_settings({
+        "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2},
+        "gpuNodePools": [{"name": "h100", "gpus": ["H100"], "limits": {"gpu": 16}}]}, "test", "eastus2"))
+    [explanation] = explain(_pod(), contract)
+    [verdict] = explanation.verdicts
+    prices = [line for line in verdict.gets if line.startswith("its node")]
+    assert prices[0] == "its node is one of 6 sizes; the cheapest and the dearest:"
+    assert len(prices) == 3 and "Standard_NC40ads_H100_v5" in prices[1] and "1/8 of that" in prices[2], prices
+
+
+def test_the_platform_builds_each_pool_s_kinds_of_node_once():
+    platform = platform_from_outputs(NAP)
+    assert platform.node_kinds("h100") is platform.node_kinds("h100")
+    assert len(platform.node_kinds("h100")) == 4 and len(platform.node_kinds("a100")) == 1
