@@ -320,8 +320,8 @@ def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], 
     terms = required_node_terms(pod)
     if terms and not any(selector_verdict(pod, {}, kind.labels.known, kind.labels.unknown) is not False
                          for kind in kinds):
-        keys = {as_mapping(e).get("key") for term in terms for e in as_list(as_mapping(term).get("matchExpressions"))}
-        where = "".join(dict.fromkeys(_where_from(key, pool) for key in keys if isinstance(key, str)))
+        # An expression's key may be anything a manifest holds (a map, a list): only strings name labels.
+        where = "".join(dict.fromkeys(_where_from(key, pool) for key in sorted(_selected_keys(pod, {}))))
         reasons.append(f"its required node affinity ({'; '.join(_wanted(pod))}) matches no label of the pool's "
                        f"nodes{where}")
     if not reasons:
