@@ -332,7 +332,8 @@ def main() -> None:
                 pools = sum(1 for type_, _, _ in resources if is_pool_resource(type_))
                 print(f"{name}: {len(resources)} resources ({pools} AKS pools), best of {args.runs} runs")
                 print("  Analyze, one at a time: " + ", ".join(f"{pack} {rate:.0f}/s" for pack, rate in best_rate.items()))
-                print(f"    pack at {_ratios(best_rate, lambda real_rate, floor: floor / real_rate)} (target <= 1.25x vs the SDK as shipped)")
+                ratios = _ratios(best_rate, lambda real_rate, floor: floor / real_rate)
+                print(f"    pack at {ratios} (target <= 1.25x vs the SDK as shipped)")
                 if all(cpus.values()):
                     # The pack process's own CPU per request: the server side alone, and far steadier than
                     # wall time on a shared machine (another process's load does not count in it).
