@@ -41,7 +41,6 @@ from components.observability import (
     agent_daemonsets,
     azure_monitor_profile,
     exporter_pools,
-    watched_pool,
 )
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
@@ -347,15 +346,14 @@ class GpuCluster(pulumi.ComponentResource):
         dashboard_url: pulumi.Input[str | None] = None
         if observability.enabled:
             watched_pools = exporter_pools(pools)
-            watched = [watched_pool(pool) for pool in watched_pools]
             if watched_pools:
                 GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
                     observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
                     after=[*([device_plugin] if device_plugin else []), *access.ready]), top)
             monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
                 observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
-                watched, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
-                dashboard_json(watched, observability.alerts), settings.access.role_propagation_seconds,
+                watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
+                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
         if settings.admission_policy.enabled and pools.gpu:
