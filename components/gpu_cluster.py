@@ -33,7 +33,7 @@ from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
-from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract
+from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract, PoolContract
 from components.node_pools import PoolArgs, PoolComponent
 from components.observability import (
     GpuObservability,
@@ -270,6 +270,8 @@ class GpuCluster(pulumi.ComponentResource):
     """The GPU pools by name."""
     cpu_pools: pulumi.Output[dict[str, CpuPoolContract]]
     """The CPU user pools by name."""
+    pools: pulumi.Output[dict[str, PoolContract]]
+    """Every pool by name, as the pool model (contract version 3)."""
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None,
                  *, secret_keys: Collection[str] = (), program_layout: bool = False) -> None:
@@ -374,6 +376,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.mig_strategy = pulumi.Output.from_input(contract["migStrategy"])
         self.gpu_pools = pulumi.Output.from_input(contract["gpuPools"])
         self.cpu_pools = pulumi.Output.from_input(contract["cpuPools"])
+        self.pools = pulumi.Output.from_input(contract["pools"])
         self.register_outputs(self.outputs())
 
     def outputs(self) -> dict[str, pulumi.Output[Any]]:
@@ -385,6 +388,7 @@ class GpuCluster(pulumi.ComponentResource):
             "contractVersion": self.contract_version, "location": self.location,
             "kubernetesVersion": self.kubernetes_version, "gpuNamespace": self.gpu_namespace,
             "migStrategy": self.mig_strategy, "gpuPools": self.gpu_pools, "cpuPools": self.cpu_pools,
+            "pools": self.pools,
         }
 
     def recorded_for_next_run(self) -> dict[str, pulumi.Input[Any]]:
