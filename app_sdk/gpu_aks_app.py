@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The outputs-contract versions this helper understands.
-SUPPORTED_CONTRACT_VERSIONS = (1, 2)
+SUPPORTED_CONTRACT_VERSIONS = (1, 2, 3)
 
 
 class PlacementError(ValueError):

@@ -21,7 +21,7 @@ from typing import Any
 
 import pulumi
 
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 3
 POOL_LABEL = "gpu-aks.io/pool"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 
@@ -65,6 +65,19 @@ def gpu_pool(name: str = "gput4", vm_size: str = "Standard_NC4as_T4_v3", gpu_mod
     }
 
 
+def pool_entry(pool: Mapping[str, Any]) -> dict[str, Any]:
+    """A GPU pool of `gpu_pool` as contract version 3's `pools` describes it (the pool model serialized)."""
+    offers = [{"vmSize": offer["vmSize"], "capacityTypes": offer["capacityTypes"], "gpuModel": offer["gpuModel"],
+               "gpuMemoryGiB": offer["gpuMemoryGiB"], "gpusPerVm": offer["gpusPerVm"], "resource": offer["resource"],
+               "perNode": offer["perNode"], "gpuInstanceProfile": pool["gpuInstanceProfile"],
+               "migPartition": offer["migPartition"]} for offer in pool["offers"]]
+    return {"name": pool["name"], "key": f"gpuPools[{pool['name']}]", "role": "gpu", "backend": pool["kind"],
+            "azureName": pool["azureName"], "offers": offers, "minCount": pool["minCount"],
+            "maxCount": pool["maxCount"], "spot": pool["spot"], "zones": [], "taints": pool["taints"],
+            "labels": pool["labels"], "sharing": pool["sharing"], "devicePlugin": pool["devicePlugin"],
+            "exporter": pool["dcgmExporter"] == "gpu-aks"}
+
+
 def platform_outputs(pools: Sequence[Mapping[str, Any]] | None = None, mig_strategy: str = "none",
                      cluster_name: str = "gpu-aks-dev") -> dict[str, Any]:
     """A platform stack's outputs, as `pulumi stack output --json` shows them (kubeconfig aside)."""
@@ -76,6 +89,7 @@ def platform_outputs(pools: Sequence[Mapping[str, Any]] | None = None, mig_strat
         "gpuNamespace": "gpu-resources", "migStrategy": mig_strategy,
         "gpuPools": {pool["name"]: dict(pool) for pool in pools},
         "cpuPools": {},
+        "pools": {pool["name"]: pool_entry(pool) for pool in pools},
     }
 
 

@@ -26,8 +26,9 @@ The corpora (3,000 resources each by default):
 The floors are packs with the same policies (names, levels, config schemas) whose validators do
 nothing: one with the SDK as shipped (it converts each request once per policy), one with the pack's
 own SDK patches (once per request; the stricter). They cost the protocol, the SDK's deserialization
-and proxies, and its per-policy loop; real/floor says what the rules add. Target: `Analyze` within
-1.15x of both, on every corpus. Best of several runs, the packs measured alternately so that
+and proxies, and its per-policy loop; real/floor says what the rules add. Target (issue 37):
+`Analyze` within 1.25x of the no-op pack as the SDK ships, on every corpus; speed machinery that is
+not needed for that goes. Best of several runs, the packs measured alternately so that
 machine noise falls on each. Beside wall time it prints each pack process's own CPU per request
 (Linux): the server side alone, which another process's load on a shared machine does not count in.
 
@@ -331,7 +332,8 @@ def main() -> None:
                 pools = sum(1 for type_, _, _ in resources if is_pool_resource(type_))
                 print(f"{name}: {len(resources)} resources ({pools} AKS pools), best of {args.runs} runs")
                 print("  Analyze, one at a time: " + ", ".join(f"{pack} {rate:.0f}/s" for pack, rate in best_rate.items()))
-                print(f"    pack at {_ratios(best_rate, lambda real_rate, floor: floor / real_rate)} (target <= 1.15x)")
+                ratios = _ratios(best_rate, lambda real_rate, floor: floor / real_rate)
+                print(f"    pack at {ratios} (target <= 1.25x vs the SDK as shipped)")
                 if all(cpus.values()):
                     # The pack process's own CPU per request: the server side alone, and far steadier than
                     # wall time on a shared machine (another process's load does not count in it).

@@ -10,6 +10,7 @@ documents each field.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gpu_aks_policies.catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, POOL_LABEL
@@ -130,6 +131,9 @@ def contract_of(settings: PlatformSettings, pools: PlatformPools | None = None) 
                                                 prices=prices, region=settings.cluster.location)
                    for pool in pools.gpu},
         cpu_pools={pool.name: cpu_pool_contract(pool) for pool in pools.user},
+        # The model says where the exporter would run; the contract says where it runs (observability on).
+        pools={pool.name: replace(pool.to_entry(), exporter=settings.observability.enabled and pool.exporter)
+               for pool in pools.pools},
     )
 
 

@@ -33,7 +33,7 @@ from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
-from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract
+from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract, PoolContract
 from components.node_pools import PoolArgs, PoolComponent
 from components.observability import (
     GpuObservability,
@@ -41,7 +41,6 @@ from components.observability import (
     agent_daemonsets,
     azure_monitor_profile,
     exporter_pools,
-    watched_pool,
 )
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
@@ -271,6 +270,8 @@ class GpuCluster(pulumi.ComponentResource):
     """The GPU pools by name."""
     cpu_pools: pulumi.Output[dict[str, CpuPoolContract]]
     """The CPU user pools by name."""
+    pools: pulumi.Output[dict[str, PoolContract]]
+    """Every pool by name, as the pool model (contract version 3)."""
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None,
                  *, secret_keys: Collection[str] = (), program_layout: bool = False) -> None:
@@ -347,15 +348,14 @@ class GpuCluster(pulumi.ComponentResource):
         dashboard_url: pulumi.Input[str | None] = None
         if observability.enabled:
             watched_pools = exporter_pools(pools)
-            watched = [watched_pool(pool) for pool in watched_pools]
             if watched_pools:
                 GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
                     observability, settings.device_plugin.namespace, watched_pools, cluster.provider,
                     after=[*([device_plugin] if device_plugin else []), *access.ready]), top)
             monitoring = GpuObservability(child_name("observability"), GpuObservabilityArgs(
                 observability, settings.cluster, cluster.resource_group.name, cluster.managed_cluster.id,
-                watched, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
-                dashboard_json(watched, observability.alerts), settings.access.role_propagation_seconds,
+                watched_pools, settings.device_plugin.namespace, agent_daemonsets(settings, pools),
+                dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
         if settings.admission_policy.enabled and pools.gpu:
@@ -376,6 +376,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.mig_strategy = pulumi.Output.from_input(contract["migStrategy"])
         self.gpu_pools = pulumi.Output.from_input(contract["gpuPools"])
         self.cpu_pools = pulumi.Output.from_input(contract["cpuPools"])
+        self.pools = pulumi.Output.from_input(contract["pools"])
         self.register_outputs(self.outputs())
 
     def outputs(self) -> dict[str, pulumi.Output[Any]]:
@@ -387,6 +388,7 @@ class GpuCluster(pulumi.ComponentResource):
             "contractVersion": self.contract_version, "location": self.location,
             "kubernetesVersion": self.kubernetes_version, "gpuNamespace": self.gpu_namespace,
             "migStrategy": self.mig_strategy, "gpuPools": self.gpu_pools, "cpuPools": self.cpu_pools,
+            "pools": self.pools,
         }
 
     def recorded_for_next_run(self) -> dict[str, pulumi.Input[Any]]:

@@ -314,7 +314,8 @@ def render(args_model: ArgsModel) -> str:
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
 OUTPUT_TYPES: dict[type, str] = {contract.OfferPrice: "OfferPriceContract",
                                  contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
-                                 contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract"}
+                                 contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract",
+                                 contract.OfferEntry: "OfferContract", contract.PoolEntry: "PoolContract"}
 #: The contract types a toleration as a map of strings; the schema gives it its keys.
 TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool's taints.", (
     FieldSpec("key", "str", "The taint key.", required=True),

@@ -142,3 +142,61 @@ class GpuPoolContract(TypedDict):
     """How pods share a GPU (time-slicing or MPS), or null: each pod gets whole GPUs or MIG instances."""
     capacityTypes: list[str]
     """How the pool's nodes may be bought, over its offers: onDemand, spot, or both (a NAP NodePool with both tries Spot first, whatever the order, and falls back to on-demand; `spot` is then false). Derived from the offers when absent."""
+
+
+class OfferContract(TypedDict):
+    """One VM size a pool may bring (version 3; the model's `Offer`): how its nodes are bought (with the size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
+
+    vmSize: str
+    """The VM size."""
+    capacityTypes: list[str]
+    """How the nodes are bought: onDemand, spot, or both (a NodePool with both tries Spot first and falls back to on-demand)."""
+    gpuModel: NotRequired[str]
+    """The GPU model ("T4", "A100 80GB", "H100")."""
+    gpuMemoryGiB: NotRequired[int]
+    """Memory of one GPU in GiB; null on a CPU size."""
+    gpusPerVm: NotRequired[int]
+    """Physical GPUs per VM; null on a CPU size."""
+    resource: NotRequired[str]
+    """The extended resource a pod asks for (nvidia.com/gpu, or nvidia.com/mig-<profile> under migStrategy mixed); null on a CPU size."""
+    perNode: int
+    """How many of `resource` one node advertises (GPUs, MIG instances, or GPUs times the sharing replicas); 0 on a CPU size."""
+    gpuInstanceProfile: NotRequired[str]
+    """The MIG profile (MIG1g ...), or null."""
+    migPartition: NotRequired[str]
+    """The MIG partition (1g.10gb ...), or null."""
+
+
+class PoolContract(TypedDict):
+    """Every pool of the platform, system and CPU pools included (version 3): the one pool model (`gpu_aks_policies.pools.model.Pool`) serialized. Version 2's `gpuPools` and `cpuPools` are written from the same model."""
+
+    name: str
+    """The pool's name in the stack config."""
+    key: str
+    """How the stack config names the pool (gpuPools[t4], systemPool)."""
+    role: str
+    """What the pool is for: system, cpu or gpu."""
+    backend: str
+    """What backs the pool: an AKS AgentPool (agentPool) or a NAP Karpenter NodePool (nodePool)."""
+    azureName: NotRequired[str]
+    """The pool's name in Azure (the config name plus a hash of its create-only properties). Version 2."""
+    offers: list[OfferContract]
+    """Every VM size the pool may bring."""
+    minCount: NotRequired[int]
+    """Fewest nodes the autoscaler keeps."""
+    maxCount: NotRequired[int]
+    """Most nodes the autoscaler adds."""
+    spot: bool
+    """Spot VMs (AKS adds the Spot label and taint)."""
+    zones: list[str]
+    """The availability zones of the pool's nodes; [] for any."""
+    taints: list[str]
+    """The nodes' taints, as key=value:Effect."""
+    labels: dict[str, str]
+    """The nodes' labels that gpu-aks sets."""
+    sharing: NotRequired[PoolSharingContract]
+    """How pods share a GPU (time-slicing or MPS), or null."""
+    devicePlugin: NotRequired[str]
+    """Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools."""
+    exporter: bool
+    """gpu-aks's DCGM exporter runs on the pool's nodes."""

@@ -39,7 +39,6 @@ from typing import Any
 
 import pulumi
 import pulumi.dynamic
-from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.pools.model import Pool
 from pulumi_azure_native import alertsmanagement, authorization, dashboard, monitor
 
@@ -51,7 +50,7 @@ from components.propagation import RolePropagationWait
 from components.settings import ClusterSettings, ObservabilitySettings
 from observability.recording_rules import azure_recording_rules, recording_rule_groups
 from observability.rules import EVALUATION_INTERVAL, GROUP_NAME, AlertRule, alert_rules, azure_rules
-from observability.settings import WatchedPool, exporter_name
+from observability.settings import exporter_name
 
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 MONITORING_ACCOUNT_DESTINATION = "MonitoringAccount1"
@@ -86,18 +85,6 @@ def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | N
 # --- Which pools are watched: settings questions, answered from the pools' facts -------------------
 
 
-def watched_pool(pool: Pool) -> WatchedPool:
-    """A GPU pool as the alerts and the dashboard take it (plain values: observability/ knows no pools)."""
-    offers = [f"{offer.vm_size}, {offer.gpu_sku.model}" + (f", MIG {offer.gpu_instance_profile}"
-                                                        if offer.gpu_instance_profile else "") for offer in pool.gpu_offers]
-    mig = [offer.gpu_instance_profile for offer in pool.gpu_offers if offer.gpu_instance_profile]
-    description = "; ".join(offers)
-    if pool.sharing is not None and pool.sharing.replicas > 1:
-        description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
-        return WatchedPool(pool.name, description, mig[0] if mig else None, pool.sharing.replicas)
-    return WatchedPool(pool.name, description, mig[0] if mig else None)
-
-
 def exporter_pools(pools: PlatformPools) -> tuple[Pool, ...]:
     """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
     serves (a pool with an external driver has its GPU Operator's exporter)."""
@@ -117,7 +104,7 @@ def platform_alert_rules(settings: PlatformSettings, pools: PlatformPools | None
     """The alerts a stack's settings give: what the Azure rule group holds when observability is on, and
     what the rule file holds either way."""
     pools = pools or platform_pools(settings)
-    return alert_rules(settings.observability.alerts, [watched_pool(pool) for pool in exporter_pools(pools)],
+    return alert_rules(settings.observability.alerts, list(exporter_pools(pools)),
                        settings.device_plugin.namespace, agent_daemonsets(settings, pools))
 
 
@@ -234,7 +221,7 @@ class GpuObservabilityArgs:
     resource_group_name: pulumi.Input[str]
     cluster_id: pulumi.Input[str]
     #: The pools the exporter serves.
-    pools: Sequence[WatchedPool]
+    pools: Sequence[Pool]
     gpu_namespace: str
     #: The DaemonSets that must be ready on every GPU node (device plugin and exporter).
     agent_daemonsets: Sequence[str]

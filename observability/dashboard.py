@@ -14,8 +14,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from gpu_aks_policies.pools.model import Pool
+
 from observability.metrics import KSM_GPU_RESOURCE_RE
-from observability.settings import AlertSettings, WatchedPool
+from observability.settings import AlertSettings, mig_profile, pool_description, shares_per_gpu
 
 DASHBOARD_UID = "gpu-aks-gpus"
 DASHBOARD_TITLE = "gpu-aks: GPUs by pool and node"
@@ -35,17 +37,19 @@ def _panel(panel_id: int, title: str, unit: str, targets: Sequence[tuple[str, st
     }
 
 
-def _pool_panels(pool: WatchedPool, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
+def _pool_panels(pool: Pool, first_id: int, y: int, idle_percent: int) -> list[dict[str, Any]]:
     sel = f'pool="{pool.name}",node=~"$node"'
     on_nodes = f'and on (node) group by (node) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})'
     gpus = f'resource=~"{KSM_GPU_RESOURCE_RE}"'
-    if pool.mig_profile:
+    profile = mig_profile(pool)
+    if profile:
         usage = f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{sel}}} * 100"
-        usage_title = f"Engine activity per MIG instance ({pool.mig_profile})"
+        usage_title = f"Engine activity per MIG instance ({profile})"
     else:
         usage = f"DCGM_FI_DEV_GPU_UTIL{{{sel}}}"
         usage_title = "Utilisation per GPU"
-    shared = pool.replicas > 1
+    replicas = shares_per_gpu(pool)
+    shared = replicas > 1
 
     def per_node(metric: str) -> str:
         # A shared pool's exporter repeats each GPU's series once per pod sharing it (`vgpu`): count each
@@ -72,15 +76,15 @@ def _pool_panels(pool: WatchedPool, first_id: int, y: int, idle_percent: int) ->
     ]
     if shared:
         # The exporter labels each pod's copy of a shared GPU's series with its replica (`vgpu`).
-        specs.append((f"Slices in use per GPU (of {pool.replicas})", "short", [
+        specs.append((f"Slices in use per GPU (of {replicas})", "short", [
             (f'count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{{{sel},vgpu!=""}})', "{{node}} GPU {{gpu}}"),
-            (f"vector({pool.replicas})", "slices per GPU"),
+            (f"vector({replicas})", "slices per GPU"),
         ]))
     return [_panel(first_id + index, title, unit, targets, x=(index % 3) * 8, y=y + 1 + (index // 3) * 8)
             for index, (title, unit, targets) in enumerate(specs)]
 
 
-def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> dict[str, Any]:
+def grafana_dashboard(pools: Sequence[Pool], alerts: AlertSettings | None = None) -> dict[str, Any]:
     """The dashboard for the pools the exporter serves (empty rows for none)."""
     idle = (alerts or AlertSettings()).idle_gpu_utilization_percent
     panels: list[dict[str, Any]] = []
@@ -96,7 +100,7 @@ def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None
     y += 9
     next_id = 10
     for pool in pools:
-        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({pool.description})", "collapsed": False,
+        panels.append({"id": next_id, "type": "row", "title": f"Pool {pool.name} ({pool_description(pool)})", "collapsed": False,
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         pool_panels = _pool_panels(pool, next_id + 1, y, idle)
         panels += pool_panels
@@ -117,5 +121,5 @@ def grafana_dashboard(pools: Sequence[WatchedPool], alerts: AlertSettings | None
     }
 
 
-def dashboard_json(pools: Sequence[WatchedPool], alerts: AlertSettings | None = None) -> str:
+def dashboard_json(pools: Sequence[Pool], alerts: AlertSettings | None = None) -> str:
     return json.dumps(grafana_dashboard(pools, alerts), indent=2, sort_keys=True) + "\n"

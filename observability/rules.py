@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_aks_policies.pools.model import Pool
+
 from observability.conditions import GPU_CONDITIONS
 from observability.metrics import KNOWN_METRICS, KSM_GPU_RESOURCE_RE
-from observability.settings import AlertSettings, WatchedPool
+from observability.settings import AlertSettings, mig_profile
 
 GROUP_NAME = "gpu-aks-gpu-alerts"
 #: How often Azure evaluates the group (ISO 8601, as `PrometheusRuleGroup.interval` takes it).
@@ -66,7 +68,7 @@ def _regex(names: Sequence[str]) -> str:
     return "|".join(names)
 
 
-def alert_rules(alerts: AlertSettings, pools: Sequence[WatchedPool], gpu_namespace: str,
+def alert_rules(alerts: AlertSettings, pools: Sequence[Pool], gpu_namespace: str,
                 agent_daemonsets: Sequence[str]) -> list[AlertRule]:
     """The alerts for a platform: `pools` are the pools the exporter serves, `agent_daemonsets` the
     device-plugin and exporter DaemonSets that must be ready on every GPU node."""
@@ -126,8 +128,8 @@ def alert_rules(alerts: AlertSettings, pools: Sequence[WatchedPool], gpu_namespa
     # One rule covers every pool, so each alert is one rule of the group: whole GPUs by utilisation,
     # MIG pools by graphics-engine activity, since DCGM reports no GPU_UTIL for MIG instances.
     limit = alerts.idle_gpu_utilization_percent
-    whole = [pool.name for pool in pools if not pool.mig_profile]
-    mig = [pool.name for pool in pools if pool.mig_profile]
+    whole = [pool.name for pool in pools if not mig_profile(pool)]
+    mig = [pool.name for pool in pools if mig_profile(pool)]
     terms = ([f'(DCGM_FI_DEV_GPU_UTIL{{pool=~"{_regex(whole)}",{gpu}}} < {limit})'] if whole else []) + \
         ([f'(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool=~"{_regex(mig)}",{gpu}}} * 100 < {limit})'] if mig else [])
     if terms:

@@ -1,6 +1,7 @@
 """Facts `gpu-aks:observability` is checked against and the exporter is named by, and the plain values
-the builders of this package take (`AlertSettings`, `WatchedPool`). Pure, and imports nothing from
-the rest of the project: `components/` calls these builders with plain values, never the reverse.
+the builders of this package take (`AlertSettings`, and the one pool model,
+`gpu_aks_policies.pools.model.Pool`, for the pools the exporter watches). Pure, and imports nothing
+from the rest of the project but the light package: `components/` calls these builders, never the reverse.
 The section itself is declared in `components/settings/observability.py` (`ObservabilitySettings`).
 """
 
@@ -8,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from gpu_aks_policies.catalog import sharing_name
+from gpu_aks_policies.pools.model import Pool
 
 #: NVIDIA's dcgm-exporter chart 4.8.2 (tag `4.5.3-4.8.2`): `deployment/values.yaml` `image.tag`
 #: (DCGM 4.5.3, exporter 4.8.2, the distroless build the chart defaults to).
@@ -55,16 +59,25 @@ class AlertSettings:
     agent_down_minutes: int = 10
 
 
-@dataclass(frozen=True)
-class WatchedPool:
-    """A GPU pool the DCGM exporter watches, as the alerts and the dashboard need it."""
+# --- A watched pool, as the alerts and the dashboard read it: the one pool model -------------------
 
-    name: str
-    #: What the pool's nodes are, for the dashboard's row title (`Standard_NC4as_T4_v3, T4`).
-    description: str
-    #: The MIG profile of the pool's GPUs, or None for whole GPUs: DCGM reports no GPU_UTIL for MIG
-    #: instances, so MIG pools are charted and alerted on by graphics-engine activity.
-    mig_profile: str | None = None
-    #: How many pods share each GPU (time-slicing or MPS); 1: none. The exporter then repeats a GPU's
-    #: series once per pod sharing it (`vgpu`), and the dashboard counts the slices in use.
-    replicas: int = 1
+
+def pool_description(pool: Pool) -> str:
+    """What the pool's nodes are, for the dashboard's row title (`Standard_NC4as_T4_v3, T4`)."""
+    description = "; ".join(f"{offer.vm_size}, {offer.gpu_sku.model}" + (
+        f", MIG {offer.gpu_instance_profile}" if offer.gpu_instance_profile else "") for offer in pool.gpu_offers)
+    if shares_per_gpu(pool) > 1 and pool.sharing is not None:
+        description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"
+    return description
+
+
+def mig_profile(pool: Pool) -> str | None:
+    """The MIG profile of the pool's GPUs, or None for whole GPUs: DCGM reports no GPU_UTIL for MIG
+    instances, so MIG pools are charted and alerted on by graphics-engine activity."""
+    return next((offer.gpu_instance_profile for offer in pool.gpu_offers if offer.gpu_instance_profile), None)
+
+
+def shares_per_gpu(pool: Pool) -> int:
+    """How many pods share each GPU (time-slicing or MPS); 1: none. The exporter then repeats a GPU's
+    series once per pod sharing it (`vgpu`), and the dashboard counts the slices in use."""
+    return pool.sharing.replicas if pool.sharing is not None and pool.sharing.replicas > 1 else 1

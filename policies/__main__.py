@@ -7,7 +7,6 @@ resolve inside it: nothing outside this folder is needed. Constructing PolicyPac
 Analyzer, prints its port and never returns.
 """
 
-import gc
 import importlib.util
 import sys
 from pathlib import Path
@@ -35,10 +34,7 @@ from gpu_aks_policies.workloads import load_all  # noqa: E402
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
 install(on_configure=OPERATION.reset)
-# The pack serves every kind for as long as it runs: all workload adapters load now, before the
-# freeze below, rather than inside the first request that names each (the checker loads them lazily).
+# The pack serves every kind for as long as it runs: all workload adapters load now, not inside the
+# first request.
 load_all()
-# Everything imported and built so far lives as long as the process: moved out of the collector's
-# sight, each full collection during the operation walks only what requests allocate.
-gc.freeze()
 PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .podspecs import UNKNOWN, PodSpec, Toleration, UndecidableError, as_mapping, derived, is_mapping, join, known, list_at
 from .quantities import QuantityError, parse_quantity
-from .records import record
 from .scheduling import is_extended_resource_name
 from .workloads.context import Context, namespace_of
 
@@ -51,7 +51,7 @@ MAX_LISTED = 10
 SMALL = 16
 
 
-@record
+@dataclass(frozen=True)
 class Admitted:
     """A pod as the scheduler will see it, and why the API server would refuse it (if it would)."""
 

@@ -27,13 +27,14 @@ from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
 #: pins with gpu-aks's pool label instead of AKS's agentpool label (whose value changes when a pool
-#: is replaced).
-CONTRACT_VERSION = 2
+#: is replaced). 3: `pools`, every pool as the one pool model (`gpu_aks_policies.pools.model.Pool`)
+#: serialized; version 2's `gpuPools` and `cpuPools` are still written, from the same model.
+CONTRACT_VERSION = 3
 #: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
 #: A new optional output is not a new version (docs/component-package.md, "What is a breaking change to `GpuCluster`"):
 #: `kind`, `offers` and `sharing` joined version 2, and `from_json` derives them from the single-size
 #: fields when a platform wrote none.
-READABLE_CONTRACT_VERSIONS = (1, 2)
+READABLE_CONTRACT_VERSIONS = (1, 2, 3)
 _ABSENT = object()
 #: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
 MAX_COUNT = 1_000_000
@@ -43,9 +44,11 @@ MigStrategy = Literal["none", "single", "mixed"]
 DevicePluginOwner = Literal["gpu-aks", "external"]
 #: Who exports the pool's GPU metrics: gpu-aks's DCGM exporter (`gpu-aks:observability`), or nobody here.
 MetricsExporter = Literal["gpu-aks", "none"]
-#: What backs a pool: an AKS AgentPool (fixed size or cluster-autoscaled), or a NAP / Karpenter
-#: `karpenter.sh/v1` NodePool, which may bring several VM sizes.
-PoolKindName = Literal["agentPool", "nodePool"]
+#: What backs a pool (its backend; version 2 calls it `kind`): an AKS AgentPool (fixed size or
+#: cluster-autoscaled), or a NAP / Karpenter `karpenter.sh/v1` NodePool, which may bring several VM sizes.
+PoolBackend = Literal["agentPool", "nodePool"]
+#: What the pool is for: the inline system pool, a CPU user pool, a GPU pool.
+PoolRole = Literal["system", "cpu", "gpu"]
 #: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
 #: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
 CapacityType = Literal["onDemand", "spot"]
@@ -232,6 +235,8 @@ _STRING_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string
 TEXT = _Text({"type": "string"}, "a string")
 OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
 COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_COUNT}, f"a whole number from 0 to {MAX_COUNT}")
+OPTIONAL_COUNT = _Count({"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+                        f"a whole number from 0 to {MAX_COUNT}, or null")
 REPLICAS = _Count({"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, f"a whole number from 1 to {MAX_COUNT}")
 FLAG = _Flag({"type": "boolean"}, "true or false")
 TAINTS = _Texts({"type": "array", "items": {"type": "string"}}, "a list of key=value:Effect strings", show_value=False)
@@ -243,14 +248,17 @@ RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", s
 MAX_HOURLY_PRICE = 10_000
 PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_HOURLY_PRICE},
                f"a price from 0 to {MAX_HOURLY_PRICE}, or null")
+ZONES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of zone names")
 
 
 def _field(json_name: str, kind: _Kind, doc: str, default: Any = MISSING, *, reader_needs: bool = False,
-           program: bool = False) -> Any:
+           program: bool = False, since: int | None = None) -> Any:
     """A contract field: its JSON name, kind and documentation. `reader_needs`: a pool without it is
     not a contract (the tools need it). `program`: written by the Pulumi layer (cluster outputs), not
-    from settings; left out of `to_json` while unset."""
-    metadata = {"json": json_name, "kind": kind, "doc": doc, "reader_needs": reader_needs, "program": program}
+    from settings; `since`: the version that added it. Either is left out of `to_json` while unset,
+    and not required by the schema."""
+    metadata = {"json": json_name, "kind": kind, "doc": doc, "reader_needs": reader_needs,
+                "program": program or since is not None}
     if isinstance(default, (dict, list)):
         return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -338,6 +346,20 @@ class OfferPrice(_Written):
                                 "Spot's default max price is the on-demand price).", None)
     currency: str = _field("currency", TEXT, "The prices' currency (USD).", "USD")
     as_of: str = _field("asOf", TEXT, "The date of the prices (YYYY-MM-DD).", "")
+#: The fields of an offer, in version 2's GPU offers and version 3's pools alike: (kind, documentation, default).
+_OFFER_FIELDS: Mapping[str, tuple[_Kind, str, Any]] = {
+    "gpuModel": (OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None),
+    "gpuMemoryGiB": (COUNT, "Memory of one GPU in GiB.", None),
+    "gpusPerVm": (COUNT, "Physical GPUs per VM.", None),
+    "migPartition": (OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.", None),
+    "capacityTypes": (_CAPACITY_TYPES, "How the nodes are bought: onDemand, spot, or both (a NodePool with both "
+                                       "tries Spot first and falls back to on-demand).", ("onDemand",)),
+}
+
+
+def _offer_field(json_name: str) -> Any:
+    kind, doc, default = _OFFER_FIELDS[json_name]
+    return _field(json_name, kind, doc, default)
 
 
 @dataclass(frozen=True)
@@ -347,18 +369,15 @@ class GpuOfferEntry(_Written):
 
     vm_size: str | None = _field("vmSize", OPTIONAL_TEXT, "The VM size (null only when derived from an older "
                                  "contract that had none).", None)
-    gpu_model: str | None = _field("gpuModel", OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None)
-    gpu_memory_gib: int | None = _field("gpuMemoryGiB", COUNT, "Memory of one GPU in GiB.", None)
-    gpus_per_vm: int | None = _field("gpusPerVm", COUNT, "Physical GPUs per VM.", None)
+    gpu_model: str | None = _offer_field("gpuModel")
+    gpu_memory_gib: int | None = _offer_field("gpuMemoryGiB")
+    gpus_per_vm: int | None = _offer_field("gpusPerVm")
     resource: str = _field("resource", RESOURCE, "The extended resource a pod asks for: nvidia.com/gpu, or "
                            "nvidia.com/mig-<profile> under migStrategy mixed.", "", reader_needs=True)
     per_node: int = _field("perNode", COUNT, "How many of `resource` one node advertises: GPUs, MIG instances, or "
                            "GPUs times the sharing replicas.", 0, reader_needs=True)
-    mig_partition: str | None = _field("migPartition", OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.",
-                                       None)
-    capacity_types: tuple[CapacityType, ...] = _field(
-        "capacityTypes", _CAPACITY_TYPES, "How the nodes are bought: onDemand, spot, or both (a NodePool with both "
-        "tries Spot first and falls back to on-demand).", ("onDemand",))
+    mig_partition: str | None = _offer_field("migPartition")
+    capacity_types: tuple[CapacityType, ...] = _offer_field("capacityTypes")
     hourly_price: OfferPrice | None = _field("hourlyPrice", _Object(OfferPrice), "The list price of one node an hour "
                                              "(on-demand and Spot), or null when the platform had none.", None)
 
@@ -380,7 +399,7 @@ class GpuPoolEntry(_Written):
     offer, and a NodePool-backed pool's first offer or null."""
 
     name: str = _pool_field("name")
-    kind: PoolKindName = _field("kind", _one_of(PoolKindName), "What backs the pool: an AKS AgentPool (agentPool) or a NAP "
+    kind: PoolBackend = _field("kind", _one_of(PoolBackend), "What backs the pool: an AKS AgentPool (agentPool) or a NAP "
                             "Karpenter NodePool (nodePool); agentPool when absent.", "agentPool")
     azure_name: str | None = _pool_field("azureName")
     pool_label: dict[str, str] = _pool_field("poolLabel")
@@ -431,6 +450,56 @@ class GpuPoolEntry(_Written):
 
 
 @dataclass(frozen=True)
+class OfferEntry(_Written):
+    """One VM size a pool may bring (version 3; the model's `Offer`): how its nodes are bought (with the
+    size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
+
+    vm_size: str = _field("vmSize", TEXT, "The VM size.", "", reader_needs=True)
+    capacity_types: tuple[CapacityType, ...] = _offer_field("capacityTypes")
+    gpu_model: str | None = _offer_field("gpuModel")
+    gpu_memory_gib: int | None = _field("gpuMemoryGiB", OPTIONAL_COUNT, "Memory of one GPU in GiB; null on a CPU size.",
+                                        None)
+    gpus_per_vm: int | None = _field("gpusPerVm", OPTIONAL_COUNT, "Physical GPUs per VM; null on a CPU size.", None)
+    resource: str | None = _field("resource", OPTIONAL_TEXT, "The extended resource a pod asks for (nvidia.com/gpu, "
+                                  "or nvidia.com/mig-<profile> under migStrategy mixed); null on a CPU size.", None)
+    per_node: int = _field("perNode", COUNT, "How many of `resource` one node advertises (GPUs, MIG instances, or "
+                           "GPUs times the sharing replicas); 0 on a CPU size.", 0)
+    gpu_instance_profile: str | None = _field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "
+                                              "or null.", None)
+    mig_partition: str | None = _offer_field("migPartition")
+
+
+@dataclass(frozen=True)
+class PoolEntry(_Written):
+    """Every pool of the platform, system and CPU pools included (version 3): the one pool model
+    (`gpu_aks_policies.pools.model.Pool`) serialized. Version 2's `gpuPools` and `cpuPools` are
+    written from the same model."""
+
+    name: str = _pool_field("name")
+    key: str = _field("key", TEXT, "How the stack config names the pool (gpuPools[t4], systemPool).", "")
+    role: PoolRole = _field("role", _one_of(PoolRole), "What the pool is for: system, cpu or gpu.", "cpu",
+                            reader_needs=True)
+    backend: PoolBackend = _field("backend", _one_of(PoolBackend), "What backs the pool: an AKS AgentPool "
+                                  "(agentPool) or a NAP Karpenter NodePool (nodePool).", "agentPool")
+    azure_name: str | None = _pool_field("azureName")
+    offers: tuple[OfferEntry, ...] = _field("offers", _Objects(OfferEntry), "Every VM size the pool may bring.", (),
+                                            reader_needs=True)
+    min_count: int | None = _pool_field("minCount")
+    max_count: int | None = _pool_field("maxCount")
+    spot: bool = _pool_field("spot")
+    zones: tuple[str, ...] = _field("zones", ZONES, "The availability zones of the pool's nodes; [] for any.", ())
+    taints: tuple[str, ...] = _pool_field("taints")
+    labels: dict[str, str] = _pool_field("labels")
+    sharing: PoolSharing | None = _field("sharing", _Object(PoolSharing), "How pods share a GPU (time-slicing or "
+                                         "MPS), or null.", None)
+    device_plugin: DevicePluginOwner | None = _field(
+        "devicePlugin", _Choice({"type": ["string", "null"], "enum": [*get_args(DevicePluginOwner), None]},
+                                " or ".join(get_args(DevicePluginOwner)) + " or null"),
+        "Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools.", None)
+    exporter: bool = _field("exporter", FLAG, "gpu-aks's DCGM exporter runs on the pool's nodes.", False)
+
+
+@dataclass(frozen=True)
 class PlatformContract(_Written):
     """What a gpu-aks platform stack exports for the app stacks and tools that read it."""
 
@@ -449,6 +518,8 @@ class PlatformContract(_Written):
                                                    reader_needs=True)
     cpu_pools: dict[str, CpuPoolEntry] = _field("cpuPools", _Pools(CpuPoolEntry), "The CPU user pools, by "
                                                    "name.", {})
+    pools: dict[str, PoolEntry] | None = _field("pools", _Pools(PoolEntry), "Every pool, by name, as the pool "
+                                                "model (version 3; absent before).", None, since=3)
     cluster_name: str | None = _field("clusterName", OPTIONAL_TEXT, "The AKS cluster's name.", None, program=True)
     resource_group_name: str | None = _field("resourceGroupName", OPTIONAL_TEXT, "The cluster's resource group.",
                                              None, program=True)
@@ -482,13 +553,14 @@ class PlatformContract(_Written):
                                 f"{', '.join(map(str, READABLE_CONTRACT_VERSIONS))}: upgrade gpu-aks to read this "
                                 "platform's outputs")
         problems: list[str] = []
-        values = _read(cls, document, "", problems, skip=("gpuPools", "cpuPools"))
+        values = _read(cls, document, "", problems, skip=("gpuPools", "cpuPools", "pools"))
         values["gpu_pools"] = _read_pools(GpuPoolEntry, pools, "gpuPools", problems)
-        cpu_pools = document.get("cpuPools")
-        if isinstance(cpu_pools, Mapping) and all(isinstance(p, Mapping) for p in cpu_pools.values()):
-            values["cpu_pools"] = _read_pools(CpuPoolEntry, cpu_pools, "cpuPools", problems)
-        elif cpu_pools is not None:
-            problems.append("cpuPools: expected a map of pool names to pools")
+        for key, field_name, entry in (("cpuPools", "cpu_pools", CpuPoolEntry), ("pools", "pools", PoolEntry)):
+            found = document.get(key)
+            if isinstance(found, Mapping) and all(isinstance(p, Mapping) for p in found.values()):
+                values[field_name] = _read_pools(entry, found, key, problems)
+            elif found is not None:
+                problems.append(f"{key}: expected a map of pool names to pools")
         if problems:
             raise ContractError("; ".join(problems))
         return cls(**values)
@@ -570,7 +642,8 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: _object_schema(cls, (cls.__doc__ or "").strip(), False)
-                  for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry)},
+                  for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry, PoolEntry,
+                              OfferEntry)},
     }
     return schema
 
@@ -602,6 +675,8 @@ def contract_markdown() -> str:
         *_field_table(OfferPrice), "",
         "## `gpuPools.<name>.sharing`", "", (PoolSharing.__doc__ or "").strip(), "", *_field_table(PoolSharing), "",
         "## `cpuPools.<name>`", "", (CpuPoolEntry.__doc__ or "").strip(), "", *_field_table(CpuPoolEntry), "",
+        "## `pools.<name>`", "", (PoolEntry.__doc__ or "").strip(), "", *_field_table(PoolEntry), "",
+        "## `pools.<name>.offers[]`", "", (OfferEntry.__doc__ or "").strip(), "", *_field_table(OfferEntry), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "
         "to null, empty or false when absent (older contracts). A pool without `offers` (written before pools "
         "had offers) reads as one offer made of its single-size fields, `kind` as agentPool and `sharing` as null.", "",

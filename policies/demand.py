@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from .podspecs import (
@@ -24,7 +26,6 @@ from .podspecs import (
     is_gpu_resource,
 )
 from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
-from .records import computed_once, record
 from .rule_config import GpuSharing, RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
@@ -55,7 +56,7 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
 MAX_SUMMARY_PARTS = 5
 
 
-@record
+@dataclass(frozen=True)
 class GpuDemand:
     asks: tuple[GpuAsk, ...]
     claims: Claims
@@ -69,7 +70,7 @@ class GpuDemand:
     def any(self) -> bool:
         return bool(self.asks or self.claims.gpu or self.markers)
 
-    @computed_once
+    @cached_property
     def summary(self) -> str:
         """What puts the pod on GPU nodes, for messages (the toleration and node-selection findings both
         open with it, so it is written once per pod)."""
@@ -132,7 +133,7 @@ def _gpu_demand(pod: PodSpec, config: RuleConfig, context: Context) -> GpuDemand
     return GpuDemand(tuple(asks), pod_claims(pod, context, config.gpu_device_classes), unknown, tuple(markers))
 
 
-@record
+@dataclass(frozen=True)
 class LimitProblem:
     """Why the API server refuses one GPU amount, and how to write it instead."""
 
@@ -227,7 +228,7 @@ def limit_problem(ask: GpuAsk, sharing: GpuSharing | None = None) -> LimitProble
     return None
 
 
-@record
+@dataclass(frozen=True)
 class AmountVerdict:
     """The API server's verdict on one GPU amount a container writes: a problem, or an unknown value
     that hides the answer during preview (`unknown`)."""

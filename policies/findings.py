@@ -7,12 +7,12 @@ import it. No Pulumi imports.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from .podspecs import UndecidableError
-from .records import record
 
 
-@record
+@dataclass(frozen=True)
 class Finding:
     """One rule's verdict on one place. `decided` is False when an unknown preview value hid the
     answer; `subject` names the resource a stack rule blames (empty for resource rules)."""

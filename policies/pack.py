@@ -41,6 +41,7 @@ import re
 import threading
 from collections import abc
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -61,7 +62,6 @@ from .findings import Finding, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, is_mapping, object_identity
 from .pool_rules import DAEMONSET_TYPES, StackResource
 from .pools import is_pool_resource
-from .records import record
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
 from .scope import current_scope, remembered, secret_texts
@@ -135,7 +135,7 @@ def plain_props(props: Any) -> Any:
 # --- The operation ------------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class EarlyVerdict:
     """What `Analyze` decided for a pod-bearing resource without all of its context: the namespace
     and claims it named that were not registered yet, the toleration messages it reported, and the

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeGuard, TypeVar
 
-from .records import record
 from .scope import current_scope, remembered
 
 T = TypeVar("T")
@@ -144,7 +143,7 @@ def as_str(value: Any, default: str = "") -> str:
 # --- The model --------------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class Container:
     """One container of a pod as its controller creates it."""
 
@@ -172,7 +171,7 @@ class Container:
         return self.resources_path or join(self.path, "resources")
 
 
-@record
+@dataclass(frozen=True)
 class Toleration:
     """A toleration a controller or admission plugin adds, and who adds it (for messages)."""
 
@@ -180,7 +179,7 @@ class Toleration:
     source: str
 
 
-@record
+@dataclass(frozen=True)
 class PodSpec:
     #: Where the pod's own fields are written in the object: tolerations and nodeSelector fixes go here.
     path: str
@@ -364,7 +363,7 @@ def _matches(name: str, answers: _Answers) -> bool:
     return answer
 
 
-@record
+@dataclass(frozen=True)
 class GpuAsk:
     """One GPU resource named in one container: its limit and request as written (ABSENT if not)."""
 

@@ -1,20 +1,20 @@
 """Everything that reaches into pulumi-policy's internals, in one place, each patch guarded.
 
-The pack is written against pulumi-policy 1.21 (pinned in `requirements.txt`). Four things it needs
+The pack is written against pulumi-policy 1.21 (pinned in `requirements.txt`). Three things it needs
 are not in the SDK's public API:
 
 - `scope_requests`: each gRPC call (`Analyze`, `AnalyzeStack`) runs inside one request scope
-  (`gpu_aks_policies.scope`), with the cyclic collector paused, and `Configure` starts a new operation
+  (`gpu_aks_policies.scope`), and `Configure` starts a new operation
   (`on_configure`). Patches the servicer
   class `_PolicyAnalyzerServicer`.
 - `reuse_request_conversions`: within one call the SDK converts the same request once per policy
   (protobuf to dict, deserialized, wrapped in proxies); the conversions are shared inside the call's
   scope. Patches `json_format` and `unknown_checking_proxy` as `pulumi_policy.policy` names them. Its
-  deserialization does not modify its input and validators only read, so sharing is safe.
-- `build_reports_in_place`: the SDK builds each violation's diagnostic, maps the policy's level and
-  severity again, then copies the diagnostic into the response; it is built in the response once,
-  with the level and severity mapped once per policy and call. Patches the servicer's
-  `_create_report_violation`; the diagnostics are field for field what the SDK sends.
+  deserialization does not modify its input and validators only read, so sharing is safe. It is the
+  one patch kept for speed: without it the pack ran at 1.26-1.76x a no-op pack as the SDK ships
+  (benchmarks.analyzer_throughput, 600 resources, 2026-11-28), with it at 0.77-1.02x. The two
+  other speed measures of 0.4.0 (reports built in place, the collector paused during each call) made
+  no difference the benchmark could see and are gone.
 - `track_secrets`: the SDK unwraps secret values before validators run. The patch records each
   request's secret texts in its scope and hands the rules `gpu_aks_policies.secrets` markers in place of the
   secret scalars, so no message prints one. Patches `deserialize_properties` as `policy` names it.
@@ -29,7 +29,6 @@ The wire's secret and unknown markers are imported from the SDK, never copied.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -85,20 +84,9 @@ def _mark(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _scoped(method: Callable[..., Any]) -> Callable[..., Any]:
     def call(self: Any, request: Any, context: Any) -> Any:
-        # The cyclic collector waits while a call runs: what a call allocates is alive until it ends
-        # (the request's conversions, the stack's resources) or freed by reference counting, so a
-        # collection inside it only walks live objects; an `AnalyzeStack` of 3,000 resources spent a
-        # third of its time there. It resumes after the call, as it was; concurrent calls can only
-        # resume it early, never leave it off.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with request_scope() as scope:
-                scope.plain_is_known = _holds_no_unknown(request)
-                return method(self, request, context)
-        finally:
-            if collecting:
-                gc.enable()
+        with request_scope() as scope:
+            scope.plain_is_known = _holds_no_unknown(request)
+            return method(self, request, context)
 
     return _mark(call)
 
@@ -204,65 +192,6 @@ def reuse_request_conversions(sdk: Any = None) -> bool:
     return True
 
 
-# --- Reports ------------------------------------------------------------------------------------
-
-#: The servicer's private attributes the report needs, as Python mangles `__policy_pack_name`.
-_PACK_NAME_ATTRIBUTE = "_PolicyAnalyzerServicer__policy_pack_name"
-_PACK_VERSION_ATTRIBUTE = "_PolicyAnalyzerServicer__policy_pack_version"
-
-
-def build_reports_in_place(sdk: Any = None) -> bool:
-    """Each violation's diagnostic is built in the response (`diagnostics.add`), not built and then
-    copied in (`diagnostics.append`); the level and severity are mapped once per policy and call,
-    on its first violation. A pack that reports nothing pays nothing more. False when the servicer
-    is not the shape this was written for (nothing is changed then)."""
-    sdk = sdk or _sdk()
-    servicer: Any = getattr(sdk, "_PolicyAnalyzerServicer", None)
-    original = getattr(servicer, "_create_report_violation", None)
-    needed = ("_map_enforcement_level", "_map_severity")
-    if not callable(original) or not all(callable(getattr(servicer, name, None)) for name in needed):
-        return False
-    if _patched(original):
-        return True
-
-    def create_report_violation(self: Any, response: Any, policy_name: str, policy_description: str,
-                                enforcement_level: Any, severity: Any = None) -> Callable[..., None]:
-        #: On the first violation: the wire's level and severity, and the pack's name and version (None
-        #: when this servicer lacks the attributes: its own report then serves every violation).
-        wire: list[tuple[Any, Any, str, str] | None] = []
-
-        def report_violation(message: str, urn: str | None = None) -> None:
-            # The SDK's own checks and message, unchanged (`_create_report_violation`, pulumi-policy 1.21).
-            if message and not isinstance(message, str):
-                raise TypeError("Expected message to be a string")
-            if urn is not None and not isinstance(urn, str):
-                raise TypeError("Expected urn to be a string")
-            if not wire:
-                name, version = getattr(self, _PACK_NAME_ATTRIBUTE, None), getattr(self, _PACK_VERSION_ATTRIBUTE, None)
-                wire.append((self._map_enforcement_level(enforcement_level), self._map_severity(severity), name, version)
-                            if isinstance(name, str) and isinstance(version, str) else None)
-            fields = wire[0]
-            if fields is None:
-                original(self, response, policy_name, policy_description, enforcement_level, severity)(message, urn)
-                return
-            level, mapped_severity, pack_name, pack_version = fields
-            response.diagnostics.add(
-                policyName=policy_name,
-                policyPackName=pack_name,
-                policyPackVersion=pack_version,
-                message=f"{policy_description}\n{message}" if message else policy_description,
-                urn=urn if urn else "",
-                description=policy_description,
-                enforcementLevel=level,
-                severity=mapped_severity,
-            )
-
-        return report_violation
-
-    servicer._create_report_violation = _mark(create_report_violation)
-    return True
-
-
 # --- Secrets ------------------------------------------------------------------------------------
 
 
@@ -351,7 +280,6 @@ def install(on_configure: Callable[[], None] | None = None) -> dict[str, bool]:
     global SECRETS_FALLBACK
     applied = {"scope_requests": scope_requests(on_configure=on_configure),
                "reuse_request_conversions": reuse_request_conversions(),
-               "build_reports_in_place": build_reports_in_place(),
                "track_secrets": track_secrets()}
     # Secret texts are kept in the request scope: without it they would be recorded nowhere, so the
     # fallback (messages without input text) applies when either patch is missing.

@@ -23,7 +23,6 @@ No imports outside the standard library.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -142,10 +141,6 @@ def run_cli(main: Callable[[], int]) -> NoReturn:
     built: with the Pulumi SDK loaded that was 0.45 s of the offline preview's 2.3 s. Nothing here waits
     for it: files are written and closed inside `with` blocks, child processes (the policy pack)
     are ended by their context managers, and no command registers `atexit` work."""
-    # Nor does the process collect cycles: it ends when `main` returns, and a collection then
-    # (the first allocation after `gc_paused` re-enables the collector) re-scanned the whole heap
-    # for nothing: 0.15 s of the offline preview. What a command allocates is bounded by its input.
-    gc.disable()
     try:
         status = main()
         sys.stdout.flush()

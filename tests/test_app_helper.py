@@ -74,8 +74,9 @@ def test_errors_name_what_the_platform_lacks(request_, message):
 
 def test_accepts_the_gpu_pools_map_alone_and_checks_the_contract_version():
     assert place(PLATFORM["gpuPools"], GpuRequest()).pool == "t4"
-    with pytest.raises(PlacementError, match="contract is version 3"):
-        place({**PLATFORM, "contractVersion": 3}, GpuRequest())
+    assert place({**PLATFORM, "contractVersion": 2}, GpuRequest()).pool == "t4", "version 2 is still read"
+    with pytest.raises(PlacementError, match="contract is version 4"):
+        place({**PLATFORM, "contractVersion": 4}, GpuRequest())
 
 
 def _unpriced(contract: dict) -> dict:
@@ -97,6 +98,9 @@ def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
     assert set(real) <= set(sample)
     real_pool, sample_pool = real["gpuPools"]["gput4"], sample["gpuPools"]["gput4"]
     assert set(real_pool) == set(sample_pool)
+    # Version 3's pool model entry, as the platform writes it from `Pool.to_entry`.
+    assert {k: v for k, v in sample["pools"]["gput4"].items() if k != "azureName"} == \
+        {k: v for k, v in real["pools"]["gput4"].items() if k != "azureName"}
     assert {k: v for k, v in sample_pool.items() if k != "azureName"} == {k: v for k, v in real_pool.items()
                                                                           if k != "azureName"}
     mixed = _unpriced(platform_contract(parse_settings({"devicePlugin": {"migStrategy": "mixed"}, "gpuPools": [

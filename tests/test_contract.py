@@ -73,8 +73,28 @@ NODE_POOL = {
     ],
     "sharing": {"strategy": "timeSlicing", "replicas": 4},
 }
-CONTRACT_KEYS = ("contractVersion", "location", "kubernetesVersion", "gpuNamespace", "migStrategy", "gpuPools",
-                 "cpuPools")
+#: Version 2's keys, which version 3 still writes as before (from the pool model).
+CONTRACT_KEYS = ("location", "kubernetesVersion", "gpuNamespace", "migStrategy", "gpuPools", "cpuPools")
+
+
+def v2_fields(document: dict) -> dict:
+    return {key: document[key] for key in CONTRACT_KEYS}
+
+
+def assert_v3(document: dict) -> None:
+    """Version 3: every pool in `pools`, agreeing with what version 2 says of it."""
+    assert document["contractVersion"] == 3
+    pools = document["pools"]
+    assert set(document["gpuPools"]) | set(document["cpuPools"]) <= set(pools)
+    for name, v2 in document["gpuPools"].items():
+        pool = pools[name]
+        assert (pool["role"], pool["backend"], pool["taints"], pool["labels"], pool["spot"], pool["sharing"]) == \
+            ("gpu", v2["kind"], v2["taints"], v2["labels"], v2["spot"], v2["sharing"])
+        assert [(o["vmSize"], o["resource"], o["perNode"], o["capacityTypes"]) for o in pool["offers"]] == \
+            [(o["vmSize"], o["resource"], o["perNode"], o["capacityTypes"]) for o in v2["offers"]]
+    for name, v2 in document["cpuPools"].items():
+        assert (pools[name]["role"], pools[name]["offers"][0]["vmSize"], pools[name]["taints"]) == \
+            ("cpu", v2["vmSize"], v2["taints"])
 MIXED_SPOT_EXTERNAL = {
     "devicePlugin": {"migStrategy": "mixed"},
     "cpuPools": [{"name": "cpu", "scaleSetPriority": "Spot", "nodeTaints": ["a=b:NoSchedule"], "nodeLabels": {"team": "x"}}],
@@ -90,13 +110,20 @@ MIXED_SPOT_EXTERNAL = {
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_program_exports_the_contract_as_before_with_only_kind_offers_and_sharing_gained(stack, request):
     outputs = request.getfixturevalue(f"{stack}_run").stack_outputs
-    assert {key: outputs[key] for key in CONTRACT_KEYS} == WRITTEN[stack]
+    assert v2_fields(outputs) == v2_fields(WRITTEN[stack])
+    assert_v3(outputs)
+    jsonschema.validate({key: outputs[key] for key in (*CONTRACT_KEYS, "contractVersion", "pools")}, json_schema())
+    assert PlatformContract.from_json(outputs).pools == PlatformContract.from_json(
+        {**outputs, "contractVersion": 3}).pools
 
 
 def test_a_contract_with_mig_spot_and_an_external_plugin_is_exported_as_before():
     settings = parse_settings(MIXED_SPOT_EXTERNAL, "x", "westeurope", today=date(2026, 11, 22),
                               pool_rule=FLYTE_TAINT_RULE)
-    assert platform_contract(settings) == WRITTEN["mixed-spot-external"]
+    written = platform_contract(settings)
+    assert v2_fields(written) == v2_fields(WRITTEN["mixed-spot-external"])
+    assert_v3(written)
+    assert PlatformContract.from_json(written).to_json() == written, "version 3 round-trips"
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTED))
@@ -278,3 +305,18 @@ def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has
             app.place({**EXPORTED["dev"], "contractVersion": version}, app.GpuRequest())
         with pytest.raises(ContractError):
             PlatformContract.from_json({**WRITTEN["dev"], "contractVersion": version})
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_platform_readers_read_versions_2_and_3_alike(stack, request):
+    """`--platform` (the checker, the explainer, the doctor) and the app helper read a version 3
+    contract as its version 2 fields say, and a version 2 contract as before."""
+    from gpu_aks_app import GpuRequest, place
+    from gpu_aks_policies.fit import platform_from_outputs
+
+    v3 = request.getfixturevalue(f"{stack}_run").stack_outputs
+    v2 = {key: value for key, value in v3.items() if key != "pools"} | {"contractVersion": 2}
+    assert platform_from_outputs(v3).pools == platform_from_outputs(v2).pools
+    assert place(v3, GpuRequest()) == place(v2, GpuRequest())
+    assert PlatformContract.from_json(v2).pools is None and set(PlatformContract.from_json(v3).pools or ()) == \
+        set(v3["pools"])

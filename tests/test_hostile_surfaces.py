@@ -381,7 +381,7 @@ def test_the_generated_cel_and_the_python_rule_agree_on_generated_pods(taints, r
 
 # --- Names and settings that flow into PromQL, the dashboard and the docs ----------------------
 
-from components.observability import exporter_pools, platform_alert_rules, watched_pool  # noqa: E402
+from components.observability import exporter_pools, platform_alert_rules  # noqa: E402
 from components.platform_settings import parse_settings  # noqa: E402
 from components.pools import platform_pools  # noqa: E402
 from observability.dashboard import grafana_dashboard  # noqa: E402
@@ -430,7 +430,7 @@ def test_every_valid_pool_name_and_namespace_stays_inside_its_promql_string(name
     except SettingsError:
         assume(False)  # a name the settings refuse for another reason (reserved words)
     expressions = [rule.expr for rule in platform_alert_rules(platform)]
-    board = grafana_dashboard([watched_pool(pool) for pool in exporter_pools(platform_pools(platform))],
+    board = grafana_dashboard(list(exporter_pools(platform_pools(platform))),
                               platform.observability.alerts)
     queries = _dashboard_queries(board)
     expressions += queries

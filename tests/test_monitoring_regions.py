@@ -16,7 +16,6 @@ from components.observability import (
     GpuObservabilityArgs,
     private_link_endpoint_name,
     same_region,
-    watched_pool,
 )
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
@@ -46,7 +45,7 @@ def run(observability: dict, private: bool = False, workspace_region: str | None
     answer = {"location": workspace_region} if workspace_region else {}
     result = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         settings.observability, settings.cluster, "rg", "cluster-id",
-        [watched_pool(p) for p in platform_pools(settings).exported], "gpu-resources",
+        list(platform_pools(settings).exported), "gpu-resources",
         ["nvidia-device-plugin-daemonset"])), "unit", mocks=PlatformMocks(extra_calls={INVOKE: lambda _a: answer}))
     assert expect_error or result.error is None, result.error
     return result

@@ -159,3 +159,15 @@ def test_the_pack_reads_the_programs_pools_as_the_settings_read_them(stack):
         scaling, other_scaling = view.scaling(), other.scaling()
         assert (scaling.bounded, scaling.min_count, scaling.max_count) == \
             (other_scaling.bounded, other_scaling.min_count, other_scaling.max_count), name
+
+
+@pytest.mark.slow
+def test_the_program_refuses_a_prod_variant_that_loses_its_gpu_taint_before_registering_anything(tmp_path):
+    text = (ROOT / "Pulumi.prod.yaml").read_text()
+    anchor = "    - name: t4spot\n"
+    stack_file = tmp_path / "Pulumi.prod.yaml"
+    stack_file.write_text(text.replace(anchor, f'{anchor}      nodeTaints: ["team=batch:NoSchedule"]\n'))
+    run = run_stack("prod", stack_file)
+    assert run.error is not None and run.resources == []
+    assert "gpu-aks:gpuPools[t4spot].nodeTaints: the GPU pool carries no NoSchedule GPU taint" in str(run.error)
+    assert "nothing was created" in str(run.error)

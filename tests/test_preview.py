@@ -258,11 +258,3 @@ def test_the_command_prints_everything_and_its_status_without_the_interpreters_t
         failed = subprocess.run([sys.executable, "-m", "tools.preview", "nosuchstack"], cwd=ROOT, stdout=out,
                                 stderr=subprocess.PIPE, text=True, check=False)
     assert failed.returncode == 2 and "unknown stack 'nosuchstack'" in failed.stderr
-
-
-def test_importing_the_preview_leaves_the_collector_on():
-    """Run as the command, tools/preview.py turns the cyclic collector off before its imports; a
-    process that only imports it (the tests, another tool) keeps its collector."""
-    result = subprocess.run([sys.executable, "-c", "import gc, tools.preview; print(gc.isenabled())"], cwd=ROOT,
-                            capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "True"

@@ -169,7 +169,7 @@ def test_kubeconfig_is_secret_and_logs_in_without_a_browser(dev_run, prod_run):
 
 def test_outputs_contract(prod_run):
     outputs = prod_run.stack_outputs
-    assert outputs["contractVersion"] == 2
+    assert outputs["contractVersion"] == 3
     assert outputs["clusterName"] == "gpu-aks-prod" and outputs["resourceGroupName"] == "rg-gpu-aks-prod"
     assert outputs["oidcIssuerUrl"].startswith("https://")
     mig = outputs["gpuPools"]["a100mig"]

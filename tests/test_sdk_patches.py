@@ -40,7 +40,6 @@ def test_the_pinned_sdk_has_the_shape_every_patch_checks():
     assert sdk_patches.scope_requests(fake) is True
     assert sdk_patches.reuse_request_conversions(fake) is True
     assert sdk_patches.track_secrets(fake) is True
-    assert sdk_patches.build_reports_in_place(fake) is True
 
 
 def test_scope_requests_runs_each_call_in_its_own_scope_and_configure_starts_an_operation():
@@ -53,32 +52,6 @@ def test_scope_requests_runs_each_call_in_its_own_scope_and_configure_starts_an_
     assert first is not None and second is not None and first is not second
     assert current_scope() is None, "nothing outlives the call"
     assert servicer.Configure(None, None) == "configured" and operations == [1]
-
-
-def test_a_call_runs_with_the_collector_paused_and_leaves_it_as_it_was():
-    import gc
-
-    seen: list[bool] = []
-
-    class Recording(FakeServicer):
-        def Analyze(self, request: Any, context: Any) -> Any:
-            seen.append(gc.isenabled())
-            raise RuntimeError("the rules failed")
-
-    fake = types.SimpleNamespace(_PolicyAnalyzerServicer=Recording)
-    assert sdk_patches.scope_requests(fake)
-    was = gc.isenabled()
-    try:
-        gc.enable()
-        with pytest.raises(RuntimeError):
-            fake._PolicyAnalyzerServicer().Analyze(None, None)
-        assert seen == [False] and gc.isenabled(), "resumed after the call, even one that raised"
-        gc.disable()
-        with pytest.raises(RuntimeError):
-            fake._PolicyAnalyzerServicer().Analyze(None, None)
-        assert not gc.isenabled(), "a collector that was off stays off"
-    finally:
-        (gc.enable if was else gc.disable)()
 
 
 def test_scope_requests_leaves_another_shape_alone():
@@ -209,62 +182,3 @@ def test_a_late_look_judges_with_the_config_the_early_verdict_used(monkeypatch):
     operation.judged_early("urn:pod", pack.EarlyVerdict(frozenset({("Namespace", "", "ml")}), frozenset(), config))
     monkeypatch.setattr(pack, "OPERATION", operation)
     assert pack._registered_late(types.SimpleNamespace(urn="urn:pod"), pods, context) == []
-
-
-def _violations(servicer: Any) -> bytes:
-    """The response a servicer's report functions build for a few violations of two policies."""
-    from pulumi.runtime.proto import analyzer_pb2
-
-    response = analyzer_pb2.AnalyzeResponse()
-    mandatory = servicer._create_report_violation(response, "p1", "the first policy", sdk.EnforcementLevel.MANDATORY)
-    mandatory("a message", None)
-    mandatory("", "urn:pulumi:s::p::t::blamed")
-    advisory = servicer._create_report_violation(response, "p2", "the second", sdk.EnforcementLevel.ADVISORY,
-                                                 sdk.Severity.HIGH)
-    advisory("multi\nline [secret]", None)
-    return response.SerializeToString(deterministic=True)
-
-
-def _servicer(cls: Any) -> Any:
-    noop = sdk.ResourceValidationPolicy(name="p1", description="d", validate=lambda args, report: None)
-    return cls("gpu-aks-policies", "0.4.0", [noop], sdk.EnforcementLevel.MANDATORY)
-
-
-def test_reports_built_in_place_are_the_diagnostics_the_sdk_builds_byte_for_byte():
-    fake = _pinned_sdk_copy()
-    expected = _violations(_servicer(fake._PolicyAnalyzerServicer))
-    assert sdk_patches.build_reports_in_place(fake) is True
-    assert sdk_patches.build_reports_in_place(fake) is True, "twice is harmless"
-    assert _violations(_servicer(fake._PolicyAnalyzerServicer)) == expected
-    with pytest.raises(TypeError, match="message to be a string"):
-        _servicer(fake._PolicyAnalyzerServicer)._create_report_violation(
-            sdk.proto.AnalyzeResponse(), "p", "d", sdk.EnforcementLevel.MANDATORY)(42)
-
-
-def test_reports_fall_back_to_the_sdk_when_the_servicer_keeps_its_name_elsewhere():
-    calls: list[tuple[str, str]] = []
-
-    class Renamed(sdk._PolicyAnalyzerServicer):  # an SDK whose servicer keeps the pack's name elsewhere
-        def _create_report_violation(self, response: Any, policy_name: str, *args: Any) -> Any:
-            return lambda message, urn=None: calls.append((policy_name, message))
-
-    fake = types.SimpleNamespace(_PolicyAnalyzerServicer=Renamed)
-    assert sdk_patches.build_reports_in_place(fake) is True
-    servicer = _servicer(Renamed)
-    del servicer.__dict__[sdk_patches._PACK_NAME_ATTRIBUTE]
-    response = sdk.proto.AnalyzeResponse()
-    report = servicer._create_report_violation(response, "p1", "d", sdk.EnforcementLevel.MANDATORY)
-    report("first")
-    report("second")
-    assert calls == [("p1", "first"), ("p1", "second")], "the SDK's own report served each violation"
-    assert not response.diagnostics
-
-
-def test_build_reports_in_place_leaves_another_shape_alone():
-    class Other:
-        def _create_report_violation(self, *args: Any) -> Any:
-            return None
-
-    fake = types.SimpleNamespace(_PolicyAnalyzerServicer=Other)
-    assert sdk_patches.build_reports_in_place(fake) is False
-    assert Other._create_report_violation is not None and not sdk_patches._patched(Other._create_report_violation)

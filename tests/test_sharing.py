@@ -46,7 +46,6 @@ from components.manifests import (
     sharing_config,
     sharing_config_map,
 )
-from components.observability import watched_pool
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.settings import SettingsError
@@ -397,7 +396,7 @@ def test_the_exporter_of_a_shared_pool_attributes_every_pod_sharing_a_gpu():
 
 
 def test_the_dashboard_shows_slices_per_gpu_and_counts_each_shared_gpu_once():
-    board = grafana_dashboard([watched_pool(pool) for pool in facts(T4, shared(T4X4, "mps", 4))])
+    board = grafana_dashboard(facts(T4, shared(T4X4, "mps", 4)))
     rows = [panel["title"] for panel in board["panels"] if panel["type"] == "row"]
     assert rows[1:] == ["Pool t4 (Standard_NC4as_T4_v3, T4)", "Pool t4x4 (Standard_NC64as_T4_v3, T4, 4 slices per GPU by MPS)"]
     by_title = {panel["title"]: panel for panel in board["panels"]}

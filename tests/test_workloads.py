@@ -368,71 +368,43 @@ def test_a_new_controller_registers_its_adapter_and_its_context_in_one_place():
         del context.COLLECTORS[("example.dev", "GpuProfile")]
 
 
-#: Run in a fresh interpreter: imports each adapter module in turn and prints, per module, the API
-#: groups it registered kinds or collectors for (DOCUMENTS for document adapters and collectors),
-#: and every (group, kind) registered twice.
+#: Run in a fresh interpreter: imports each adapter module in turn and prints every (group, kind)
+#: registered twice, and whether every module that registers is one `load_all` imports.
 _WHAT_EACH_MODULE_REGISTERS = """
 import importlib, json, pkgutil
 import gpu_aks_policies.workloads as package
 from gpu_aks_policies.workloads import context, loading, registry
 
 def registered():
-    return ({(group, kind, id(adapter)) for (group, kind), adapter in registry.ADAPTERS.items()},
-            {(group, kind, id(collector)) for (group, kind), collectors in context.COLLECTORS.items()
-             for collector in collectors},
-            {id(r) for r in registry.DOCUMENT_ADAPTERS} | {id(c) for c in context.DOCUMENT_COLLECTORS})
+    return (len(registry.ADAPTERS), len(registry.REGISTRATIONS), sum(map(len, context.COLLECTORS.values())),
+            len(context.DOCUMENT_COLLECTORS))
 
-def groups(before, after):
-    found = {group for group, _, _ in (after[0] - before[0]) | (after[1] - before[1])}
-    return sorted(found | ({loading.DOCUMENTS} if after[2] - before[2] else set()))
-
-# What registered while the package itself was imported (dra's collectors) is told by the module of
-# each collector's function; the package registers no adapter itself.
-assert not registry.ADAPTERS and not registry.REGISTRATIONS
-served = {}
-for (group, kind), collectors in context.COLLECTORS.items():
-    for collector in collectors:
-        served.setdefault(collector.collect.__module__.rsplit(".", 1)[1], set()).add(group)
-served = {module: sorted(groups) for module, groups in served.items()}
+registering = []
 for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
     before = registered()
     importlib.import_module(f"gpu_aks_policies.workloads.{info.name}")
-    found = groups(before, registered())
-    if found:
-        served[info.name] = sorted(set(served.get(info.name, [])) | set(found))
+    if registered() != before:
+        registering.append(info.name)
 kinds = [(r.group, kind) for r in registry.REGISTRATIONS for kind in r.kinds]
-print(json.dumps({"served": served, "twice": sorted({key for key in kinds if kinds.count(key) > 1})}))
+print(json.dumps({"registering": registering, "machinery": sorted(loading.MACHINERY),
+                  "twice": sorted({key for key in kinds if kinds.count(key) > 1})}))
 """
 
 
-def test_each_adapter_module_is_loaded_for_exactly_the_groups_it_registers():
-    """Adapter modules load lazily, by API group (`loading.MODULE_GROUPS`, issue 30): a module missing
-    from the table, or registering a group its line does not name, would silently go unread."""
+def test_every_module_that_registers_is_loaded_and_no_kind_twice():
+    """`load_all` imports every module of the package but the machinery: a module that registers is
+    never left unread (the 0.4.0 table, `MODULE_GROUPS`, had to name each), and no kind is registered
+    by two modules (the order they load in changes nothing)."""
     import json
     import subprocess
     import sys
 
-    from gpu_aks_policies.workloads.loading import MODULE_GROUPS
-
     result = subprocess.run([sys.executable, "-c", _WHAT_EACH_MODULE_REGISTERS], capture_output=True, text=True,
                             check=True)
     report = json.loads(result.stdout)
-    assert report["served"] == {module: sorted(groups) for module, groups in MODULE_GROUPS.items()}
+    assert not set(report["registering"]) & set(report["machinery"]), report
+    assert {"core", "kserve", "argo", "kfp"} <= set(report["registering"])
     assert report["twice"] == [], "a kind two modules register would depend on which loaded first"
-
-
-def test_a_check_of_core_kinds_loads_no_other_adapter():
-    """A Deployment loads `core`, the adapter of its group, and never KServe's or Argo's."""
-    import subprocess
-    import sys
-
-    script = ("import sys\nfrom gpu_aks_policies.workloads import context_of, pod_specs_of\n"
-              "pod = {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'd'}, 'spec': {'template': "
-              "{'spec': {'containers': [{'name': 'c'}]}}}}\n"
-              "assert pod_specs_of(pod, context_of([pod]))\n"
-              "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('gpu_aks_policies.workloads.')))")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == str(["context", "core", "dra", "loading", "mentions", "registry", "shapes"])
 
 
 def test_context_tables_can_be_seeded():

@@ -27,7 +27,7 @@ import yaml
 from gpu_aks_policies.documents import safe_text
 from gpu_aks_policies.terminal import escape_line
 
-from components.observability import exporter_pools, platform_alert_rules, watched_pool
+from components.observability import exporter_pools, platform_alert_rules
 from components.platform_settings import PlatformSettings
 from components.pools import platform_pools
 from components.settings import SettingsError
@@ -66,7 +66,7 @@ def recording_rules_text(settings: PlatformSettings) -> str:
 def generated_files(settings: PlatformSettings) -> dict[str, str]:
     return {RULES_FILE: rules_text(settings),
             RECORDING_FILE: recording_rules_text(settings),
-            DASHBOARD_FILE: dashboard_json([watched_pool(pool) for pool in exporter_pools(platform_pools(settings))],
+            DASHBOARD_FILE: dashboard_json(exporter_pools(platform_pools(settings)),
                                            settings.observability.alerts)}
 
 

@@ -28,15 +28,6 @@ refuses against `--previous-outputs`).
 
 from __future__ import annotations
 
-import gc
-
-if __name__ == "__main__":
-    # Run as the command, this process ends when `main` returns (`run_cli`: no teardown, no last
-    # collection), and the modules it loads next (the Pulumi SDK, the providers' classes) only add
-    # to the heap: a cyclic collection while they load rescans it for nothing (0.15 s of the 0.7 s
-    # the SDK's imports take). Imported (by the tests), the module leaves the collector alone.
-    gc.disable()
-
 import argparse
 import json
 import sys

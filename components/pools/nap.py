@@ -139,7 +139,7 @@ class NapGpuPoolSettings:
     @property
     def device_plugin(self) -> bool:
         """Whether gpu-aks's device plugin serves the NodePool's nodes (NAP installs no plugin)."""
-        return self.plugin is not None and self.name in self.plugin.pools
+        return self.plugin is not None and self.plugin.serves(self.name)
 
     def nodes_at_most(self, sku: GpuSku) -> int:
         """The most nodes of one size the NodePool's `limits` admit (Karpenter launches no node that would

@@ -34,6 +34,10 @@ class DevicePluginSettings:
     #: `device_plugin` reads it.
     pools: tuple[str, ...] = ()
 
+    def serves(self, pool_name: str) -> bool:
+        """Whether gpu-aks's own device-plugin DaemonSet serves the pool of this name (any kind's)."""
+        return pool_name in self.pools
+
 
 def _gpu_pools(reader: Reader) -> dict[str, ParsedPool]:
     """The GPU pools of every kind parsed so far, by name."""

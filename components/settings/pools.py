@@ -129,7 +129,7 @@ class GpuAgentPoolSettings(UserAgentPoolSettings):
     @property
     def device_plugin(self) -> bool:
         """Whether gpu-aks's own device-plugin DaemonSet serves this pool."""
-        return self.plugin is not None and self.name in self.plugin.pools
+        return self.plugin is not None and self.plugin.serves(self.name)
 
     @property
     def mig_strategy(self) -> str:

@@ -19,19 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..catalog import GpuSku, vcpus_in_size_name
-from ..contract import CapacityType, PoolSharing
+from ..contract import CapacityType, DevicePluginOwner, OfferEntry, PoolBackend, PoolEntry, PoolRole, PoolSharing
 
-#: The resource a pool is written as: an AKS AgentPool (fixed size or cluster-autoscaled), or a NAP /
-#: Karpenter `karpenter.sh/v1` NodePool. Contract v2 calls it the pool's `kind`.
-PoolBackend = Literal["agentPool", "nodePool"]
-#: Each backend as messages name it (a recorded pool that moved to another backend, ...).
+__all__ = ["BACKEND_NAMES", "CapacityNeed", "CapacityType", "DevicePluginOwner", "Offer", "Pool", "PoolBackend",
+           "PoolRole", "PoolSharing"]
+
+#: Each backend (the resource a pool is written as; contract v2 calls it the pool's `kind`) as
+#: messages name it (a recorded pool that moved to another backend, ...).
 BACKEND_NAMES: dict[str, str] = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
-#: What the pool is for: the inline system pool, a CPU user pool, a GPU pool.
-PoolRole = Literal["system", "cpu", "gpu"]
-DevicePluginOwner = Literal["gpu-aks", "external"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +70,14 @@ class Offer:
     @property
     def mig(self) -> bool:
         return self.gpu_instance_profile is not None
+
+    def to_entry(self) -> OfferEntry:
+        """The offer as contract version 3 writes it."""
+        sku = self.sku
+        return OfferEntry(vm_size=self.vm_size, capacity_types=self.capacity_types,
+                          gpu_model=sku.model if sku else None, gpu_memory_gib=sku.gpu_memory_gib if sku else None,
+                          gpus_per_vm=sku.gpus if sku else None, resource=self.resource or None, per_node=self.per_node,
+                          gpu_instance_profile=self.gpu_instance_profile, mig_partition=self.mig_partition)
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,14 @@ class Pool:
         """Some node of the pool is MIG-partitioned: NVIDIA's plugin needs SYS_ADMIN there, and DCGM
         reports engine activity instead of GPU_UTIL."""
         return any(offer.mig for offer in self.offers)
+
+    def to_entry(self) -> PoolEntry:
+        """The pool as contract version 3 writes it (`pools.<name>`): the model serialized."""
+        return PoolEntry(name=self.name, key=self.key, role=self.role, backend=self.backend, azure_name=self.azure_name,
+                         offers=tuple(offer.to_entry() for offer in self.offers), min_count=self.min_count,
+                         max_count=self.max_count, spot=self.spot, zones=tuple(self.zones), taints=tuple(self.taints),
+                         labels=dict(self.labels), sharing=self.sharing, device_plugin=self.device_plugin,
+                         exporter=self.exporter)
 
     def nodes_at_most(self, offer: Offer) -> int:
         """The most nodes of one offer: its capacity need's (a NodePool's limits admit fewer big nodes),

@@ -1,8 +1,8 @@
 """Workload adapters: one small module per controller family turns its objects into the pod specs
-the controller will create. Adding a controller is one module here, one line in `loading.py` and
-its tests: the module registers its kinds (`registry.register`) and the context it needs from other
-objects (`context.collects`), and `loading.MODULE_GROUPS` names the API groups it serves, so it is
-imported the first time an object of one of them is read. A Kubernetes kind nobody registered falls
+the controller will create. Adding a controller is one module here and its tests: the module
+registers its kinds (`registry.register`) and the context it needs from other objects
+(`context.collects`); `loading.load_all` imports every module of the package the first time an
+adapter is asked for. A Kubernetes kind nobody registered falls
 back to the generic `containers` search; a document that is not a Kubernetes object gets no pod
 specs unless a document adapter recognises it."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..podspecs import api_group, as_mapping, as_str, is_mapping, object_namespace
-from .loading import DOCUMENTS, load_group
+from .loading import load_all
 
 DEFAULT_NAMESPACE = "default"
 
@@ -87,13 +87,11 @@ def collectors_of(obj: Any) -> Sequence[Collector]:
     it is sent, and most have none: they take no lock (`Operation.remember`)."""
     if not is_mapping(obj):
         return ()
+    load_all()
     if not is_kubernetes_object(obj):
-        load_group(DOCUMENTS)
         return [collector for collector in DOCUMENT_COLLECTORS
                 if collector.recognize is not None and collector.recognize(obj)]
-    group = api_group(obj)
-    load_group(group)
-    return COLLECTORS.get((group, obj["kind"]), ())
+    return COLLECTORS.get((api_group(obj), obj["kind"]), ())
 
 
 class Context:

@@ -19,7 +19,6 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..podspecs import PodSpec, as_list, as_mapping, as_str
-from ..records import record
 from .context import Context, collects, namespace_of, scoped_name
 
 #: Tables of the objects checked together: (namespace, name) -> the claim's device requests.
@@ -59,7 +58,7 @@ def _claim_template(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashabl
     yield scoped_name(obj, name), device_requests(as_mapping(as_mapping(obj.get("spec")).get("spec")))
 
 
-@record
+@dataclass(frozen=True)
 class Claims:
     #: "claim 'gpu' (ResourceClaimTemplate 'single-gpu': gpu.nvidia.com)" for each GPU claim.
     gpu: tuple[str, ...]

@@ -1,69 +1,32 @@
-"""Which adapter module serves which API group, as data, so that each module is imported only when an
-object it reads is seen.
+"""Every adapter module of this package, imported the first time an adapter or a collector is asked
+for: a new adapter is one module here, found without being named anywhere (as the pool backends of
+`gpu_aks_policies.pools` are).
 
-Importing every adapter module at start-up was a tenth of the checker's start-up, paid again by each
-run over a folder of Pods and Deployments, which need only `core`. So `registry.adapter_for` and
-`Context.add` call `load_group` with the API group of each object before they look it up: the
-first object of a group imports the modules listed for it here, and the rest cost a set lookup.
-Documents that are not Kubernetes objects (no `kind`) load the modules listed under `DOCUMENTS`.
-
-A test holds `MODULE_GROUPS` against what each module really registers (`register`,
-`register_shape`, `collects`, `register_document`, `collects_documents`), so a module that is not
-listed, or that registers a group its line does not name, fails the tests rather than going
-unread. No kind is registered by two modules, so the order modules load in changes nothing.
+0.4.0 imported each module only when an object of an API group it serves was seen, from a table
+every new adapter had to edit (`MODULE_GROUPS`). Importing all of them costs about 15 ms once per
+process (measured on the 2-core CI machine: `python -c` importing `gpu_aks_policies.check`, then
+`load_all`), which the checker's benchmark does not see against its floor; the table is gone.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import pkgutil
 
-#: The pseudo-group of documents that are not Kubernetes objects (a compiled Kubeflow pipeline).
-DOCUMENTS = "<documents>"
+#: Modules of this package that are machinery, not adapters (the registry, the context, the shape
+#: reader, the loader, the GPU-mention search).
+MACHINERY = frozenset({"context", "loading", "mentions", "registry", "shapes"})
 
-#: Adapter module -> the API groups ("" is the core group) it registers kinds or collectors for.
-MODULE_GROUPS: Mapping[str, tuple[str, ...]] = {
-    "argo": ("argoproj.io",),
-    "bentoml": ("serving.yatai.ai",),
-    "core": ("", "apps", "batch"),
-    "dra": ("resource.k8s.io",),
-    "dynamo": ("nvidia.com",),
-    "inert": ("", "karpenter.azure.com", "karpenter.sh", "kueue.x-k8s.io", "resource.k8s.io",
-              "scheduling.volcano.sh"),
-    "kaito": ("kaito.sh",),
-    "kfp": ("pipelines.kubeflow.org", DOCUMENTS),
-    "kserve": ("serving.kserve.io",),
-    "kubevirt": ("instancetype.kubevirt.io", "kubevirt.io", "pool.kubevirt.io"),
-    "nim": ("apps.nvidia.com",),
-    "notebooks": ("kubeflow.org",),
-    "runai": ("run.ai",),
-    "slinky": ("slinky.slurm.net",),
-    "spark": ("sparkoperator.k8s.io",),
-    "tekton": ("tekton.dev",),
-    "trainer": ("trainer.kubeflow.org",),
-    "vllm": ("production-stack.vllm.ai",),
-}
-
-_MODULES_OF: dict[str, list[str]] = {}
-for _module, _groups in sorted(MODULE_GROUPS.items()):
-    for _group in _groups:
-        _MODULES_OF.setdefault(_group, []).append(_module)
-
-#: Groups whose modules are imported. A group no module serves is added the first time too.
-_LOADED: set[str] = set()
-
-
-def load_group(group: str) -> None:
-    """Import the modules that register kinds or collectors of `group` (once; cheap after that).
-    Safe from several threads (the pack's): a module another thread is importing is waited for."""
-    if group in _LOADED:
-        return
-    for module in _MODULES_OF.get(group, ()):
-        importlib.import_module(f"{__package__}.{module}")
-    _LOADED.add(group)
+_LOADED: list[bool] = []
 
 
 def load_all() -> None:
-    """Import every adapter module: for what reads the whole registry (the reference page, tests)."""
-    for group in _MODULES_OF:
-        load_group(group)
+    """Import every adapter module of the package (once; a list check after that). Safe from several
+    threads (the pack's): importlib waits for a module another thread is importing."""
+    if _LOADED:
+        return
+    package = importlib.import_module(__package__ or "gpu_aks_policies.workloads")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+        if info.name not in MACHINERY:
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    _LOADED.append(True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..podspecs import PodSpec, api_group, find_pod_specs, is_mapping, object_identity, object_namespace
 from .context import Context, Recognize, is_kubernetes_object
-from .loading import DOCUMENTS, load_all, load_group
+from .loading import load_all
 from .mentions import gpu_mention
 from .shapes import WorkloadShape, declared_shape, pods_of_shape, shapes_markdown
 
@@ -78,12 +78,10 @@ def register_shape(shape: WorkloadShape, *more_kinds: str, gpus: str, toleration
 def adapter_for(obj: Any) -> Adapter | None:
     if not is_mapping(obj):
         return None
+    load_all()
     if not is_kubernetes_object(obj):
-        load_group(DOCUMENTS)
         return next((r.adapter for r in DOCUMENT_ADAPTERS if r.recognize is not None and r.recognize(obj)), None)
-    group = api_group(obj)
-    load_group(group)
-    return ADAPTERS.get((group, obj["kind"]))
+    return ADAPTERS.get((api_group(obj), obj["kind"]))
 
 
 def pod_specs_of(obj: Any, context: Context | None = None, shapes: Sequence[WorkloadShape] = ()) -> list[PodSpec]:
@@ -152,10 +150,10 @@ rule `gpu-workloads-are-analyzable`.
 _RECIPE = """
 ## Adding a controller adapter
 
-Adding a controller is one new module in `policies/workloads/`, one line in `loading.py` naming the
-API groups it serves, and its tests. Nothing else is edited: the module is imported the first time an
-object of one of its groups is read (a test fails while its line is missing or wrong), and this
-page is generated from the registrations.
+Adding a controller is one new module in `policies/workloads/` and its tests (a sample in
+`tests/manifests/workloads/` with its rows in `tests/test_workloads.py`). Nothing else is edited:
+every module of the package is imported the first time an adapter is asked for
+(`loading.load_all`), and this page is generated from the registrations.
 
 1. **Read the controller's source.** Find where it builds the pod: which fields become containers
    (and their names), which become resource limits and requests (and under which resource name),
