@@ -28,7 +28,15 @@ from .catalog import (
     sharing_name,
     sharing_phrase,
 )
-from .contract import CapacityType, ContractError, GpuOfferEntry, GpuPoolEntry, PlatformContract, PoolSharing
+from .contract import (
+    CapacityType,
+    ContractError,
+    GpuOfferEntry,
+    GpuPoolEntry,
+    PlatformContract,
+    PoolSharing,
+    spot_first,
+)
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
@@ -641,7 +649,8 @@ _CAPACITY_WORDS = {"spot": "Spot", "onDemand": "on-demand"}
 def node_choice(offers: Sequence[GpuOfferEntry]) -> str:
     """What a node of a pool may be, when it may be more than one thing: "one of H100 x1, A100 x1,
     Spot or on-demand" (empty for a pool of one size and one capacity type)."""
-    capacities = list(dict.fromkeys(capacity for offer in offers for capacity in offer.capacity_types))
+    # Karpenter tries Spot first whatever order a contract lists them in.
+    capacities = list(spot_first(capacity for offer in offers for capacity in offer.capacity_types))
     if len(offers) < 2 and len(capacities) < 2:
         return ""
     kinds = []

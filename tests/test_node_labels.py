@@ -359,3 +359,11 @@ def test_the_platform_builds_each_pool_s_kinds_of_node_once():
     platform = platform_from_outputs(NAP)
     assert platform.node_kinds("h100") is platform.node_kinds("h100")
     assert len(platform.node_kinds("h100")) == 4 and len(platform.node_kinds("a100")) == 1
+
+
+def test_the_node_choice_says_spot_first_whatever_order_the_contract_lists():
+    from gpu_aks_policies.contract import GpuOfferEntry
+    from gpu_aks_policies.fit import node_choice
+    offers = (GpuOfferEntry(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
+                            resource="nvidia.com/gpu", per_node=1, capacity_types=("onDemand", "spot")),)
+    assert node_choice(offers) == "H100 x1, Spot or on-demand"

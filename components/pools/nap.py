@@ -524,8 +524,10 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
          source=f"{_NODE_CLASS} spec.vnetSubnetID"),
     # The same section as gpuPools[].sharing: gpu-aks's device plugin serves a shared NodePool with a
     # DaemonSet of its own, pinned by the pool label every node of the NodePool carries and reading the
-    # pool's NVIDIA config file (NVIDIA/k8s-device-plugin v0.20.0 `cmd/nvidia-device-plugin/main.go`,
-    # `--config-file`/`CONFIG_FILE`; `api/config/v1`), so nothing about it is kind-specific.
+    # pool's NVIDIA config file (NVIDIA/k8s-device-plugin v0.20.0, commit 1b826ac,
+    # `cmd/nvidia-device-plugin/main.go`: `--config-file`, env `CONFIG_FILE`; `api/config/v1`), so
+    # nothing about it is kind-specific. (The alternative, one plugin choosing its config by the node label
+    # `nvidia.com/device-plugin.config`, needs the chart's config-manager sidecar, which gpu-aks does not run.)
     SHARING,
 ), build=_settings)
 
