@@ -73,7 +73,8 @@ def pool_entry(pool: Mapping[str, Any]) -> dict[str, Any]:
                "migPartition": offer["migPartition"]} for offer in pool["offers"]]
     return {"name": pool["name"], "key": f"gpuPools[{pool['name']}]", "role": "gpu", "backend": pool["kind"],
             "azureName": pool["azureName"], "offers": offers, "minCount": pool["minCount"],
-            "maxCount": pool["maxCount"], "spot": pool["spot"], "zones": [], "taints": pool["taints"],
+            "maxCount": pool["maxCount"], "spot": pool["spot"], "capacityTypes": list(pool["capacityTypes"]),
+            "zones": [], "taints": pool["taints"],
             "labels": pool["labels"], "sharing": pool["sharing"], "devicePlugin": pool["devicePlugin"],
             "exporter": pool["dcgmExporter"] == "gpu-aks"}
 

@@ -188,6 +188,8 @@ class PoolContract(TypedDict):
     """Most nodes the autoscaler adds."""
     spot: bool
     """Spot VMs (AKS adds the Spot label and taint)."""
+    capacityTypes: list[str]
+    """How the pool's nodes may be bought, over its offers, Spot first as Karpenter tries them; `spot` is true only when every node is a Spot VM. Derived from the offers when absent."""
     zones: list[str]
     """The availability zones of the pool's nodes; [] for any."""
     taints: list[str]

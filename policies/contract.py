@@ -487,6 +487,10 @@ class PoolEntry(_Written):
     min_count: int | None = _pool_field("minCount")
     max_count: int | None = _pool_field("maxCount")
     spot: bool = _pool_field("spot")
+    capacity_types: tuple[CapacityType, ...] = _field(
+        "capacityTypes", _CAPACITY_TYPES, "How the pool's nodes may be bought, over its offers, Spot first as Karpenter "
+        "tries them; `spot` is true only when every node is a Spot VM. Derived from the offers when absent.",
+        ("onDemand",))
     zones: tuple[str, ...] = _field("zones", ZONES, "The availability zones of the pool's nodes; [] for any.", ())
     taints: tuple[str, ...] = _pool_field("taints")
     labels: dict[str, str] = _pool_field("labels")
@@ -572,7 +576,7 @@ def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, pro
         values = _read(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
         if cls is GpuPoolEntry and "offers" not in pool:
             values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
-        if cls is GpuPoolEntry and "capacityTypes" not in pool and values.get("offers"):
+        if cls in (GpuPoolEntry, PoolEntry) and "capacityTypes" not in pool and values.get("offers"):
             values["capacity_types"] = spot_first(kind for offer in values["offers"] for kind in offer.capacity_types)
         read[str(name)] = cls(**values)
     return read

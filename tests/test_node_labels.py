@@ -238,6 +238,13 @@ def test_a_spot_first_nodepool_is_published_with_both_capacity_types_and_not_as_
     assert PlatformContract.from_json(PROD).gpu_pools["t4spot"].capacity_types == ("spot",), "derived when absent"
 
 
+def test_version_3_pools_say_the_same_capacity_types_and_spot_as_gpu_pools():
+    for name in ("system", "h100", "a100"):
+        assert NAP["pools"][name]["capacityTypes"] == (["spot", "onDemand"] if name == "h100" else ["onDemand"])
+        assert NAP["pools"][name]["spot"] is False
+    assert PlatformContract.from_json(NAP).contract_version == 3
+
+
 def test_the_contract_orders_capacity_types_spot_first_as_karpenter_tries_them():
     from gpu_aks_policies.contract import spot_first
     assert spot_first(["onDemand", "spot"]) == ("spot", "onDemand")

@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import GpuSku, vcpus_in_size_name
-from ..contract import CapacityType, DevicePluginOwner, OfferEntry, PoolBackend, PoolEntry, PoolRole, PoolSharing
+from ..contract import (
+    CapacityType,
+    DevicePluginOwner,
+    OfferEntry,
+    PoolBackend,
+    PoolEntry,
+    PoolRole,
+    PoolSharing,
+    spot_first,
+)
 
 __all__ = ["BACKEND_NAMES", "CapacityNeed", "CapacityType", "DevicePluginOwner", "Offer", "Pool", "PoolBackend",
            "PoolRole", "PoolSharing"]
@@ -182,9 +191,12 @@ class Pool:
 
     def to_entry(self) -> PoolEntry:
         """The pool as contract version 3 writes it (`pools.<name>`): the model serialized."""
+        # A NodePool that may fall back to on-demand is not a Spot pool (#38): `spot` is every node a Spot VM.
+        capacity = spot_first(kind for offer in self.offers for kind in offer.capacity_types)
         return PoolEntry(name=self.name, key=self.key, role=self.role, backend=self.backend, azure_name=self.azure_name,
                          offers=tuple(offer.to_entry() for offer in self.offers), min_count=self.min_count,
-                         max_count=self.max_count, spot=self.spot, zones=tuple(self.zones), taints=tuple(self.taints),
+                         max_count=self.max_count, spot=capacity == ("spot",), capacity_types=capacity,
+                         zones=tuple(self.zones), taints=tuple(self.taints),
                          labels=dict(self.labels), sharing=self.sharing, device_plugin=self.device_plugin,
                          exporter=self.exporter)
 
