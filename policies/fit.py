@@ -456,21 +456,24 @@ def _price_line(offer: GpuOfferEntry, amount: Fraction) -> str:
     if not rates:
         return ""
     words = {"spot": "on Spot", "onDemand": "on-demand"}
+    # The contract's text is input: one line each, whatever it holds.
+    currency = escape_line(price.currency)
+
     def rate(capacity: str, value: float) -> str:
         bound = "at most " if capacity == "spot" and price.spot is None else ""
-        return f"{bound}{_money(value)} {price.currency} an hour {words[capacity]}"
+        return f"{bound}{_money(value)} {currency} an hour {words[capacity]}"
 
     listed = " or ".join(rate(capacity, value) for capacity, value in rates)
     if price.spot is None and "spot" in offer.capacity_types:
         listed += " (no Spot price known: Spot never costs more than on-demand)"
-    line = f"its node ({offer.vm_size}) costs {listed}"
+    line = f"its node ({escape_line(offer.vm_size or 'of unknown size')}) costs {listed}"
     if amount > 0 and offer.per_node:
         part = amount / offer.per_node
         shares = " or ".join(rate(capacity, float(part) * value) for capacity, value in rates)
         line += (f"; the pod asks for {format_amount(amount)} of the node's {offer.per_node} {offer.resource}, so its "
                  f"part is {part.numerator}/{part.denominator} of that: {shares}"
                  if part < 1 else "; the pod takes the whole node")
-    return line + f" (list prices of {price.as_of}, before discounts; disks and egress not counted)"
+    return line + f" (list prices of {escape_line(price.as_of)}, before discounts; disks and egress not counted)"
 
 
 def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:

@@ -374,3 +374,13 @@ def test_the_node_choice_says_spot_first_whatever_order_the_contract_lists():
     offers = (GpuOfferEntry(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
                             resource="nvidia.com/gpu", per_node=1, capacity_types=("onDemand", "spot")),)
     assert node_choice(offers) == "H100 x1, Spot or on-demand"
+
+
+def test_a_hostile_price_text_in_the_contract_stays_on_its_line():
+    hostile = json.loads(json.dumps(PROD))
+    hostile["gpuPools"]["a100mig"]["offers"][0]["hourlyPrice"] = {
+        "onDemand": 1.0, "spot": None, "currency": "U\x1b[2JSD\n::error::x", "asOf": "2026\n::error::pwned\r"}
+    text = render(explain(_pod(), hostile))
+    [line] = [line for line in text.splitlines() if "its node" in line]
+    assert "\x1b" not in text and "\r" not in text and "pwned" in line and "::error" not in line.split("(")[0]
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
