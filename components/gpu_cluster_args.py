@@ -637,7 +637,7 @@ class GpuNodePool(TypedDict, total=False):
     name: Required[str]
     """The NodePool's name (its nodes carry `gpu-aks.io/pool: <name>`). Required."""
     gpus: NotRequired[list[str]]
-    """GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name the catalog does not know is allowed, with a warning. Default: []."""
+    """GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name no size carries is refused with the nearest ones, and one Karpenter's Azure provider gives but the catalog lacks is allowed with a warning. Default: []."""
     gpuCount: NotRequired[list[int]]
     """GPUs per node (`karpenter.azure.com/sku-gpu-count`); any count when absent. Default: []."""
     vmSizes: NotRequired[list[str]]

@@ -482,8 +482,9 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
                         "its limits.", (
     Key("name", "The NodePool's name (its nodes carry `gpu-aks.io/pool: <name>`).", "string", None, parse=_name,
         source=f"{_NODEPOOL} metadata.name", required=True),
-    Key("gpus", "GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name the "
-        "catalog does not know is allowed, with a warning.", "list of strings", [], parse=_gpu_names,
+    Key("gpus", "GPU names the NodePool may bring (`karpenter.azure.com/sku-gpu-name`, e.g. `H100`); a name no size "
+        "carries is refused with the nearest ones, and one Karpenter's Azure provider gives but the catalog lacks is "
+        "allowed with a warning.", "list of strings", [], parse=_gpu_names,
         source=f"{_NODEPOOL} requirements karpenter.azure.com/sku-gpu-name"),
     Key("gpuCount", "GPUs per node (`karpenter.azure.com/sku-gpu-count`); any count when absent.",
         "list of integers", [], parse=_gpu_counts, source=f"{_NODEPOOL} requirements karpenter.azure.com/sku-gpu-count"),
@@ -701,8 +702,11 @@ class NapPoolKind:
         return {}
 
     def reference_markdown(self) -> str:
-        return (f"GPU names a NodePool may ask for by name (the catalog's; others are allowed with a warning): "
-                f"{', '.join(f'`{name}`' for name in gpu_names())}.\n")
+        return (f"GPU names a NodePool may ask for by name (the catalog's): "
+                f"{', '.join(f'`{name}`' for name in gpu_names())}. Names Karpenter's Azure provider gives that the "
+                f"catalog lacks are allowed with a warning: "
+                f"{', '.join(f'`{name}`' for name in KARPENTER_GPU_NAMES if not skus_with_gpu(name))}; any other "
+                "name is refused (no size carries it, so the NodePool would never bring a node).\n")
 
 
 NAP = NapPoolKind()
