@@ -365,11 +365,27 @@ RETIRED_ACCELERATORS: Mapping[str, str] = {
 }
 
 
-def aks_node_labels(azure_name: str, labels: Mapping[str, str], spot: bool) -> dict[str, str]:
-    """The labels a GPU pool's nodes carry: the pool's `nodeLabels` plus those AKS always adds (the
-    agentpool labels carry the pool's Azure name)."""
-    node_labels = {**labels, AGENTPOOL_LABEL: azure_name, "agentpool": azure_name,
-                   "kubernetes.azure.com/accelerator": "nvidia"}
+#: Kubernetes' well-known node labels (k8s.io/api core/v1 `well_known_labels.go`), on every AKS node.
+OS_LABEL = "kubernetes.io/os"
+ARCH_LABEL = "kubernetes.io/arch"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+#: AKS's on every AgentPool node (MicrosoftDocs `articles/aks/reserved-labels-reference.md`).
+MODE_LABEL = "kubernetes.azure.com/mode"
+ROLE_LABEL = "kubernetes.azure.com/role"
+
+
+def aks_node_labels(azure_name: str, labels: Mapping[str, str], spot: bool, vm_size: str | None = None) -> dict[str, str]:
+    """The labels with a known value a GPU AgentPool's nodes carry: the pool's `nodeLabels` plus those
+    AKS always adds (the agentpool labels carry the pool's Azure name; a device plugin selecting
+    `kubernetes.io/os: linux`, as many manifests do, selects these nodes). `gpu_aks_policies.node_labels`
+    adds those whose value only the live node shows."""
+    sku = gpu_sku(vm_size) if vm_size else None
+    node_labels = {OS_LABEL: "linux", "beta.kubernetes.io/os": "linux", ARCH_LABEL: sku.arch if sku else "amd64",
+                   MODE_LABEL: "user", ROLE_LABEL: "agent", **labels, AGENTPOOL_LABEL: azure_name,
+                   "agentpool": azure_name, "kubernetes.azure.com/accelerator": "nvidia"}
+    node_labels["beta.kubernetes.io/arch"] = node_labels[ARCH_LABEL]
+    if vm_size:
+        node_labels[INSTANCE_TYPE_LABEL] = node_labels["beta.kubernetes.io/instance-type"] = vm_size
     if spot:
         node_labels[SPOT_LABEL] = "spot"
     return node_labels

@@ -36,13 +36,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, AGENTPOOL_LABEL, SPOT_LABEL, gpu_sku, vcpus_in_size_name
+from .catalog import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_LABEL_VALUE,
+    AGENTPOOL_LABEL,
+    ARCH_LABEL,
+    INSTANCE_TYPE_LABEL,
+    MODE_LABEL,
+    OS_LABEL,
+    ROLE_LABEL,
+    SPOT_LABEL,
+    gpu_sku,
+    vcpus_in_size_name,
+)
 from .contract import CapacityType, GpuOfferEntry, GpuPoolEntry
 
-# Kubernetes' well-known labels (k8s.io/api core/v1 well_known_labels.go).
-OS_LABEL = "kubernetes.io/os"
-ARCH_LABEL = "kubernetes.io/arch"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Kubernetes' well-known labels (k8s.io/api core/v1 well_known_labels.go); the first three in the catalog.
 REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -81,8 +90,6 @@ _AKS_ON_NAP_UNKNOWN = tuple(_AKS + name for name in (
     "sku-memory", "cluster", "mode", "scalesetpriority", "priority", "os-sku", "agentpool"))
 
 # AKS's on AgentPool nodes (reserved-labels-reference.md).
-MODE_LABEL = _AKS + "mode"
-ROLE_LABEL = _AKS + "role"
 _AKS_ON_AGENTPOOL_UNKNOWN = (*(_AKS + name for name in ("os-sku", "node-image-version", "cluster")),
                              # AKS's legacy unprefixed storage labels and the Azure Disk CSI driver's zone.
                              "storageprofile", "storagetier", "topology.disk.csi.azure.com/zone")

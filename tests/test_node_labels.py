@@ -384,3 +384,46 @@ def test_a_hostile_price_text_in_the_contract_stays_on_its_line():
     [line] = [line for line in text.splitlines() if "its node" in line]
     assert "\x1b" not in text and "\r" not in text and "pwned" in line and "::error" not in line.split("(")[0]
     assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+
+
+# --- The pack: a device plugin selecting labels every node carries ----------------------------------
+
+def _plugin(selector: dict[str, str]) -> Any:
+    from gpu_aks_policies.pool_rules import StackResource
+    return StackResource("urn:ds", "kubernetes:apps/v1:DaemonSet", {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {
+            "nodeSelector": selector, "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}]}}}})
+
+
+@pytest.mark.parametrize("selector, served", [
+    ({"kubernetes.io/os": "linux"}, True),
+    ({"node.kubernetes.io/instance-type": "Standard_NC4as_T4_v3"}, True),
+    ({"kubernetes.azure.com/mode": "user"}, True),
+    ({"kubernetes.io/os": "windows"}, False),
+])
+def test_the_pack_reads_a_device_plugin_s_selector_against_the_labels_aks_nodes_carry(selector, served):
+    """#38: NVIDIA-style manifests select `kubernetes.io/os: linux`; the mandatory device-plugin rule
+    refused them as selecting no node of the pool."""
+    from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
+    from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS
+    from gpu_aks_policies.rules import parse_rule_config
+
+    pool = StackResource("urn:pool", "azure-native:containerservice:AgentPool", {
+        "agentPoolName": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"],
+        "enableAutoScaling": True, "minCount": 0, "maxCount": 2, "nodeLabels": {"gpu-aks.io/pool": "t4"}})
+    findings = check_device_plugin_coverage([pool, _plugin(selector)],
+                                            parse_rule_config(None)[DEVICE_PLUGIN_TOLERATES_POOLS])
+    assert (findings == []) is served, [f.message for f in findings]
+
+
+def test_the_pack_reads_a_nodepool_s_nodes_as_linux():
+    from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
+    from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS
+    from gpu_aks_policies.rules import parse_rule_config
+
+    from tests.test_hostile_nap import NODEPOOL, _node_pool
+    pool = StackResource("urn:np", NODEPOOL, _node_pool(taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]))
+    assert check_device_plugin_coverage([pool, _plugin({"kubernetes.io/os": "linux"})],
+                                        parse_rule_config(None)[DEVICE_PLUGIN_TOLERATES_POOLS]) == []

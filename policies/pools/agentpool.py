@@ -96,7 +96,9 @@ class AgentPoolView(PoolView):
 
     def node_labels(self) -> dict[str, str]:
         labels = {k: str(v) for k, v in mapping_at(self.props.get("nodeLabels"), join(self.path, "nodeLabels")).items()}
-        return aks_node_labels(self.name, labels, self.props.get("scaleSetPriority") == "Spot")
+        size = self.props.get("vmSize")
+        return aks_node_labels(self.name, labels, self.props.get("scaleSetPriority") == "Spot",
+                               size if isinstance(size, str) else None)
 
     def mig(self) -> bool:
         return bool(self._at("gpuInstanceProfile"))

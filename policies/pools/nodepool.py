@@ -17,7 +17,14 @@ from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import AKS_MAX_NODES_PER_CLUSTER, GPU_SKUS, NODEPOOL_LIMIT_CEILINGS, gpu_sku, vcpus_in_size_name
+from ..catalog import (
+    AKS_MAX_NODES_PER_CLUSTER,
+    GPU_SKUS,
+    NODEPOOL_LIMIT_CEILINGS,
+    OS_LABEL,
+    gpu_sku,
+    vcpus_in_size_name,
+)
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, parse_taint
@@ -145,8 +152,10 @@ class NodePoolView(PoolView):
     def node_labels(self) -> dict[str, str]:
         labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
         written = {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
-        # Karpenter labels every node with its NodePool (kubernetes-sigs/karpenter pkg/apis/v1/labels.go).
-        return {**written, NODEPOOL_LABEL: self.name}
+        # Karpenter labels every node with its NodePool and OS (kubernetes-sigs/karpenter pkg/apis/v1/labels.go;
+        # the Azure provider's `computeRequirements` gives `kubernetes.io/os` one value, linux for every
+        # image family gpu-aks allows).
+        return {OS_LABEL: "linux", "beta.kubernetes.io/os": "linux", **written, NODEPOOL_LABEL: self.name}
 
     def mig(self) -> bool:
         return False
