@@ -435,6 +435,8 @@ def test_create_only_keys_are_declared_once_and_each_renames_the_pool():
 def test_which_pools_the_device_plugin_serves_is_stored_once():
     raw = copy.deepcopy(BASE)
     raw["gpuPools"].append({"name": "other", "vmSize": "Standard_NC4as_T4_v3"})
+    # A GPU pool the plugin leaves out runs another plugin (else the pack's device-plugin rule refuses it).
+    raw["gpuPools"][0]["gpuProfile"] = {"driver": "None"}
     raw["devicePlugin"] = {"pools": ["other"]}
     result = settings(raw)
     assert [pool.device_plugin for pool in result.gpu_pools] == [False, True]
