@@ -190,6 +190,29 @@ def test_the_settings_refuse_a_device_plugin_that_leaves_out_a_gpu_pool_that_nee
     assert len(warnings) == 2
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.integers(-3, 1003), st.floats(allow_nan=True, allow_infinity=True),
+                 st.sampled_from([2.0, -0.0, 1000.0, 1001.0, 2.5, 1e30, True])))
+def test_the_settings_and_the_pack_read_a_node_count_alike(count):
+    """One answer to "is this a node count AKS keeps to" (the review's pair: the settings' count check
+    and the pack's, each fixed on its own in c41f3dd): the settings refuse gpu-aks's own pool's
+    maxCount exactly when the pack reads the same count on an AgentPool as no bound, for the same reason."""
+    vm_size = "Standard_NC4as_T4_v3"
+    try:
+        _parse({"gpuPools": [{"name": "g", "vmSize": vm_size, "minCount": 0, "maxCount": count}]}, OFF)
+        refused = []
+    except SettingsError as error:
+        refused = [problem for problem in error.problems if problem.startswith("gpu-aks:gpuPools[g].maxCount: ")]
+    [view] = pools_of("azure-native:containerservice:AgentPool", {
+        "agentPoolName": "g", "vmSize": vm_size, "enableAutoScaling": True, "minCount": 0, "maxCount": count})
+    scaling = view.scaling()
+    assert bool(refused) == (not scaling.bounded), (refused, scaling.written)
+    # "enableAutoScaling: true, minCount: 0, maxCount: <count>; maxCount <why>" (no why for a value that
+    # is no number at all: the pack reads it as no bound)
+    for why in scaling.written.split("; maxCount ", 1)[1:]:
+        assert refused[0].endswith(f" {why}"), (refused, why)
+
+
 def test_the_settings_refuse_every_kind_at_its_own_key():
     refused = {"gpuPools": [{"name": "g", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["team=ml:NoSchedule"]}],
                "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2},

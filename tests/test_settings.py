@@ -140,7 +140,7 @@ CASES = [
     ("max above the AKS limit", with_gpu_pool(maxCount=1001),
      [f"{P}.maxCount: 1001 is above the AKS limit of 1000 nodes per pool"]),
     ("fractional count", with_gpu_pool(maxCount=2.5),
-     [f"{P}.maxCount: 2.5 is not a whole number"]),
+     [f"{P}.maxCount: 2.5 is not a whole number of nodes"]),
     ("unknown VM size", with_gpu_pool(vmSize="Standard_NC999_v9"),
      # The catalogue is policies/catalog.py's; the message lists it whole.
      [f"{P}.vmSize: 'Standard_NC999_v9' is not an NVIDIA GPU size gpu-aks knows; supported: "
