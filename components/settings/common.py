@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
+from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported)
+    AKS_MAX_NODES_PER_CLUSTER,
+    AKS_MAX_NODES_PER_POOL,
+    node_count_problem,
+)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
-from gpu_aks_policies.pools.model import node_count_problem
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -93,7 +96,7 @@ def dns_label_problem(value: Any) -> str | None:
 
 
 def count_key(name: str, doc: str, default: int, source: str) -> Key:
-    # The pack's answer too (the pool model's `node_count_problem`): the two halves cannot disagree.
+    # The pack's answer too (the catalog's `node_count_problem`): the two halves cannot disagree.
     return Key(name, doc, "integer", default, check=node_count_problem, convert=int, attr=_attr(name), source=source)
 
 

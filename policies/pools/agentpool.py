@@ -13,11 +13,10 @@ from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku
+from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku, node_count_problem
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
-from .model import node_count_problem
 from .registry import NodeFacts, register
 from .view import PoolView, Scaling, shown_count
 

@@ -17,38 +17,19 @@ the preflight and the preview read only it. No reader branches on the kind.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import AKS_MAX_NODES_PER_POOL, GpuSku, vcpus_in_size_name
+from ..catalog import GpuSku, vcpus_in_size_name
 from ..contract import CapacityType, DevicePluginOwner, OfferEntry, PoolBackend, PoolEntry, PoolRole, PoolSharing
 
 __all__ = ["BACKEND_NAMES", "CapacityNeed", "CapacityType", "DevicePluginOwner", "Offer", "Pool", "PoolBackend",
-           "PoolRole", "PoolSharing", "node_count_problem"]
+           "PoolRole", "PoolSharing"]
 
 #: Each backend (the resource a pool is written as; contract v2 calls it the pool's `kind`) as
 #: messages name it (a recorded pool that moved to another backend, ...).
 BACKEND_NAMES: dict[str, str] = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
-
-
-def node_count_problem(value: Any) -> str | None:
-    """Why a value written as a pool's node count (`minCount`, `maxCount`) is no count AKS would keep
-    to, or None when it is one: a whole number from 0 to AKS's nodes per pool (JSON's and the wire's
-    whole floats, 3.0, included). The one answer for both halves: the settings refuse gpu-aks's own
-    pools with it (`components/settings/common.py`, `count_key`), and the pack reads a hand-written
-    AgentPool whose bound fails it as not autoscaled within bounds (`pools/agentpool.py`). Commit
-    c41f3dd had to fix a copy in each half."""
-    whole = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
-        and value == int(value)
-    if not whole:
-        return "is not a whole number of nodes"
-    if value < 0:
-        return "is negative; node counts start at 0"
-    if value > AKS_MAX_NODES_PER_POOL:
-        return f"is above the AKS limit of {AKS_MAX_NODES_PER_POOL} nodes per pool"
-    return None
 
 
 @dataclass(frozen=True)
