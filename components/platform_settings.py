@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
-from gpu_aks_policies.rule_config import RuleConfig
+from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, RuleConfig
 
-from components.pools import KINDS, PoolKind, own_pool_problems, stack_pool_rule
+from components.pools import KINDS, PoolKind, own_plugin_problems, own_pool_problems, stack_pool_rule
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, ClusterSettings
@@ -177,11 +177,12 @@ TOP_LEVEL_KEYS = DOCUMENT.root.key_names
 
 def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, secret_keys: Collection[str] = (),
                    today: date | None = None, environ: Mapping[str, str] | None = None,
-                   pool_rule: RuleConfig | None = None) -> PlatformSettings:
+                   pool_rule: RuleConfig | None = None, plugin_rule: RuleConfig | None = None) -> PlatformSettings:
     """Validate the raw stack config (the `gpu-aks:*` keys, already decoded) and
     `azure-native:location`. `secret_keys` are the project keys whose values are secret. Once the
-    document is valid, the pack's pool rule judges the platform's own pools (`pool_rule`; by default
-    as the pack runs it for this stack: `components/pools/rules.py`).
+    document is valid, the pack's pool rules judge the platform's own pools and device-plugin
+    DaemonSets (`pool_rule`: gpu-node-pools-are-tainted; `plugin_rule`: device-plugin-tolerates-gpu-pools;
+    each by default as the pack runs it for this stack: `components/pools/rules.py`).
 
     Raises SettingsError listing every problem.
     """
@@ -190,12 +191,14 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
     if reader.problems.items:
         raise SettingsError(reader.problems.items)
     settings: PlatformSettings = reader.build()
-    # The pack's pool rule on the platform's own pools, reported as the document reports (namespaced,
+    # The pack's pool rules on the platform's own pools, reported as the document reports (namespaced,
     # secret sections redacted, one line each).
-    rule = pool_rule or stack_pool_rule(stack)
-    report = reader.problems.add if rule.level == "mandatory" else reader.problems.warn
-    for key, message in own_pool_problems(KINDS, settings, rule):
-        report(key, message)
+    for rule, problems in (
+            (pool_rule or stack_pool_rule(stack), own_pool_problems),
+            (plugin_rule or stack_pool_rule(stack, rule=DEVICE_PLUGIN_TOLERATES_POOLS), own_plugin_problems)):
+        report = reader.problems.add if rule.level == "mandatory" else reader.problems.warn
+        for key, message in problems(KINDS, settings, rule):
+            report(key, message)
     if reader.problems.items:
         raise SettingsError(reader.problems.items)
     return replace(settings, warnings=tuple(reader.problems.warnings))

@@ -8,10 +8,11 @@ and the explainer read from here, and the platform's `components/` import these 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 # --- Labels and taints -------------------------------------------------------------------------
 
@@ -454,6 +455,27 @@ AKS_MAX_NODES_PER_POOL = 1000
 #: quotas-skus-regions, "Maximum nodes per cluster with Virtual Machine Scale Sets and Standard Load
 #: Balancer SKU"; 1,000 until support raises the quota).
 AKS_MAX_NODES_PER_CLUSTER = 5000
+
+
+def node_count_problem(value: Any) -> str | None:
+    """Why a value written as a pool's node count (`minCount`, `maxCount`) is no count AKS would keep
+    to, or None when it is one: a whole number from 0 to AKS's nodes per pool (JSON's and the wire's
+    whole floats, 3.0, included). The one answer for both halves: the settings refuse gpu-aks's own
+    pools with it (`components/settings/common.py`, `count_key`), and the pack reads a hand-written
+    AgentPool whose bound fails it as not autoscaled within bounds (`pools/agentpool.py`). Commit
+    c41f3dd had to fix a copy in each half. Here, beside the limit, not in the pool model: a plain
+    check loads the AgentPool reader but never the contract the model imports."""
+    whole = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
+        and value == int(value)
+    if not whole:
+        return "is not a whole number of nodes"
+    if value < 0:
+        return "is negative; node counts start at 0"
+    if value > AKS_MAX_NODES_PER_POOL:
+        return f"is above the AKS limit of {AKS_MAX_NODES_PER_POOL} nodes per pool"
+    return None
+
+
 #: The most a GPU NodePool's `spec.limits` may say and still bound something, per resource: what AKS's
 #: most nodes in a cluster hold of the catalog's largest GPU size. A ceiling past it bounds nothing, and
 #: the figures read from it (nodes, quota, cost) would be past any cluster's. gpu-aks's own NodePool

@@ -156,10 +156,39 @@ class StackResource:
     props: Mapping[str, Any]
 
 
+#: Why `device-plugin-tolerates-gpu-pools` refuses a pool, after the pool's name; the gaps follow.
+UNSERVED = ("is not served by any NVIDIA device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods "
+            "never schedule there")
+
+#: A device-plugin DaemonSet with its pod specs.
+Plugin = tuple[StackResource, list[PodSpec]]
+
+
+def device_plugins(resources: Sequence[StackResource]) -> list[Plugin]:
+    """The NVIDIA device-plugin DaemonSets among `resources`, each with its pod specs."""
+    return [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+
+
+def plugin_gaps(pool: PoolView, plugins: Sequence[Plugin]) -> list[str]:
+    """Why each plugin misses the pool's nodes, or [] when one of them serves it (one is enough). The
+    pack reports the gaps at the pool's resource; the platform runs the same on its own pools before
+    anything is created (`components/pools/rules.py`). Raises UndecidableError."""
+    taints, _ = pool.taints()
+    labels = pool.node_labels()
+    mig = pool.mig()
+    gaps: list[str] = []
+    for plugin, plugin_pods in plugins:
+        gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
+        if gap is None:
+            return []
+        gaps.append(gap)
+    return gaps
+
+
 def check_device_plugin_coverage(resources: Sequence[StackResource], config: RuleConfig) -> list[Finding]:
     """Every NVIDIA pool a self-installed device plugin must serve is selected, tolerated and, for
     MIG pools, served with MIG support by one of the plugins."""
-    plugins = [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+    plugins = device_plugins(resources)
     if not plugins:
         return []
     findings = []
@@ -171,25 +200,14 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
             continue
         for pool in pools:
             try:
-                taints, _ = pool.taints()
-                labels = pool.node_labels()
-                mig = pool.mig()
-                gaps: list[str] = []
-                for plugin, plugin_pods in plugins:
-                    gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
-                    if gap is None:
-                        break  # one plugin serving the pool is enough
-                    gaps.append(gap)
+                gaps = plugin_gaps(pool, plugins)
             except UndecidableError as error:
                 findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
                 continue
-            if len(gaps) == len(plugins):
+            if gaps:
                 findings.append(Finding(
                     DEVICE_PLUGIN_TOLERATES_POOLS, pool.where,
-                    f"{_pool_named(pool, pool.vm_sizes())} is not served by any NVIDIA "
-                    f"device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods never "
-                    f"schedule there: " + "; ".join(str(gap) for gap in gaps),
-                    subject=resource.urn))
+                    f"{_pool_named(pool, pool.vm_sizes())} {UNSERVED}: " + "; ".join(gaps), subject=resource.urn))
     return findings
 
 

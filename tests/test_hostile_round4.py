@@ -568,11 +568,11 @@ def test_the_smallest_ranges_that_work_are_taken(network):
 
 
 @pytest.mark.parametrize("counts, shown", [
-    ((0, 1e30), "maxCount: 1e+30; maxCount is above AKS's 1000 nodes per pool"),
-    ((0, 10**9), "maxCount is above AKS's 1000 nodes per pool"), ((0, 1001), "maxCount is above"),
-    ((0, float("nan")), "maxCount is not a finite number"), ((0, float("inf")), "maxCount is not a finite number"),
+    ((0, 1e30), "maxCount: 1e+30; maxCount is above the AKS limit of 1000 nodes per pool"),
+    ((0, 10**9), "maxCount is above the AKS limit of 1000 nodes per pool"), ((0, 1001), "maxCount is above"),
+    ((0, float("nan")), "maxCount is not a whole number"), ((0, float("inf")), "maxCount is not a whole number"),
     ((0, 2.5), "maxCount is not a whole number of nodes"), ((-5, 3), "minCount is negative"),
-    ((float("nan"), 3), "minCount is not a finite number"), ((0, -1), "maxCount is negative"),
+    ((float("nan"), 3), "minCount is not a whole number"), ((0, -1), "maxCount is negative"),
 ])
 def test_a_hand_written_agent_pool_s_counts_must_bound_it_too(counts, shown):
     # The same class for AgentPools (and a ManagedCluster's inline profiles): any number passed as a bound.

@@ -31,6 +31,9 @@ LAYERS: dict[str, int] = {
     "observability": 1,
     # Pure catalogs of the AKS API and Azure's offers, misfiled among the components (the review, 2).
     "components.aks_api": 2, "components.azure_catalog": 2,
+    # Pure builders of the Kubernetes objects the platform creates, from the pool model alone: the
+    # settings build the device plugin's DaemonSets with them to run the pack's rule on them (issue 37).
+    "components.manifests": 2,
     "components.settings": 3,
     "components.pools": 4,
     # The whole document: every section, each pool kind's from `KINDS`.

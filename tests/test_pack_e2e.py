@@ -280,7 +280,7 @@ def test_non_finite_numbers_fail_in_the_sdk_first_and_the_pack_keeps_serving(pac
     with pytest.raises(grpc.RpcError, match="Fail to serialize"):
         pack.analyze("azure-native:containerservice:AgentPool", "g", pool)
     [diagnostic] = pack.analyze("azure-native:containerservice:AgentPool", "g", {**pool, "minCount": 1e300})
-    assert "minCount: 1e+300, maxCount: 2; minCount is above AKS's 1000 nodes per pool" in diagnostic.message
+    assert "minCount: 1e+300, maxCount: 2; minCount is above the AKS limit of 1000 nodes per pool" in diagnostic.message
 
 
 def test_azure_gpu_pool_rule(pack):

@@ -67,17 +67,21 @@ def _stack_file(tmp_path, **config):
     return path
 
 
-def test_planted_violation_exits_1_and_names_the_policy(tmp_path):
+def test_a_device_plugin_that_leaves_out_a_gpu_pool_is_refused_by_the_settings(tmp_path, capsys):
+    """The pack's device-plugin rule runs on the platform's own DaemonSets before anything is created
+    (it refused this stack at preview, exit 1, until issue 37): exit 2, at devicePlugin.pools."""
     stack_file = _stack_file(tmp_path, **{
         "gpu-aks:gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
                              {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1}],
         "gpu-aks:devicePlugin": {"pools": ["gput4"]},
     })
+    line = stack_file.read_text().splitlines().index("  gpu-aks:devicePlugin:") + 2
     code, output = preview("dev", "--config-file", str(stack_file))
-    assert code == 1
-    assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in output
-    assert "GPU node pool 'a100" in output and \
-        "(Standard_NC24ads_A100_v4) is not served by any NVIDIA device plugin" in output
+    error = capsys.readouterr().err
+    assert code == 2 and output == ""
+    assert f"Pulumi.planted.yaml:{line}: gpu-aks:devicePlugin.pools: leaves out the GPU pool gpuPools[a100], " \
+           "which is not served by any NVIDIA device plugin" in error, error
+    assert "device-plugin-tolerates-gpu-pools (mandatory)" in error
 
 
 @pytest.mark.parametrize("pool, taints", [("t4spot", []), ("t4spot", ["kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]),

@@ -140,7 +140,7 @@ CASES = [
     ("max above the AKS limit", with_gpu_pool(maxCount=1001),
      [f"{P}.maxCount: 1001 is above the AKS limit of 1000 nodes per pool"]),
     ("fractional count", with_gpu_pool(maxCount=2.5),
-     [f"{P}.maxCount: 2.5 is not a whole number"]),
+     [f"{P}.maxCount: 2.5 is not a whole number of nodes"]),
     ("unknown VM size", with_gpu_pool(vmSize="Standard_NC999_v9"),
      # The catalogue is policies/catalog.py's; the message lists it whole.
      [f"{P}.vmSize: 'Standard_NC999_v9' is not an NVIDIA GPU size gpu-aks knows; supported: "
@@ -435,6 +435,8 @@ def test_create_only_keys_are_declared_once_and_each_renames_the_pool():
 def test_which_pools_the_device_plugin_serves_is_stored_once():
     raw = copy.deepcopy(BASE)
     raw["gpuPools"].append({"name": "other", "vmSize": "Standard_NC4as_T4_v3"})
+    # A GPU pool the plugin leaves out runs another plugin (else the pack's device-plugin rule refuses it).
+    raw["gpuPools"][0]["gpuProfile"] = {"driver": "None"}
     raw["devicePlugin"] = {"pools": ["other"]}
     result = settings(raw)
     assert [pool.device_plugin for pool in result.gpu_pools] == [False, True]

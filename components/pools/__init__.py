@@ -26,7 +26,7 @@ from components.pools.cpu import CPU
 from components.pools.gpu import GPU
 from components.pools.kind import AgentPoolKind, KubernetesObjectsSpec, PoolKind, surge_nodes
 from components.pools.nap import NAP
-from components.pools.rules import own_pool_problems, stack_pool_rule
+from components.pools.rules import own_plugin_problems, own_pool_problems, stack_pool_rule
 from components.pools.system import SYSTEM
 from components.settings.pools import create_only_properties
 
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from components.pools.kind import PlatformView
 
 __all__ = ["AGENT_POOL_CREATE_ONLY", "AGENT_POOL_KINDS", "KINDS", "RENAMED_TYPES", "AgentPoolBody", "AgentPoolKind",
-           "AgentPoolSpec", "KubernetesObjectsSpec", "PlatformPools", "PoolKind",
-           "agent_pool_properties", "own_pool_problems", "platform_pools", "stack_pool_rule", "surge_nodes"]
+           "AgentPoolSpec", "KubernetesObjectsSpec", "PlatformPools", "PoolKind", "agent_pool_properties",
+           "own_plugin_problems", "own_pool_problems", "platform_pools", "stack_pool_rule", "surge_nodes"]
 
 #: Every pool kind, in the order their pools are created and listed.
 KINDS: tuple[PoolKind, ...] = (SYSTEM, CPU, GPU, NAP)

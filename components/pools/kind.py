@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from gpu_aks_policies.declarations import Check, ListOf, Reader, Section
 
     from components.pools.agentpool import AgentPoolSpec
+    from components.settings.device_plugin import DevicePluginSettings
     from components.settings.observability import ObservabilitySettings
     from components.settings.parsed_pools import ParsedPool
 
@@ -30,6 +31,10 @@ class PlatformView(Protocol):
     @property
     def observability(self) -> ObservabilitySettings:
         """Whether gpu-aks's DCGM exporter watches the GPU pools it serves."""
+
+    @property
+    def device_plugin(self) -> DevicePluginSettings:
+        """gpu-aks's device-plugin DaemonSets: which pools they serve, and how."""
 
 
 class PoolKind(Protocol):

@@ -1,13 +1,16 @@
-"""The pack's pool rule, run by the platform on its own pools at settings time, before anything is created.
+"""The pack's pool rules, run by the platform on its own pools at settings time, before anything is created.
 
-The pack judges every AgentPool and NodePool a stack creates (`gpu-node-pools-are-tainted`:
-`gpu_aks_policies.pool_rules`). The platform's own pools are read by the same backend readers
-(`gpu_aks_policies.pools`) from the very resources the kinds will create (`PoolKind.resources`), and
-judged by the same function, so the settings and the pack cannot disagree about them: what the pack
-would refuse at preview the settings refuse first, at the config key the problem is about, with the
-stack file's line (`Pulumi.prod.yaml:98: gpu-aks:gpuPools[t4spot].nodeTaints: ...`).
+The pack judges every AgentPool and NodePool a stack creates (`gpu-node-pools-are-tainted`) and
+whether a self-installed NVIDIA device plugin serves each GPU pool that needs one
+(`device-plugin-tolerates-gpu-pools`): `gpu_aks_policies.pool_rules`. The platform's own pools are read
+by the same backend readers (`gpu_aks_policies.pools`) from the very resources the kinds will create
+(`PoolKind.resources`), its device-plugin DaemonSets are the ones `GpuDevicePlugin` will create (built
+by the same `components.manifests` builders from the same served pools), and both are judged by the
+same functions, so the settings and the pack cannot disagree about them: what the pack would refuse at
+preview the settings refuse first, at the config key the problem is about, with the stack file's line
+(`Pulumi.prod.yaml:98: gpu-aks:gpuPools[t4spot].nodeTaints: ...`).
 
-The rule's config is the pack's for the stack: `policies/config.<stack>.json`, the file CI gives
+Each rule's config is the pack's for the stack: `policies/config.<stack>.json`, the file CI gives
 `pulumi preview --policy-pack-config` (.github/workflows/pr.yaml), else the rule's defaults. A
 mandatory rule refuses; an advisory one warns; a disabled one is not run.
 """
@@ -19,12 +22,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.pool_rules import gpu_sizes, pool_problems
+from gpu_aks_policies.pool_rules import (
+    DAEMONSET_TYPES,
+    UNSERVED,
+    StackResource,
+    device_plugins,
+    gpu_sizes,
+    plugin_gaps,
+    pool_problems,
+)
 from gpu_aks_policies.pools import pools_of
-from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS, RuleConfig, RuleConfigError
+from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, TAINTED_GPU_POOLS, RuleConfig, RuleConfigError
 from gpu_aks_policies.rules import default_rule_config, parse_rule_config, read_rule_config_file
 from gpu_aks_policies.scheduling import format_taint
 
+from components.manifests import device_plugin_daemonsets
 from components.pools.agentpool import AgentPoolSpec, agent_pool_properties
 from components.pools.kind import KubernetesObjectsSpec
 from components.settings.common import SettingsError
@@ -39,14 +51,15 @@ _STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 AGENT_POOL_TYPE = "azure-native:containerservice:AgentPool"
 
 
-def stack_pool_rule(stack: str, policies: Path | None = None) -> RuleConfig:
-    """`gpu-node-pools-are-tainted` as the pack runs it for this stack. Raises SettingsError naming the
-    file when the stack's pack config is broken (the preview refuses it the same way)."""
+def stack_pool_rule(stack: str, policies: Path | None = None, rule: str = TAINTED_GPU_POOLS) -> RuleConfig:
+    """A pool rule (`gpu-node-pools-are-tainted` unless named) as the pack runs it for this stack.
+    Raises SettingsError naming the file when the stack's pack config is broken (the preview refuses it
+    the same way)."""
     path = (policies or POLICIES) / f"config.{stack}.json"
     if not _STACK_NAME.fullmatch(stack) or not path.is_file():
-        return default_rule_config()[TAINTED_GPU_POOLS]
+        return default_rule_config()[rule]
     try:
-        return parse_rule_config(read_rule_config_file(str(path)))[TAINTED_GPU_POOLS]
+        return parse_rule_config(read_rule_config_file(str(path)))[rule]
     except RuleConfigError as error:
         raise SettingsError(error.problems) from None
 
@@ -100,4 +113,40 @@ def own_pool_problems(kinds: Sequence[PoolKind], settings: PlatformView, config:
                         found.append((f"{key}.{kind.rule_keys[problem.aspect]}",
                                       f"the GPU pool {problem.reason}; the policy pack's {TAINTED_GPU_POOLS} "
                                       f"({config.level}) would refuse it at preview. Fix: {fix}"))
+    return found
+
+
+def own_plugin_resources(kinds: Sequence[PoolKind], settings: PlatformView) -> list[StackResource]:
+    """The device-plugin DaemonSets the program creates for these settings, as the pack receives them,
+    each named by its object name: `GpuDevicePlugin`'s, from the same builder and the same served pools
+    (`components/gpu_cluster.py` creates none when the plugin is disabled or serves no pool)."""
+    plugin = settings.device_plugin
+    served = [facts for kind in kinds for pool in kind.pools(settings)
+              if (facts := kind.facts(pool, settings)).served]
+    if not plugin.enabled or not served:
+        return []
+    return [StackResource(manifest["metadata"]["name"], DAEMONSET_TYPES[0], manifest)
+            for manifest in device_plugin_daemonsets(plugin.namespace, plugin.image, plugin.mig_strategy, served)]
+
+
+def own_plugin_problems(kinds: Sequence[PoolKind], settings: PlatformView, config: RuleConfig) -> list[tuple[str, str]]:
+    """(config key, message) for each of the platform's own GPU pools that its device-plugin DaemonSets
+    leave unserved while the pack's `device-plugin-tolerates-gpu-pools` says one must serve it (none
+    when the rule is disabled, or no DaemonSet is created: the pack then assumes another plugin)."""
+    plugins = device_plugins(own_plugin_resources(kinds, settings)) if config.level != "disabled" else []
+    if not plugins:
+        return []
+    found = []
+    for kind in kinds:
+        for pool in kind.pools(settings):
+            facts = kind.facts(pool, settings)
+            for resource_type, props in resources_of(kind.resources(pool)):
+                for view in pools_of(resource_type, props):
+                    if not view.served_by_nvidia_plugin() or not (gaps := plugin_gaps(view, plugins)):
+                        continue
+                    found.append(("devicePlugin.pools",
+                                  f"leaves out the GPU pool {facts.key}, which {UNSERVED}: {'; '.join(gaps)}; the "
+                                  f"policy pack's {DEVICE_PLUGIN_TOLERATES_POOLS} ({config.level}) would refuse it at "
+                                  f"preview. Fix: add {facts.name!r} to devicePlugin.pools, or leave devicePlugin.pools "
+                                  "out (it then serves every GPU pool whose driver AKS installs)"))
     return found

@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
+from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported)
+    AKS_MAX_NODES_PER_CLUSTER,
+    AKS_MAX_NODES_PER_POOL,
+    node_count_problem,
+)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
 from gpu_aks_policies.terminal import escape_text
 
@@ -75,16 +79,6 @@ def image_problem(value: Any) -> str | None:
             "[@digest], the path in lower case)")
 
 
-def count_problem(value: Any) -> str | None:
-    if not is_whole_number(value):
-        return "is not a whole number"
-    if value < 0:
-        return "is negative; node counts start at 0"
-    if value > AKS_MAX_NODES_PER_POOL:
-        return f"is above the AKS limit of {AKS_MAX_NODES_PER_POOL} nodes per pool"
-    return None
-
-
 def zones_problem(value: Any) -> str | None:
     ok = isinstance(value, list) and all(isinstance(zone, (str, int)) and str(zone) in ZONES for zone in value)
     return None if ok else f"must be a list of zones out of {', '.join(ZONES)}"
@@ -102,7 +96,8 @@ def dns_label_problem(value: Any) -> str | None:
 
 
 def count_key(name: str, doc: str, default: int, source: str) -> Key:
-    return Key(name, doc, "integer", default, check=count_problem, convert=int, attr=_attr(name), source=source)
+    # The pack's answer too (the catalog's `node_count_problem`): the two halves cannot disagree.
+    return Key(name, doc, "integer", default, check=node_count_problem, convert=int, attr=_attr(name), source=source)
 
 
 def _attr(name: str) -> str:

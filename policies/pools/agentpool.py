@@ -8,13 +8,12 @@ Field names and semantics are the AKS API's ManagedClusterAgentPoolProfileProper
 
 from __future__ import annotations
 
-import math
 import re
 from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import AKS_MAX_NODES_PER_POOL, SPOT_TAINT, aks_node_labels, gpu_sku
+from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku, node_count_problem
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -27,23 +26,6 @@ _MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?
 
 def _is_count(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _count_problem(value: Any) -> str | None:
-    """Why a node count written as a number bounds nothing AKS would create (None when it is fine, or
-    not a number at all: that is read as no bound already). gpu-aks's own pools keep to the same
-    (`components/settings/common.py`, `count_problem`)."""
-    if not _is_count(value):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return "is not a finite number"
-    if value != int(value):
-        return "is not a whole number of nodes"
-    if value < 0:
-        return "is negative"
-    if value > AKS_MAX_NODES_PER_POOL:
-        return f"is above AKS's {AKS_MAX_NODES_PER_POOL} nodes per pool, so it bounds nothing"
-    return None
 
 
 class AgentPoolView(PoolView):
@@ -86,9 +68,10 @@ class AgentPoolView(PoolView):
         autoscaling, min_count, max_count = self._at("enableAutoScaling"), self._at("minCount"), self._at("maxCount")
         written = (f"enableAutoScaling: {shown(autoscaling)}, minCount: {shown_count(min_count)}, "
                    f"maxCount: {shown_count(max_count)}")
-        # A count past AKS's limit, fractional, negative or not finite bounds nothing (1e30 once passed).
+        # A count past AKS's limit, fractional, negative or not finite bounds nothing (1e30 once passed);
+        # one that is no number at all is read as no bound already.
         unusable = [f"{field} {why}" for field, value in (("minCount", min_count), ("maxCount", max_count))
-                    if (why := _count_problem(value))]
+                    if _is_count(value) and (why := node_count_problem(value))]
         return Scaling(
             autoscaling is True and _is_count(min_count) and _is_count(max_count) and not unusable, min_count, max_count,
             "; ".join([written, *unusable]),
