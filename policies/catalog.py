@@ -8,7 +8,6 @@ and the explainer read from here, and the platform's `components/` import these 
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -465,9 +464,9 @@ def node_count_problem(value: Any) -> str | None:
     AgentPool whose bound fails it as not autoscaled within bounds (`pools/agentpool.py`). Commit
     c41f3dd had to fix a copy in each half. Here, beside the limit, not in the pool model: a plain
     check loads the AgentPool reader but never the contract the model imports."""
-    whole = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
-        and value == int(value)
-    if not whole:
+    # float.is_integer() is False for NaN and the infinities; an int of any size is whole (never made a float).
+    whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+    if isinstance(value, bool) or not whole:
         return "is not a whole number of nodes"
     if value < 0:
         return "is negative; node counts start at 0"

@@ -602,7 +602,7 @@ def test_construct_refuses_bad_inputs_per_property_with_the_settings_messages(pl
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     expected = [as_input_problem(problem) for problem in expected_problems({"gpuPools": [gpu_pool]}, "eastus2")]
     assert _error_details(caught.value) == expected
-    assert ("gpuPools[gpunp].minCount", "1.5 is not a whole number") in _error_details(caught.value)
+    assert ("gpuPools[gpunp].minCount", "1.5 is not a whole number of nodes") in _error_details(caught.value)
     assert plugin.monitor.recording.registered == [], "a refused input registers nothing"
 
 

@@ -192,7 +192,7 @@ def test_the_settings_refuse_a_device_plugin_that_leaves_out_a_gpu_pool_that_nee
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.integers(-3, 1003), st.floats(allow_nan=True, allow_infinity=True),
-                 st.sampled_from([2.0, -0.0, 1000.0, 1001.0, 2.5, 1e30, True])))
+                 st.sampled_from([2.0, -0.0, 1000.0, 1001.0, 2.5, 1e30, 10**400, -10**400, True])))
 def test_the_settings_and_the_pack_read_a_node_count_alike(count):
     """One answer to "is this a node count AKS keeps to" (the review's pair: the settings' count check
     and the pack's, each fixed on its own in c41f3dd): the settings refuse gpu-aks's own pool's
