@@ -258,9 +258,11 @@ MAINTENANCE_DURATION_RANGE = (4, 24)
 INTERVAL_WEEKS_RANGE = (1, 4)
 #: `WeekDay`.
 WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-#: `utcOffset` and `startTime` patterns of `MaintenanceWindow`.
+#: `utcOffset` and `startTime` patterns of `MaintenanceWindow`. The spec writes `\d`, which means ASCII
+#: digits to the service; Python's `\d` also matches "٢" and "２" (and `int()` reads them), so ours say
+#: `[0-9]`.
 UTC_OFFSET_PATTERN = re.compile(r"(-|\+)[0-9]{2}:[0-9]{2}")
-START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}")
+START_TIME_PATTERN = re.compile(r"[0-9]{2}:[0-9]{2}")
 
 # --- Identity, your own network, private DNS, security profile (issue 32) -------------------------
 
