@@ -9,6 +9,7 @@ never by timing."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,78 @@ def test_ranges_that_leave_one_address_out_restrict():
     settings = parse_settings({**GPU, "cluster": {"apiServerAccessProfile": {"authorizedIPRanges": ranges}}},
                               "unit", "eastus2", today=TODAY, environ={})
     assert settings.cluster.api_server.authorized_ip_ranges == tuple(ranges)
+
+
+# --- Template-heavy manifests ------------------------------------------------------------------------
+
+def _argo_workflow(aliases: int, padding: int) -> str:
+    """An Argo Workflow whose `resource` template (a GPU Job with `padding` bytes of annotation) is
+    anchored once and aliased `aliases` times."""
+    manifest = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  annotations:\n"
+                f"    pad: {'x' * padding}\nspec:\n  template:\n    spec:\n      containers:\n"
+                "        - name: main\n          image: trainer:1\n          resources:\n            limits:\n"
+                "              nvidia.com/gpu: 1\n")
+    body = "".join(f"          {line}\n" for line in manifest.splitlines())
+    return ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\n  namespace: ml\nspec:\n"
+            "  templates:\n    - &make\n      name: make\n      resource:\n        action: create\n"
+            f"        manifest: |\n{body}" + "    - *make\n" * aliases)
+
+
+@pytest.mark.parametrize("aliases", [1, 300])
+def test_an_aliased_resource_manifest_is_parsed_once(tmp_path, monkeypatch, aliases):
+    # Each alias of the template parsed the manifest again: 300 aliases of a 200 kB manifest parsed
+    # 60 MB of YAML.
+    from gpu_aks_policies import check
+    from gpu_aks_policies.rules import parse_rule_config
+    from gpu_aks_policies.workloads import argo
+
+    parsed: list[int] = []
+    real = argo.load_yaml
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(len(text))
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(argo, "load_yaml", counting)
+    file = tmp_path / "wf.yaml"
+    file.write_text(_argo_workflow(aliases, 200_000))
+    report = check.check_paths([str(file)], parse_rule_config({}))
+    assert not report.errors, report.errors
+    assert len(parsed) == 1, len(parsed)
+    # Each alias is still judged: every template gets the same findings under its own path.
+    templates = {v.path.split(".resource.")[0] for v in report.violations}
+    assert templates == {f"spec.templates[{index}]" for index in range(aliases + 1)}
+
+
+class _CountingText(str):
+    """A str that counts the characters its `find` calls examine."""
+
+    examined = 0
+
+    def find(self, sub: Any, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        found = super().find(sub, start, end)
+        begin = start or 0
+        _CountingText.examined += (found + len(sub) if found != -1 else len(self)) - begin
+        return found
+
+
+@pytest.mark.parametrize("text", ["{{" * 50_000, "{{ a }}" * 20_000 + "{{" * 20_000, "}}{{x" * 30_000])
+def test_expression_markers_are_found_in_one_pass(text):
+    # `\{\{.*?\}\}` scanned to the end at every unclosed `{{`: 50,000 of them took minutes.
+    from gpu_aks_policies.workloads import argo
+
+    _CountingText.examined = 0
+    argo._marked(_CountingText(text))
+    assert _CountingText.examined <= 2 * len(text) + 4, (_CountingText.examined, len(text))
+
+
+@pytest.mark.parametrize("text", ["", "{{", "}}", "{{}}", "a{{b}}c{{d", "{{{{x}}}}", "{{a}}}}{{b}}", "x{{\n}}y{{z}}",
+                                  "{{ a }} {{ b }", "{}{{}{}}"])
+def test_expression_markers_are_the_regex_s(text):
+    import re
+
+    from gpu_aks_policies.workloads import argo
+
+    regex = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+    assert argo._marked(text) == regex.sub(argo.EXPRESSION_MARKER, text)
+    assert argo._has_expression_in(text) == bool(regex.search(text))
