@@ -113,6 +113,7 @@ def cost_document(pools: Sequence[PricedPool], table: PriceTable, region: str) -
         "region": region, "hoursPerMonth": HOURS_PER_MONTH,
         "pools": {pool.name: {"kind": pool.kind, **pool_cost(pool, table, region).to_json(pool.kind)}
                   for pool in pools},
+        **({"notes": list(table.notes)} if table.notes else {}),
     }
 
 
@@ -134,6 +135,7 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
         lines.append(f"    {name}: {per_node}; {_figure(pool['monthlyAtMin'], currency)} a month at the floor, "
                      f"{_figure(pool['monthlyAtMax'], currency)} at the ceiling")
         lines.extend(f"      {reason}" for reason in pool.get("missing", []))
+    lines.extend(f"    {note}" for note in document.get("notes", []))
     return lines
 
 

@@ -162,3 +162,76 @@ def test_expression_markers_are_the_regex_s(text):
     regex = re.compile(r"\{\{.*?\}\}", re.DOTALL)
     assert argo._marked(text) == regex.sub(argo.EXPRESSION_MARKER, text)
     assert argo._has_expression_in(text) == bool(regex.search(text))
+
+
+# --- Price answers -----------------------------------------------------------------------------------
+
+def _price_item(price: Any, spot: bool = False, size: str = "Standard_NC4as_T4_v3") -> dict[str, Any]:
+    sku = "NC4as T4 v3" + (" Spot" if spot else "")
+    return {"type": "Consumption", "serviceName": "Virtual Machines", "armSkuName": size,
+            "armRegionName": "eastus2", "unitOfMeasure": "1 Hour", "retailPrice": price, "currencyCode": "USD",
+            "skuName": sku, "meterName": sku, "productName": "NCasT4_v3 Series",
+            "effectiveStartDate": "2024-01-01T00:00:00Z"}
+
+
+def _answer_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "answer.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("digits", ["9" * 400, "-" + "9" * 400, "9" * 5000, "1" + "0" * 400 + ".5"])
+def test_a_price_of_hundreds_of_digits_is_an_input_error(tmp_path, capsys, digits):
+    # `math.isfinite` of a 400-digit int raised OverflowError: a traceback in both tools.
+    import json
+
+    from tools import prices
+    from tools.preview import main as preview_main
+
+    page = {"Items": [_price_item(0.5)], "NextPageLink": None}
+    path = _answer_file(tmp_path, json.dumps(page).replace("0.5", digits, 1))
+    assert prices.main(["--from", str(path), "--out", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert "retailPrice" in err and "is not a price" in err and "Traceback" not in err
+    assert len(err) < 600
+    assert preview_main(["dev", "--prices", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--prices: " in err and "is not a price" in err and "Traceback" not in err
+
+
+def test_a_spot_price_above_on_demand_is_priced_at_on_demand_and_said(tmp_path, capsys):
+    # Spot's default max price, -1, never bills more than on-demand; the answer's 5.0 was taken as is.
+    import json
+
+    from components.pricing import read_answer_files, table_from_pages
+    from tools import prices
+    from tools.preview import main as preview_main
+
+    items = [_price_item(1.0), _price_item(5.0, spot=True),
+             _price_item(2.0, size="Standard_NC8as_T4_v3"), _price_item(0.5, spot=True, size="Standard_NC8as_T4_v3")]
+    path = _answer_file(tmp_path, json.dumps({"Items": items, "NextPageLink": None}))
+    from datetime import date
+    table = table_from_pages(read_answer_files([path]), date(2026, 1, 1), "test")
+    assert table.hourly("eastus2", "Standard_NC4as_T4_v3", "spot") == 1.0
+    assert table.hourly("eastus2", "Standard_NC8as_T4_v3", "spot") == 0.5
+    [note] = table.notes
+    assert note.startswith("1 Spot price(s) above on-demand, priced at on-demand") and "Standard_NC4as_T4_v3" in note
+    assert prices.main(["--from", str(path), "--out", str(tmp_path / "out.json")]) == 0
+    assert "Spot 5, on-demand 1 USD/h" in capsys.readouterr().out
+    # The written table holds the capped price, and reading it back says nothing more.
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["prices"]["eastus2"]["Standard_NC4as_T4_v3"] == {"onDemand": 1.0, "spot": 1.0}
+    preview_main(["prod", "--json", "--prices", str(path)])
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert cost["pools"]["t4spot"]["hourlyPerNode"] == 1.0
+    assert cost["notes"] == [note]
+
+
+def test_the_shipped_table_form_caps_spot_too():
+    from datetime import date
+
+    from components.pricing import table_from_json
+
+    table = table_from_json({"currency": "USD", "pricesAsOf": date(2026, 1, 1).isoformat(), "source": "test",
+                             "prices": {"eastus2": {"Standard_NC4as_T4_v3": {"onDemand": 1.0, "spot": 3.0}}}}, "t")
+    assert table.hourly("eastus2", "Standard_NC4as_T4_v3", "spot") == 1.0 and table.notes
