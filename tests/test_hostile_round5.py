@@ -235,3 +235,69 @@ def test_the_shipped_table_form_caps_spot_too():
     table = table_from_json({"currency": "USD", "pricesAsOf": date(2026, 1, 1).isoformat(), "source": "test",
                              "prices": {"eastus2": {"Standard_NC4as_T4_v3": {"onDemand": 1.0, "spot": 3.0}}}}, "t")
     assert table.hourly("eastus2", "Standard_NC4as_T4_v3", "spot") == 1.0 and table.notes
+
+
+# --- The component provider: integers sent as floats ------------------------------------------------
+
+def _floated(value: Any) -> Any:
+    """`value` as every Pulumi SDK sends it to the component provider: each number a float (protobuf
+    `Struct` holds only doubles)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, dict):
+        return {key: _floated(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_floated(item) for item in value]
+    return value
+
+
+#: Every integer key of the AgentPool kinds and of NAP, with a whole number.
+WHOLE_NUMBERS: dict[str, Any] = {
+    "cluster": {"skuTier": "Standard", "securityProfile": {"imageCleaner": {"enabled": True, "intervalHours": 48}}},
+    "access": {"rolePropagationSeconds": 60},
+    "systemPool": {"minCount": 2, "maxCount": 3, "maxPods": 50, "availabilityZones": [1, 2, 3]},
+    "cpuPools": [{"name": "batch", "vmSize": "Standard_D8ds_v5", "minCount": 0, "maxCount": 3, "maxPods": 40,
+                  "maxSurge": 2, "maxUnavailable": 1, "drainTimeoutInMinutes": 20, "nodeSoakDurationInMinutes": 5}],
+    "gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2,
+                  "sharing": {"strategy": "timeSlicing", "replicas": 4}, "scaleSetPriority": "Spot",
+                  "spotMaxPrice": 1, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+                  "availabilityZones": [1, 2]},
+                 {"name": "b200", "vmSize": "Standard_ND128isr_B200_v7",
+                  "gpu": {"model": "B200", "count": 8, "memoryGiB": 180}}],
+    "maintenance": {"autoUpgrade": {"dayOfWeek": "Saturday", "startTime": "22:00", "durationHours": 4,
+                                    "intervalWeeks": 1}},
+    "observability": {"alerts": {"gpuTemperatureCelsius": 85}},
+}
+NAP_WHOLE_NUMBERS: dict[str, Any] = {
+    "cluster": {"skuTier": "Standard", "nodeProvisioningProfile": {"mode": "Auto", "defaultNodePools": "Auto"}},
+    "systemPool": {"minCount": 2, "maxCount": 2},
+    "gpuNodePools": [{"name": "h100", "gpus": ["H100"], "gpuCount": [1, 2], "limits": {"gpu": 8, "cpu": 400},
+                      "weight": 100, "osDiskSizeGB": 256}],
+}
+
+
+@pytest.mark.parametrize("raw", [WHOLE_NUMBERS, NAP_WHOLE_NUMBERS], ids=["agentPools", "nap"])
+def test_whole_numbers_sent_as_floats_read_as_integers(raw):
+    # `gpu.count: 8.0`, `availabilityZones: [1.0]`, `maxSurge: 1.0` and `maxUnavailable: 1.0` were refused:
+    # what every SDK sends for 8, [1] and 1.
+    as_ints = parse_settings(raw, "unit", "eastus2", today=TODAY, environ={})
+    as_floats = parse_settings(_floated(raw), "unit", "eastus2", today=TODAY, environ={})
+    assert as_floats == as_ints
+
+
+@pytest.mark.parametrize("pool, key, message", [
+    ({"gpu": {"model": "B200", "count": 2.5, "memoryGiB": 180}}, "gpu.count", "2.5 is not a GPU count per node"),
+    ({"gpu": {"model": "B200", "count": 8, "memoryGiB": 180.5}}, "gpu.memoryGiB", "180.5 is not a GPU memory"),
+    ({"availabilityZones": [1.5]}, "availabilityZones", "must be a list of zones"),
+    ({"maxSurge": 1.5}, "maxSurge", "must be a node count"),
+    ({"maxUnavailable": 0.5}, "maxUnavailable", "must be a node count or a percentage"),
+    ({"availabilityZones": [True]}, "availabilityZones", "must be a list of zones"),
+    ({"maxSurge": True}, "maxSurge", "must be a node count"),
+])
+def test_a_fraction_where_a_whole_number_goes_is_refused(pool, key, message):
+    raw = {"gpuPools": [{"name": "b200", "vmSize": "Standard_ND128isr_B200_v7",
+                         "gpu": {"model": "B200", "count": 8, "memoryGiB": 180}, **pool}]}
+    problems = problems_of(raw)
+    assert any(f"gpuPools[b200].{key}: " in problem and message in problem for problem in problems), problems

@@ -11,7 +11,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
-from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
+from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -86,12 +86,26 @@ def count_problem(value: Any) -> str | None:
 
 
 def zones_problem(value: Any) -> str | None:
-    ok = isinstance(value, list) and all(isinstance(zone, (str, int)) and str(zone) in ZONES for zone in value)
+    ok = isinstance(value, list) and all(zone_text(zone) in ZONES for zone in value)
     return None if ok else f"must be a list of zones out of {', '.join(ZONES)}"
 
 
+def zone_text(zone: Any) -> str:
+    """A zone as AKS names it ("1"), from a string, an int or a whole float (the component provider's
+    numbers); "" for anything else."""
+    zone = whole_as_int(zone)
+    return str(zone) if isinstance(zone, (str, int)) and not isinstance(zone, bool) else ""
+
+
+def count_or_percent_text(value: Any) -> str:
+    """A node count or a percentage as AKS takes it ("1", "33%"), from a string, an int or a whole float;
+    "" for anything else."""
+    value = whole_as_int(value)
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+
+
 def surge_problem(value: Any) -> str | None:
-    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    text = count_or_percent_text(value)
     return None if re.fullmatch(r"[1-9][0-9]*%?", text) else "must be a node count (e.g. 1) or a percentage (e.g. 33%)"
 
 
@@ -111,13 +125,13 @@ def _attr(name: str) -> str:
 
 def zones_key(source: str, create_only: bool = True) -> Key:
     return Key("availabilityZones", "Availability zones of the pool's nodes.", "list of strings", [],
-               check=zones_problem, convert=lambda zones: tuple(str(zone) for zone in zones),
+               check=zones_problem, convert=lambda zones: tuple(zone_text(zone) for zone in zones),
                attr="availability_zones", source=source, create_only=create_only)
 
 
 def surge_key(source: str) -> Key:
     return Key("maxSurge", "Extra nodes during an upgrade: a node count or a percentage.", "string", "33%",
-               check=surge_problem, convert=str, attr="max_surge", source=source)
+               check=surge_problem, convert=count_or_percent_text, attr="max_surge", source=source)
 
 
 #: The AKS API version's name for the models its keys come from (the `source` of a declaration).
