@@ -301,3 +301,48 @@ def test_a_fraction_where_a_whole_number_goes_is_refused(pool, key, message):
                          "gpu": {"model": "B200", "count": 8, "memoryGiB": 180}, **pool}]}
     problems = problems_of(raw)
     assert any(f"gpuPools[b200].{key}: " in problem and message in problem for problem in problems), problems
+
+
+# --- Secret pool sections ----------------------------------------------------------------------------
+
+POOL_SECRET = "s3cret-pool-value"
+
+
+@pytest.mark.parametrize("key, raw", [
+    ("gpuPools", {"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3",
+                                "nodeLabels": {"team": POOL_SECRET}}]}),
+    ("cpuPools", {**GPU, "cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "nodeLabels": {"t": POOL_SECRET}}]}),
+    ("systemPool", {**GPU, "systemPool": {"vmSize": "Standard_D4ds_v5", "nodeLabels": {"t": POOL_SECRET}}}),
+    ("gpuNodePools", {**NAP_WHOLE_NUMBERS, "gpuNodePools": [{**NAP_WHOLE_NUMBERS["gpuNodePools"][0],
+                                                            "nodeLabels": {"team": POOL_SECRET}}]}),
+])
+def test_a_secret_pool_section_is_refused_without_being_printed(key, raw):
+    # A secret gpuPools reached the AgentPools, the device plugin and the outputs contract in plain text.
+    with pytest.raises(SettingsError) as refused:
+        parse_settings(raw, "unit", "eastus2", secret_keys={key}, today=TODAY, environ={})
+    [problem] = [p for p in refused.value.problems if p.startswith(f"{PROJECT}:{key}: ")]
+    assert "is a secret" in problem and "set it in plain text" in problem
+    assert not [p for p in refused.value.problems if POOL_SECRET in p]
+
+
+def test_the_program_registers_nothing_for_a_secret_pool_section():
+    from tools.mockrun import config_from_stack_file, run_program
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
+    run = run_program(ROOT, "dev", config, [f"{PROJECT}:gpuPools"])
+    assert run.error is not None and "gpu-aks:gpuPools: is a secret" in str(run.error)
+    assert run.resources == [] or {resource.type for resource in run.resources} == {"pulumi:pulumi:Stack"}
+    assert not run.stack_outputs
+
+
+def test_the_preview_refuses_a_pool_section_holding_a_secure_value(tmp_path, capsys):
+    from tools.preview import main as preview_main
+    text = (ROOT / "Pulumi.dev.yaml").read_text()
+    written = "      vmSize: Standard_NC4as_T4_v3\n"
+    assert written in text
+    stack_file = tmp_path / "Pulumi.dev.yaml"
+    stack_file.write_text(text.replace(written, written + "      nodeLabels:\n        team:\n"
+                                       "          secure: v1:AAAAs3cretcipher\n", 1))
+    assert preview_main(["dev", "--config-file", str(stack_file)]) == 2
+    captured = capsys.readouterr()
+    assert "gpu-aks:gpuPools: is a secret" in captured.err
+    assert "AAAAs3cretcipher" not in captured.out + captured.err
