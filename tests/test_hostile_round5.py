@@ -346,3 +346,59 @@ def test_the_preview_refuses_a_pool_section_holding_a_secure_value(tmp_path, cap
     captured = capsys.readouterr()
     assert "gpu-aks:gpuPools: is a secret" in captured.err
     assert "AAAAs3cretcipher" not in captured.out + captured.err
+
+
+# --- Limits the owners enforce ------------------------------------------------------------------------
+
+def _nap_pool(**changes: Any) -> dict[str, Any]:
+    return {**NAP_WHOLE_NUMBERS, "gpuNodePools": [{**NAP_WHOLE_NUMBERS["gpuNodePools"][0], **changes}]}
+
+
+def test_the_nodepool_crd_s_label_count_is_the_preview_s():
+    # Azure's NodePool CRD: `spec.template.metadata.labels` `maxProperties: 100`; gpu-aks adds its pool label.
+    import yaml
+
+    crd = yaml.safe_load((ROOT / "tests/fixtures/karpenter/karpenter.sh_nodepools.yaml").read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    labels = schema["template"]["properties"]["metadata"]["properties"]["labels"]
+    from gpu_aks_policies.limits import NODEPOOL_MAX_LABELS
+    assert labels["maxProperties"] == NODEPOOL_MAX_LABELS
+    parse_settings(_nap_pool(nodeLabels={f"l{i}": "x" for i in range(NODEPOOL_MAX_LABELS - 1)}), "unit", "eastus2",
+                   today=TODAY, environ={})
+    [problem] = problems_of(_nap_pool(nodeLabels={f"l{i}": "x" for i in range(NODEPOOL_MAX_LABELS)}))
+    assert problem.startswith(f"{PROJECT}:gpuNodePools[h100].nodeLabels: has 100 labels;")
+    assert "at most 100" in problem
+
+
+@pytest.mark.parametrize("duration, taken", [
+    ("2562047h", True), ("2562047h47m16s", True), ("153722867m", True), ("9223372036s", True),
+    ("2562048h", False), ("2562047h47m17s", False), ("9223372037s", False), ("1" + "0" * 400 + "s", False),
+    ("1h" * 2562047 + "1h", False),
+])
+def test_consolidate_after_is_a_duration_go_can_hold(duration, taken):
+    # `time.ParseDuration` refuses past 1<<63-1 ns; the pattern `([0-9]+(s|m|h))+` alone took 10^400 s.
+    raw = _nap_pool(consolidateAfter=duration)
+    if taken:
+        parse_settings(raw, "unit", "eastus2", today=TODAY, environ={})
+        return
+    [problem] = problems_of(raw)
+    assert ".consolidateAfter: " in problem and "longer than a Go duration can be" in problem
+    assert len(problem) < 400
+
+
+def test_go_durations_are_read_as_go_reads_them():
+    from gpu_aks_policies.limits import GO_MAX_DURATION_NS, go_duration_ns
+    assert go_duration_ns("1h30m") == 5400 * 10**9
+    assert go_duration_ns("2562047h47m16s854ms775us807ns") == GO_MAX_DURATION_NS
+    for text in ("", "10", "h", "1h 2m", "-1h", "1.5h", "1d"):
+        assert go_duration_ns(text) is None, text
+
+
+@pytest.mark.parametrize("key", ["scale-down-unneeded-time", "new-pod-scale-up-delay", "max-node-provision-time"])
+def test_an_autoscaler_duration_go_cannot_hold_is_refused(key):
+    # The cluster autoscaler reads these with Go's duration flags.
+    raw = {**GPU, "cluster": {"autoScalerProfile": {key: "153722868m"}}}
+    [problem] = problems_of(raw)
+    assert key in problem
+    parse_settings({**GPU, "cluster": {"autoScalerProfile": {key: "153722867m"}}}, "unit", "eastus2",
+                   today=TODAY, environ={})
