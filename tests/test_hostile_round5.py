@@ -402,3 +402,73 @@ def test_an_autoscaler_duration_go_cannot_hold_is_refused(key):
     assert key in problem
     parse_settings({**GPU, "cluster": {"autoScalerProfile": {key: "153722867m"}}}, "unit", "eastus2",
                    today=TODAY, environ={})
+
+
+# --- The pack: NodePools that select GPUs by other operators or keys -----------------------------------
+
+def _requirement_pool(*requirements: dict[str, Any], taints: list[Any] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {"requirements": list(requirements), "taints": taints or []}},
+                     "limits": {"nvidia.com/gpu": "8"}}}
+
+
+def _req(key: str, operator: str, *values: str) -> dict[str, Any]:
+    return {"key": f"karpenter.azure.com/{key}" if "/" not in key else key, "operator": operator,
+            **({"values": list(values)} if values else {})}
+
+
+def _tainted_pool_messages(props: dict[str, Any]) -> list[str]:
+    from gpu_aks_policies.pool_rules import check_gpu_node_pool
+    from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
+    from gpu_aks_policies.rules import parse_rule_config
+    config = parse_rule_config({})[TAINTED_GPU_POOLS]
+    return [finding.message for finding in
+            check_gpu_node_pool("kubernetes:karpenter.sh/v1:NodePool", props, config)]
+
+
+@pytest.mark.parametrize("requirements", [
+    [_req("sku-gpu-name", "In", "H100")],
+    [_req("sku-gpu-name", "Exists")],
+    [_req("sku-gpu-manufacturer", "In", "nvidia")],
+    [_req("sku-gpu-manufacturer", "In", "nvidia", "amd")],
+    [_req("sku-gpu-manufacturer", "Exists")],
+    [_req("sku-gpu-count", "Gt", "0")],
+    [_req("sku-gpu-count", "Gt", "4")],
+    [_req("sku-gpu-count", "Lt", "2")],
+    [_req("sku-gpu-count", "In", "8")],
+    [_req("sku-gpu-name", "NotIn", "T4")],
+    [_req("sku-family", "In", "N")],
+    [_req("sku-name", "In", "Standard_NC40ads_H100_v5")],
+    [_req("beta.kubernetes.io/instance-type", "In", "Standard_NC40ads_H100_v5")],
+    [_req("sku-gpu-name", "In", "H100"), _req("sku-gpu-count", "Gt", "1")],
+    [_req("kubernetes.io/arch", "In", "amd64")],
+    [_req("sku-cpu", "Gt", "16")],
+    [],
+])
+def test_a_nodepool_that_can_launch_gpu_nodes_is_judged(requirements):
+    # Only `sku-gpu-name In [...]`, `sku-gpu-manufacturer In [nvidia]` alone and instance types were read:
+    # `Exists`, `Gt`, a manufacturer list, a family or no requirement at all got no verdict.
+    messages = _tainted_pool_messages(_requirement_pool(*requirements))
+    assert messages and all(message.startswith("GPU node pool 'gpu' (") for message in messages), messages
+    assert any("taint" in message for message in messages), messages
+
+
+@pytest.mark.parametrize("requirements", [
+    [_req("sku-family", "In", "D")],
+    [_req("sku-gpu-count", "DoesNotExist")],
+    [_req("sku-gpu-manufacturer", "NotIn", "nvidia")],
+    [_req("sku-gpu-manufacturer", "DoesNotExist")],
+    [_req("sku-gpu-count", "Lt", "1")],
+    [_req("sku-gpu-count", "Gt", "16")],
+    [_req("sku-gpu-name", "In", "H100"), _req("sku-gpu-name", "In", "T4")],
+    [_req("sku-gpu-count", "Gt", "not-a-number")],
+    [_req("node.kubernetes.io/instance-type", "In", "Standard_D8ds_v5")],
+    [_req("sku-name", "NotIn", "x"), _req("kubernetes.io/os", "In", "windows")],
+])
+def test_a_nodepool_that_cannot_launch_gpu_nodes_gets_no_gpu_verdict(requirements):
+    assert _tainted_pool_messages(_requirement_pool(*requirements)) == []
+
+
+def test_a_tainted_nodepool_selected_by_gt_passes():
+    taint = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}  # the rule's default taint
+    assert _tainted_pool_messages(_requirement_pool(_req("sku-gpu-count", "Gt", "0"), taints=[taint])) == []
