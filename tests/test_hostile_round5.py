@@ -472,3 +472,75 @@ def test_a_nodepool_that_cannot_launch_gpu_nodes_gets_no_gpu_verdict(requirement
 def test_a_tainted_nodepool_selected_by_gt_passes():
     taint = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}  # the rule's default taint
     assert _tainted_pool_messages(_requirement_pool(_req("sku-gpu-count", "Gt", "0"), taints=[taint])) == []
+
+
+# --- Memory: a large but legal --previous-outputs --------------------------------------------------------
+
+def _dev_outputs() -> dict[str, Any]:
+    import json
+
+    from tools.preview import run_stack_program
+    return json.loads(json.dumps(run_stack_program("dev").stack_outputs))
+
+
+def test_only_the_records_the_program_reads_reach_the_sdk(tmp_path, monkeypatch):
+    # Every output went into the StackReference the program reads its records from: the SDK turned each
+    # JSON value into futures (about 23 kB each), so a legal 1 MB gpuPools contract took gigabytes.
+    import json
+
+    from tools import preview
+    outputs = _dev_outputs()
+    outputs["gpuPools"]["gput4"]["extra"] = [{"k": index} for index in range(20_000)]
+    path = tmp_path / "previous.json"
+    path.write_text(json.dumps(outputs))
+    handed: list[dict[str, Any]] = []
+    real = preview.PlatformMocks
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        handed.extend(kwargs.get("stack_references", {}).values())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(preview, "PlatformMocks", recording)
+    preview.run_stack_program("dev", previous_outputs=preview.load_previous_outputs(path))
+    [values] = handed
+    assert set(values) == set(preview.RECORDED_OUTPUTS)
+    assert len(json.dumps(values)) < 4_000
+
+
+def test_a_record_with_more_values_than_gpu_aks_writes_is_refused(tmp_path):
+    import json
+
+    from tools import preview
+    outputs = _dev_outputs()
+    outputs["clusterIdentity"]["gpuPools"]["gput4"]["extra"] = list(range(preview.MAX_RECORD_VALUES))
+    path = tmp_path / "previous.json"
+    path.write_text(json.dumps(outputs))
+    with pytest.raises(preview.PreviewInputError) as refused:
+        preview.load_previous_outputs(path)
+    assert "clusterIdentity holds more than 20000 values" in str(refused.value)
+    # A hundred pools' record is read.
+    outputs = _dev_outputs()
+    pools = outputs["clusterIdentity"]["gpuPools"]
+    pools.update({f"g{index}": {**pools["gput4"], "key": f"gpuPools[g{index}]"} for index in range(100)})
+    path.write_text(json.dumps(outputs))
+    assert preview.load_previous_outputs(path) is not None
+
+
+def test_the_preview_s_memory_does_not_grow_with_outputs_it_does_not_read(tmp_path):
+    # Bytes, not time: tracemalloc's peak with 20,000 unread values against none.
+    import json
+    import tracemalloc
+
+    from tools import preview
+    outputs = _dev_outputs()
+    peaks = []
+    for extra in (0, 20_000):
+        outputs["gpuPools"]["gput4"]["extra"] = list(range(extra))
+        previous = json.loads(json.dumps(outputs))
+        tracemalloc.start(1)
+        try:
+            preview.run_stack_program("dev", previous_outputs=previous)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] < peaks[0] * 1.5, peaks
