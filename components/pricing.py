@@ -16,7 +16,6 @@ Microsoft's own reader, Azure/karpenter-provider-azure `pkg/providers/pricing/pr
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.limits import is_finite_number
 from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
@@ -157,11 +157,7 @@ def _spot_capped(prices: dict[str, dict[str, SizePrice]], names: Mapping[str, st
 
 def _is_price(value: Any) -> TypeGuard[int | float]:
     """A number from 0 to MAX_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    # An int of hundreds of digits is compared as it is: `math.isfinite` would convert it to a float
-    # and raise OverflowError.
-    return (isinstance(value, int) or math.isfinite(value)) and 0 <= value <= MAX_HOURLY_PRICE
+    return is_finite_number(value) and 0 <= value <= MAX_HOURLY_PRICE
 
 
 def _currency(value: Any, where: str) -> str:

@@ -4,7 +4,26 @@ and gpu-aks's own bounds against hostile input, each with its source. No Pulumi 
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any, TypeGuard
+
+# --- Numbers -----------------------------------------------------------------------------------------
+
+
+def is_finite_number(value: Any) -> TypeGuard[int | float]:
+    """An int or a float that is neither a bool, NaN nor infinite. An int of any size is finite:
+    `math.isfinite` would convert it to a float and raise OverflowError (a YAML or JSON integer of
+    hundreds of digits is legal input)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def is_whole(value: Any) -> TypeGuard[int | float]:
+    """A finite number with no fraction (3 or the wire's 3.0)."""
+    return is_finite_number(value) and (isinstance(value, int) or value.is_integer())
+
 
 # --- Go ----------------------------------------------------------------------------------------------
 

@@ -544,3 +544,32 @@ def test_the_preview_s_memory_does_not_grow_with_outputs_it_does_not_read(tmp_pa
         finally:
             tracemalloc.stop()
     assert peaks[1] < peaks[0] * 1.5, peaks
+
+
+# --- Numbers of hundreds of digits (found in this round) -----------------------------------------------
+
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize("manifest", [
+    "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: s, namespace: ml}\n"
+    f"spec:\n  driver:\n    gpu: {{name: nvidia.com/gpu, quantity: {HUGE}}}\n",
+    "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: s, namespace: ml}\nspec:\n"
+    "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      resources: {limits: {nvidia.com/gpu: 1}}\n"
+    f"    workerSpec:\n      tensorParallelSize: {HUGE}\n      pipelineParallelSize: 2\n",
+])
+def test_an_integer_of_hundreds_of_digits_is_no_traceback_in_the_checker(tmp_path, capsys, manifest):
+    # `math.isfinite` of a 400-digit int raised OverflowError in the Spark and KServe adapters.
+    from gpu_aks_policies import check
+    path = tmp_path / "m.yaml"
+    path.write_text(manifest)
+    assert check.main([str(path)]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_finite_numbers_are_one_check():
+    from gpu_aks_policies.limits import is_finite_number, is_whole
+    assert is_finite_number(10**400) and is_whole(10**400) and is_whole(3.0)
+    for value in (True, float("nan"), float("inf"), "3", None):
+        assert not is_finite_number(value) and not is_whole(value)
+    assert is_finite_number(2.5) and not is_whole(2.5)

@@ -8,13 +8,13 @@ Field names and semantics are the AKS API's ManagedClusterAgentPoolProfileProper
 
 from __future__ import annotations
 
-import math
 import re
 from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import AKS_MAX_NODES_PER_POOL, SPOT_TAINT, aks_node_labels, gpu_sku
+from ..limits import is_finite_number
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -35,7 +35,7 @@ def _count_problem(value: Any) -> str | None:
     (`components/settings/common.py`, `count_problem`)."""
     if not _is_count(value):
         return None
-    if isinstance(value, float) and not math.isfinite(value):
+    if not is_finite_number(value):
         return "is not a finite number"
     if value != int(value):
         return "is not a whole number of nodes"
