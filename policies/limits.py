@@ -8,6 +8,12 @@ import math
 import re
 from typing import Any, TypeGuard
 
+# --- Messages ----------------------------------------------------------------------------------------
+
+#: How much of a value a message quotes. Ours, because a message names the value to find it, not to
+#: print it whole: a name or a size fits in 80 characters, and input may hold megabytes in one field.
+MAX_SHOWN_CHARS = 80
+
 # --- Numbers -----------------------------------------------------------------------------------------
 
 

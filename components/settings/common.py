@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.catalog import AKS_MAX_NODES_PER_CLUSTER, AKS_MAX_NODES_PER_POOL  # noqa: F401 (re-exported)
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -173,8 +174,6 @@ def is_ipv4_interface(value: str) -> bool:
         return False
 
 
-#: How much of a value a message quotes.
-MAX_SHOWN_CHARS = 80
 
 
 #: The field of a recorded output (`clusterIdentity`, `clusterNetwork`) that says whether the run exported
