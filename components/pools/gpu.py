@@ -46,6 +46,7 @@ from gpu_aks_policies.declarations import (
     describe,
     is_whole_number,
 )
+from gpu_aks_policies.limits import is_whole
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
@@ -135,10 +136,10 @@ def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
         reader.problem("gpu.model", f"{reader.shown(model)} is not a GPU model name ({example})")
         ok = False
     # Whole floats count: the component provider's inputs arrive as JSON numbers (8.0).
-    if not is_whole_number(count) or not 1 <= count <= 16:
+    if not is_whole(count) or not 1 <= count <= 16:
         reader.problem("gpu.count", f"{reader.shown(count)} is not a GPU count per node from 1 to 16")
         ok = False
-    if not is_whole_number(memory) or not 1 <= memory <= 4096:
+    if not is_whole(memory) or not 1 <= memory <= 4096:
         reader.problem("gpu.memoryGiB", f"{reader.shown(memory)} is not a GPU memory in GiB from 1 to 4096")
         ok = False
     vm_size = reader.raw.get("vmSize")
@@ -148,7 +149,7 @@ def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
         reader.problem("gpu", f"{describe(vm_size)} is in the catalog ({known.gpus} x {known.model}, "
                               f"{known.gpu_memory_gib} GiB); remove the gpu declaration")
         return None
-    if not ok or not isinstance(vm_size, str):
+    if not ok or not isinstance(vm_size, str) or not is_whole(count) or not is_whole(memory):
         return None
     slug = re.sub(r"[^a-z0-9]+", "-", str(model).lower()).strip("-")
     return GpuSku(vm_size, "declared", str(model), int(count), int(memory), f"nvidia-{slug}")
