@@ -461,6 +461,20 @@ def growth(prepare: Callable[[int], Callable[[], object]], n: int) -> float:
     return calls_made(large) / max(calls_made(small), 1)
 
 
+def test_growth_counts_tell_quadratic_from_linear_work():
+    def pairs(n: int) -> Callable[[], object]:
+        items = list(range(n))
+        return lambda: [abs(a - b) for a in items for b in items]
+
+    def singles(n: int) -> Callable[[], object]:
+        items = list(range(n))
+        return lambda: [abs(a) for a in items]
+
+    assert growth(pairs, 50) > GROWTH_LIMIT
+    assert growth(singles, 50) < GROWTH_LIMIT
+    assert calls_made(singles(50)) == calls_made(singles(50))  # a count, not a measurement: the same each time
+
+
 def _tolerations(prefix: str, count: int) -> list[dict[str, object]]:
     return [{"key": f"{prefix}{i}.example.com/t", "operator": "Equal", "value": f"v{i}", "effect": "NoSchedule"}
             for i in range(count)]
