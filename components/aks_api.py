@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from gpu_aks_policies.limits import go_duration_problem
+
 API_VERSION = "2025-09-01"
 
 # --- Enums of API version 2025-09-01 -------------------------------------------------------------
@@ -78,6 +80,13 @@ def _string_matching(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
 
 
+def _go_duration_matching(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    """A duration the cluster autoscaler reads with Go's `time.ParseDuration`: the pattern, and short
+    enough for a Go duration."""
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None \
+        and go_duration_problem(value) is None
+
+
 def _percentage(value: Any) -> bool:
     return isinstance(value, str) and _INTEGER.fullmatch(value) is not None and 0 <= int(value) <= 100
 
@@ -107,18 +116,18 @@ AUTOSCALER_SETTINGS: Mapping[str, AutoscalerSetting] = {
     "max-empty-bulk-delete": AutoscalerSetting(str, "a positive whole number as a string, e.g. \"10\"", _positive),
     "max-graceful-termination-sec": AutoscalerSetting(str, "whole seconds as a string, e.g. \"600\"",
                                                       _string_matching(_INTEGER)),
-    "max-node-provision-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "max-node-provision-time": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
     "max-total-unready-percentage": AutoscalerSetting(str, "a whole percentage from 0 to 100 as a string, e.g. \"45\"",
                                                       _percentage),
     "new-pod-scale-up-delay": AutoscalerSetting(str, "a whole number with a unit, e.g. \"0s\", \"30s\", \"2m\", \"1h\"",
-                                                _string_matching(_DURATION)),
+                                                _go_duration_matching(_DURATION)),
     "ok-total-unready-count": AutoscalerSetting(str, "a whole number as a string, e.g. \"3\"", _string_matching(_INTEGER)),
     "scan-interval": AutoscalerSetting(str, "whole seconds as a string, e.g. \"10\"", _string_matching(_INTEGER)),
-    "scale-down-delay-after-add": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
-    "scale-down-delay-after-delete": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
-    "scale-down-delay-after-failure": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
-    "scale-down-unneeded-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
-    "scale-down-unready-time": AutoscalerSetting(str, _MINUTES_TEXT, _string_matching(_MINUTES)),
+    "scale-down-delay-after-add": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
+    "scale-down-delay-after-delete": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
+    "scale-down-delay-after-failure": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
+    "scale-down-unneeded-time": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
+    "scale-down-unready-time": AutoscalerSetting(str, _MINUTES_TEXT, _go_duration_matching(_MINUTES)),
     "scale-down-utilization-threshold": AutoscalerSetting(str, "a fraction from 0 to 1 as a string, e.g. \"0.5\"",
                                                           _string_matching(_FRACTION)),
     "skip-nodes-with-local-storage": AutoscalerSetting(str, "\"true\" or \"false\" (a quoted string)", _true_false),
@@ -258,9 +267,11 @@ MAINTENANCE_DURATION_RANGE = (4, 24)
 INTERVAL_WEEKS_RANGE = (1, 4)
 #: `WeekDay`.
 WEEK_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-#: `utcOffset` and `startTime` patterns of `MaintenanceWindow`.
+#: `utcOffset` and `startTime` patterns of `MaintenanceWindow`, as the spec writes them. Its `\d` means
+#: ASCII digits to the service; Python's `\d` also matches "٢" and "２" (and `int()` reads them), hence
+#: re.ASCII.
 UTC_OFFSET_PATTERN = re.compile(r"(-|\+)[0-9]{2}:[0-9]{2}")
-START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}")
+START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}", re.ASCII)
 
 # --- Identity, your own network, private DNS, security profile (issue 32) -------------------------
 

@@ -140,6 +140,7 @@ def cost_document(pools: Sequence[Pool], table: PriceTable, region: str, sku_tie
         "region": region, "hoursPerMonth": HOURS_PER_MONTH, "pools": figures, "clusterTier": tier,
         "total": {"monthlyAtMin": total("monthlyAtMin"), "monthlyAtMax": total("monthlyAtMax")},
         "excluded": list(EXCLUDED),
+        **({"notes": list(table.notes)} if table.notes else {}),
     }
 
 
@@ -167,4 +168,5 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
     lines.append(f"    total: {_figure(total['monthlyAtMin'], currency)} a month at the floor, "
                  f"{_figure(total['monthlyAtMax'], currency)} at the ceiling (list prices)")
     lines.append(f"    not priced: {'; '.join(document['excluded'])}")
+    lines.extend(f"    {note}" for note in document.get("notes", []))
     return lines

@@ -124,6 +124,21 @@ def _pool_count_within_aks_limit(reader: Reader) -> None:
                                             "bound: these are Karpenter NodePools, not AKS agent pools)")
 
 
+def _pool_sections_are_not_secret(reader: Reader) -> None:
+    """A pool section set with `pulumi config set --secret` (or holding a `secure:` value) is refused, and
+    nothing of it is printed: its pool names become resource names, which Pulumi never encrypts (URNs),
+    and Kubernetes label values, and its sizes, counts, labels and taints become the inputs of agent
+    pools, Karpenter NodePools, the device plugin, the admission policy and the outputs contract. Marking
+    each of them secret would still leave the URNs in plain text."""
+    secret = reader.context.secret_sections
+    for kind in KINDS:
+        if kind.config_key in secret:
+            reader.problem(kind.config_key, "is a secret (`pulumi config set --secret`, or a `secure:` value inside "
+                                            "it), but its pool names become resource names (URNs), which Pulumi never "
+                                            "encrypts, and its sizes, labels and taints are written as they are into "
+                                            "the node pools and the outputs contract; set it in plain text")
+
+
 def _platform(reader: Reader) -> PlatformSettings:
     context: ParseContext = reader.context
     pool_keys = {kind.config_key for kind in KINDS}
@@ -158,6 +173,8 @@ DOCUMENT = Document(
     "as `[secret]`. The Azure region is `azure-native:location`.",
     Section("", "", (CLUSTER, ACCESS, *(kind.section for kind in KINDS),
                      Check(_pool_names_are_unique, doc=f"Pool names are unique across {_POOL_KEYS}."),
+                     Check(_pool_sections_are_not_secret, doc=f"{_POOL_KEYS} are not secret: pool names become "
+                                                              "resource names, which are never encrypted."),
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
                                                              f"{_AGENT_POOL_KEYS} (AKS's limit per cluster; "
                                                              "Karpenter NodePools are not agent pools), and at most "

@@ -16,7 +16,6 @@ Microsoft's own reader, Azure/karpenter-provider-azure `pkg/providers/pricing/pr
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.limits import is_finite_number
 from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
@@ -80,6 +80,8 @@ class PriceTable:
     prices: Mapping[str, Mapping[str, SizePrice]] = field(default_factory=dict)
     #: The sizes as Azure spells them, by their lower-cased name.
     names: Mapping[str, str] = field(default_factory=dict)
+    #: What reading the prices changed, said wherever the table is used (a Spot price capped).
+    notes: tuple[str, ...] = ()
 
     def hourly(self, region: str, vm_size: str, capacity: Capacity) -> float | None:
         """The hourly price, or None when the table has none for this size, region and capacity."""
@@ -125,10 +127,37 @@ def _name(text: str) -> str:
 # --- Reading the shipped table -----------------------------------------------------------------
 
 
+#: At most this many capped sizes are named one by one in a table's notes; the rest are counted. Ours,
+#: because an answer holds up to MAX_ITEMS rows and a note is read by a person.
+MAX_NAMED_CAPS = 5
+
+
+def _spot_capped(prices: dict[str, dict[str, SizePrice]], names: Mapping[str, str],
+                 currency: str) -> tuple[str, ...]:
+    """Spot prices above their size's on-demand price, capped at it, in place, and said. A Spot VM's
+    default max price, -1, bills "the current Spot price or the price for a standard VM, whichever is
+    less" (learn.microsoft.com/azure/virtual-machines/spot-vms, "Pricing"; Karpenter's Azure provider
+    creates its Spot VMs with it: Azure/karpenter-provider-azure pkg/providers/instance,
+    `setVMPropertiesBillingProfile`, `MaxPrice: -1`; an AKS Spot pool's `spotMaxPrice` defaults to it),
+    so Spot never costs more than on-demand."""
+    capped: list[str] = []
+    for region, sizes in sorted(prices.items()):
+        for size, price in sorted(sizes.items()):
+            if price.spot is not None and price.on_demand is not None and price.spot > price.on_demand:
+                capped.append(f"{_name(names.get(size, size))} in {_name(region)} (Spot {price.spot:g}, on-demand "
+                              f"{price.on_demand:g} {currency}/h)")
+                sizes[size] = SizePrice(price.on_demand, price.on_demand)
+    if not capped:
+        return ()
+    named = "; ".join(capped[:MAX_NAMED_CAPS]) + (f"; and {len(capped) - MAX_NAMED_CAPS} more"
+                                                   if len(capped) > MAX_NAMED_CAPS else "")
+    return (f"{len(capped)} Spot price(s) above on-demand, priced at on-demand (Spot's default max price, -1, never "
+            f"bills more): {named}",)
+
+
 def _is_price(value: Any) -> TypeGuard[int | float]:
     """A number from 0 to MAX_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) \
-        and 0 <= value <= MAX_HOURLY_PRICE
+    return is_finite_number(value) and 0 <= value <= MAX_HOURLY_PRICE
 
 
 def _currency(value: Any, where: str) -> str:
@@ -178,7 +207,7 @@ def table_from_json(document: Any, where: str) -> PriceTable:
             prices.setdefault(str(region).lower(), {})[str(size).lower()] = SizePrice(
                 _price_value(entry.get("onDemand"), f"{at}.onDemand"), _price_value(entry.get("spot"), f"{at}.spot"))
             names[str(size).lower()] = str(size)
-    return PriceTable(currency, as_of_date, source, prices, names)
+    return PriceTable(currency, as_of_date, source, prices, names, _spot_capped(prices, names, currency))
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -340,7 +369,7 @@ def table_from_pages(pages: Iterable[tuple[str, Any]], as_of: date, source: str,
     if not prices:
         raise PriceError(f"{listed[0][0]}: the answer holds no Linux pay-as-you-go or Spot VM hour"
                          + (f" for {', '.join(sorted(wanted))}" if wanted else ""))
-    return PriceTable(currency or "USD", as_of, source, prices, names)
+    return PriceTable(currency or "USD", as_of, source, prices, names, _spot_capped(prices, names, currency or "USD"))
 
 
 def retail_prices_filter(regions: Iterable[str], sizes: Iterable[str]) -> str:

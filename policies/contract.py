@@ -15,14 +15,15 @@ It refuses contract versions this release does not know, naming the ones it read
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
+
 # SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
 # is declared once, in the catalog beside NVIDIA's limits.
-from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
+from .limits import is_finite_number, is_whole
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -102,9 +103,7 @@ class _Choice(_Kind):
 
 class _Count(_Kind):
     def read(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                (isinstance(value, float) and not math.isfinite(value)) or \
-                not self.schema["minimum"] <= value <= self.schema["maximum"] or value != int(value):
+        if not is_whole(value) or not self.schema["minimum"] <= value <= self.schema["maximum"]:
             raise ValueError
         return int(value)
 
@@ -225,8 +224,7 @@ class _Price(_Kind):
     """A list price: a finite number from 0 up, or null (no price known)."""
 
     def read(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
-                not 0 <= value <= self.schema["maximum"]:
+        if not is_finite_number(value) or not 0 <= value <= self.schema["maximum"]:
             raise ValueError
         return float(value)
 

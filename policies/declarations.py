@@ -541,6 +541,13 @@ def is_whole_number(value: Any) -> bool:
     return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
 
 
+def whole_as_int(value: Any) -> Any:
+    """A whole float as the int it is (2.0 -> 2), anything else as it is. Every Pulumi SDK sends the
+    component provider its numbers as floats (a protobuf `Struct` holds only doubles), so a key that
+    reads an integer through `str()` or `isinstance(..., int)` takes it through this first."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def boolean(name: str, doc: str, default: bool | Default, **kwargs: Any) -> Key:
     return Key(name, doc, "boolean", default, check=bool_problem, **kwargs)
 

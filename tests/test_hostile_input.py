@@ -7,13 +7,13 @@ work takes a second or two); speed itself is measured by `benchmarks/`, never as
 
 from __future__ import annotations
 
+import cProfile
 import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from gpu_aks_policies.admission import (
     merge_tolerations,
 )
 from gpu_aks_policies.catalog import POOL_LABEL
-from gpu_aks_policies.documents import DocumentError, Limits, _nesting_bound, gc_paused, load_json, load_yaml, read_bounded
+from gpu_aks_policies.documents import DocumentError, Limits, _nesting_bound, load_json, load_yaml, read_bounded
 from gpu_aks_policies.fit import platform_from_outputs
 from gpu_aks_policies.podspecs import Toleration, find_pod_specs
 from gpu_aks_policies.scheduling import Tolerating, tolerates
@@ -433,30 +433,46 @@ def test_every_tool_names_the_file_it_cannot_read(tmp_path, capsys):
 
 # --- Round 3 (issue 19): one test per class, each failing on the code before it --------------
 #
-# Quadratic paths are measured, not timed: the same work at n and at 4n, in CPU time, best of five,
-# in one run; a linear path grows about 4x, a quadratic one 16x. The two sizes are measured in turn,
-# so that a slow stretch of a shared machine (CPU time moves with it too: a CI run once measured 8.07x
-# for a path that measures 3.9x to 4.4x) falls on both rather than on one.
+# Quadratic paths are counted, not timed: the function calls (Python's and the built-ins', as cProfile
+# counts them) the same work makes at n and at 4n; a linear path makes about 4x as many, a quadratic
+# one 16x. A count does not move with the machine: CPU-time ratios did (a CI run once measured 8.07x
+# for a path that measures 3.9x to 4.4x). What a count cannot see is work inside one built-in call (a
+# list's `in`, `str.find`): a test for such a path counts that work itself (the bytes scanned, the
+# items looked at). Speed belongs in benchmarks/.
 
 GROWTH_LIMIT = 8.0
 
 
+def calls_made(work: Callable[[], object]) -> int:
+    """How many function calls `work()` makes, built-ins included (cProfile's count)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        work()
+    finally:
+        profiler.disable()
+    return sum(entry.callcount for entry in profiler.getstats())
+
+
 def growth(prepare: Callable[[int], Callable[[], object]], n: int) -> float:
-    """How much longer the work takes at 4n than at n (inputs built outside the measurement)."""
+    """How many times the calls at n the same work makes at 4n (inputs built outside the count)."""
     small, large = prepare(n), prepare(4 * n)
+    small(), large()  # warm caches and imports, which the counts then leave out
+    return calls_made(large) / max(calls_made(small), 1)
 
-    def once(work: Callable[[], object]) -> float:
-        with gc_paused():
-            start = time.process_time()
-            work()
-            return time.process_time() - start
 
-    once(small)  # warm caches and imports
-    best_small = best_large = float("inf")
-    for _ in range(5):
-        best_small = min(best_small, once(small))
-        best_large = min(best_large, once(large))
-    return max(best_large, 1e-6) / max(best_small, 1e-6)
+def test_growth_counts_tell_quadratic_from_linear_work():
+    def pairs(n: int) -> Callable[[], object]:
+        items = list(range(n))
+        return lambda: [abs(a - b) for a in items for b in items]
+
+    def singles(n: int) -> Callable[[], object]:
+        items = list(range(n))
+        return lambda: [abs(a) for a in items]
+
+    assert growth(pairs, 50) > GROWTH_LIMIT
+    assert growth(singles, 50) < GROWTH_LIMIT
+    assert calls_made(singles(50)) == calls_made(singles(50))  # a count, not a measurement: the same each time
 
 
 def _tolerations(prefix: str, count: int) -> list[dict[str, object]]:

@@ -11,3 +11,39 @@ def test_ruff_is_clean():
     ruff = Path(sys.executable).with_name("ruff")
     result = subprocess.run([str(ruff), "check", str(ROOT)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+#: Modules and names that measure time. A test that imports one compares times, which move with the
+#: machine (issue 41: a CI run measured 8.07x against a limit of 8x); growth is counted instead
+#: (`tests/test_hostile_input.py`, `calls_made`), and speed is measured in benchmarks/.
+TIMING_MODULES = frozenset({"time", "timeit"})
+TIMING_NAMES = frozenset({"perf_counter", "perf_counter_ns", "process_time", "process_time_ns", "monotonic",
+                          "monotonic_ns", "thread_time", "thread_time_ns", "getrusage", "default_timer"})
+
+
+def _timing_imports(source: str) -> list[str]:
+    import ast
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] in TIMING_MODULES]
+        elif isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[0] in TIMING_MODULES:
+                found.append(node.module or "")
+            found += [alias.name for alias in node.names if alias.name in TIMING_NAMES]
+        elif isinstance(node, ast.Attribute) and node.attr in TIMING_NAMES:
+            found.append(node.attr)
+    return found
+
+
+def test_no_test_measures_time():
+    offenders = {path.name: names for path in sorted((ROOT / "tests").glob("*.py"))
+                 if (names := _timing_imports(path.read_text()))}
+    assert offenders == {}, f"tests that measure time (count work instead, or move to benchmarks/): {offenders}"
+
+
+def test_the_timing_check_can_fail():
+    assert _timing_imports("import time\n") == ["time"]
+    assert _timing_imports("from time import perf_counter\n") == ["time", "perf_counter"]
+    assert _timing_imports("import resource\nresource.getrusage(0)\n") == ["getrusage"]
+    assert _timing_imports("import cProfile\n") == []

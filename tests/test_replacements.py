@@ -20,6 +20,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,7 @@ from components.replacements import (
     identity_changes,
     identity_record,
 )
-from components.settings.common import MAX_SHOWN_CHARS, RECORD_SECRET
+from components.settings.common import RECORD_SECRET
 from components.settings.network import NETWORK_UPGRADES, PROVIDER_REPLACES_ON, network_upgrade_warnings
 from tests.conftest import ROOT
 from tools.mockrun import PlatformMocks, config_from_stack_file, own_stack_reference, run_program, settings_from_stack_file

@@ -106,7 +106,12 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
         # record that does not say it was plain (`secret: false`): `pulumi stack output --json
         # --show-secrets` prints secrets as plain JSON, so its values may have been secret.
         values, secret = {}, ["kubeconfig"]
+        # Only the records the program reads back (`RECORDED_OUTPUTS`): the SDK turns every value of a
+        # StackReference's outputs into futures and Outputs as it deserializes them, about 23 kB and
+        # 1 ms per JSON node here, so a legal 1 MB `gpuPools` contract of 90,000 nodes took gigabytes.
         for name, value in previous_outputs.items():
+            if name not in RECORDED_OUTPUTS:
+                continue
             unwrapped = _secret_value(value)
             values[name] = unwrapped[0] if unwrapped else value
             if unwrapped or (name in MASKED_RECORDS and _maybe_secret(value)):
@@ -394,6 +399,23 @@ def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagn
 RECORDED_OUTPUTS = (IDENTITY_OUTPUT, NETWORK_OUTPUT, DEPLOYER_OUTPUT)
 #: `pulumi stack output --json` of one stack is small (the kubeconfig is its largest value).
 PREVIOUS_OUTPUTS_LIMITS = Limits(max_bytes=4 * 1024 * 1024, max_depth=64, max_nodes=200_000)
+#: The most JSON values one record the program reads back may hold. Ours, because the records gpu-aks
+#: writes are small (the largest, `clusterIdentity`, is about 25 values per pool and AKS allows 100
+#: pools: some 3,000), and the SDK spends about 23 kB per value it reads back.
+MAX_RECORD_VALUES = 20_000
+
+
+def _values_in(value: Any, most: int) -> int:
+    """How many JSON values `value` holds, itself included, counted up to `most` + 1."""
+    count, pending = 0, [value]
+    while pending and count <= most:
+        item = pending.pop()
+        count += 1
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return count
 
 
 #: Pulumi's wire format marks secrets, assets, archives, resources and outputs with an object holding
@@ -459,6 +481,11 @@ def load_previous_outputs(path: Path | None) -> dict[str, Any] | None:
         raise PreviewInputError(f"--previous-outputs: {path}: {escape_field(signature, 200)} holds Pulumi's internal wire "
                                 "form (an asset, archive, resource or nested secret), which `pulumi stack output --json` "
                                 "never prints; give its output")
+    large = [name for name in RECORDED_OUTPUTS if _values_in(outputs.get(name), MAX_RECORD_VALUES) > MAX_RECORD_VALUES]
+    if large:
+        raise PreviewInputError(f"--previous-outputs: {path}: {', '.join(large)} holds more than {MAX_RECORD_VALUES} "
+                                "values, more than any record gpu-aks writes; give this stack's own "
+                                "`pulumi stack output --json --show-secrets`")
     masked = [name for name in RECORDED_OUTPUTS if outputs.get(name) == MASKED_SECRET]
     if masked:
         # Read as a string, the record would be skipped as garbage: the checks would pass without a word.

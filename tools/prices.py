@@ -152,7 +152,7 @@ def summary(table: PriceTable) -> str:
     on_demand = sum(1 for sizes in table.prices.values() for price in sizes.values() if price.on_demand is not None)
     spot = sum(1 for sizes in table.prices.values() for price in sizes.values() if price.spot is not None)
     return (f"{len(table.prices)} regions, {len(table.names)} sizes: {on_demand} on-demand and {spot} Spot prices in "
-            f"{table.currency}, as of {table.as_of} ({table.source})")
+            f"{table.currency}, as of {table.as_of} ({table.source})" + "".join(f"; {note}" for note in table.notes))
 
 
 #: More regions than Azure has: each is one query of the Retail Prices API.

@@ -46,6 +46,7 @@ from gpu_aks_policies.declarations import (
     describe,
     is_whole_number,
 )
+from gpu_aks_policies.limits import is_whole
 from gpu_aks_policies.pools.model import Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
 
@@ -141,10 +142,11 @@ def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
     if not isinstance(model, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,40}", model):
         reader.problem("gpu.model", f"{reader.shown(model)} is not a GPU model name ({example})")
         ok = False
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 16:
+    # Whole floats count: the component provider's inputs arrive as JSON numbers (8.0).
+    if not is_whole(count) or not 1 <= count <= 16:
         reader.problem("gpu.count", f"{reader.shown(count)} is not a GPU count per node from 1 to 16")
         ok = False
-    if not isinstance(memory, int) or isinstance(memory, bool) or not 1 <= memory <= 4096:
+    if not is_whole(memory) or not 1 <= memory <= 4096:
         reader.problem("gpu.memoryGiB", f"{reader.shown(memory)} is not a GPU memory in GiB from 1 to 4096")
         ok = False
     vm_size = reader.raw.get("vmSize")
@@ -154,10 +156,10 @@ def _declared_gpu(reader: Reader, value: Any) -> GpuSku | None:
         reader.problem("gpu", f"{describe(vm_size)} is in the catalog ({known.gpus} x {known.model}, "
                               f"{known.gpu_memory_gib} GiB); remove the gpu declaration")
         return None
-    if not ok or not isinstance(vm_size, str) or not isinstance(count, int) or not isinstance(memory, int):
+    if not ok or not isinstance(vm_size, str) or not is_whole(count) or not is_whole(memory):
         return None
     slug = re.sub(r"[^a-z0-9]+", "-", str(model).lower()).strip("-")
-    return GpuSku(vm_size, "declared", str(model), count, memory, f"nvidia-{slug}")
+    return GpuSku(vm_size, "declared", str(model), int(count), int(memory), f"nvidia-{slug}")
 
 
 def pool_sku(vm_size: str, declared: GpuSku | None) -> GpuSku | None:

@@ -58,6 +58,7 @@ from gpu_aks_policies.declarations import (
     is_whole_number,
     text,
 )
+from gpu_aks_policies.limits import NODEPOOL_MAX_LABELS, go_duration_problem
 from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 from gpu_aks_policies.scheduling import parse_taint
 
@@ -373,6 +374,12 @@ def _name(reader: Reader, value: Any) -> str:
     return value
 
 
+def _consolidate_after_problem(value: Any) -> str | None:
+    if not isinstance(value, str) or not DURATION.fullmatch(value):
+        return "is not a duration like 10m, 1h or Never"
+    return go_duration_problem(value)
+
+
 def _nodepool_labels(reader: Reader, value: Any) -> dict[str, str]:
     # The fixed pools' label reader (one declaration), then what Azure's NodePool CRD refuses besides.
     assert NODE_LABELS.parse is not None
@@ -383,6 +390,11 @@ def _nodepool_labels(reader: Reader, value: Any) -> dict[str, str]:
                                                   "(karpenter.sh_nodepools.yaml: restricted label domains and "
                                                   "'accelerator'); pick another key")
             del labels[label]
+    if len(labels) >= NODEPOOL_MAX_LABELS:
+        # gpu-aks adds POOL_LABEL to the NodePool's labels.
+        reader.problem("nodeLabels", f"has {len(labels)} labels; with gpu-aks's {POOL_LABEL} the NodePool's nodes "
+                                     f"would carry {len(labels) + 1}, and its CRD allows at most {NODEPOOL_MAX_LABELS} "
+                                     "(karpenter.sh_nodepools.yaml, spec.template.metadata.labels maxProperties)")
     return labels
 
 
@@ -511,8 +523,7 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
         "`karpenter.azure.com/` or AKS's reserved prefixes).", "map of strings", {}, parse=_nodepool_labels,
         source=f"{_NODEPOOL} spec.template.metadata.labels"),
     Key("consolidateAfter", "How long a node stays empty before Karpenter removes it (only empty nodes are).",
-        "string", "10m", check=lambda v: None if isinstance(v, str) and DURATION.fullmatch(v) else
-        "is not a duration like 10m, 1h or Never", source=f"{_NODEPOOL} spec.disruption.consolidateAfter"),
+        "string", "10m", check=_consolidate_after_problem, source=f"{_NODEPOOL} spec.disruption.consolidateAfter"),
     choice("imageFamily", "The node image.", IMAGE_FAMILIES, "Ubuntu", source=f"{_NODE_CLASS} spec.imageFamily"),
     Check(_ubuntu_only_sizes, reads=("imageFamily", "gpus", "vmSizes"),
           doc="GB200, GB300 and RTX PRO sizes need `imageFamily` Ubuntu."),

@@ -51,6 +51,11 @@ def _cluster_admins(reader: Reader, value: Any) -> tuple[ClusterAdmin, ...]:
         reader.problem("clusterAdmins", f"{reader.shown(value)} is not a list of {{objectId, principalType}}")
         return ()
     admins: dict[ClusterAdmin, None] = {}  # in order; a dict, so a repeat is found in constant time
+    #: Where each object ID was first listed, and as what: one Entra ID object is one type (a user, a group
+    #: or a service principal), so one ID under two types is a mistake Azure refuses at deploy
+    #: (`PrincipalTypeNotSupported` / `UnmatchedPrincipalType`), and both give one RoleAssignment name.
+    first: dict[str, tuple[int, str]] = {}
+    conflicted: set[int] = set()
     for index, item in enumerate(value):
         at = f"clusterAdmins[{index}]"
         item = reader.problems.mapping(item, reader.path(at))
@@ -66,11 +71,25 @@ def _cluster_admins(reader: Reader, value: Any) -> tuple[ClusterAdmin, ...]:
                                                   "assignment whose type does not match the principal)")
             continue
         admin = ClusterAdmin(object_id.lower(), principal_type)
+        earlier = first.setdefault(admin.object_id, (index, principal_type))
         if admin in admins:
             reader.problem(at, f"{reader.shown(object_id)} is listed twice")
+        elif earlier[1] != principal_type:
+            # Named at both entries, so the stack file's problems carry both lines: either may be the wrong one.
+            if earlier[0] not in conflicted:
+                conflicted.add(earlier[0])
+                reader.problem(f"clusterAdmins[{earlier[0]}]", _two_types(reader, object_id, earlier[1], index,
+                                                                           principal_type))
+            reader.problem(at, _two_types(reader, object_id, principal_type, earlier[0], earlier[1]))
         else:
             admins[admin] = None
     return tuple(admins)
+
+
+def _two_types(reader: Reader, object_id: str, here: str, other: int, there: str) -> str:
+    return (f"{reader.shown(object_id)} is listed as {here} here and as {there} at clusterAdmins[{other}]: one Entra ID "
+            "object has one type, and both would be one role assignment; keep the entry whose principalType matches "
+            "the object")
 
 
 CLUSTER_ADMINS = Key(

@@ -69,7 +69,18 @@ def _authorized_ranges(reader: Reader, value: Any) -> tuple[str, ...]:
                                "the key out")
         else:
             ranges.append(item)
+    _every_address_together(reader, name, ranges)
     return tuple(ranges)
+
+
+def _every_address_together(reader: Reader, name: str, ranges: list[str]) -> None:
+    """Ranges that together cover every IPv4 address (0.0.0.0/1 with 128.0.0.0/1, four /2s, ...) restrict
+    nothing, like 0.0.0.0/0 alone. At most 200 ranges, so collapsing them is cheap."""
+    networks = [network for network in map(ipv4_network, ranges) if network is not None]
+    if list(ipaddress.collapse_addresses(networks)) == [ipaddress.IPv4Network("0.0.0.0/0")]:
+        # Indexes, not values: the section may be secret.
+        reader.problem(name, f"its {len(ranges)} ranges together cover every IPv4 address (as 0.0.0.0/0 does), which "
+                             "is no restriction; list only your own ranges or leave the key out")
 
 
 def _private_dns_zone_problem(value: Any) -> str | None:

@@ -15,7 +15,8 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
     AKS_MAX_NODES_PER_POOL,
     node_count_problem,
 )
-from gpu_aks_policies.declarations import SECRET, Key, is_whole_number
+from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -80,12 +81,26 @@ def image_problem(value: Any) -> str | None:
 
 
 def zones_problem(value: Any) -> str | None:
-    ok = isinstance(value, list) and all(isinstance(zone, (str, int)) and str(zone) in ZONES for zone in value)
+    ok = isinstance(value, list) and all(zone_text(zone) in ZONES for zone in value)
     return None if ok else f"must be a list of zones out of {', '.join(ZONES)}"
 
 
+def zone_text(zone: Any) -> str:
+    """A zone as AKS names it ("1"), from a string, an int or a whole float (the component provider's
+    numbers); "" for anything else."""
+    zone = whole_as_int(zone)
+    return str(zone) if isinstance(zone, (str, int)) and not isinstance(zone, bool) else ""
+
+
+def count_or_percent_text(value: Any) -> str:
+    """A node count or a percentage as AKS takes it ("1", "33%"), from a string, an int or a whole float;
+    "" for anything else."""
+    value = whole_as_int(value)
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+
+
 def surge_problem(value: Any) -> str | None:
-    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    text = count_or_percent_text(value)
     return None if re.fullmatch(r"[1-9][0-9]*%?", text) else "must be a node count (e.g. 1) or a percentage (e.g. 33%)"
 
 
@@ -106,13 +121,13 @@ def _attr(name: str) -> str:
 
 def zones_key(source: str, create_only: bool = True) -> Key:
     return Key("availabilityZones", "Availability zones of the pool's nodes.", "list of strings", [],
-               check=zones_problem, convert=lambda zones: tuple(str(zone) for zone in zones),
+               check=zones_problem, convert=lambda zones: tuple(zone_text(zone) for zone in zones),
                attr="availability_zones", source=source, create_only=create_only)
 
 
 def surge_key(source: str) -> Key:
     return Key("maxSurge", "Extra nodes during an upgrade: a node count or a percentage.", "string", "33%",
-               check=surge_problem, convert=str, attr="max_surge", source=source)
+               check=surge_problem, convert=count_or_percent_text, attr="max_surge", source=source)
 
 
 #: The AKS API version's name for the models its keys come from (the `source` of a declaration).
@@ -154,8 +169,6 @@ def is_ipv4_interface(value: str) -> bool:
         return False
 
 
-#: How much of a value a message quotes.
-MAX_SHOWN_CHARS = 80
 
 
 #: The field of a recorded output (`clusterIdentity`, `clusterNetwork`) that says whether the run exported

@@ -20,6 +20,7 @@ from components.azure_catalog import cpu_vm_size_problem
 from components.settings.common import (
     POOL_MODEL,
     api_choice,
+    count_or_percent_text,
     whole_in,
 )
 
@@ -72,9 +73,9 @@ def upgrade_keys(default: PoolUpgradeSettings) -> tuple[Key, ...]:
     pool (its `maxSurge` is declared with the pool), with the pool kind's defaults."""
     return (
         Key("maxUnavailable", "Nodes that may be unavailable at once during an upgrade: a count or a percentage.",
-            "string", default.max_unavailable, check=lambda v: None if isinstance(v, (str, int)) and not isinstance(
-                v, bool) and _UNAVAILABLE.fullmatch(str(v)) else "must be a node count or a percentage, e.g. 0 or 1",
-            convert=str, attr="max_unavailable", source=f"{POOL_MODEL} upgradeSettings.maxUnavailable"),
+            "string", default.max_unavailable, check=lambda v: None if _UNAVAILABLE.fullmatch(count_or_percent_text(v))
+            else "must be a node count or a percentage, e.g. 0 or 1", convert=count_or_percent_text,
+            attr="max_unavailable", source=f"{POOL_MODEL} upgradeSettings.maxUnavailable"),
         Key("drainTimeoutInMinutes", "How long a drain waits on PodDisruptionBudgets before the upgrade gives up on "
             "the node.", "integer", default.drain_timeout_minutes, check=whole_in(DRAIN_TIMEOUT_RANGE), convert=int,
             attr="drain_timeout_minutes", source=f"{POOL_MODEL} upgradeSettings.drainTimeoutInMinutes"),

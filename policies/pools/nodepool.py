@@ -22,6 +22,7 @@ from ..catalog import (
     GPU_SKUS,
     NODEPOOL_LIMIT_CEILINGS,
     OS_LABEL,
+    GpuSku,
     gpu_sku,
     vcpus_in_size_name,
 )
@@ -37,6 +38,59 @@ _INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 _GPU_NAME = "karpenter.azure.com/sku-gpu-name"
 _GPU_COUNT = "karpenter.azure.com/sku-gpu-count"
 _GPU_MANUFACTURER = "karpenter.azure.com/sku-gpu-manufacturer"
+_SKU_NAME = "karpenter.azure.com/sku-name"
+_SKU_FAMILY = "karpenter.azure.com/sku-family"
+_SKU_CPU = "karpenter.azure.com/sku-cpu"
+_ARCH = "kubernetes.io/arch"
+_OS = "kubernetes.io/os"
+#: The labels of the instance-type keys a requirement names as Kubernetes wrote them before v1.17
+#: (Karpenter normalizes them: kubernetes-sigs/karpenter pkg/apis/v1/labels.go `NormalizedLabels`).
+_NORMALIZED = {"beta.kubernetes.io/instance-type": _INSTANCE_TYPE, "beta.kubernetes.io/arch": _ARCH,
+               "beta.kubernetes.io/os": _OS}
+
+
+def _size_labels(sku: GpuSku) -> dict[str, str]:
+    """The labels Karpenter's Azure provider gives a GPU size's instance type, of those a NodePool's
+    requirements are read against here (karpenter-provider-azure pkg/apis/v1beta1/labels.go and
+    pkg/providers/instancetype: `Standard_NC24ads_A100_v4` has sku-family `N`, sku-gpu-name `A100`,
+    sku-gpu-manufacturer `nvidia`, sku-gpu-count its GPUs, sku-cpu its vCPUs)."""
+    labels = {_INSTANCE_TYPE: sku.vm_size, _SKU_NAME: sku.vm_size, _GPU_MANUFACTURER: "nvidia",
+              _GPU_COUNT: str(sku.gpus), _ARCH: sku.arch, _OS: "linux",
+              _SKU_FAMILY: sku.vm_size.removeprefix("Standard_")[:1].upper()}
+    if sku.karpenter_gpu_name:
+        labels[_GPU_NAME] = sku.karpenter_gpu_name
+    vcpus = vcpus_in_size_name(sku.vm_size)
+    if vcpus is not None:
+        labels[_SKU_CPU] = str(vcpus)
+    return labels
+
+
+def _integer(text: str) -> int | None:
+    """A Gt/Lt bound or a label value as Go's `strconv.Atoi` reads it (decimal, an optional sign)."""
+    return int(text) if re.fullmatch(r"[+-]?[0-9]{1,18}", text) else None
+
+
+def _has(operator: str, values: list[str], value: str | None) -> bool | None:
+    """Whether one requirement admits an instance type whose label is `value` (None: it has no such
+    label), as Karpenter reads requirements (kubernetes-sigs/karpenter pkg/scheduling/requirement.go:
+    `In` is a set, `NotIn` and `Exists` its complement, `DoesNotExist` the empty set, `Gt`/`Lt` an
+    unbounded set with integer bounds; `Has` needs an integer value inside the bounds). None: an
+    operator this reading does not know."""
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt"):
+        bound = _integer(values[0]) if len(values) == 1 else None
+        number = _integer(value) if value is not None else None
+        if bound is None or number is None:
+            return False
+        return number > bound if operator == "Gt" else number < bound
+    return None
 #: Resources whose `spec.limits` bound a GPU NodePool's size.
 _BOUNDING_LIMITS = ("nvidia.com/gpu", "cpu")
 
@@ -60,9 +114,11 @@ class NodePoolView(PoolView):
         spec = mapping_at(self.props.get("spec"), "spec")
         return mapping_at(spec.get("template"), "spec.template")
 
-    def _requirements(self) -> dict[str, tuple[str, list[str]]]:
+    def _requirements(self) -> list[tuple[str, str, list[str]]]:
+        """(key, operator, values) of each requirement, in order; a key may be required more than once
+        (Karpenter intersects them)."""
         template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
-        found: dict[str, tuple[str, list[str]]] = {}
+        found: list[tuple[str, str, list[str]]] = []
         path = "spec.template.spec.requirements"
         for index, item in enumerate(list_at(template_spec.get("requirements"), path)):
             if not isinstance(item, abc.Mapping):
@@ -70,7 +126,7 @@ class NodePoolView(PoolView):
             key, operator = known(item.get("key"), join(join(path, index), "key")), item.get("operator")
             values = [str(v) for v in list_at(item.get("values"), join(join(path, index), "values"))]
             if isinstance(key, str) and isinstance(operator, str):
-                found[key] = (operator, values)
+                found.append((_NORMALIZED.get(key, key), operator, values))
         return found
 
     @property
@@ -78,19 +134,21 @@ class NodePoolView(PoolView):
         return "spec.template.spec.taints"
 
     def vm_sizes(self) -> tuple[str, ...]:
-        """The sizes named by instance type, else the catalog's sizes with the named GPUs and counts."""
+        """The catalog's GPU sizes the requirements admit, whatever operators and keys select them
+        (`sku-gpu-name In [H100]`, `sku-gpu-count Gt 0`, `sku-gpu-manufacturer Exists`, none at all: a
+        NodePool without requirements launches any size a pending GPU pod needs), and the sizes outside
+        the catalog its instance-type requirements name. A requirement on a key read nowhere here (a
+        zone, the capacity type, a label of your own) is taken as admitting: the pool is judged
+        whenever it may launch a GPU node."""
         requirements = self._requirements()
-        operator, sizes = requirements.get(_INSTANCE_TYPE, ("", []))
-        if operator == "In":
-            return tuple(sizes)
-        names = {value.lower() for op, values in [requirements.get(_GPU_NAME, ("", []))] if op == "In"
-                 for value in values}
-        counts = {value for op, values in [requirements.get(_GPU_COUNT, ("", []))] if op == "In" for value in values}
-        manufacturer = requirements.get(_GPU_MANUFACTURER, ("", []))
-        if not names and manufacturer == ("In", ["nvidia"]):
-            return tuple(sku.vm_size for sku in GPU_SKUS.values() if not counts or str(sku.gpus) in counts)
-        return tuple(sku.vm_size for sku in GPU_SKUS.values()
-                     if (sku.karpenter_gpu_name or "").lower() in names and (not counts or str(sku.gpus) in counts))
+        admitted = [sku.vm_size for sku in GPU_SKUS.values() if _admits(requirements, _size_labels(sku))]
+        written = [values for key, operator, values in requirements
+                   if key in (_INSTANCE_TYPE, _SKU_NAME) and operator == "In"]
+        named = [set(values) for values in written]
+        # Sizes the catalog does not know, as written (the rules say whether each is a GPU size).
+        unknown = [size for size in dict.fromkeys(size for values in written for size in values)
+                   if gpu_sku(size) is None and all(size in values for values in named)]
+        return tuple(admitted + unknown)
 
     def taints(self) -> tuple[list[dict[str, str]], list[str]]:
         template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
@@ -164,6 +222,23 @@ class NodePoolView(PoolView):
         # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
         # not the device plugin: whoever declares an NVIDIA NodePool runs one.
         return any(gpu_sku(size) is not None for size in self.vm_sizes())
+
+
+def _admits(requirements: list[tuple[str, str, list[str]]], labels: Mapping[str, str]) -> bool:
+    """Every requirement on a key the size's labels are read for admits its value (a key read nowhere
+    here admits it); requirements on one key are intersected, as Karpenter does."""
+    for key, operator, values in requirements:
+        if key not in _READ_KEYS:
+            continue
+        if _has(operator, values, labels.get(key)) is False:
+            return False
+    return True
+
+
+#: The keys `_size_labels` gives a value (or leaves absent on purpose: sku-gpu-name of a size whose name
+#: has no GPU token).
+_READ_KEYS = frozenset({_INSTANCE_TYPE, _SKU_NAME, _GPU_MANUFACTURER, _GPU_COUNT, _GPU_NAME, _ARCH, _OS,
+                        _SKU_FAMILY, _SKU_CPU})
 
 
 def _recognizes(resource_type: str) -> bool:

@@ -23,8 +23,7 @@ A CronWorkflow's workflow is `spec.workflowSpec`.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +40,7 @@ from ..podspecs import (
     join,
     object_namespace,
 )
+from ..records import record
 from .context import Context, is_kubernetes_object
 from .mentions import GPU_DEVICE_CLASS_NAMES, GPU_NAME_PREFIXES
 from .registry import pod_specs_of, register
@@ -50,8 +50,58 @@ from .registry import pod_specs_of, register
 CREATING_ACTIONS = ("create", "apply", "replace")
 #: A manifest is text inside a template: small. The checker has bounded the file already.
 MANIFEST_LIMITS = Limits(max_bytes=1024 * 1024, max_depth=64, max_nodes=100_000)
-_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 EXPRESSION_MARKER = "argo-expression-substituted-at-run-time"
+
+
+def _expression_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Each `{{ … }}` (from a `{{` to the first `}}` after it), in one pass. The lazy regex this replaces
+    scanned to the end of the text at every unclosed `{{`: quadratic in the text."""
+    start = text.find("{{")
+    while start != -1:
+        end = text.find("}}", start + 2)
+        if end == -1:
+            return  # no `}}` after this `{{`, so none after any later one either
+        yield start, end + 2
+        start = text.find("{{", end + 2)
+
+
+def _has_expression_in(text: str) -> bool:
+    return next(_expression_spans(text), None) is not None
+
+
+def _marked(text: str) -> str:
+    """`text` with each `{{ … }}` replaced by EXPRESSION_MARKER."""
+    parts: list[str] = []
+    last = 0
+    for start, end in _expression_spans(text):
+        parts += (text[last:start], EXPRESSION_MARKER)
+        last = end
+    return "".join(parts) + text[last:] if parts else text
+
+
+@record
+class _Parsed:
+    """A `resource` manifest read once: a template anchored once and aliased many times is one string
+    object, so it is marked and parsed once per workflow, not once per alias."""
+
+    names_gpu: bool
+    marked: bool
+    documents: tuple[Any, ...] = ()
+    error: str | None = None
+
+
+def _parsed(manifest: str, seen: dict[int, tuple[str, _Parsed]]) -> _Parsed:
+    known = seen.get(id(manifest))
+    if known is not None and known[0] is manifest:
+        return known[1]
+    text = _marked(manifest)
+    try:
+        documents = tuple(document for _, document in load_yaml(text, MANIFEST_LIMITS) if document is not None)
+        parsed = _Parsed(_names_gpu(manifest), text is not manifest, documents)
+    except DocumentError as error:
+        parsed = _Parsed(_names_gpu(manifest), text is not manifest, error=error.message)
+    seen[id(manifest)] = (manifest, parsed)  # the manifest is held, so its id is not reused meanwhile
+    return parsed
 
 
 def _names_gpu(text: str) -> bool:
@@ -69,27 +119,27 @@ def _relocated(pod: PodSpec, prefix: str, workload: str) -> PodSpec:
     return replace(pod, path=moved(pod.path), containers=containers, workload=f"{workload} ({pod.where})")
 
 
-def _resource_pods(template: Mapping[str, Any], path: str, namespace: str, name: str, context: Context) -> list[PodSpec]:
+def _resource_pods(template: Mapping[str, Any], path: str, namespace: str, name: str, context: Context,
+                   seen: dict[int, tuple[str, _Parsed]]) -> list[PodSpec]:
     resource = as_mapping(template.get("resource"))
     manifest = resource.get("manifest")
     if not isinstance(manifest, str) or as_str(resource.get("action")) not in CREATING_ACTIONS:
         return []
     prefix = join(join(path, "resource"), "manifest")
     workload = f"Argo resource template '{name}'"
+    # Expressions become a marker before parsing (an unquoted `{{x}}` would read as a YAML mapping);
+    # one left in a field the rules read means the verdict waits for the run.
+    parsed = _parsed(manifest, seen)
 
     def unjudged(why: str) -> list[PodSpec]:
-        if not _names_gpu(manifest):
+        if not parsed.names_gpu:
             return []
         return [PodSpec(prefix, {}, (), namespace, workload, notes=(
             f"could not be judged: {why}, and it names a GPU. Check the object it creates on its own",))]
 
-    # Expressions become a marker before parsing (an unquoted `{{x}}` would read as a YAML mapping);
-    # one left in a field the rules read means the verdict waits for the run.
-    text = _EXPRESSION.sub(EXPRESSION_MARKER, manifest)
-    try:
-        documents = [document for _, document in load_yaml(text, MANIFEST_LIMITS) if document is not None]
-    except DocumentError as error:
-        return unjudged(f"its manifest does not parse ({error.message})")
+    if parsed.error is not None:
+        return unjudged(f"its manifest does not parse ({parsed.error})")
+    documents = parsed.documents
     if len(documents) != 1 or not is_kubernetes_object(documents[0]):
         return unjudged("its manifest is not one Kubernetes object")
     created = documents[0]
@@ -100,7 +150,7 @@ def _resource_pods(template: Mapping[str, Any], path: str, namespace: str, name:
     kind = as_str(created.get("kind"))
     created_name = as_str(metadata.get("name") or metadata.get("generateName")).replace(EXPRESSION_MARKER, "{{…}}")
     pods = pod_specs_of(created, context)
-    if text != manifest and any(_substituted(pod) for pod in pods):
+    if parsed.marked and any(_substituted(pod) for pod in pods):
         return unjudged("Argo substitutes the {{ }} expressions in its manifest's resources or scheduling fields when "
                         "it runs")
     return [_relocated(pod, prefix, f"{workload} creates {kind} '{created_name}'") for pod in pods]
@@ -155,12 +205,13 @@ def _workflow_pods(spec: Mapping[str, Any], spec_path: str, namespace: str, cont
     defaults = as_mapping(spec.get("templateDefaults"))
     workflow_patch = bool(spec.get("podSpecPatch"))
     pods: list[PodSpec] = []
+    seen: dict[int, tuple[str, _Parsed]] = {}
     for index, written in templates:
         path = join(join(spec_path, "templates"), index)
         template = {**defaults, **written}
         containers = _template_containers(template, path)
         if "resource" in written:
-            pods += _resource_pods(written, path, namespace, as_str(written.get("name"), f"#{index}"), context)
+            pods += _resource_pods(written, path, namespace, as_str(written.get("name"), f"#{index}"), context, seen)
         if not containers:
             continue
         name = as_str(template.get("name"), f"#{index}")
@@ -191,7 +242,7 @@ def _has_expression(pod: PodSpec) -> bool:
     if not _names_gpu(str(resources)):
         return False
     fields = [pod.spec.get(key) for key in (*SCHEDULING_FIELDS, "resourceClaims")] + resources
-    return any(_EXPRESSION.search(str(value)) for value in fields if value is not None)
+    return any(_has_expression_in(str(value)) for value in fields if value is not None)
 
 
 def _unjudged_expressions(pod: PodSpec) -> PodSpec:

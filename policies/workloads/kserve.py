@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..catalog import GPU_RESOURCE
+from ..limits import is_whole
 from ..podspecs import (
     UNKNOWN,
     Container,
@@ -112,8 +113,7 @@ def ray_gpus(total: int, head: int, worker: int) -> tuple[int, int]:
 
 
 def _positive_int(value: Any, default: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
-            value != int(value) or value < 1:
+    if not is_whole(value) or value < 1:
         return default
     return int(value)
 

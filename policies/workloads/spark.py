@@ -13,10 +13,10 @@ Sources, kubeflow/spark-operator at master (2026-08):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..limits import is_whole
 from ..podspecs import Container, PodSpec, as_list, as_mapping, as_str, containers_of_spec, join, object_namespace
 from .context import Context
 from .registry import register
@@ -31,8 +31,7 @@ def _gpu_limits(gpu: Mapping[str, Any]) -> dict[str, Any]:
     if not name or quantity is None:
         return {}
     # (YAML's .nan and .inf are floats with no int: kept as written, for the limits rule to name.)
-    if isinstance(quantity, (int, float)) and not isinstance(quantity, bool) and math.isfinite(quantity) and \
-            quantity == int(quantity) and quantity <= 0:
+    if is_whole(quantity) and quantity <= 0:
         return {}
     return {name: quantity}
 
