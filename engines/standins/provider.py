@@ -10,6 +10,7 @@ engine asked for and in which order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -61,8 +62,11 @@ def reveal(value: Any) -> Any:
 
 
 def masked(value: Any) -> Any:
+    """`value` with each secret replaced by a short digest: a record can show that a secret arrived, and
+    which, without holding it."""
     if is_secret(value):
-        return "[secret]"
+        digest = hashlib.sha256(json.dumps(value.get("value"), sort_keys=True).encode()).hexdigest()[:16]
+        return f"[secret sha256:{digest}]"
     if isinstance(value, dict):
         return {key: masked(item) for key, item in value.items()}
     if isinstance(value, list):
