@@ -50,6 +50,13 @@ type Host struct {
 func Main(language string, codegen Codegen, python bool) {
 	showVersion := flag.Bool("version", false, "print the plugin version and exit")
 	flag.String("tracing", "", "ignored: tracing is not collected")
+	// Engines before pulumi 3.2xx passed the runtime options and the root as flags
+	// (sdk/go/common/resource/plugin/langruntime_plugin.go buildArgsForNewPlugin at v3.206.0); pulumi-yaml
+	// v1.25.0, the YAML host the proxy serves, embeds that engine to load plugins. The options also arrive in
+	// every request's ProgramInfo, which is what is read.
+	for _, name := range []string{"root", "virtualenv", "toolchain", "typechecker", "use-executor"} {
+		flag.String(name, "", "ignored: read from the request's ProgramInfo")
+	}
 	flag.Parse()
 	if *showVersion {
 		fmt.Println(version.Version)
