@@ -32,6 +32,26 @@ class _WaitProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult(outs=news)
 
 
+def _pickled_by_value(cls: type) -> type:
+    """`cls` and its methods, marked to be serialized by value.
+
+    Pulumi stores a dynamic resource's provider as `dill.dumps(provider, recurse=True)` (pulumi
+    `sdk/python/lib/pulumi/dynamic/dynamic.py`, `serialize_provider`), and the engine runs it in a separate
+    process, `pulumi-resource-pulumi-python`, started in the *program's* folder. dill pickles a class or
+    function of an importable module by reference, so that process must import `components.propagation`:
+    it can from this repository's root, but not from a YAML or TypeScript program using the component
+    package, where the real engine failed with `No module named 'components'` (tests/engine). dill pickles
+    what belongs to `__main__` by value, with the globals it uses (`time`, `pulumi`)."""
+    for member in vars(cls).values():
+        if callable(member) and hasattr(member, "__module__"):
+            member.__module__ = "__main__"
+    cls.__module__ = "__main__"
+    return cls
+
+
+_pickled_by_value(_WaitProvider)
+
+
 class RolePropagationWait(pulumi.dynamic.Resource):
     def __init__(self, name: str, role_assignment_id: pulumi.Input[str], seconds: int,
                  opts: pulumi.ResourceOptions | None = None) -> None:
