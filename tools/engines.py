@@ -199,6 +199,56 @@ def build(log: Callable[[str], None] = print) -> None:
     log(f"==> engines ready in {BIN.relative_to(ROOT)} ({time.monotonic() - started:.0f} s)")
 
 
+def copy_checkout(target: Path) -> None:
+    """Copy this checkout's files (tracked, and untracked but not ignored) into `target`, with a virtualenv
+    for the runtimes: what the engine tier and benchmarks/engine_preview.py run the real CLI in."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True, timeout=60).stdout.split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    # The virtualenvs the runtimes name (`virtualenv: venv` in Pulumi.yaml and PulumiPolicy.yaml, `../venv`
+    # in PulumiPlugin.yaml, `venv` in the app examples) are one virtualenv that sees this checkout's packages
+    # (a .pth file adds its site-packages, with their own .pth files). It is a real directory, not a link:
+    # `pulumi package get-schema ./gpu_aks_plugin` installs the plugin, and the toolchain's first step,
+    # `python -m venv ../venv`, refuses a link ("Unable to create directory").
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip",
+                    str(target / "venv")], check=True, timeout=120)
+    site_packages = next((ROOT / "venv" / "lib").glob("python3*/site-packages"))
+    for pth in (target / "venv" / "lib").glob("python3*/site-packages"):
+        (pth / "gpu-aks-checkout.pth").write_text(f"import site; site.addsitedir({str(site_packages)!r})\n")
+    for link in ("policies/venv", "examples/gpu-job/venv", "examples/gpu-inference/venv"):
+        (target / link).symlink_to(target / "venv")
+
+
+def engine_env(root: Path, state: Path, record: Path | None = None) -> dict[str, str]:
+    """The environment the real CLI runs with over a copy at `root`: bin/ first on PATH, a file:// backend at
+    `state`, nothing downloaded, the stand-ins' calls recorded in `record`."""
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULUMI_CONFIG_PASSPHRASE": "engine-tier-passphrase",
+        "PULUMI_HOME": str(root.parent / "pulumi-home"),
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        # A plugin the engine cannot find is an error, not a download.
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_BACKEND_URL": f"file://{state}",
+        # The app examples import the app helper, which their requirements.txt installs from app_sdk/.
+        "PYTHONPATH": str(root / "app_sdk"),
+        # The Python that runs dynamic providers (pulumi-resource-pulumi-python) where the program is not
+        # Python: a YAML program using the component package (docs/component-package.md).
+        "PULUMI_RUNTIME_VIRTUALENV": str(root / "venv"),
+        "NO_COLOR": "1",
+    }
+    if record is not None:
+        env["GPU_AKS_STANDIN_LOG"] = str(record)
+    for name in ("GPU_AKS_LOCAL_KUBECONFIG", "PULUMI_IGNORE_AMBIENT_PLUGINS"):
+        env.pop(name, None)
+    return env
+
+
 def missing() -> list[str]:
     return [name for name in REQUIRED if not (BIN / name).exists()]
 

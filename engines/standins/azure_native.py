@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from provider import UNKNOWN, Model, ProviderError, has_unknown, reveal, serve  # noqa: E402
+from provider import UNKNOWN, Model, ProviderError, has_unknown, reveal, serve
 
 #: The version of pulumi-azure-native gpu-aks pins (requirements.txt); the engine asks for it.
 VERSION = "3.29.0"

@@ -25,7 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from provider import UNKNOWN, Model, reveal, serve  # noqa: E402
+from provider import UNKNOWN, Model, reveal, serve
 
 #: The version of pulumi-kubernetes gpu-aks pins (requirements.txt).
 VERSION = "4.34.2"

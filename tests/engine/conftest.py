@@ -59,20 +59,7 @@ class Workspace:
         self.root = root
         self.state = root.parent / "state"
         self.record = root.parent / "standin-calls.jsonl"
-        self.env = {
-            **os.environ,
-            "PATH": f"{engines.BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-            "PULUMI_HOME": str(root.parent / "pulumi-home"),
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            # Nothing is downloaded: a plugin the engine cannot find is an error, not a fetch.
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_BACKEND_URL": f"file://{self.state}",
-            "GPU_AKS_STANDIN_LOG": str(self.record),
-            # The app examples import the app helper, which their requirements.txt installs from app_sdk/.
-            "PYTHONPATH": str(root / "app_sdk"),
-            "NO_COLOR": "1",
-        }
+        self.env = engines.engine_env(root, self.state, self.record)
         self.env.pop("GPU_AKS_LOCAL_KUBECONFIG", None)
         self.env.pop("PULUMI_IGNORE_AMBIENT_PLUGINS", None)
 
@@ -103,26 +90,12 @@ class Workspace:
             self.pulumi("config", "set", "--path", key, value, "--stack", stack, *extra, cwd=cwd)
 
 
-def _copy_repository(target: Path) -> None:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=True, timeout=60).stdout.split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    # The virtualenvs the runtimes name (`virtualenv: venv` in Pulumi.yaml and PulumiPolicy.yaml, `../venv`
-    # in PulumiPlugin.yaml, `venv` in the app examples) are this checkout's, linked as `make setup` links them.
-    for link in ("venv", "policies/venv", "examples/gpu-job/venv", "examples/gpu-inference/venv"):
-        (target / link).symlink_to(ROOT / "venv")
-
-
 def new_workspace(tmp_path_factory: pytest.TempPathFactory, name: str) -> Workspace:
     if MISSING:
         pytest.fail(f"CI=true and the engines are missing: {SKIP_LINE}")
     root = tmp_path_factory.mktemp(name) / "repo"
     root.mkdir()
-    _copy_repository(root)
+    engines.copy_checkout(root)
     space = Workspace(root)
     space.state.mkdir()
     space.pulumi("login", f"file://{space.state}")
