@@ -38,8 +38,13 @@ def _after_checks(checks: tuple[pulumi.Output[Any], ...], value: str) -> pulumi.
     step. Only an exported check was awaited before: under `pulumi up --skip-preview` (what the Automation
     API runs) the real engine created the new resource group and cluster of a refused location change
     before the refusal came (tests/engine/test_changes.py)."""
-    gate: pulumi.Output[Any] = pulumi.Output.unsecret(pulumi.Output.all(*checks))
-    return gate.apply(lambda _: value)
+    # Awaited rather than applied: the value carries no dependency on what the checks read (the stack's
+    # own StackReference), so the resources stay what a GpuCluster in another program registers.
+    async def after() -> str:
+        await pulumi.Output.all(*checks).future()
+        return value
+
+    return pulumi.Output.from_input(after())
 
 
 @dataclass(frozen=True)
