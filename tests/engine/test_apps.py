@@ -1,5 +1,5 @@
-"""App stacks on the deployed dev platform, under the real engine and the policy pack: the example reads the
-platform through StackReference from the same backend and lands its Job with the app helper; an
+"""App stacks on the deployed dev platform, under the real engine and the policy pack: each example reads the
+platform through StackReference from the same backend and lands its workload with the app helper; an
 untolerated GPU Job is stopped before it exists, also under `up --skip-preview`; `--policy-pack-config`
 makes that rule advisory."""
 
@@ -38,18 +38,24 @@ def untolerated_app(deployed_dev: Workspace) -> Path:
     return app
 
 
-def test_the_example_app_reads_the_platform_places_and_deploys(deployed_dev: Workspace) -> None:
-    app = deployed_dev.root / "examples" / "gpu-job"
-    deployed_dev.init("dev", cwd=app, config=[("gpu-job:platformStack", "organization/gpu-aks/dev")])
-    deployed_dev.pulumi("up", "--yes", "--skip-preview", "--policy-pack", "../../policies", "--stack", "dev", cwd=app)
+@pytest.mark.parametrize("example", ["gpu-job", "gpu-inference"])
+def test_an_example_app_reads_the_platform_places_previews_deploys_and_destroys(deployed_dev: Workspace,
+                                                                                example: str) -> None:
+    app = deployed_dev.root / "examples" / example
+    # The example's own Pulumi.dev.yaml names the platform stack: organization/gpu-aks/dev, this backend's.
+    deployed_dev.init("dev", cwd=app)
+    pack = ["--policy-pack", "../../policies", "--stack", "dev"]
+    deployed_dev.pulumi("preview", *pack, cwd=app)
+    deployed_dev.pulumi("up", "--yes", "--skip-preview", *pack, cwd=app)
     platform = deployed_dev.outputs("dev")
     placed = deployed_dev.outputs("dev", cwd=app)
-    assert placed["gpuPool"] in {pool["name"] for pool in platform["gpuPools"].values()} | set(platform["gpuPools"])
-    [job] = _jobs(deployed_dev, "dev", app)
-    pod = job["inputs"]["spec"]["template"]["spec"]
     pool = platform["gpuPools"][placed["gpuPool"]]
+    [workload] = [r for r in deployed_dev.export("dev", cwd=app)["deployment"]["resources"]
+                  if r["type"] in (JOB, "kubernetes:apps/v1:Deployment")]
+    pod = workload["inputs"]["spec"]["template"]["spec"]
     assert pod["tolerations"] == pool["tolerations"]
     assert pod["nodeSelector"].items() >= pool["nodeSelector"].items()
+    deployed_dev.pulumi("destroy", "--yes", "--stack", "dev", cwd=app)
 
 
 def test_an_untolerated_gpu_job_is_stopped_before_it_exists(deployed_dev: Workspace, untolerated_app: Path) -> None:
