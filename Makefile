@@ -29,7 +29,7 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt p
 # an editable install does not, and where PYTHONDONTWRITEBYTECODE is set (this project's machines)
 # nothing ever writes it, so each command compiled ~100 modules from source again: 0.17 s of the
 # offline preview and most of the checker's start-up. Only what changed since is compiled.
-BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks __main__.py
+BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks engines __main__.py
 # policies/venv: the pack's PulumiPolicy.yaml says `virtualenv: venv`, and the Pulumi CLI starts the pack
 # with that folder's python (`pulumi preview --policy-pack policies`); it is this checkout's virtualenv,
 # which holds everything the pack needs.
