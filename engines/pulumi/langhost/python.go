@@ -15,8 +15,8 @@ import (
 	sdk "github.com/pulumi/pulumi/sdk/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
 )
 
 // userActionableExit is the exit code the exec shim uses after it has shown the user the error itself
@@ -266,6 +266,14 @@ func (h *Host) GetRequiredPackages(ctx context.Context, req *pulumirpc.GetRequir
 		if !manifest.Resource || manifest.Name == "" {
 			continue
 		}
+		if _, err := exec.LookPath("pulumi-resource-" + manifest.Name); err == nil &&
+			os.Getenv("PULUMI_IGNORE_AMBIENT_PLUGINS") == "" {
+			// Found on PATH: the engine loads it from there for a program (sdk/go/common/workspace/plugins.go,
+			// getPluginInfoAndPath), but installing a source-based plugin (`pulumi package get-schema DIR`)
+			// downloads every required package first, without looking on PATH. Pulumi's host lists it anyway;
+			// offline that download fails, so a package served from PATH is not listed.
+			continue
+		}
 		version := manifest.Version
 		if version != "" && version[0] != 'v' {
 			version = "v" + version
@@ -290,6 +298,22 @@ func (h *Host) InstallDependencies(req *pulumirpc.InstallDependenciesRequest,
 		return err
 	}
 	defer closer.Close()
+	venv, err := tc.VirtualEnvPath(server.Context())
+	if _, statErr := os.Stat(filepath.Join(req.Info.ProgramDirectory, "requirements.txt")); err == nil &&
+		venv != "" && toolchain.IsVirtualEnv(venv) && statErr == nil {
+		// The virtualenv is there: install requirements.txt into it. Pulumi's toolchain would first run
+		// `python -m venv` over it again, which refuses a virtualenv that is a link ("Unable to create
+		// directory"), as a copy of a checkout may have.
+		cmd, err := tc.ModuleCommand(server.Context(), "pip", "install", "-r", "requirements.txt")
+		if err != nil {
+			return err
+		}
+		cmd.Dir, cmd.Stdout, cmd.Stderr = req.Info.ProgramDirectory, stdout, stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("installing dependencies into %s: %w", venv, err)
+		}
+		return closer.Close()
+	}
 	if err := tc.InstallDependencies(server.Context(), req.Info.ProgramDirectory, req.UseLanguageVersionTools,
 		true, stdout, stderr); err != nil {
 		return err
