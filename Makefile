@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help setup preview outputs observability test test-fast check check-bad lint docs docs-serve bench
+.PHONY: help setup engines preview outputs observability test test-fast check check-bad lint docs docs-serve bench
 
 help: ## list the targets
 	@echo "make TARGET [STACK=dev]   (STACK: a Pulumi.<stack>.yaml of this folder)"
@@ -29,9 +29,22 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt p
 # an editable install does not, and where PYTHONDONTWRITEBYTECODE is set (this project's machines)
 # nothing ever writes it, so each command compiled ~100 modules from source again: 0.17 s of the
 # offline preview and most of the checker's start-up. Only what changed since is compiled.
-BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks __main__.py
+BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks engines __main__.py
+# policies/venv: the pack's PulumiPolicy.yaml says `virtualenv: venv`, and the Pulumi CLI starts the pack
+# with that folder's python (`pulumi preview --policy-pack policies`); it is this checkout's virtualenv,
+# which holds everything the pack needs.
 setup: $(BIN)/.installed ## create ./venv and install everything (requirements-dev.txt)
 	@$(BIN)/python -m compileall -q $(BYTECODE_DIRS) >/dev/null
+	@test -e policies/venv || ln -s ../$(VENV) policies/venv
+
+# The owners' programs the engine and cluster tiers run, built from the Go modules under engines/ into
+# build/engines/bin (tools/engines.py; a second run takes seconds). Needs Go 1.26.
+engines: setup ## build the Pulumi CLI, its language hosts, the stand-in providers and the control plane (needs Go)
+	$(BIN)/python -m tools.engines build
+
+# Without Go the engine and cluster tiers are skipped with one line; under CI=true they fail instead.
+ENGINES_IF_GO = @if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory engines; \
+	else echo "==> no Go on PATH: the engine and cluster tiers are skipped (make engines needs Go 1.26)"; fi
 
 preview: setup ## offline preview of STACK with the policy pack, ending with a summary of the stack
 	$(BIN)/python -m tools.preview $(STACK)
@@ -54,7 +67,8 @@ outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --plat
 observability: setup ## write build/observability/STACK/: the stack's GPU alert rule file and Grafana dashboard
 	$(BIN)/python -m tools.observability $(STACK)
 
-test: setup ## the whole test suite, slow and packaging tests included
+test: setup ## the whole test suite: slow, packaging, and the engine and cluster tiers (where Go is)
+	$(ENGINES_IF_GO)
 	$(PYTEST)
 
 test-fast: setup ## the edit loop: every test not marked slow (under 40 s on 2 cores)

@@ -32,6 +32,21 @@ from components.settings.network import (
 NETWORK_OUTPUT = "clusterNetwork"
 
 
+def _after_checks(checks: tuple[pulumi.Output[Any], ...], value: str) -> pulumi.Output[str]:
+    """`value` once every check has passed. The SDK sends a resource's registration only when its inputs
+    have resolved, so a check that raises stops it, and everything that needs the resource, before any
+    step. Only an exported check was awaited before: under `pulumi up --skip-preview` (what the Automation
+    API runs) the real engine created the new resource group and cluster of a refused location change
+    before the refusal came (tests/engine/test_changes.py)."""
+    # Awaited rather than applied: the value carries no dependency on what the checks read (the stack's
+    # own StackReference), so the resources stay what a GpuCluster in another program registers.
+    async def after() -> str:
+        await pulumi.Output.all(*checks).future()
+        return value
+
+    return pulumi.Output.from_input(after())
+
+
 @dataclass(frozen=True)
 class AksClusterArgs:
     cluster: ClusterSettings
@@ -48,6 +63,9 @@ class AksClusterArgs:
     #: What the pool kinds need of the managed cluster (`kind.cluster_properties`: NAP's
     #: `node_provisioning_profile`), as `ManagedCluster` keyword arguments.
     pool_properties: Mapping[str, Any] = field(default_factory=dict)
+    #: Checks against the last update that refuse this run (an Output that raises `pulumi.RunError`):
+    #: the resource group, and so everything in it, is registered only once they have passed.
+    checks: tuple[pulumi.Output[Any], ...] = ()
 
 
 def network_profile(network: NetworkSettings) -> dict[str, Any]:
@@ -138,8 +156,24 @@ class AksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags: pulumi.Input[dict[str, str]] = pulumi.Output.secret(dict(cluster.tags)) if cluster.secret else dict(cluster.tags)
 
+        #: What this run records for the next one's network check; exported, and awaited before the
+        #: resource group is registered (`_after_checks`), so a refusal fails preview and up alike.
+        #: Under a secret `gpu-aks:cluster` the record is secret too, and its values are masked in messages.
+        record = {**network_record(cluster.network), RECORD_SECRET: cluster.secret}
+        self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
+        if args.previous_network is not None:
+            # A recorded network that was secret stays masked in messages even if the config no longer
+            # is (as `clusterIdentity`'s check does).
+            was_secret: pulumi.Output[bool] = pulumi.Output.from_input(args.previous_network.is_secret())
+            self.network_record = pulumi.Output.all(args.previous_network, record, was_secret).apply(
+                lambda values: _refuse_network_change(
+                    values[:2], cluster.secret or values[2] is True or recorded_secret(values[0])))
+        if cluster.secret:
+            self.network_record = pulumi.Output.secret(self.network_record)
         self.resource_group = resources.ResourceGroup(
-            f"{name}-rg", resource_group_name=cluster.resource_group_name, location=cluster.location,
+            f"{name}-rg", resource_group_name=_after_checks((self.network_record, *args.checks),
+                                                            cluster.resource_group_name),
+            location=cluster.location,
             # Deleting the group deletes the cluster in it: it is protected with the cluster.
             tags=tags, opts=pulumi.ResourceOptions(parent=self, protect=cluster.protect))
 
@@ -203,20 +237,6 @@ class AksCluster(pulumi.ComponentResource):
             principal = self.managed_cluster.identity.apply(lambda found: found.principal_id if found else None)
             self.network_grants = NetworkGrants(f"{name}-network-grants", NetworkGrantsArgs(principal, grants),
                                                 pulumi.ResourceOptions(parent=self, depends_on=[self.managed_cluster]))
-        #: What this run records for the next one's network check; exported, so the check below is
-        #: awaited by the engine and a refusal fails the preview.
-        #: Under a secret `gpu-aks:cluster` the record is secret too, and its values are masked in messages.
-        record = {**network_record(cluster.network), RECORD_SECRET: cluster.secret}
-        self.network_record: pulumi.Output[dict[str, Any]] = pulumi.Output.from_input(record)
-        if args.previous_network is not None:
-            # A recorded network that was secret stays masked in messages even if the config no longer
-            # is (as `clusterIdentity`'s check does).
-            was_secret: pulumi.Output[bool] = pulumi.Output.from_input(args.previous_network.is_secret())
-            self.network_record = pulumi.Output.all(args.previous_network, record, was_secret).apply(
-                lambda values: _refuse_network_change(
-                    values[:2], cluster.secret or values[2] is True or recorded_secret(values[0])))
-        if cluster.secret:
-            self.network_record = pulumi.Output.secret(self.network_record)
         if args.maintenance is not None:
             self.maintenance = PlannedMaintenance(f"{name}-maintenance", PlannedMaintenanceArgs(
                 args.maintenance, self.resource_group.name, self.managed_cluster.name, cluster.upgrade_channel,

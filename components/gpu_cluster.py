@@ -306,21 +306,22 @@ class GpuCluster(pulumi.ComponentResource):
         # which only the program exports; a GpuCluster inside another program skips them.
         previous = PreviousRun() if program_layout else None
         pools = platform_pools(settings)
+        identity_secret = settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS)
+        identity = _identity_output(identity_record(settings.cluster, pools, identity_secret),
+                                    previous.output(IDENTITY_OUTPUT) if previous else None, secret=identity_secret)
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,
             azure_monitor_profile(settings.observability), pools.subnets(),
-            {key: value for kind in KINDS for key, value in kind.cluster_properties(kind.pools(settings)).items()}), top)
+            {key: value for kind in KINDS for key, value in kind.cluster_properties(kind.pools(settings)).items()},
+            (identity,)), top)
         access = ClusterAccess(child_name("access"), ClusterAccessArgs(
             settings.access, cluster.managed_cluster.id, settings.cluster.aad_enabled and settings.cluster.azure_rbac,
             previous.output(DEPLOYER_OUTPUT) if previous else None), top)
         self._recorded: dict[str, pulumi.Input[Any]] = {NETWORK_OUTPUT: cluster.network_record}
         if access.deployer_object_id is not None:
             self._recorded[DEPLOYER_OUTPUT] = access.deployer_object_id
-        identity_secret = settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS)
-        self._recorded[IDENTITY_OUTPUT] = _identity_output(
-            identity_record(settings.cluster, pools, identity_secret),
-            previous.output(IDENTITY_OUTPUT) if previous else None, secret=identity_secret)
+        self._recorded[IDENTITY_OUTPUT] = identity
         brings_gpus = {pool.name: pool.gpu for pool in pools.pools}
         gpu_pools: list[pulumi.Resource] = []
         for kind in KINDS:

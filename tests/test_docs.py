@@ -153,7 +153,8 @@ def test_ci_installs_from_the_repository_and_runs_lint_and_every_test():
     script = (ROOT / ".ci" / "run").read_text()
     assert "apt-get install" in script and "prometheus" in script, "promtool for the alert-rule tests"
     commands = [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
-    assert commands == ["make setup", "make lint", "make test"]
+    assert commands == ["make setup", "make lint", "make engines", "make test"]
+    assert "export CI=true" in script, "the engine and cluster tiers fail, not skip, without their engines"
 
 
 def test_mypy_does_not_follow_into_the_generated_pulumi_sdks():
