@@ -1,0 +1,44 @@
+"""The example stacks' outputs contracts, and which stack's nodes the session's control plane holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from tools.localcluster import ROOT, Client, stack_nodes
+
+STACKS = ("dev", "prod", "nap")
+_current: dict[str, str] = {}
+
+
+@cache
+def preview_of(stack: str) -> Mapping[str, Any]:
+    """`python -m tools.preview STACK --json`: the resources' inputs and the outputs contract."""
+    result = subprocess.run([sys.executable, "-m", "tools.preview", stack, "--json"], cwd=ROOT,
+                            capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def outputs_of(stack: str) -> Mapping[str, Any]:
+    return preview_of(stack)["outputs"]  # type: ignore[no-any-return]
+
+
+def use_stack(api: Client, stack: str, copies: int = 2) -> None:
+    """Registers the stack's nodes (`copies` of each kind), replacing any other nodes."""
+    if _current.get("stack") == f"{stack}x{copies}":
+        return
+    forget_stack(api)
+    for node in stack_nodes(outputs_of(stack), copies=copies):
+        api.register_node(node)
+    _current["stack"] = f"{stack}x{copies}"
+
+
+def forget_stack(api: Client) -> None:
+    """Deletes every node (a test that changed them leaves them to be registered afresh)."""
+    for node in api.get("/api/v1/nodes")["items"]:
+        api.delete(f"/api/v1/nodes/{node['metadata']['name']}")
+    _current.clear()
