@@ -223,11 +223,12 @@ class Process:
                 self.popen.wait(1)
 
 
-def _spawn(name: str, binary: Path, args: Sequence[str], logs: Path, die_with_parent: bool) -> Process:
+def _spawn(name: str, binary: Path, args: Sequence[str], logs: Path, die_with_parent: bool,
+           cwd: Path | None = None) -> Process:
     log = open(logs / f"{name}.log", "ab")  # noqa: SIM115 - the child holds it; closed below
     try:
         popen = subprocess.Popen([str(binary), *args], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 start_new_session=True, cwd=logs,
+                                 start_new_session=True, cwd=cwd or logs,
                                  preexec_fn=_die_with_parent if die_with_parent else None)
     finally:
         log.close()
@@ -510,6 +511,122 @@ def stack_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, A
             for node in pool_nodes(outputs, name, copies)]
 
 
+# --- what kube-controller-manager would do ---------------------------------------------------------
+
+#: Where objects the platform (or a test) deletes may wait on a finalizer only a controller removes.
+FINALIZED_COLLECTIONS = (
+    "/apis/apps/v1/daemonsets", "/api/v1/configmaps", "/api/v1/pods", "/api/v1/serviceaccounts",
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+)
+#: The garbage collector's finalizers (kubernetes `pkg/controller/garbagecollector`): pulumi-kubernetes
+#: deletes with foreground propagation by default, which waits on `foregroundDeletion`.
+GC_FINALIZERS = ("foregroundDeletion", "orphan")
+
+
+def _ready(pod: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def controller_pass(client: Client, collections: Sequence[str] = ()) -> None:
+    """One pass of the few kube-controller-manager loops the platform's objects wait on; no
+    controller-manager runs here (it would also run the node lifecycle controller, which taints
+    nodes whose kubelet never reports). Each does what its controller does, minus creating pods:
+    - serviceaccount: a `default` ServiceAccount in every namespace;
+    - daemonset: status counted from the pods the DaemonSet owns (a test creates them: no kubelet
+      runs them), with `observedGeneration`, which pulumi-kubernetes waits for;
+    - garbagecollector: foreground deletion's finalizer removed once the owner's dependents are gone;
+    - namespace: a terminating namespace's content deleted and its `kubernetes` finalizer removed.
+    `collections` adds custom resources (their CRDs' plural paths) to watch for finalizers."""
+    namespaces = client.get("/api/v1/namespaces")["items"]
+    accounts = {item["metadata"]["namespace"] for item in client.get("/api/v1/serviceaccounts")["items"]
+                if item["metadata"]["name"] == "default"}
+    pods = client.get("/api/v1/pods")["items"]
+    for namespace in namespaces:
+        name = namespace["metadata"]["name"]
+        if namespace["metadata"].get("deletionTimestamp"):
+            for pod in pods:
+                if pod["metadata"]["namespace"] == name:
+                    client.delete(f"/api/v1/namespaces/{name}/pods/{pod['metadata']['name']}", force=True)
+            for account in client.get(f"/api/v1/namespaces/{name}/serviceaccounts")["items"]:
+                client.delete(f"/api/v1/namespaces/{name}/serviceaccounts/{account['metadata']['name']}")
+            if namespace.get("spec", {}).get("finalizers"):
+                status, body = client.raw("PUT", f"/api/v1/namespaces/{name}/finalize",
+                                          {**namespace, "spec": {**namespace["spec"], "finalizers": []}})
+                if status >= 400 and status not in (404, 409):
+                    raise ApiError("PUT", f"/api/v1/namespaces/{name}/finalize", status, body)
+        elif name not in accounts:
+            status, body = client.raw("POST", f"/api/v1/namespaces/{name}/serviceaccounts", {
+                "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+            if status >= 400 and status not in (403, 404, 409):  # 403: the namespace began terminating
+                raise ApiError("POST", f"/api/v1/namespaces/{name}/serviceaccounts", status, body)
+    owned: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        for owner in pod["metadata"].get("ownerReferences") or []:
+            owned.setdefault(owner.get("uid", ""), []).append(pod)
+    for daemonset in client.get("/apis/apps/v1/daemonsets")["items"]:
+        metadata = daemonset["metadata"]
+        if metadata.get("deletionTimestamp"):
+            continue
+        mine = [pod for pod in owned.get(metadata["uid"], []) if pod["spec"].get("nodeName")]
+        ready = sum(_ready(pod) for pod in mine)
+        wanted = {"observedGeneration": metadata.get("generation", 1), "currentNumberScheduled": len(mine),
+                  "desiredNumberScheduled": len(mine), "numberMisscheduled": 0, "numberReady": ready,
+                  "updatedNumberScheduled": len(mine), "numberAvailable": ready,
+                  "numberUnavailable": len(mine) - ready}
+        current = daemonset.get("status") or {}
+        if any(current.get(key, 0) != value for key, value in wanted.items()):
+            status, body = client.raw("PATCH", f"/apis/apps/v1/namespaces/{metadata['namespace']}/daemonsets/"
+                                      f"{metadata['name']}/status", {"status": wanted},
+                                      "application/merge-patch+json")
+            if status >= 400 and status not in (404, 409):
+                raise ApiError("PATCH", f"daemonset {metadata['name']}/status", status, body)
+    for collection in (*FINALIZED_COLLECTIONS, *collections):
+        status, listed = client.raw("GET", collection)
+        if status == 404:
+            continue  # a CRD not installed (yet, or any more)
+        if status >= 400:
+            raise ApiError("GET", collection, status, listed)
+        for item in listed["items"]:
+            metadata = item["metadata"]
+            kept = [f for f in metadata.get("finalizers") or [] if f not in GC_FINALIZERS]
+            if metadata.get("deletionTimestamp") and kept != (metadata.get("finalizers") or []):
+                if any(metadata["uid"] == owner.get("uid") for pod in pods
+                       for owner in pod["metadata"].get("ownerReferences") or []):
+                    for pod in owned.get(metadata["uid"], []):
+                        client.delete(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/"
+                                      f"{pod['metadata']['name']}", force=True)
+                    continue  # next pass, once its pods are gone
+                base = collection.rsplit("/", 1)
+                path = (f"{base[0]}/namespaces/{metadata['namespace']}/{base[1]}/{metadata['name']}"
+                        if metadata.get("namespace") else f"{collection}/{metadata['name']}")
+                status, body = client.raw("PATCH", path, {"metadata": {"finalizers": kept or None}},
+                                          "application/merge-patch+json")
+                if status >= 400 and status not in (404, 409):
+                    raise ApiError("PATCH", path, status, body)
+    client.close()
+
+
+def run_controllers(directory: Path, every: float = 0.3) -> None:
+    """`controller_pass` until killed, as the cluster admin; transient errors are retried."""
+    directory = directory.resolve()
+    state = json.loads((directory / STATE_FILE).read_text())
+    client = Client(state["server"], Pki(directory / "pki"))
+    collections: list[str] = []
+    while True:
+        try:
+            crds = client.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")["items"]
+            collections = [f"/apis/{crd['spec']['group']}/{version['name']}/{crd['spec']['names']['plural']}"
+                           for crd in crds for version in crd["spec"]["versions"] if version.get("storage")]
+            controller_pass(client, collections)
+        except (OSError, http.client.HTTPException, ClusterError) as error:
+            print(f"controller pass: {error}", file=sys.stderr, flush=True)
+            client.close()
+        time.sleep(every)
+
+
 # --- up and down ----------------------------------------------------------------------------------
 
 @dataclass
@@ -634,6 +751,9 @@ def start(directory: Path, bin_dir: Path | None = None, die_with_parent: bool = 
         wait("kube-scheduler /healthz", lambda: _https_ok(f"https://127.0.0.1:{scheduler_port}/healthz", probe))
         wait("the default namespace", lambda: client.exists("/api/v1/namespaces/default"))
         client.ensure_namespace("default")
+        processes.append(_spawn("controllers", Path(sys.executable), [
+            "-m", "tools.localcluster", "controllers", str(directory)], logs, die_with_parent, cwd=ROOT))
+        record()
         client.close()
         log(f"control plane ready in {time.monotonic() - started:.1f} s; kubeconfig: {directory / 'kubeconfig'}")
         return cluster
@@ -675,8 +795,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("--bin", type=Path, help=f"where the binaries are (default {ENGINES_BIN})")
     down = sub.add_parser("down", help="stop everything `up` started in DIR")
     down.add_argument("directory", type=Path)
+    controllers = sub.add_parser("controllers", help="(started by up) the controller loops the platform waits on")
+    controllers.add_argument("directory", type=Path)
     args = parser.parse_args(argv)
     try:
+        if args.command == "controllers":
+            run_controllers(args.directory)
         if args.command == "up":
             start(args.directory, args.bin, log=lambda line: print(f"==> {line}", flush=True))
             return 0
