@@ -42,3 +42,15 @@ def forget_stack(api: Client) -> None:
     for node in api.get("/api/v1/nodes")["items"]:
         api.delete(f"/api/v1/nodes/{node['metadata']['name']}")
     _current.clear()
+
+
+def whole(value: Any) -> Any:
+    """Numbers as the provider sends them: the preview's inputs carry every number as a float (the gRPC
+    Struct has only doubles), and Go's JSON writes a whole float64 without a fraction."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole(v) for v in value]
+    return value

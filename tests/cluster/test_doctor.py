@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.stacks import forget_stack, outputs_of, preview_of, use_stack
+from tests.cluster.stacks import forget_stack, outputs_of, preview_of, use_stack, whole
 from tools.localcluster import ENGINES_BIN, ROOT, Client, Cluster
 
 #: The tolerations the DaemonSet controller adds to every pod it makes
@@ -42,25 +42,13 @@ APPLIED = {"kubernetes:core/v1:Namespace": "/api/v1/namespaces",
            "kubernetes:apps/v1:DaemonSet": "/apis/apps/v1/namespaces/{ns}/daemonsets"}
 
 
-def _whole(value: Any) -> Any:
-    """Numbers as the provider sends them: the preview's inputs carry every number as a float (the gRPC
-    Struct has only doubles), and Go's JSON writes a whole float64 without a fraction."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
-
-
 def platform_objects(stack: str) -> list[tuple[str, dict[str, Any]]]:
     found = []
     for type_name, path in APPLIED.items():
         for resource in preview_of(stack)["resources"]:
             if resource["type"] == type_name:
                 group_version, kind = type_name.split(":")[1], type_name.split(":")[2]
-                obj = {**_whole(resource["inputs"]), "kind": kind,
+                obj = {**whole(resource["inputs"]), "kind": kind,
                        "apiVersion": group_version.removeprefix("core/")}
                 found.append((path.format(ns=obj["metadata"].get("namespace", "")), obj))
     return found
