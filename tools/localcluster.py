@@ -3,6 +3,8 @@ kube-scheduler, built from their Go modules by `make engines` (engines/kube/), w
 certificates, RBAC on and the admission plugins AKS runs.
 
     python -m tools.localcluster up DIR      start it; writes DIR/kubeconfig (cluster-admin)
+    python -m tools.localcluster nodes DIR OUTPUTS.json [--copies N]
+                                             register Ready nodes shaped like the stack's pools
     python -m tools.localcluster down DIR    stop every process `up` started; DIR stays
 
 No kubelet and no controller-manager run. What they would do is done here on request: nodes are
@@ -787,6 +789,22 @@ def running(directory: Path, bin_dir: Path | None = None) -> Iterator[Cluster]:
         cluster.stop()
 
 
+def register_stack_nodes(directory: Path, outputs_file: Path, copies: int) -> int:
+    directory = directory.resolve()
+    try:
+        state = json.loads((directory / STATE_FILE).read_text())
+        outputs = json.loads(outputs_file.read_text())
+    except (OSError, ValueError) as error:
+        raise ClusterError(f"cannot read {error}") from None
+    outputs = outputs.get("outputs", outputs) if isinstance(outputs, dict) else {}
+    client = Client(state["server"], Pki(directory / "pki"))
+    for node in stack_nodes(outputs, copies):
+        client.register_node(node)
+        print(f"==> node {node['metadata']['name']} ({node['metadata']['annotations']['gpu-aks.io/test-pool']}) Ready")
+    client.close()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.localcluster", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -795,12 +813,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("--bin", type=Path, help=f"where the binaries are (default {ENGINES_BIN})")
     down = sub.add_parser("down", help="stop everything `up` started in DIR")
     down.add_argument("directory", type=Path)
+    nodes = sub.add_parser("nodes", help="register nodes shaped like every pool of a stack's outputs, Ready")
+    nodes.add_argument("directory", type=Path)
+    nodes.add_argument("outputs", type=Path, metavar="OUTPUTS.json",
+                       help="the stack's outputs (`pulumi stack output --json`, or tools.preview --json's)")
+    nodes.add_argument("--copies", type=int, default=1, help="nodes of each kind per pool (default 1)")
     controllers = sub.add_parser("controllers", help="(started by up) the controller loops the platform waits on")
     controllers.add_argument("directory", type=Path)
     args = parser.parse_args(argv)
     try:
         if args.command == "controllers":
             run_controllers(args.directory)
+        if args.command == "nodes":
+            return register_stack_nodes(args.directory, args.outputs, args.copies)
         if args.command == "up":
             start(args.directory, args.bin, log=lambda line: print(f"==> {line}", flush=True))
             return 0

@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from tests.cluster.stacks import outputs_of
 from tools import localcluster
 from tools.localcluster import ENGINES_BIN, ROOT, STATE_FILE
 
@@ -46,6 +47,13 @@ def test_up_writes_a_kubeconfig_kubectl_uses_and_down_stops_every_process(cluste
         assert json.loads(whoami.stdout)["status"]["userInfo"]["groups"][0] == "system:masters"
         plugins = _kubectl(kubeconfig, "get", "--raw", "/api/v1/namespaces/default/serviceaccounts/default")
         assert plugins.returncode == 0, "the default ServiceAccount a pod needs exists"
+        outputs = tmp_path / "outputs.json"
+        outputs.write_text(json.dumps({"outputs": outputs_of("dev")}))
+        nodes = subprocess.run([sys.executable, "-m", "tools.localcluster", "nodes", str(directory), str(outputs)],
+                               cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+        assert nodes.returncode == 0, nodes.stderr
+        listed = json.loads(_kubectl(kubeconfig, "get", "nodes", "-o", "json").stdout)["items"]
+        assert sorted(n["metadata"]["labels"]["gpu-aks.io/pool"] for n in listed) == ["cpu", "gput4"]
         again = subprocess.run([sys.executable, "-m", "tools.localcluster", "up", str(directory)], cwd=ROOT,
                                capture_output=True, text=True, check=False, timeout=60)
         assert again.returncode == 1 and "down" in again.stderr, "a second up in the same folder is refused"
