@@ -399,12 +399,11 @@ def _node_resources(vm_size: str, gpus: Mapping[str, int]) -> dict[str, str]:
 
 
 def _gpu_resources(pool: Mapping[str, Any], offer: Mapping[str, Any]) -> dict[str, int]:
-    """What the device plugin advertises on a node of this offer: GPUs (or MIG instances) per node,
-    times the replicas when the pool shares its GPUs (NVIDIA k8s-device-plugin `api/config/v1`)."""
-    sharing = pool.get("sharing") or {}
-    replicas = int(sharing.get("replicas") or 1)
+    """What the device plugin advertises on a node of this offer: the offer's `perNode` of its resource,
+    which the contract already counts as the plugin does (GPUs, MIG instances, or GPUs times the
+    sharing replicas: NVIDIA k8s-device-plugin `api/config/v1`; components/gpu_cluster_outputs.py)."""
     resource = str(offer.get("resource") or pool.get("gpuResource") or "nvidia.com/gpu")
-    return {resource: int(offer.get("perNode") or 0) * replicas}
+    return {resource: int(offer.get("perNode") or 0)}
 
 
 def _base_labels(name: str, vm_size: str, location: str, zone: str) -> dict[str, str]:
