@@ -1,0 +1,224 @@
+"""Build the owners' programs the engine tiers run, from the Go modules declared under engines/.
+
+    python -m tools.engines build     build what changed (a second run takes seconds), printing progress
+    python -m tools.engines status    say what is built, or why the engine tiers will be skipped
+
+Every `engines/<name>/` with a `go.mod` is one Go module whose `mains.txt` lists its binaries, one a line:
+`DEST NAME PACKAGE [LDFLAGS...]`, DEST `bin` (-> build/engines/bin/NAME, on PATH for the tiers) or
+`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/). `engines/<name>/prepare.sh`, if
+present, runs first in that folder. `engines/<name>/files.txt` copies files the module's own dependencies
+ship (`DEST NAME MODULE PATH`, PATH inside the module as the Go module proxy serves it), for the scripts a
+Pulumi distribution carries beside its binaries. The Go build uses only the module proxy and go.sum
+(`-mod=readonly`, `GOTOOLCHAIN=local`: no toolchain download), with `-trimpath`. A module's outputs are
+rebuilt only when a file of its folder or `go version` changed (stamps in build/engines/stamps/).
+
+`engines/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
+`engines/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
+`libexec/NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
+engines/README.md describes the layout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINES = ROOT / "engines"
+OUT = ROOT / "build" / "engines"
+BIN = OUT / "bin"
+LIBEXEC = OUT / "libexec"
+STAMPS = OUT / "stamps"
+STANDINS = ENGINES / "standins"
+DESTS = {"bin": BIN, "libexec": LIBEXEC}
+#: What the engine tiers need in bin/ (tests/engine/conftest.py checks for them).
+REQUIRED = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-azure-native",
+            "pulumi-resource-kubernetes")
+
+
+class BuildError(Exception):
+    """A module that cannot be built; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Main:
+    dest: str
+    name: str
+    package: str
+    ldflags: tuple[str, ...]
+
+
+def _lines(path: Path) -> list[tuple[int, list[str]]]:
+    if not path.is_file():
+        return []
+    found = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        words = shlex.split(line, comments=True)
+        if words:
+            found.append((number, words))
+    return found
+
+
+def read_mains(module: Path) -> list[Main]:
+    mains = []
+    for number, words in _lines(module / "mains.txt"):
+        if len(words) < 3 or words[0] not in DESTS:
+            raise BuildError(f"{module / 'mains.txt'}:{number}: expected `bin|libexec NAME PACKAGE [LDFLAGS...]`, "
+                             f"got {' '.join(words)!r}")
+        mains.append(Main(words[0], words[1], words[2], tuple(words[3:])))
+    return mains
+
+
+def go_version() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise BuildError("Go is not installed (no `go` on PATH): the engines are built from Go modules; "
+                         "install Go 1.26 or later and run `make engines` again")
+    return subprocess.run([go, "version"], capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
+
+def fingerprint(folder: Path, extra: str) -> str:
+    digest = hashlib.sha256(extra.encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _outputs(module: Path) -> list[Path]:
+    outputs = [DESTS[main.dest] / main.name for main in read_mains(module)]
+    outputs += [DESTS[words[0]] / words[1] for _, words in _lines(module / "files.txt")]
+    return outputs
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Never fetch a Go toolchain (a prebuilt binary) and never leave go.sum incomplete behind the build's back.
+    env.update(GOTOOLCHAIN="local", GOFLAGS="-mod=readonly -buildvcs=false")
+    return env
+
+
+def _run(command: list[str], cwd: Path, what: str) -> str:
+    done = subprocess.run(command, cwd=cwd, env=_go_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{what} failed ({' '.join(command)} in {cwd.relative_to(ROOT)}):\n"
+                         f"{(done.stderr or done.stdout).strip()}")
+    return done.stdout
+
+
+def build_module(module: Path, version: str, log: Callable[[str], None] = print) -> bool:
+    """Build one module's mains and copy its files; False when its stamp says nothing changed."""
+    key = fingerprint(module, version)
+    stamp = STAMPS / f"{module.name}.sha256"
+    outputs = _outputs(module)
+    if stamp.is_file() and stamp.read_text().strip() == key and all(path.exists() for path in outputs):
+        log(f"==> engines/{module.name}: up to date ({len(outputs)} programs)")
+        return False
+    started = time.monotonic()
+    if (module / "prepare.sh").is_file():
+        log(f"==> engines/{module.name}: prepare.sh")
+        _run(["sh", "prepare.sh"], module, f"engines/{module.name}/prepare.sh")
+    for main in read_mains(module):
+        target = DESTS[main.dest] / main.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        log(f"==> engines/{module.name}: go build {main.package} -> {target.relative_to(ROOT)}")
+        begun = time.monotonic()
+        command = ["go", "build", "-trimpath", "-o", str(target)]
+        if main.ldflags:
+            command += ["-ldflags", " ".join(main.ldflags)]
+        _run(command + [main.package], module, f"building {main.name}")
+        log(f"    {main.name}: {time.monotonic() - begun:.0f} s")
+    for number, words in _lines(module / "files.txt"):
+        if len(words) != 4 or words[0] not in DESTS:
+            raise BuildError(f"{module / 'files.txt'}:{number}: expected `bin|libexec NAME MODULE PATH`")
+        dest, name, dependency, inside = words
+        directory = _run(["go", "list", "-m", "-f", "{{.Dir}}", dependency], module, f"locating {dependency}").strip()
+        source = Path(directory) / inside
+        if not directory or not source.is_file():
+            raise BuildError(f"{module / 'files.txt'}:{number}: {dependency} has no file {inside}")
+        target = DESTS[dest] / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        shutil.copyfile(source, target)
+        target.chmod(0o755)
+        log(f"==> engines/{module.name}: {target.relative_to(ROOT)} from {dependency}/{inside}")
+    STAMPS.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(key + "\n")
+    log(f"==> engines/{module.name}: built in {time.monotonic() - started:.0f} s")
+    return True
+
+
+def launcher(name: str, script: str, python: str) -> str:
+    real = LIBEXEC / name
+    return (
+        "#!/bin/sh\n"
+        f"# Written by `python -m tools.engines build` (engines/standins/launchers.txt): the stand-in {script},\n"
+        "# or the real program a module built into libexec/ when GPU_AKS_LOCAL_KUBECONFIG names a local cluster.\n"
+        f'if [ -n "${{GPU_AKS_LOCAL_KUBECONFIG:-}}" ] && [ -x {shlex.quote(str(real))} ]; then\n'
+        f'  exec {shlex.quote(str(real))} "$@"\n'
+        "fi\n"
+        f'exec {shlex.quote(python)} {shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
+
+
+def install_standins(python: str, log: Callable[[str], None] = print) -> None:
+    target = LIBEXEC / "standins"
+    target.mkdir(parents=True, exist_ok=True)
+    for source in sorted(STANDINS.glob("*.py")):
+        shutil.copyfile(source, target / source.name)
+    BIN.mkdir(parents=True, exist_ok=True)
+    for number, words in _lines(STANDINS / "launchers.txt"):
+        if len(words) != 2 or not (STANDINS / words[1]).is_file():
+            raise BuildError(f"{STANDINS / 'launchers.txt'}:{number}: expected `NAME SCRIPT` with SCRIPT in "
+                             "engines/standins/")
+        path = BIN / words[0]
+        path.write_text(launcher(words[0], words[1], python))
+        path.chmod(0o755)
+    log(f"==> engines/standins: launchers in {BIN.relative_to(ROOT)} (python {python})")
+
+
+def modules() -> list[Path]:
+    return sorted(path.parent for path in ENGINES.glob("*/go.mod"))
+
+
+def build(log: Callable[[str], None] = print) -> None:
+    started = time.monotonic()
+    version = go_version()
+    log(f"==> {version}; modules: {', '.join(m.name for m in modules())}")
+    for module in modules():
+        build_module(module, version, log)
+    # The virtualenv's interpreter by its own path (not resolved): its site-packages hold grpc and pulumi.
+    install_standins(os.path.abspath(sys.executable), log)
+    log(f"==> engines ready in {BIN.relative_to(ROOT)} ({time.monotonic() - started:.0f} s)")
+
+
+def missing() -> list[str]:
+    return [name for name in REQUIRED if not (BIN / name).exists()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.engines", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["build", "status"])
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            build()
+            return 0
+        print(go_version())
+    except BuildError as error:
+        print(f"engines: {error}", file=sys.stderr)
+        return 2
+    absent = missing()
+    print(f"missing in {BIN.relative_to(ROOT)}: {', '.join(absent)}" if absent else f"built: {BIN.relative_to(ROOT)}")
+    return 1 if absent else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
