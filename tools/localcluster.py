@@ -516,7 +516,7 @@ def stack_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, A
 
 #: Where objects the platform (or a test) deletes may wait on a finalizer only a controller removes.
 FINALIZED_COLLECTIONS = (
-    "/apis/apps/v1/daemonsets", "/api/v1/configmaps", "/api/v1/pods", "/api/v1/serviceaccounts",
+    "/api/v1/namespaces", "/apis/apps/v1/daemonsets", "/api/v1/configmaps", "/api/v1/pods", "/api/v1/serviceaccounts",
     "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
     "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
@@ -548,11 +548,12 @@ def controller_pass(client: Client, collections: Sequence[str] = ()) -> None:
     for namespace in namespaces:
         name = namespace["metadata"]["name"]
         if namespace["metadata"].get("deletionTimestamp"):
-            for pod in pods:
-                if pod["metadata"]["namespace"] == name:
-                    client.delete(f"/api/v1/namespaces/{name}/pods/{pod['metadata']['name']}", force=True)
-            for account in client.get(f"/api/v1/namespaces/{name}/serviceaccounts")["items"]:
-                client.delete(f"/api/v1/namespaces/{name}/serviceaccounts/{account['metadata']['name']}")
+            for collection in (*FINALIZED_COLLECTIONS, *collections):
+                base, plural = collection.rsplit("/", 1)
+                status, listed = client.raw("GET", f"{base}/namespaces/{name}/{plural}")
+                for item in listed.get("items", []) if status == 200 else []:
+                    client.delete(f"{base}/namespaces/{name}/{plural}/{item['metadata']['name']}",
+                                  force=plural == "pods")
             if namespace.get("spec", {}).get("finalizers"):
                 status, body = client.raw("PUT", f"/api/v1/namespaces/{name}/finalize",
                                           {**namespace, "spec": {**namespace["spec"], "finalizers": []}})

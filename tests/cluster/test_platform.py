@@ -153,6 +153,9 @@ def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes
     assert paths, "the stack declares Kubernetes objects"
     init = pulumi(workspace, "stack", "init", stack)
     assert init.returncode == 0, init.stderr
+    # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
+    fast = pulumi(workspace, "config", "set", "--path", "gpu-aks:access.rolePropagationSeconds", "0", "--stack", stack)
+    assert fast.returncode == 0, fast.stderr
     up = pulumi(workspace, "up", "--yes", "--skip-preview", "--stack", stack)
     assert up.returncode == 0, up.stdout[-4000:] + up.stderr[-4000:]
     missing = [path for path in paths if not api.exists(path)]
@@ -161,6 +164,9 @@ def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes
     assert namespace["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpu-aks"
     again = pulumi(workspace, "up", "--yes", "--expect-no-changes", "--stack", stack)
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
+    unprotect = pulumi(workspace, "state", "unprotect", "--all", "--yes", "--stack", stack)
+    assert unprotect.returncode == 0, unprotect.stderr
     destroy = pulumi(workspace, "destroy", "--yes", "--stack", stack)
     assert destroy.returncode == 0, destroy.stdout[-4000:] + destroy.stderr[-4000:]
     left = [path for path in paths if api.exists(path)]
