@@ -169,8 +169,10 @@ def platform(api: Client) -> Iterator[Client]:
     """Nodes this test may change: registered afresh before, deleted after."""
     forget_stack(api)
     yield api
-    for namespace in ("gpu-resources",):
-        _clear_pods(api, namespace)
+    _clear_pods(api, "gpu-resources")
+    for path in ("/apis/apps/v1/namespaces/gpu-resources/daemonsets", "/api/v1/namespaces/gpu-resources/configmaps"):
+        for item in api.get(path)["items"]:
+            api.delete(f"{path}/{item['metadata']['name']}")
     forget_stack(api)
 
 

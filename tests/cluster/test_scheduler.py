@@ -37,11 +37,18 @@ REFUSED = "(refused by the API server)"
 
 
 def no_policy(api: Client) -> None:
+    """No gpu-aks policy, and returns once the API server stops enforcing one (it drops a deleted
+    policy asynchronously)."""
     for path in ("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
                  "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"):
         for item in api.get(path)["items"]:
             if item["metadata"]["name"].startswith(POLICY_NAME):
                 api.delete(f"{path}/{item['metadata']['name']}")
+    api.ensure_namespace("team")
+    probe = _gpu_pod({}, [], name="no-policy-probe")
+    api.wait_for("the API server to drop the gpu-aks policy",
+                 lambda: api.raw("POST", "/api/v1/namespaces/team/pods?dryRun=All", probe)[0] == 201,
+                 timeout=30, every=0.2)
 
 
 def scheduled(api: Client, pod: Mapping[str, Any]) -> tuple[str, str]:
