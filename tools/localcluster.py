@@ -601,8 +601,8 @@ def controller_pass(client: Client, collections: Sequence[str] = ()) -> None:
                         client.delete(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/"
                                       f"{pod['metadata']['name']}", force=True)
                     continue  # next pass, once its pods are gone
-                base = collection.rsplit("/", 1)
-                path = (f"{base[0]}/namespaces/{metadata['namespace']}/{base[1]}/{metadata['name']}"
+                prefix, kind_plural = collection.rsplit("/", 1)
+                path = (f"{prefix}/namespaces/{metadata['namespace']}/{kind_plural}/{metadata['name']}"
                         if metadata.get("namespace") else f"{collection}/{metadata['name']}")
                 status, body = client.raw("PATCH", path, {"metadata": {"finalizers": kept or None}},
                                           "application/merge-patch+json")
