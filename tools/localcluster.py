@@ -249,6 +249,8 @@ class Client:
         self.context = ssl.create_default_context(cafile=str(pki.path("ca.crt")))
         self.context.load_cert_chain(str(pki.path(f"{client}.crt")), str(pki.path(f"{client}.key")))
         self._connection: http.client.HTTPSConnection | None = None
+        #: The `Warning` headers of the last response (a ValidatingAdmissionPolicy bound with `Warn`).
+        self.warnings: list[str] = []
 
     def close(self) -> None:
         if self._connection is not None:
@@ -269,6 +271,7 @@ class Client:
                 self._connection.request(method, path, body=data, headers=headers)
                 response = self._connection.getresponse()
                 payload = response.read()
+                self.warnings = response.headers.get_all("Warning") or []
                 break
             except (OSError, http.client.HTTPException):
                 self.close()

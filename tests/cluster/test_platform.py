@@ -147,6 +147,38 @@ def pulumi(workspace: tuple[Path, dict[str, str]], *args: str, timeout: int = 60
                           check=False, timeout=timeout)
 
 
+def _gpu_pod(namespace: str, tolerations: list[dict[str, str]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": namespace},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                     "tolerations": tolerations}}
+
+
+def enforces_its_policy(api: Client, stack: str) -> None:
+    """The policy `pulumi up` installed judges pods: an untolerated GPU pod is refused where the
+    stack's binding says Deny (prod) and admitted with a warning where it says Warn (dev, nap); its
+    tolerating twin passes silently; gpu-resources, exempt, is not judged."""
+    binding = next(obj for _, obj in objects(stack) if obj["kind"] == "ValidatingAdmissionPolicyBinding")
+    deny = "Deny" in binding["spec"]["validationActions"]
+    api.ensure_namespace("team")
+    untolerated = _gpu_pod("team", [])
+    pods = "/api/v1/namespaces/team/pods?dryRun=All"
+
+    def judged() -> bool:
+        status, _ = api.raw("POST", pods, untolerated)
+        return status == 403 if deny else status == 201 and bool(api.warnings)
+
+    api.wait_for(f"{stack}'s policy to be enforced", judged, timeout=30, every=0.2)
+    status, body = api.raw("POST", pods, untolerated)
+    message = body.get("message", "") if deny else " ".join(api.warnings)
+    assert "container c asks for a GPU, but the pod does not tolerate the GPU taint sku=gpu:NoSchedule" in message
+    status, _ = api.raw("POST", pods, _gpu_pod("team", [
+        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]))
+    assert status == 201 and api.warnings == []
+    api.ensure_namespace("gpu-resources")
+    status, _ = api.raw("POST", "/api/v1/namespaces/gpu-resources/pods?dryRun=All", _gpu_pod("gpu-resources", []))
+    assert status == 201 and api.warnings == [], "the binding exempts gpu-resources"
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes_them(api, workspace, stack):
     paths = declared(stack)
@@ -162,6 +194,7 @@ def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes
     assert missing == [], f"pulumi up did not create {missing}"
     namespace = api.get("/api/v1/namespaces/gpu-resources")
     assert namespace["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpu-aks"
+    enforces_its_policy(api, stack)
     again = pulumi(workspace, "up", "--yes", "--expect-no-changes", "--stack", stack)
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
     # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
