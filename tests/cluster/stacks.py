@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from gpu_aks_policies.admission_policy import POLICY_NAME
+
 from tools.localcluster import ROOT, Client, stack_nodes
 
 STACKS = ("dev", "prod", "nap")
@@ -54,3 +56,19 @@ def whole(value: Any) -> Any:
     if isinstance(value, list):
         return [whole(v) for v in value]
     return value
+
+
+def no_policy(api: Client) -> None:
+    """No gpu-aks policy, and returns once the API server stops enforcing one (it drops a deleted
+    policy asynchronously)."""
+    for path in ("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+                 "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"):
+        for item in api.get(path)["items"]:
+            if item["metadata"]["name"].startswith(POLICY_NAME):
+                api.delete(f"{path}/{item['metadata']['name']}")
+    api.ensure_namespace("team")
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "no-policy-probe", "namespace": "team"},
+             "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    api.wait_for("the API server to drop the gpu-aks policy",
+                 lambda: api.raw("POST", "/api/v1/namespaces/team/pods?dryRun=All", probe)[0] == 201,
+                 timeout=30, every=0.2)

@@ -33,12 +33,19 @@ from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
 from tests.cluster.pods import corpus_files, dns_label, written_pod
+from tests.cluster.stacks import no_policy
 from tests.test_admission_policy import CONFIGS, EDGE_CASES
 from tools.localcluster import ApiError, Client
 
 VAP = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
 PROBE_NAMESPACE = "gpu-aks-probe"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _leaves_no_policy(api: Client) -> Iterator[None]:
+    yield
+    no_policy(api)
 
 
 def submit(api: Client, pod: Mapping[str, Any]) -> tuple[str, str]:

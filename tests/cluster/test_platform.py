@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.stacks import STACKS, forget_stack, preview_of, whole
+from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, whole
 from tools.localcluster import ENGINES_BIN, ROOT, Client, Cluster
 
 LIBEXEC = ENGINES_BIN.parent / "libexec"
@@ -122,6 +122,7 @@ def workspace(cluster: Cluster, api: Client, engines: None, tmp_path_factory: py
     """A copy of the repository (its tracked files; the virtualenv linked), a file:// backend, and the
     environment the engine runs in."""
     forget_stack(api)
+    no_policy(api)  # only the stack's own policy judges pods here
     install_crds(api)
     base = tmp_path_factory.mktemp("platform")
     repo = base / "repo"

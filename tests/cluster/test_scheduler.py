@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from gpu_aks_app import GpuRequest, PlacementError, place
-from gpu_aks_policies.admission_policy import POLICY_NAME
 from gpu_aks_policies.catalog import aks_node_labels
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.fit import Platform, check_fit, platform_from_outputs
@@ -28,27 +27,12 @@ from gpu_aks_policies.rules import default_rule_config, with_platform_taints
 from gpu_aks_policies.workloads import Context, context_of
 
 from tests.cluster.pods import corpus_files, dns_label, written_pod
-from tests.cluster.stacks import STACKS, outputs_of, use_stack
+from tests.cluster.stacks import STACKS, no_policy, outputs_of, use_stack
 from tools.localcluster import ApiError, Client, stack_nodes
 
 POOL_ANNOTATION = "gpu-aks.io/test-pool"
 UNSCHEDULABLE = "(unschedulable)"
 REFUSED = "(refused by the API server)"
-
-
-def no_policy(api: Client) -> None:
-    """No gpu-aks policy, and returns once the API server stops enforcing one (it drops a deleted
-    policy asynchronously)."""
-    for path in ("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
-                 "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"):
-        for item in api.get(path)["items"]:
-            if item["metadata"]["name"].startswith(POLICY_NAME):
-                api.delete(f"{path}/{item['metadata']['name']}")
-    api.ensure_namespace("team")
-    probe = _gpu_pod({}, [], name="no-policy-probe")
-    api.wait_for("the API server to drop the gpu-aks policy",
-                 lambda: api.raw("POST", "/api/v1/namespaces/team/pods?dryRun=All", probe)[0] == 201,
-                 timeout=30, every=0.2)
 
 
 def scheduled(api: Client, pod: Mapping[str, Any]) -> tuple[str, str]:
