@@ -7,10 +7,13 @@ certificates, RBAC on and the admission plugins AKS runs.
                                              register Ready nodes shaped like the stack's pools
     python -m tools.localcluster down DIR    stop every process `up` started; DIR stays
 
-No kubelet and no controller-manager run. What they would do is done here on request: nodes are
-registered shaped like a pool's nodes (the labels AKS or Karpenter set, the pool's taints, the GPUs
-the device plugin advertises) and their status is patched as a kubelet reports it; the
-ServiceAccount `default` a pod needs is created with its namespace. Everything listens on
+No kubelet and no kube-controller-manager run (its node lifecycle controller would taint every node
+whose kubelet never reports). What they would do is done here: nodes are registered shaped like a
+pool's nodes (the labels AKS or Karpenter set, the pool's taints, the GPUs the device plugin
+advertises) and their status is patched as a kubelet reports it; a fourth process
+(`python -m tools.localcluster controllers DIR`, started by `up`) runs the few controller loops the
+platform's objects wait on: default ServiceAccounts, DaemonSet status, foreground deletion, namespace
+deletion (`controller_pass`). Everything listens on
 127.0.0.1 only. Tests start it through `start()` with `die_with_parent`, so an interrupted or killed
 test run leaves no process behind.
 """
