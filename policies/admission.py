@@ -43,6 +43,13 @@ DEFAULT_TOLERATIONS_ANNOTATION = "scheduler.alpha.kubernetes.io/defaultToleratio
 TOLERATIONS_WHITELIST_ANNOTATION = "scheduler.alpha.kubernetes.io/tolerationsWhitelist"
 NODE_SELECTOR_ANNOTATION = "scheduler.alpha.kubernetes.io/node-selector"
 MEMORY_PRESSURE = {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}
+#: What kube-apiserver's DefaultTolerationSeconds plugin (on by default, and on AKS) adds to a pod that
+#: does not tolerate the taint already, for NoExecute or every effect (kubernetes v1.37.2
+#: `plugin/pkg/admission/defaulttolerationseconds/admission.go`). It runs before PodTolerationRestriction
+#: (`pkg/kubeapiserver/options/plugins.go`), whose whitelist check, in the validating phase, sees these
+#: too: a whitelist that omits them refuses every pod. A real API server showed it (tests/cluster).
+DEFAULT_TOLERATION_SECONDS = tuple({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+                                   for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"))
 
 WRITTEN = "written in the pod spec"
 #: Tolerations named one by one in a message; the rest are counted.
@@ -339,7 +346,12 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Know
             node_selector = {**node_selector, **selector}
 
     whitelist: list[Mapping[str, Any]] = []
+    timed: list[Toleration] = []
     if annotations is not None and POD_TOLERATION_RESTRICTION in plugins:
+        # Only a whitelist reads them, and DefaultTolerationSeconds sees the pod before the namespace's defaults.
+        timed = [Toleration(added, "DefaultTolerationSeconds") for added in DEFAULT_TOLERATION_SECONDS
+                 if not any(_normal(t.toleration)[0] in (added["key"], "") and _normal(t.toleration)[3] in ("NoExecute", "")
+                            for t in tolerations)]
         defaults = _annotation_tolerations(annotations, DEFAULT_TOLERATIONS_ANNOTATION)
         allowed = _annotation_tolerations(annotations, TOLERATIONS_WHITELIST_ANNOTATION)
         for problem in (defaults, allowed):
@@ -362,13 +374,14 @@ def _admit(pod: PodSpec, context: Context, plugins: Collection[str], given: Know
                     added = {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
                     tolerations.append(Toleration(added, "AKS's ExtendedResourceToleration"))
 
-    if whitelist and tolerations:
+    checked = [*tolerations, *timed]
+    if whitelist and checked:
         permitted = [_normal(w) for w in whitelist]
-        if len(permitted) * len(tolerations) <= SMALL * SMALL:
-            outside = [t for t in tolerations if not any(_superset(w, _normal(t.toleration)) for w in permitted)]
+        if len(permitted) * len(checked) <= SMALL * SMALL:
+            outside = [t for t in checked if not any(_superset(w, _normal(t.toleration)) for w in permitted)]
         else:
             allowed_set = Covers(permitted)
-            outside = [t for t in tolerations if not allowed_set.covers(_normal(t.toleration))]
+            outside = [t for t in checked if not allowed_set.covers(_normal(t.toleration))]
         if outside:
             shown = ", ".join(describe(t.toleration) for t in outside[:MAX_LISTED])
             more = f" and {len(outside) - MAX_LISTED} more" if len(outside) > MAX_LISTED else ""

@@ -68,8 +68,16 @@ def test_a_whitelist_that_refuses_the_pod_is_a_violation():
     ml = namespace(**{WHITELIST_KEY: [SKU]})
     [refused] = tolerate(pod(tolerations=[SKU]), together=(ml,))
     assert "the API server refuses the pod: namespace 'ml''s tolerationsWhitelist does not cover nvidia.com/gpu " \
-           "(Exists):NoSchedule (PodTolerationRestriction)" in refused.message
-    broad = namespace(**{WHITELIST_KEY: [SKU, {"key": "nvidia.com/gpu", "operator": "Exists"}]})
+           "(Exists):NoSchedule, node.kubernetes.io/not-ready (Exists):NoExecute" in refused.message
+    # kube-apiserver's DefaultTolerationSeconds adds not-ready and unreachable (NoExecute, 300 s) to every
+    # pod before the whitelist is checked: a real API server refused this pod (tests/cluster).
+    gpu_only = namespace(**{WHITELIST_KEY: [SKU, {"key": "nvidia.com/gpu", "operator": "Exists"}]})
+    [timed] = tolerate(pod(tolerations=[SKU]), together=(gpu_only,))
+    assert "does not cover node.kubernetes.io/not-ready (Exists):NoExecute, node.kubernetes.io/unreachable " \
+           "(Exists):NoExecute (PodTolerationRestriction)" in timed.message
+    broad = namespace(**{WHITELIST_KEY: [SKU, {"key": "nvidia.com/gpu", "operator": "Exists"},
+                                         {"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
+                                         {"key": "node.kubernetes.io/unreachable", "operator": "Exists"}]})
     assert tolerate(pod(tolerations=[SKU]), together=(broad,)) == []
     [memory] = tolerate(pod(tolerations=[SKU], cpu=True), together=(broad,))
     assert "node.kubernetes.io/memory-pressure" in memory.message, "a pod that is not BestEffort gets one more"
