@@ -262,7 +262,7 @@ WHOLE_NUMBERS: dict[str, Any] = {
                   "maxSurge": 2, "maxUnavailable": 1, "drainTimeoutInMinutes": 20, "nodeSoakDurationInMinutes": 5}],
     "gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2,
                   "sharing": {"strategy": "timeSlicing", "replicas": 4}, "scaleSetPriority": "Spot",
-                  "spotMaxPrice": 1, "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+                  "spotMaxPrice": 1, "nodeTaints": ["sku=gpu:NoSchedule"],
                   "availabilityZones": [1, 2]},
                  {"name": "b200", "vmSize": "Standard_ND128isr_B200_v7",
                   "gpu": {"model": "B200", "count": 8, "memoryGiB": 180}}],

@@ -25,6 +25,18 @@ from tools.mockrun import ProgramRun
 SNAPSHOTS = Path(__file__).parent / "fixtures" / "stack_snapshot"
 
 
+#: What a dynamic resource's `__provider` input is compared as. It is the provider pickled by value
+#: (components/propagation.py), and a pickled function carries its source file's absolute path, so the
+#: bytes differ between two checkouts of the same commit (CI's clone is not the developer's). That the
+#: provider still loads and runs is the engine tier's to show (tests/engine, the YAML program).
+PICKLED_PROVIDER = "<the dynamic provider, pickled by value>"
+
+
+def _comparable_inputs(values: dict[str, Any]) -> dict[str, Any]:
+    """Inputs or mock outputs (which echo the inputs) with the pickled provider as `PICKLED_PROVIDER`."""
+    return {key: PICKLED_PROVIDER if key == "__provider" else value for key, value in values.items()}
+
+
 def snapshot(run: ProgramRun) -> dict[str, Any]:
     """Everything the engine would see of a run, in a stable order: each resource by URN with its
     inputs on the wire, options and mock outputs, and the stack's exports."""
@@ -32,10 +44,10 @@ def snapshot(run: ProgramRun) -> dict[str, Any]:
     for resource in run.resources:
         resources[resource.urn] = {
             "type": resource.type, "parent": resource.parent, "custom": resource.custom,
-            "provider": resource.provider, "inputs": resource.wire_inputs,
+            "provider": resource.provider, "inputs": _comparable_inputs(resource.wire_inputs),
             "ignoreChanges": sorted(resource.ignore_changes), "replaceOnChanges": sorted(resource.replace_on_changes),
             "deleteBeforeReplace": resource.delete_before_replace, "dependencies": sorted(resource.dependencies),
-            "outputs": resource.outputs,
+            "outputs": _comparable_inputs(resource.outputs),
         }
     return {"resources": dict(sorted(resources.items())), "stackOutputs": run.stack_outputs,
             "secretOutputs": sorted(run.secret_outputs)}

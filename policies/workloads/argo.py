@@ -24,7 +24,7 @@ A CronWorkflow's workflow is `spec.workflowSpec`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..documents import DocumentError, Limits, load_yaml
@@ -40,7 +40,6 @@ from ..podspecs import (
     join,
     object_namespace,
 )
-from ..records import record
 from .context import Context, is_kubernetes_object
 from .mentions import GPU_DEVICE_CLASS_NAMES, GPU_NAME_PREFIXES
 from .registry import pod_specs_of, register
@@ -79,7 +78,7 @@ def _marked(text: str) -> str:
     return "".join(parts) + text[last:] if parts else text
 
 
-@record
+@dataclass(frozen=True)
 class _Parsed:
     """A `resource` manifest read once: a template anchored once and aliased many times is one string
     object, so it is marked and parsed once per workflow, not once per alias."""
