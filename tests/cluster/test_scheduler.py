@@ -223,44 +223,36 @@ def run(api: Client, stack: str, objects: Sequence[tuple[str, Any]]) -> list[str
     return disagreements(api, stack, judged, context_of([obj for _, obj in objects]))
 
 
-def _stacks(known: Mapping[str, str]) -> list[Any]:
-    return [pytest.param(stack, marks=[pytest.mark.xfail(strict=True, reason=known[stack])] if stack in known else [])
-            for stack in STACKS]
-
-
-@pytest.mark.parametrize("stack", _stacks({"nap": (
-    "NIM, vLLM, Slinky, Run:ai and Argo pods of the corpus select kubernetes.azure.com/accelerator=nvidia (AKS's GPU "
-    "label): the explainer gives NAP nodes that label, Karpenter does not write it (issue #38)")}))
+@pytest.mark.parametrize("stack", STACKS)
 def test_the_scheduler_places_the_rule_corpus_where_the_explainer_says(api, stack):
     assert run(api, stack, list(corpus_files())) == []
 
 
-@pytest.mark.parametrize("stack", _stacks({"nap": (
-    "the app helper pins a NAP pod to the size it chose with node.kubernetes.io/instance-type, a label the "
-    "explainer's model of a node lacks, so the explainer says the pod fits no pool (issue #38)")}))
+@pytest.mark.parametrize("stack", STACKS)
 def test_the_scheduler_places_the_app_helpers_pods_on_the_pool_it_chose(api, stack):
     objects = app_placements(outputs_of(stack))
     assert len(objects) >= 3
     assert run(api, stack, objects) == []
 
 
-#: Where the explainer's node labels (`catalog.aks_node_labels`: the pool's labels, the agentpool labels and
-#: kubernetes.azure.com/accelerator, for every pool kind) are known to differ from the nodes AKS and
-#: Karpenter bring up. Issue #38 fixes the checker's label model; these then pass, and strict xfail says so.
-LABELS_MISSING = ("the explainer's model of a node's labels lacks {label}, which {who} sets on every node, so it "
-                  "says a pod selecting it fits no pool while kube-scheduler binds it (issue #38)")
-LABELS_INVENTED = ("the explainer's model gives NAP nodes {label}, which Karpenter does not write "
-                   "(karpenter-provider-azure designs/0006-requirements-and-labels.md; #837 removed the accelerator "
-                   "label), so it lands a pod selecting it on a pool where it stays unschedulable (issue #38)")
+#: Where the explainer and kube-scheduler still differ once #38 gave the explainer the labels AKS and
+#: Karpenter set (policies/node_labels.py): before it, 40 of these cases differed (the explainer's model lacked
+#: kubernetes.io/os, node.kubernetes.io/instance-type, region, mode, role and every karpenter.* label, and gave
+#: NAP nodes AKS's agentpool and accelerator labels). What is left is a label whose value only the live node
+#: shows: the explainer answers "cannot tell" on purpose (a node's hostname, a zone, the node image's os-sku,
+#: and the AKS labels a NAP node's bootstrap writes), where the scheduler, which sees the registered node,
+#: binds the pod or leaves it unschedulable.
+CANNOT_TELL = ("{label} on {stack}'s nodes has a value only the live node shows: the explainer says 'cannot tell' "
+               "(policies/node_labels.py), kube-scheduler decides from the registered node")
 KNOWN_LABEL_GAPS: dict[tuple[str, str], str] = {
-    **{(stack, label): LABELS_MISSING.format(label=label, who="AKS")
-       for stack in ("dev", "prod") for label in (*COMMON_LABELS, "kubernetes.azure.com/mode",
-                                                  "kubernetes.azure.com/role", "kubernetes.azure.com/os-sku")},
-    **{("nap", label): LABELS_MISSING.format(label=label, who="Karpenter")
-       for label in (*COMMON_LABELS, *NAP_LABELS) if label not in (
-           "kubernetes.azure.com/scalesetpriority", "kubernetes.azure.com/agentpool", "kubernetes.azure.com/accelerator")},
-    **{("nap", label): LABELS_INVENTED.format(label=label)
-       for label in ("kubernetes.azure.com/agentpool", "kubernetes.azure.com/accelerator")},
+    (stack, label): CANNOT_TELL.format(label=label, stack=stack)
+    for stack, labels in {
+        "dev": ("kubernetes.io/hostname", "topology.kubernetes.io/zone", "kubernetes.azure.com/os-sku"),
+        "prod": ("kubernetes.io/hostname", "topology.kubernetes.io/zone", "kubernetes.azure.com/os-sku"),
+        "nap": ("kubernetes.io/hostname", "topology.kubernetes.io/zone", "kubernetes.azure.com/mode",
+                "kubernetes.azure.com/os-sku", "kubernetes.azure.com/agentpool",
+                "kubernetes.azure.com/scalesetpriority"),
+    }.items() for label in labels
 }
 
 
