@@ -31,6 +31,19 @@ def is_whole(value: Any) -> TypeGuard[int | float]:
     return is_finite_number(value) and (isinstance(value, int) or value.is_integer())
 
 
+# --- Counts ------------------------------------------------------------------------------------------
+# Two bounds, not one: a pool's GPUs or nodes and a subscription's quota are different quantities, and
+# each message names its own bound, so one value for both would change what one of them accepts.
+
+#: The most GPUs, nodes or replicas a pool contract may state. Ours, because no pool comes near it (AKS
+#: caps a pool at 1,000 nodes, learn.microsoft.com/azure/aks/quotas-skus-regions): a count above it is
+#: not a real contract's.
+MAX_POOL_COUNT = 1_000_000
+#: The largest quota figure `az vm list-usage` may give preflight. Ours, because no subscription's quota
+#: or VM size comes near a billion vCPUs: a larger number is a wrong answer (and one of thousands of
+#: digits would flood the report, or pass what Python converts).
+MAX_QUOTA_COUNT = 10**9
+
 # --- Go ----------------------------------------------------------------------------------------------
 
 #: The longest Go `time.Duration`: an int64 of nanoseconds. `time.ParseDuration` refuses anything longer
