@@ -23,7 +23,7 @@ from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
 
 # SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
 # is declared once, in the catalog beside NVIDIA's limits.
-from .limits import MAX_POOL_COUNT, is_finite_number, is_whole
+from .limits import MAX_CONTRACT_HOURLY_PRICE, MAX_POOL_COUNT, is_finite_number, is_whole
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -240,10 +240,8 @@ LABELS = _TextMap(_STRING_MAP_SCHEMA, "a map of label keys to values", show_valu
 TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
                         "a list of tolerations ({key, operator, value, effect} strings)")
 RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
-#: Dearer than any VM hour Azure lists (the dearest GPU sizes cost about 120 USD an hour).
-MAX_HOURLY_PRICE = 10_000
-PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_HOURLY_PRICE},
-               f"a price from 0 to {MAX_HOURLY_PRICE}, or null")
+PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_CONTRACT_HOURLY_PRICE},
+               f"a price from 0 to {MAX_CONTRACT_HOURLY_PRICE}, or null")
 ZONES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of zone names")
 
 

@@ -52,6 +52,7 @@ from typing import Any
 
 import yaml
 
+from .limits import MAX_DUPLICATES_REPORTED
 from .terminal import escape_text
 
 _CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -222,8 +223,6 @@ _SequenceNode = yaml.SequenceNode
 #: Python prints integers of at most 4300 decimal digits (`sys.int_info.str_digits_check_threshold`
 #: aside); 2**14000 has 4215. Longer ones, in any base, stay text.
 _MAX_INT_BITS = 14_000
-#: Duplicate keys reported per file (each one is an input error; a file of thousands needs no more).
-MAX_DUPLICATES_REPORTED = 100
 
 
 def _shown_key(key: Any) -> str:
