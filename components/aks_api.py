@@ -17,7 +17,7 @@ from typing import Any
 
 # MAX_PODS_BOUNDS is re-exported: tests/test_network.py holds it equal to the SDK's network plugins.
 from gpu_aks_policies.limits import MAX_PODS_BOUNDS as MAX_PODS_BOUNDS
-from gpu_aks_policies.limits import go_duration_problem
+from gpu_aks_policies.limits import clipped, go_duration_problem
 
 API_VERSION = "2025-09-01"
 
@@ -409,7 +409,7 @@ _TYPE_LABELS = {"virtualNetworks": "virtual network", "subnets": "subnet", "user
 
 def _quoted(segment: str) -> str:
     shown = ascii(segment)
-    return shown if len(shown) <= 60 else shown[:50] + "…'"
+    return clipped(shown, 60, 50, "…'")
 
 
 def _what_is_wrong(kind: str, value: Any) -> str | None:

@@ -52,7 +52,7 @@ from typing import Any
 
 import yaml
 
-from .limits import MAX_DUPLICATES_REPORTED
+from .limits import MAX_DUPLICATES_REPORTED, clipped
 from .terminal import escape_text
 
 _CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -227,7 +227,7 @@ _MAX_INT_BITS = 14_000
 
 def _shown_key(key: Any) -> str:
     text = key if isinstance(key, str) else repr(key)
-    return repr(text if len(text) <= 64 else text[:61] + "...")
+    return repr(clipped(text, 64, 61, "..."))
 
 
 def duplicate_key(key: Any, line: int, first: int | str) -> DocumentError:

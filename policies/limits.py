@@ -16,6 +16,12 @@ from typing import Any, TypeGuard
 #: print it whole: a name or a size fits in 80 characters, and input may hold megabytes in one field.
 MAX_SHOWN_CHARS = 80
 
+
+def clipped(text: str, most: int, kept: int, mark: str = "…") -> str:
+    """`text` whole if it has at most `most` characters, else its first `kept` and `mark`: the one rule
+    every message that quotes a value cuts it by (the lengths are each message's own, and unchanged)."""
+    return text if len(text) <= most else text[:kept] + mark
+
 # --- Numbers -----------------------------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from .limits import MAX_QUANTITY_CHARS
+from .limits import MAX_QUANTITY_CHARS, clipped
 
 _QUANTITY_RE = re.compile(
     r"(?P<sign>[+-])?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
@@ -114,7 +114,7 @@ def format_amount(amount: Fraction) -> str:
     """An amount as people write it, without ever converting a huge value through float."""
     if amount.denominator == 1:
         text = str(amount.numerator)
-        return text if len(text) <= 24 else f"{text[:8]}…({len(text)} digits)"
+        return clipped(text, 24, 8, f"…({len(text)} digits)")
     if abs(amount.numerator) < _FLOAT_EXACT_BELOW * amount.denominator:  # |amount| < 10**15, in ints
         return f"{float(amount):g}"
     return f"about {amount.numerator // amount.denominator}"

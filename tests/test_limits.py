@@ -56,3 +56,9 @@ def test_the_scan_finds_a_bound_declared_elsewhere(tmp_path: Path) -> None:
 def test_the_two_counts_keep_their_own_bounds() -> None:
     # A pool's count and a subscription's quota differ; each message names its own bound.
     assert (limits.MAX_POOL_COUNT, limits.MAX_QUOTA_COUNT) == (10**6, 10**9)
+
+
+def test_clipped_keeps_a_short_text_and_cuts_a_long_one() -> None:
+    assert limits.clipped("abc", 3, 1) == "abc"
+    assert limits.clipped("abcd", 3, 1) == "a…"
+    assert limits.clipped("x" * 100, 60, 57, "...") == "x" * 57 + "..."

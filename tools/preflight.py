@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import MAX_QUOTA_COUNT
+from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped
 from gpu_aks_policies.pools.model import CapacityNeed
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
@@ -122,7 +122,7 @@ def _int(value: Any, where: str) -> int:
 
 def _shown(value: Any) -> str:
     text = json.dumps(value, default=str) if not isinstance(value, int) or value.bit_length() < 64 else "a huge number"
-    return escape_line(text if len(text) <= 60 else text[:57] + "...")
+    return escape_line(clipped(text, 60, 57, "..."))
 
 
 def _listed(item: Mapping[str, Any], key: str, where: str) -> list[Any]:
