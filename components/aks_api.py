@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from gpu_aks_policies.limits import go_duration_problem
+# MAX_PODS_BOUNDS is re-exported: tests/test_network.py holds it equal to the SDK's network plugins.
+from gpu_aks_policies.limits import MAX_PODS_BOUNDS as MAX_PODS_BOUNDS
+from gpu_aks_policies.limits import clipped, go_duration_problem
 
 API_VERSION = "2025-09-01"
 
@@ -278,8 +280,6 @@ START_TIME_PATTERN = re.compile(r"\d{2}:\d{2}", re.ASCII)
 #: `ResourceIdentityType` less `None`: a managed cluster needs an identity to manage its load
 #: balancers, disks and (with your own subnets) its network (learn.microsoft.com/azure/aks/use-managed-identity).
 IDENTITY_TYPES = ("SystemAssigned", "UserAssigned")
-#: `ManagedClusterIdentity.userAssignedIdentities`: "Only one user assigned identity is allowed."
-MAX_CONTROL_PLANE_IDENTITIES = 1
 #: `OSDiskType`.
 OS_DISK_TYPES = ("Managed", "Ephemeral")
 #: `AgentPool.osDiskSizeGB` `_validation`: 0 (the VM size's default) to 2048.
@@ -298,11 +298,6 @@ PRIVATE_DNS_ZONE_NAME_RE = re.compile(r"(?:[a-zA-Z0-9-]{1,32}\.)?(?:private|priv
 #: "--image-cleaner-interval-hours": minimum 24, maximum 2160).
 IMAGE_CLEANER_INTERVAL_RANGE = (24, 2160)
 DEFAULT_IMAGE_CLEANER_INTERVAL_HOURS = 168
-#: `maxPods` per node by network plugin: AKS's minimum is 10 and its maximum 250 for kubenet, Azure
-#: CNI (node subnet, dynamic pod IP allocation) and Azure CNI Overlay alike; only the defaults differ
-#: (kubenet 110, Azure CNI 30, Overlay 250) (learn.microsoft.com/azure/aks/azure-cni-overview and
-#: azure-cni-overlay, "Maximum pods per node"; learn.microsoft.com/azure/aks/configure-kubenet).
-MAX_PODS_BOUNDS: Mapping[str, tuple[int, int]] = {"azure": (10, 250), "kubenet": (10, 250), "none": (10, 250)}
 #: "System node pools ... must support at least 30 pods" (learn.microsoft.com/azure/aks/use-system-pools,
 #: "System and user node pools").
 SYSTEM_POOL_MIN_PODS = 30
@@ -414,7 +409,7 @@ _TYPE_LABELS = {"virtualNetworks": "virtual network", "subnets": "subnet", "user
 
 def _quoted(segment: str) -> str:
     shown = ascii(segment)
-    return shown if len(shown) <= 60 else shown[:50] + "…'"
+    return clipped(shown, 60, 50, "…'")
 
 
 def _what_is_wrong(kind: str, value: Any) -> str | None:

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpu_aks_policies.limits import MAX_REGION_CHARS
+
 #: Azure public-cloud region names (`az account list-locations --query "[?metadata.regionType==
 #: 'Physical'].name"`, and learn.microsoft.com/azure/reliability/regions-list, checked 2026-11).
 #: Sovereign clouds (usgov*, china*) have their own lists and are not covered.
@@ -31,8 +33,6 @@ AZURE_REGIONS: tuple[str, ...] = (
 )
 #: Region names are lowercase letters and digits (the `name` of `az account list-locations`).
 REGION_NAME = re.compile(r"[a-z][a-z0-9]{1,39}")
-#: Longer than any region name (REGION_NAME): quoted cut, with no did-you-mean.
-MAX_REGION_CHARS = 60
 
 
 def _squashed(text: str) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 import pulumi
+from gpu_aks_policies.limits import MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_PATH_CHARS, MAX_REASON_CHARS, MAX_REPORTED_CHARS
 from gpu_aks_policies.terminal import escape_field
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from pulumi.output import Unknown
@@ -55,17 +56,7 @@ from observability.dashboard import dashboard_json
 TYPE_TOKEN = f"{PROJECT}:index:GpuCluster"
 #: The stack config key the `location` input stands for.
 LOCATION_CONFIG_KEY = "azure-native:location"
-#: Config is small: these bound the walk over the inputs (hostile input is refused, never recursed).
-MAX_INPUT_DEPTH = 32
-MAX_INPUT_NODES = 100_000
 TOO_LARGE = f"is larger or deeper than gpu-aks accepts ({MAX_INPUT_NODES} values, {MAX_INPUT_DEPTH} levels)"
-#: A path holds map keys as the caller wrote them, and the engine prints paths and reasons as they are.
-MAX_PATH_CHARS = 300
-MAX_REASON_CHARS = 2000
-#: The engine receives the per-property errors in one gRPC trailer (`grpc-status-details-bin`), and gRPC
-#: C-core clients refuse received metadata past 16 KiB (8 KiB soft), losing every detail, so the
-#: problems listed stop within this many characters and a last one counts the rest.
-MAX_REPORTED_CHARS = 6000
 
 
 # --- Outputs: the contract, typed (components/gpu_cluster_outputs.py, generated from policies/contract.py) ---

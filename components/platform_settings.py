@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from gpu_aks_policies.declarations import Check, Document, Reader, Section, describe
 from gpu_aks_policies.declarations import reference_markdown as _reference_markdown
+from gpu_aks_policies.limits import MAX_NODE_POOLS, MAX_NON_AGENT_POOLS
 from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, RuleConfig
 
 from components.pools import KINDS, PoolKind, own_plugin_problems, own_pool_problems, stack_pool_rule
@@ -94,14 +95,6 @@ def _pool_names_are_unique(reader: Reader) -> None:
                 seen[pool["name"]] = key
 
 
-#: AKS's limit on node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum
-#: node pools per cluster: 100"). Past it Azure refuses the pools one by one, after a preview and a
-#: deployment that registered each of them (10,000 pools took the component provider past its deadline).
-MAX_NODE_POOLS = 100
-#: gpu-aks's own bound on the Karpenter NodePools of the kinds that are not agent pools (Karpenter sets
-#: none, and AKS's limit above does not count them): each is a NodePool and an AKSNodeClass the
-#: provider registers, so a hostile list of 10,000 is refused before anything is created.
-MAX_NON_AGENT_POOLS = 100
 
 
 def _pool_count(reader: Reader, kind: PoolKind) -> int:

@@ -25,7 +25,7 @@ from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import is_finite_number
+from gpu_aks_policies.limits import MAX_ITEMS, MAX_LISTED_HOURLY_PRICE, MAX_NAMED_CAPS, MAX_PAGES, clipped, is_finite_number
 from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
@@ -37,14 +37,6 @@ RETAIL_PRICES_API_VERSION = "2023-01-01-preview"
 #: The table gpu-aks ships (`python -m tools.prices` rewrites it).
 PRICE_TABLE = Path(__file__).resolve().parent / "prices.json"
 
-#: A captured answer is read up to this many pages and items; a real region's VM answer is a few
-#: thousand items at 1,000 per page.
-MAX_PAGES = 1000
-MAX_ITEMS = 1_000_000
-#: The dearest hourly price read as one: above any VM's in any currency the API answers in (its dearest
-#: sizes cost a few hundred USD an hour, and a KRW price is about 1,400 times the USD one). A price past it
-#: is not a price, and would make the cost figures overflow to inf (JSON has no inf).
-MAX_HOURLY_PRICE = 10_000_000
 #: A currency as the API writes it: an ISO 4217 code (`USD`); the summary prints it beside every figure.
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 #: A file of captured pages, or the table: bounded like every file a tool is handed.
@@ -121,15 +113,12 @@ def _shown(value: Any) -> str:
 
 def _name(text: str) -> str:
     """A size or region name from an answer, as written, bounded and on one line."""
-    return escape_line(text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)")
+    return escape_line(clipped(text, 80, 60, f"... ({len(text)} characters)"))
 
 
 # --- Reading the shipped table -----------------------------------------------------------------
 
 
-#: At most this many capped sizes are named one by one in a table's notes; the rest are counted. Ours,
-#: because an answer holds up to MAX_ITEMS rows and a note is read by a person.
-MAX_NAMED_CAPS = 5
 
 
 def _spot_capped(prices: dict[str, dict[str, SizePrice]], names: Mapping[str, str],
@@ -156,8 +145,8 @@ def _spot_capped(prices: dict[str, dict[str, SizePrice]], names: Mapping[str, st
 
 
 def _is_price(value: Any) -> TypeGuard[int | float]:
-    """A number from 0 to MAX_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
-    return is_finite_number(value) and 0 <= value <= MAX_HOURLY_PRICE
+    """A number from 0 to MAX_LISTED_HOURLY_PRICE (NaN, inf, booleans and strings are not)."""
+    return is_finite_number(value) and 0 <= value <= MAX_LISTED_HOURLY_PRICE
 
 
 def _currency(value: Any, where: str) -> str:
@@ -171,7 +160,7 @@ def _price_value(value: Any, where: str) -> float | None:
         return None
     if not _is_price(value) or value <= 0:
         raise PriceError(f"{where}: {_shown(value)} is not a price; write a positive number of currency units per hour "
-                         f"up to {MAX_HOURLY_PRICE}, or null when there is none")
+                         f"up to {MAX_LISTED_HOURLY_PRICE}, or null when there is none")
     return float(value)
 
 
@@ -271,7 +260,7 @@ def _row(item: Any, where: str) -> _Row | None:
     price = item.get("retailPrice")
     if not _is_price(price):
         raise PriceError(f"{where} ({_name(size)}, {_name(region)}): retailPrice {_shown(price)} is not a price (a "
-                         f"number from 0 to {MAX_HOURLY_PRICE})")
+                         f"number from 0 to {MAX_LISTED_HOURLY_PRICE})")
     if price == 0:
         # Azure lists some meters at 0 (free tiers, retired rows): that is no price for a GPU node.
         return None

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from gpu_aks_policies.limits import MAX_RECORDED_POOLS, MAX_RECORDED_PROPERTIES
 from gpu_aks_policies.pools.model import BACKEND_NAMES
 
 from components.aks_api import dns_prefix_for
@@ -60,9 +61,6 @@ AGENT_POOL_REPLACED_ON = ("agentPoolName", "resourceGroupName", "resourceName", 
 IDENTITY_OUTPUT = "clusterIdentity"
 #: The record's shape; a later shape adds fields, and every reader skips what it does not find.
 RECORD_VERSION = 1
-#: A record is small; these bound what is read of a hostile one (entries beyond are ignored).
-MAX_RECORDED_POOLS = 1000
-MAX_RECORDED_PROPERTIES = 100
 #: How a recorded pool names its config key (`gpuPools[gput4]`); anything else is quoted instead.
 _POOL_KEY = re.compile(r"[A-Za-z]{1,32}\[[a-z][a-z0-9]{0,11}\]")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from gpu_aks_policies.limits import MAX_SHOWN_CHARS
+from gpu_aks_policies.limits import MAX_NAME_CHARS, MAX_SHOWN_CHARS
 from gpu_aks_policies.terminal import escape_field, escape_text
 from pulumi.errors import InputPropertiesError
 from pulumi.provider import ConstructResult
@@ -30,8 +30,6 @@ from components.gpu_cluster import GpuCluster, GpuClusterInputError
 from components.settings import PROJECT
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-#: The longest name taken (ours: a name is in every child's URN).
-MAX_NAME_CHARS = 1000
 COMPONENTS: list[type[pulumi.ComponentResource]] = [GpuCluster]
 
 

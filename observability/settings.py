@@ -35,9 +35,6 @@ ACTION_GROUP_ID_RE = re.compile(
     r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Insights/actionGroups/[^/]+", re.IGNORECASE)
 #: An address an Azure Monitor email receiver takes (one '@', no spaces); Azure checks it for real.
 EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-#: "You can have up to 1,000 email actions in an action group" (learn.microsoft.com/azure/azure-monitor/
-#: alerts/action-groups, "Email").
-MAX_EMAILS = 1000
 
 
 @dataclass(frozen=True)

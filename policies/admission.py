@@ -28,6 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .limits import MAX_LISTED
 from .podspecs import UNKNOWN, PodSpec, Toleration, UndecidableError, as_mapping, derived, is_mapping, join, known, list_at
 from .quantities import QuantityError, parse_quantity
 from .scheduling import is_extended_resource_name
@@ -52,8 +53,6 @@ DEFAULT_TOLERATION_SECONDS = tuple({"key": key, "operator": "Exists", "effect": 
                                    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"))
 
 WRITTEN = "written in the pod spec"
-#: Tolerations named one by one in a message; the rest are counted.
-MAX_LISTED = 10
 #: Up to this many tolerations, comparing every pair costs less than indexing them (`Covers`).
 SMALL = 16
 

@@ -23,7 +23,7 @@ from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
 
 # SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
 # is declared once, in the catalog beside NVIDIA's limits.
-from .limits import is_finite_number, is_whole
+from .limits import MAX_CONTRACT_HOURLY_PRICE, MAX_POOL_COUNT, is_finite_number, is_whole
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -37,8 +37,6 @@ CONTRACT_VERSION = 3
 #: fields when a platform wrote none.
 READABLE_CONTRACT_VERSIONS = (1, 2, 3)
 _ABSENT = object()
-#: More GPUs or nodes than any pool can have: a count above it is not a real contract's.
-MAX_COUNT = 1_000_000
 
 #: The catalog's MIG_STRATEGIES as a type (tests/test_contract.py holds the two equal).
 MigStrategy = Literal["none", "single", "mixed"]
@@ -232,20 +230,18 @@ class _Price(_Kind):
 _STRING_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
 TEXT = _Text({"type": "string"}, "a string")
 OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
-COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_COUNT}, f"a whole number from 0 to {MAX_COUNT}")
-OPTIONAL_COUNT = _Count({"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
-                        f"a whole number from 0 to {MAX_COUNT}, or null")
-REPLICAS = _Count({"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, f"a whole number from 1 to {MAX_COUNT}")
+COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_POOL_COUNT}, f"a whole number from 0 to {MAX_POOL_COUNT}")
+OPTIONAL_COUNT = _Count({"type": ["integer", "null"], "minimum": 0, "maximum": MAX_POOL_COUNT},
+                        f"a whole number from 0 to {MAX_POOL_COUNT}, or null")
+REPLICAS = _Count({"type": "integer", "minimum": 1, "maximum": MAX_POOL_COUNT}, f"a whole number from 1 to {MAX_POOL_COUNT}")
 FLAG = _Flag({"type": "boolean"}, "true or false")
 TAINTS = _Texts({"type": "array", "items": {"type": "string"}}, "a list of key=value:Effect strings", show_value=False)
 LABELS = _TextMap(_STRING_MAP_SCHEMA, "a map of label keys to values", show_value=False)
 TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
                         "a list of tolerations ({key, operator, value, effect} strings)")
 RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
-#: Dearer than any VM hour Azure lists (the dearest GPU sizes cost about 120 USD an hour).
-MAX_HOURLY_PRICE = 10_000
-PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_HOURLY_PRICE},
-               f"a price from 0 to {MAX_HOURLY_PRICE}, or null")
+PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_CONTRACT_HOURLY_PRICE},
+               f"a price from 0 to {MAX_CONTRACT_HOURLY_PRICE}, or null")
 ZONES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of zone names")
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .limits import clipped
 from .secrets import Redactor, secret_strings
 from .terminal import escape_line, escape_text
 
@@ -70,7 +71,7 @@ def describe(value: Any) -> str:
                 text = "<unprintable>"
         except (ValueError, RecursionError):
             text = "<unprintable>"
-    return text if len(text) <= 80 else text[:60] + "…"
+    return clipped(text, 80, 60)
 
 
 # --- Problems ----------------------------------------------------------------------------------

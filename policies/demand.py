@@ -14,6 +14,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
+from .limits import MAX_AMOUNT, MAX_SUMMARY_PARTS
 from .podspecs import (
     ABSENT,
     UNKNOWN,
@@ -25,7 +26,7 @@ from .podspecs import (
     derived,
     is_gpu_resource,
 )
-from .quantities import MAX_AMOUNT, QuantityError, format_amount, parse_quantity, shown
+from .quantities import QuantityError, format_amount, parse_quantity, shown
 from .rule_config import GpuSharing, RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
@@ -52,8 +53,6 @@ def asks_gpu(ask: GpuAsk) -> bool | None:
     return amount is None or amount.numerator > 0
 
 
-#: How many containers, claims and markers a finding's summary names.
-MAX_SUMMARY_PARTS = 5
 
 
 @dataclass(frozen=True)

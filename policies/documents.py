@@ -52,6 +52,7 @@ from typing import Any
 
 import yaml
 
+from .limits import MAX_DUPLICATES_REPORTED, clipped
 from .terminal import escape_text
 
 _CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -222,13 +223,11 @@ _SequenceNode = yaml.SequenceNode
 #: Python prints integers of at most 4300 decimal digits (`sys.int_info.str_digits_check_threshold`
 #: aside); 2**14000 has 4215. Longer ones, in any base, stay text.
 _MAX_INT_BITS = 14_000
-#: Duplicate keys reported per file (each one is an input error; a file of thousands needs no more).
-MAX_DUPLICATES_REPORTED = 100
 
 
 def _shown_key(key: Any) -> str:
     text = key if isinstance(key, str) else repr(key)
-    return repr(text if len(text) <= 64 else text[:61] + "...")
+    return repr(clipped(text, 64, 61, "..."))
 
 
 def duplicate_key(key: Any, line: int, first: int | str) -> DocumentError:

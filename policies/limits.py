@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any, TypeGuard
 
 # --- Messages ----------------------------------------------------------------------------------------
@@ -13,6 +15,12 @@ from typing import Any, TypeGuard
 #: How much of a value a message quotes. Ours, because a message names the value to find it, not to
 #: print it whole: a name or a size fits in 80 characters, and input may hold megabytes in one field.
 MAX_SHOWN_CHARS = 80
+
+
+def clipped(text: str, most: int, kept: int, mark: str = "…") -> str:
+    """`text` whole if it has at most `most` characters, else its first `kept` and `mark`: the one rule
+    every message that quotes a value cuts it by (the lengths are each message's own, and unchanged)."""
+    return text if len(text) <= most else text[:kept] + mark
 
 # --- Numbers -----------------------------------------------------------------------------------------
 
@@ -30,6 +38,19 @@ def is_whole(value: Any) -> TypeGuard[int | float]:
     """A finite number with no fraction (3 or the wire's 3.0)."""
     return is_finite_number(value) and (isinstance(value, int) or value.is_integer())
 
+
+# --- Counts ------------------------------------------------------------------------------------------
+# Two bounds, not one: a pool's GPUs or nodes and a subscription's quota are different quantities, and
+# each message names its own bound, so one value for both would change what one of them accepts.
+
+#: The most GPUs, nodes or replicas a pool contract may state. Ours, because no pool comes near it (AKS
+#: caps a pool at 1,000 nodes, learn.microsoft.com/azure/aks/quotas-skus-regions): a count above it is
+#: not a real contract's.
+MAX_POOL_COUNT = 1_000_000
+#: The largest quota figure `az vm list-usage` may give preflight. Ours, because no subscription's quota
+#: or VM size comes near a billion vCPUs: a larger number is a wrong answer (and one of thousands of
+#: digits would flood the report, or pass what Python converts).
+MAX_QUOTA_COUNT = 10**9
 
 # --- Go ----------------------------------------------------------------------------------------------
 
@@ -72,3 +93,166 @@ def go_duration_problem(text: str) -> str | None:
 #: (Azure/karpenter-provider-azure pkg/apis/crds/karpenter.sh_nodepools.yaml at 352646f5, copied in
 #: tests/fixtures/karpenter/; the same in kubernetes-sigs/karpenter's CRD at 22664681).
 NODEPOOL_MAX_LABELS = 100
+
+# --- Used by components/aks_api.py ------------------------------------------------------------------
+
+#: AKS: `ManagedClusterIdentity.userAssignedIdentities` (API 2025-09-01): "Only one user assigned identity is
+#: allowed."
+MAX_CONTROL_PLANE_IDENTITIES = 1
+#: AKS: `maxPods` per node by network plugin: AKS's minimum is 10 and its maximum 250 for kubenet, Azure CNI
+#: (node subnet, dynamic pod IP allocation) and Azure CNI Overlay alike; only the defaults differ (kubenet
+#: 110, Azure CNI 30, Overlay 250) (learn.microsoft.com/azure/aks/azure-cni-overview and azure-cni-overlay,
+#: "Maximum pods per node"; learn.microsoft.com/azure/aks/configure-kubenet).
+MAX_PODS_BOUNDS: Mapping[str, tuple[int, int]] = {"azure": (10, 250), "kubenet": (10, 250), "none": (10, 250)}
+
+# --- Used by components/azure_catalog.py ------------------------------------------------------------
+
+#: Ours, because it is longer than any region name (components/azure_catalog.py REGION_NAME): a longer one is
+#: quoted cut, with no did-you-mean.
+MAX_REGION_CHARS = 60
+
+# --- Used by components/gpu_cluster.py --------------------------------------------------------------
+
+#: Ours, because config is small: these bound the walk over the inputs (hostile input is refused, never
+#: recursed).
+MAX_INPUT_DEPTH = 32
+MAX_INPUT_NODES = 100_000
+#: Ours, because a path holds map keys as the caller wrote them, and the engine prints paths and reasons as
+#: they are.
+MAX_PATH_CHARS = 300
+MAX_REASON_CHARS = 2000
+#: Ours, because the engine receives the per-property errors in one gRPC trailer (`grpc-status-details-bin`),
+#: and gRPC C-core clients refuse received metadata past 16 KiB (8 KiB soft), losing every detail, so the
+#: problems listed stop within this many characters and a last one counts the rest.
+MAX_REPORTED_CHARS = 6000
+
+# --- Used by components/platform_settings.py --------------------------------------------------------
+
+#: AKS's limit on node pools per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions, "Maximum node
+#: pools per cluster: 100"). Past it Azure refuses the pools one by one, after a preview and a deployment that
+#: registered each of them (10,000 pools took the component provider past its deadline).
+MAX_NODE_POOLS = 100
+#: gpu-aks's own bound on the Karpenter NodePools of the kinds that are not agent pools (Karpenter sets none,
+#: and AKS's limit above does not count them): each is a NodePool and an AKSNodeClass the provider registers,
+#: so a hostile list of 10,000 is refused before anything is created.
+MAX_NON_AGENT_POOLS = 100
+
+# --- Used by components/pricing.py ------------------------------------------------------------------
+
+#: A captured answer is read up to this many pages and items. Ours, because a real region's VM answer is a few
+#: thousand items at 1,000 per page.
+MAX_PAGES = 1000
+MAX_ITEMS = 1_000_000
+#: The dearest hourly price the Retail Prices API's answer may list. Ours, because it is above any VM's in any
+#: currency the API answers in (its dearest sizes cost a few hundred USD an hour, and a KRW price is about
+#: 1,400 times the USD one). A price past it is not a price, and would make the cost figures overflow to inf
+#: (JSON has no inf).
+MAX_LISTED_HOURLY_PRICE = 10_000_000
+#: At most this many capped sizes are named one by one in a table's notes; the rest are counted. Ours, because
+#: an answer holds up to MAX_ITEMS rows and a note is read by a person.
+MAX_NAMED_CAPS = 5
+
+# --- Used by components/replacements.py -------------------------------------------------------------
+
+#: Ours, because a record is small: these bound what is read of a hostile one (entries beyond are ignored).
+MAX_RECORDED_POOLS = 1000
+MAX_RECORDED_PROPERTIES = 100
+
+# --- Used by components/settings/api_server.py ------------------------------------------------------
+
+#: At most this many authorized IP ranges (AKS: "You can specify up to 200 authorized IP ranges",
+#: learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
+MAX_AUTHORIZED_RANGES = 200
+
+# --- Used by components/settings/cluster.py ---------------------------------------------------------
+
+#: Azure's limits on a resource's tags
+#: (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources, "Limitations"): 50 name-value
+#: pairs; a name of at most 512 characters without the characters of components/settings/cluster.py
+#: TAG_NAME_FORBIDDEN, a value of at most 256; names are case-insensitive ("Tag names are case-insensitive for
+#: operations").
+MAX_TAGS = 50
+MAX_TAG_NAME_CHARS = 512
+MAX_TAG_VALUE_CHARS = 256
+
+# --- Used by components/settings/common.py ----------------------------------------------------------
+
+#: Docker distribution's `NameTotalLengthMax` (reference/reference.go); ours for a whole reference, because
+#: with a tag (128) and a digest (sha512: 135) a reference fits 520.
+MAX_IMAGE_NAME_CHARS = 255
+MAX_IMAGE_CHARS = 520
+
+# --- Used by gpu_aks_plugin/provider.py -------------------------------------------------------------
+
+#: The longest name taken. Ours, because a name is in every child's URN.
+MAX_NAME_CHARS = 1000
+
+# --- Used by observability/settings.py --------------------------------------------------------------
+
+#: Azure Monitor: "You can have up to 1,000 email actions in an action group"
+#: (learn.microsoft.com/azure/azure-monitor/ alerts/action-groups, "Email").
+MAX_EMAILS = 1000
+
+# --- Used by policies/admission.py ------------------------------------------------------------------
+
+#: Tolerations named one by one in a message; the rest are counted. Ours, because a person reads it.
+MAX_LISTED = 10
+
+# --- Used by policies/contract.py -------------------------------------------------------------------
+
+#: The dearest hourly price a pool contract may state. Ours, because it is dearer than any VM hour Azure lists
+#: (the dearest GPU sizes cost about 120 USD an hour).
+MAX_CONTRACT_HOURLY_PRICE = 10_000
+
+# --- Used by policies/demand.py ---------------------------------------------------------------------
+
+#: How many containers, claims and markers a finding's summary names. Ours, because a person reads it.
+MAX_SUMMARY_PARTS = 5
+
+# --- Used by policies/documents.py ------------------------------------------------------------------
+
+#: Duplicate keys reported per file. Ours, because each one is an input error; a file of thousands needs no
+#: more).
+MAX_DUPLICATES_REPORTED = 100
+
+# --- Used by policies/podspecs.py -------------------------------------------------------------------
+
+#: Ours, because longer Kubernetes resource names (a valid one has at most 253 + 1 + 63 characters) are
+#: answered afresh, not remembered: 4,096 megabyte-long names would hold gigabytes.
+MAX_REMEMBERED_NAME = 320
+
+# --- Used by policies/quantities.py -----------------------------------------------------------------
+
+#: Ours, because no real Kubernetes quantity is longer: anything longer is refused before a digit is
+#: converted.
+MAX_QUANTITY_CHARS = 64
+#: Kubernetes: the API server checks extended resources through their 64-bit milli-value (`MilliValue()`), so
+#: an amount at or above this cannot be represented.
+MAX_AMOUNT = Fraction(2**63 - 1, 1000)
+
+# --- Used by policies/workloads/mentions.py ---------------------------------------------------------
+
+#: Nodes visited at most. Ours, because the checker already bounds documents: an object bigger than this is
+#: not searched further (this bounds the pack's inputs too).
+MAX_NODES = 200_000
+
+# --- Used by policies/workloads/shapes.py -----------------------------------------------------------
+
+#: Ours: places a declared path may reach in one object before its walk asks whether it walks a node twice.
+#: YAML aliases repeat one node under many paths (nine levels of nine aliases, and `*` at each, reach 9**9
+#: places from a file of ten lines: the checker grew past 16 GB); past this, such an object is an input error,
+#: not walked. A tree (every object the pack sees, and YAML without aliases) is walked whole: each of its
+#: places is a node of its own, so the walk is as long as the object.
+MAX_PLACES = 100_000
+
+# --- Used by tools/preview.py -----------------------------------------------------------------------
+
+#: The most JSON values one record the program reads back may hold. Ours, because the records gpu-aks writes
+#: are small (the largest, `clusterIdentity`, is about 25 values per pool and AKS allows 100 pools: some
+#: 3,000), and the SDK spends about 23 kB per value it reads back.
+MAX_RECORD_VALUES = 20_000
+
+# --- Used by tools/prices.py ------------------------------------------------------------------------
+
+#: Ours, because it is more regions than Azure has (about 60), and each is one query of the Retail Prices API.
+MAX_REGIONS = 100

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeGuard, TypeVar
 
+from .limits import MAX_REMEMBERED_NAME
 from .scope import current_scope, remembered
 
 T = TypeVar("T")
@@ -338,9 +339,6 @@ _ANSWERS: dict[tuple[str, ...], _Answers] = {}
 #: Bounds: a hostile stream of distinct names or pattern lists must not grow them without end.
 _MAX_PATTERN_LISTS = 64
 _MAX_NAMES_PER_LIST = 4096
-#: Longer resource names (a valid one has at most 253 + 1 + 63 characters) are answered afresh, not
-#: remembered: 4,096 megabyte-long names would hold gigabytes.
-MAX_REMEMBERED_NAME = 320
 
 
 def _answers(patterns: tuple[str, ...]) -> _Answers:

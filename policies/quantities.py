@@ -27,6 +27,8 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from .limits import MAX_QUANTITY_CHARS, clipped
+
 _QUANTITY_RE = re.compile(
     r"(?P<sign>[+-])?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
     r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))"
@@ -41,13 +43,8 @@ _DECIMAL = {
 #: information separators U+001C-U+001F, which the API server keeps and then refuses.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"
-#: No real quantity is longer; anything longer is refused before a digit is converted.
-MAX_QUANTITY_CHARS = 64
 #: Kubernetes caps exponents far below this; the cap keeps a hostile "1e999999999" from hanging us.
 _MAX_EXPONENT = 60
-#: The API server checks extended resources through their 64-bit milli-value (`MilliValue()`), so
-#: an amount at or above this cannot be represented.
-MAX_AMOUNT = Fraction(2**63 - 1, 1000)
 
 
 class QuantityError(ValueError):
@@ -117,7 +114,7 @@ def format_amount(amount: Fraction) -> str:
     """An amount as people write it, without ever converting a huge value through float."""
     if amount.denominator == 1:
         text = str(amount.numerator)
-        return text if len(text) <= 24 else f"{text[:8]}…({len(text)} digits)"
+        return clipped(text, 24, 8, f"…({len(text)} digits)")
     if abs(amount.numerator) < _FLOAT_EXACT_BELOW * amount.denominator:  # |amount| < 10**15, in ints
         return f"{float(amount):g}"
     return f"about {amount.numerator // amount.denominator}"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped
 from gpu_aks_policies.pools.model import CapacityNeed
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
@@ -108,25 +109,20 @@ class SkuOffer:
     gpus: int | None = None
 
 
-#: No subscription's quota or VM size comes near a billion vCPUs: a larger number is a wrong answer
-#: (and one of thousands of digits would flood the report, or pass what Python converts).
-MAX_COUNT = 10**9
-
-
 def _int(value: Any, where: str) -> int:
     # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
                                                                    and value.isdigit() and len(value) <= 10)):
-        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_QUOTA_COUNT}")
     number = int(value)
-    if not 0 <= number <= MAX_COUNT:
-        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_COUNT}")
+    if not 0 <= number <= MAX_QUOTA_COUNT:
+        raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_QUOTA_COUNT}")
     return number
 
 
 def _shown(value: Any) -> str:
     text = json.dumps(value, default=str) if not isinstance(value, int) or value.bit_length() < 64 else "a huge number"
-    return escape_line(text if len(text) <= 60 else text[:57] + "...")
+    return escape_line(clipped(text, 60, 57, "..."))
 
 
 def _listed(item: Mapping[str, Any], key: str, where: str) -> list[Any]:

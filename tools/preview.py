@@ -40,6 +40,7 @@ from typing import Any, TextIO
 import pulumi
 from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
+from gpu_aks_policies.limits import MAX_RECORD_VALUES
 from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
@@ -399,10 +400,6 @@ def in_print_order(run: ProgramRun, diagnostics: list[Diagnostic]) -> list[Diagn
 RECORDED_OUTPUTS = (IDENTITY_OUTPUT, NETWORK_OUTPUT, DEPLOYER_OUTPUT)
 #: `pulumi stack output --json` of one stack is small (the kubeconfig is its largest value).
 PREVIOUS_OUTPUTS_LIMITS = Limits(max_bytes=4 * 1024 * 1024, max_depth=64, max_nodes=200_000)
-#: The most JSON values one record the program reads back may hold. Ours, because the records gpu-aks
-#: writes are small (the largest, `clusterIdentity`, is about 25 values per pool and AKS allows 100
-#: pools: some 3,000), and the SDK spends about 23 kB per value it reads back.
-MAX_RECORD_VALUES = 20_000
 
 
 def _values_in(value: Any, most: int) -> int:

@@ -29,6 +29,7 @@ from typing import Any
 
 from gpu_aks_policies.catalog import supported_vm_sizes
 from gpu_aks_policies.documents import DocumentError, load_json
+from gpu_aks_policies.limits import MAX_REGIONS
 from gpu_aks_policies.terminal import escape_field, escape_line, escape_text, run_cli
 
 from components.azure_catalog import REGION_NAME
@@ -155,8 +156,6 @@ def summary(table: PriceTable) -> str:
             f"{table.currency}, as of {table.as_of} ({table.source})" + "".join(f"; {note}" for note in table.notes))
 
 
-#: More regions than Azure has: each is one query of the Retail Prices API.
-MAX_REGIONS = 100
 
 
 def _regions(text: str) -> list[str]:

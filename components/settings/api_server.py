@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_aks_policies.declarations import MISSING, Check, Key, Reader, Section, boolean, text
+from gpu_aks_policies.limits import MAX_AUTHORIZED_RANGES
 
 from components.aks_api import (
     API_VERSION,
@@ -19,10 +20,6 @@ from components.aks_api import (
     resource_id_problem,
 )
 from components.settings.common import CLUSTER_MODEL, ipv4_network, is_ipv4_interface
-
-#: At most this many authorized IP ranges (AKS: "You can specify up to 200 authorized IP ranges",
-#: learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
-MAX_AUTHORIZED_RANGES = 200
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from gpu_aks_policies.declarations import (
     string_map_problem,
     text,
 )
+from gpu_aks_policies.limits import MAX_TAG_NAME_CHARS, MAX_TAG_VALUE_CHARS, MAX_TAGS
 
 from components.aks_api import (
     API_VERSION,
@@ -242,12 +243,7 @@ def _admin_groups(reader: Reader, value: Any) -> tuple[str, ...]:
     return tuple(value) if len(groups) == len(value) else ()
 
 
-#: Azure's limits on a resource's tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources,
-#: "Limitations"): 50 name-value pairs; a name of at most 512 characters without these characters, a value of
-#: at most 256; names are case-insensitive ("Tag names are case-insensitive for operations").
-MAX_TAGS = 50
-MAX_TAG_NAME_CHARS = 512
-MAX_TAG_VALUE_CHARS = 256
+#: The characters Azure refuses in a tag name (policies/limits.py MAX_TAGS cites the page).
 TAG_NAME_FORBIDDEN = "<>%&\\?/"
 
 

@@ -16,7 +16,7 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
     node_count_problem,
 )
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
-from gpu_aks_policies.limits import MAX_SHOWN_CHARS
+from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -65,9 +65,6 @@ IMAGE_REFERENCE = re.compile(
     rf"(?P<name>(?:(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?/)?"
     rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
     r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
-#: distribution's `NameTotalLengthMax`; with a tag (128) and a digest (sha512: 135) a reference fits 520.
-MAX_IMAGE_NAME_CHARS = 255
-MAX_IMAGE_CHARS = 520
 
 
 def image_problem(value: Any) -> str | None:
@@ -200,4 +197,4 @@ def shown(value: Any, masked: bool = False) -> str:
         text = f"a {type(value).__name__}"
     # repr escapes controls but not `##[`, which the Actions runner reads as a command anywhere in a
     # line the engine prints (a warning, a RunError).
-    return escape_text(text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…")
+    return escape_text(clipped(text, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS))

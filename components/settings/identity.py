@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_aks_policies.declarations import MISSING, Check, Default, Key, Reader, Section
+from gpu_aks_policies.limits import MAX_CONTROL_PLANE_IDENTITIES
 
-from components.aks_api import API_VERSION, IDENTITY_TYPES, MAX_CONTROL_PLANE_IDENTITIES, resource_id_problem
+from components.aks_api import API_VERSION, IDENTITY_TYPES, resource_id_problem
 from components.settings.common import api_choice
 
 _MODEL = f"ManagedCluster (API {API_VERSION})"

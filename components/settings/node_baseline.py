@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_aks_policies.declarations import MISSING, Check, Key, Reader, bool_problem, describe, is_whole_number, text
+from gpu_aks_policies.limits import MAX_PODS_BOUNDS
 
 from components.aks_api import (
     API_VERSION,
-    MAX_PODS_BOUNDS,
     OS_DISK_SIZE_RANGE,
     OS_DISK_TYPES,
     SYSTEM_POOL_MIN_PODS,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, is_whole_number, text
+from gpu_aks_policies.limits import MAX_EMAILS
 
 from components.azure_catalog import region_check
 from components.settings.common import image_problem
@@ -16,7 +17,6 @@ from observability.settings import (
     ACTION_GROUP_ID_RE,
     DCGM_EXPORTER_IMAGE,
     EMAIL_RE,
-    MAX_EMAILS,
     WORKSPACE_ID_RE,
     AlertSettings,
 )

@@ -20,12 +20,11 @@ from collections import abc
 from collections.abc import Iterable
 from typing import Any
 
+from ..limits import MAX_NODES
+
 GPU_NAME_PREFIXES = ("nvidia.com/", "amd.com/gpu", "gpu.intel.com/")
 GPU_DEVICE_CLASS_NAMES = frozenset({"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com"})
 _SKIPPED = frozenset({"metadata", "status"})
-#: Nodes visited at most: an object bigger than this is not searched further (the checker already
-#: bounds documents; this bounds the pack's inputs too).
-MAX_NODES = 200_000
 
 
 def names_gpu(text: str) -> bool:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..catalog import GPU_RESOURCE
+from ..limits import MAX_PLACES
 from ..podspecs import (
     SCHEDULING_FIELDS,
     UNKNOWN,
@@ -59,12 +60,6 @@ class ShapePathError(ValueError):
     pass
 
 
-#: Places a declared path may reach in one object before its walk asks whether it walks a node twice. YAML
-#: aliases repeat one node under many paths (nine levels of nine aliases, and `*` at each, reach 9**9 places
-#: from a file of ten lines: the checker grew past 16 GB); past this, such an object is an input error, not
-#: walked. A tree (every object the pack sees, and YAML without aliases) is walked whole: each of its places
-#: is a node of its own, so the walk is as long as the object.
-MAX_PLACES = 100_000
 
 
 class ShapeReachError(ValueError):
