@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from .limits import is_whole
+
 # --- Labels and taints -------------------------------------------------------------------------
 
 #: The GPU taint AKS's GPU how-to uses (learn.microsoft.com/azure/aks/use-nvidia-gpu):
@@ -464,9 +466,8 @@ def node_count_problem(value: Any) -> str | None:
     AgentPool whose bound fails it as not autoscaled within bounds (`pools/agentpool.py`). Commit
     c41f3dd had to fix a copy in each half. Here, beside the limit, not in the pool model: a plain
     check loads the AgentPool reader but never the contract the model imports."""
-    # float.is_integer() is False for NaN and the infinities; an int of any size is whole (never made a float).
-    whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
-    if isinstance(value, bool) or not whole:
+    # limits.is_whole: an int of any size is whole (never made a float); NaN and the infinities are not.
+    if not is_whole(value):
         return "is not a whole number of nodes"
     if value < 0:
         return "is negative; node counts start at 0"

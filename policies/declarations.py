@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .limits import clipped
+from .limits import clipped, is_whole
 from .secrets import Redactor, secret_strings
 from .terminal import escape_line, escape_text
 
@@ -539,7 +539,7 @@ def string_map_problem(value: Any) -> str | None:
 
 def is_whole_number(value: Any) -> bool:
     """Config numbers may arrive as floats (1.0) from JSON: whole floats are whole numbers."""
-    return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+    return is_whole(value)
 
 
 def whole_as_int(value: Any) -> Any:

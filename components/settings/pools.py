@@ -22,6 +22,7 @@ from gpu_aks_policies.catalog import (
     is_gpu_vm_size,
 )
 from gpu_aks_policies.declarations import MISSING, Check, Key, Reader, Section, boolean, choice, describe
+from gpu_aks_policies.limits import is_finite_number
 from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
 from components.aks_api import OS_SKUS, POOL_NAME_RE, SCALE_SET_PRIORITIES
@@ -323,7 +324,7 @@ MOST_SPOT_PRICE = 10_000
 SPOT_PRICE_DECIMALS = 5
 SPOT_MAX_PRICE = Key("spotMaxPrice", "Highest price per hour in US dollars for Spot VMs, up to 5 decimal places; -1 "
                      "pays up to on-demand.",
-                     "number", -1.0, check=lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool)
+                     "number", -1.0, check=lambda v: None if is_finite_number(v)
                      and (v == -1 or 0 < v <= MOST_SPOT_PRICE and round(v, SPOT_PRICE_DECIMALS) == v) else "must be -1 "
                      f"(pay up to the on-demand price) or a positive price in US dollars up to {MOST_SPOT_PRICE}, with "
                      f"at most {SPOT_PRICE_DECIMALS} decimal places", convert=float, attr="spot_max_price",
