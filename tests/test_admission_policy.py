@@ -66,7 +66,8 @@ EDGE_CASES = [
 ]
 
 
-def corpus() -> Iterator[tuple[str, Any]]:
+def corpus_files() -> Iterator[tuple[str, Any]]:
+    """Every document of the rule corpus's manifest folders, with its path under tests/manifests/."""
     for folder in CORPUS_DIRS:
         for path in sorted((MANIFESTS / folder).rglob("*")):
             if path.suffix in (".yaml", ".yml"):
@@ -74,6 +75,10 @@ def corpus() -> Iterator[tuple[str, Any]]:
                     yield path.relative_to(MANIFESTS).as_posix(), document
             elif path.suffix == ".json":
                 yield path.relative_to(MANIFESTS).as_posix(), yaml.safe_load(path.read_text())
+
+
+def corpus() -> Iterator[tuple[str, Any]]:
+    yield from corpus_files()
     for obj in EDGE_CASES:
         yield "edge cases", obj
 

@@ -11,31 +11,17 @@ is compared, and their templates (`{{inputs.x}}`) are not valid before the contr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from gpu_aks_policies.podspecs import ABSENT, PodSpec, asks_by_container
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.rule_config import RuleConfig
 from gpu_aks_policies.workloads import Context
 
-MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
-CORPUS_DIRS = ("corpus", "seeds", "workloads", "acceptance29")
 #: Non-GPU resources kept from a container: the scheduler filters on them.
 PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _DNS_LABEL = re.compile(r"[^a-z0-9-]+")
-
-
-def corpus_files() -> Iterator[tuple[str, Any]]:
-    for folder in CORPUS_DIRS:
-        for path in sorted((MANIFESTS / folder).rglob("*")):
-            if path.suffix in (".yaml", ".yml"):
-                for document in yaml.safe_load_all(path.read_text()):
-                    yield path.relative_to(MANIFESTS).as_posix(), document
-            elif path.suffix == ".json":
-                yield path.relative_to(MANIFESTS).as_posix(), yaml.safe_load(path.read_text())
 
 
 def dns_label(text: str, fallback: str = "c") -> str:

@@ -26,8 +26,9 @@ from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, with_pl
 from gpu_aks_policies.rules import default_rule_config, with_platform_taints
 from gpu_aks_policies.workloads import Context, context_of
 
-from tests.cluster.pods import corpus_files, dns_label, written_pod
+from tests.cluster.pods import dns_label, written_pod
 from tests.cluster.stacks import STACKS, no_policy, outputs_of, use_stack
+from tests.test_admission_policy import corpus_files
 from tools.localcluster import ApiError, Client, stack_nodes
 
 POOL_ANNOTATION = "gpu-aks.io/test-pool"
