@@ -17,22 +17,8 @@ from components.platform_settings import parse_settings
 from components.settings import PROJECT, SettingsError
 from tests.conftest import ROOT, TODAY
 from tests.test_components import GPU, problems_of
-from tests.test_hostile_input import assert_inert
+from tests.test_hostile_round4 import GROUP, _stack_problems
 from tests.test_hostile_surfaces import line_of
-from tools.mockrun import settings_from_stack_file
-
-GROUP = "00000000-0000-0000-0000-0000000000a1"
-
-
-def _stack_problems(tmp_path: Path, text: str) -> list[str]:
-    stack_file = tmp_path / "Pulumi.prod.yaml"
-    stack_file.write_text(text)
-    with pytest.raises(SettingsError) as raised:
-        settings_from_stack_file(stack_file, "prod", environ={})
-    for problem in raised.value.problems:
-        assert_inert(problem)
-    return [problem.split(f"{stack_file}:", 1)[-1] for problem in raised.value.problems]
-
 
 # --- Round 4's three open attacks ----------------------------------------------------------------------
 
