@@ -19,6 +19,7 @@ One file, standard library only, so it can be vendored; or installed with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,9 +131,20 @@ def _matches_model(pool: Mapping[str, Any], offer: Mapping[str, Any], model: str
     return wanted in (offered, accelerator) or offered.startswith(wanted + " ")
 
 
+def _whole(value: Any) -> int | None:
+    """A count read from the contract as an int, or None where it is none: numbers read through a
+    StackReference arrive as floats (1 -> 1.0), and a damaged contract may hold NaN, an infinity or
+    text, which `int()` would raise on. (This package stands alone, so it does not import
+    `gpu_aks_policies.limits.is_whole`; this is the same test.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value)
+
+
 def _offer_per_node(offer: Mapping[str, Any]) -> int:
-    # Numbers read through a StackReference arrive as floats (1 -> 1.0).
-    return int(offer.get("perNode") or 0)
+    return max(_whole(offer.get("perNode")) or 0, 0)
 
 
 def _per_node(pool: Mapping[str, Any]) -> int:
@@ -150,8 +162,8 @@ def _describe_offers(pool: Mapping[str, Any]) -> str:
 def _replicas(pool: Mapping[str, Any]) -> int:
     """How many pods share one GPU of the pool (the contract's `sharing`, null when none); 1: no sharing."""
     sharing = pool.get("sharing")
-    replicas = sharing.get("replicas") if isinstance(sharing, Mapping) else None
-    return int(replicas) if isinstance(replicas, (int, float)) and not isinstance(replicas, bool) and replicas > 1 else 1
+    replicas = _whole(sharing.get("replicas")) if isinstance(sharing, Mapping) else None
+    return replicas if replicas is not None and replicas > 1 else 1
 
 
 def _share(pool: Mapping[str, Any]) -> str | None:

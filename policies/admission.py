@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .limits import MAX_LISTED
+from .limits import MAX_LISTED, is_finite_number
 from .podspecs import UNKNOWN, PodSpec, Toleration, UndecidableError, as_mapping, derived, is_mapping, join, known, list_at
 from .quantities import QuantityError, parse_quantity
 from .scheduling import is_extended_resource_name
@@ -76,7 +76,9 @@ Normal = tuple[str, str, str, str, Any]
 def _seconds(value: Any) -> Any:
     """tolerationSeconds as a comparable, hashable value: a number, None, or a marker for anything
     else (the API server refuses those; here they never cover another toleration)."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value):
+    # An infinity or NaN is no int64 either: it compares as a number nowhere (NaN equals nothing, and
+    # an infinity would cover every finite tolerationSeconds).
+    if value is None or is_finite_number(value):
         return value
     return ("not a number", type(value).__name__)
 

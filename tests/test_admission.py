@@ -118,6 +118,16 @@ def test_a_toleration_that_tolerates_a_superset_covers_the_other_as_kubernetes_i
     assert ("t" not in {item.source for item in merged}) is superset
 
 
+@pytest.mark.parametrize("seconds", [float("inf"), float("-inf")])
+def test_a_toleration_seconds_that_is_no_number_covers_no_other(seconds):
+    # tolerationSeconds is an int64: +inf would have covered every finite one. The API server refuses an
+    # infinity; here it covers nothing.
+    ss = {"key": "foo", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds}
+    t = {"key": "foo", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10}
+    merged = merge_tolerations([Toleration(ss, "ss")], [Toleration(t, "t")])
+    assert "t" in {item.source for item in merged}
+
+
 def test_merge_keeps_only_what_no_other_toleration_covers():
     merged = merge_tolerations([Toleration({"key": "foo", "operator": "Equal", "value": "bar"}, "pod")],
                                [Toleration({"key": "foo", "operator": "Exists"}, "namespace")])

@@ -3,6 +3,8 @@ and fails with a message that says what the platform lacks."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from gpu_aks_app import GpuRequest, PlacementError, place
 from gpu_aks_policies.rules import POD_RULES
@@ -169,3 +171,25 @@ def test_a_contract_without_offers_is_read_from_its_single_size_fields():
         placement = place(older, request_)
         assert (placement.pool, placement.resource) == (pool, resource)
         assert placement == place(PLATFORM, request_)
+
+
+DAMAGED_COUNTS = [float("inf"), float("-inf"), float("nan"), "4", 2.5, True, None]
+
+
+@pytest.mark.parametrize("value", DAMAGED_COUNTS)
+def test_a_damaged_sharing_count_is_no_sharing_and_no_traceback(value):
+    """A contract read through a StackReference may be damaged (hand-edited state, an older writer):
+    a sharing `replicas` that is no whole number means no sharing, where `int()` raised OverflowError."""
+    pool = copy.deepcopy(PLATFORM["gpuPools"]["t4"])
+    pool["sharing"] = {"strategy": "timeSlicing", "replicas": value}
+    assert place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1)).pool == "t4"
+
+
+@pytest.mark.parametrize("value", DAMAGED_COUNTS)
+def test_a_damaged_per_node_count_serves_nothing_and_says_so(value):
+    pool = copy.deepcopy(PLATFORM["gpuPools"]["t4"])
+    pool["gpusPerNode"] = value
+    for offer in pool.get("offers") or []:
+        offer["perNode"] = value
+    with pytest.raises(PlacementError, match="t4"):
+        place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1))
