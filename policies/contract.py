@@ -23,7 +23,7 @@ from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
 
 # SharingStrategy (how the device plugin shares a GPU: NVIDIA's `sharing.timeSlicing` and `sharing.mps`)
 # is declared once, in the catalog beside NVIDIA's limits.
-from .limits import MAX_CONTRACT_HOURLY_PRICE, MAX_POOL_COUNT, is_finite_number, is_whole
+from .limits import MAX_CONTRACT_HOURLY_PRICE, MAX_POOL_COUNT, is_finite_number, is_number, is_whole
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -546,7 +546,7 @@ class PlatformContract(_Written):
         document = raw if pools is not raw else {}
         # Absent means the gpuPools map alone; a null, like any other value, has to be a version we read.
         version = document.get("contractVersion", _ABSENT)
-        if version is not _ABSENT and (isinstance(version, bool) or version not in READABLE_CONTRACT_VERSIONS):
+        if version is not _ABSENT and (not is_number(version) or version not in READABLE_CONTRACT_VERSIONS):
             raise ContractError(f"contractVersion: {shown(version)} is not a version this release reads; it reads "
                                 f"{', '.join(map(str, READABLE_CONTRACT_VERSIONS))}: upgrade gpu-aks to read this "
                                 "platform's outputs")

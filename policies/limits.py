@@ -25,13 +25,23 @@ def clipped(text: str, most: int, kept: int, mark: str = "…") -> str:
 # --- Numbers -----------------------------------------------------------------------------------------
 
 
+def is_int(value: Any) -> TypeGuard[int]:
+    """An int that is not a bool. Python's `bool` is an `int` (True == 1), but YAML's and JSON's `true`
+    is no count, index or version; this is the one place that says so."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """An int or a float that is not a bool, NaN and the infinities included: for code that sorts a value
+    by its type and treats those on its own (`is_finite_number` refuses them)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def is_finite_number(value: Any) -> TypeGuard[int | float]:
     """An int or a float that is neither a bool, NaN nor infinite. An int of any size is finite:
     `math.isfinite` would convert it to a float and raise OverflowError (a YAML or JSON integer of
     hundreds of digits is legal input)."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+    return is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 def is_whole(value: Any) -> TypeGuard[int | float]:

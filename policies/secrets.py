@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .limits import is_number
+
 SHOWN = "[secret]"
 
 
@@ -54,11 +56,9 @@ def is_secret(value: Any) -> bool:
 def as_secret(value: Any) -> Any:
     """A secret-marked scalar as the rules get it (booleans and null stay as they are: they carry
     no text worth hiding and `bool` cannot be subclassed)."""
-    if isinstance(value, bool) or value is None:
-        return value
     if isinstance(value, str):
         return SecretText(value)
-    if isinstance(value, (int, float)):
+    if is_number(value):
         return SecretNumber(value)
     return value
 

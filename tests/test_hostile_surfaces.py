@@ -197,6 +197,8 @@ A100 = 4  # the position of Standard_NC24ads_A100_v4 in SKUS, and of its family 
     ("an implausible integer", _with(ROOMY, A100, limit=10**30), SKUS, "usage[4].limit: a huge number"),
     ("digits Python cannot convert", _with(ROOMY, A100, limit="1" * 5000), SKUS, "usage[4].limit: \"1111"),
     ("NaN", _with(ROOMY, A100, limit=float("nan")), SKUS, "usage[4].limit: \"NaN\" is not a whole number"),
+    ("true is no count (Python's bool is an int)", _with(ROOMY, A100, limit=True), SKUS,
+     "usage[4].limit: true is not a whole number"),
     ("a vCPU count Python cannot convert", ROOMY, _with(SKUS, A100, capabilities=[{"name": "vCPUs", "value": "9" * 5000}]),
      "skus[4].capabilities[vCPUs]"),
     ("locationInfo a number", ROOMY, _with(SKUS, A100, locationInfo=5), "skus[4].locationInfo: expected a list"),

@@ -5,9 +5,12 @@ and 10**9 in preflight), so a new `MAX_*` elsewhere fails here."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from pathlib import Path
 
-from gpu_aks_policies import limits
+import pytest
+from gpu_aks_policies import limits, quantities
+from gpu_aks_policies.terminal import escape_field
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The product code: what the program, the pack, the provider and the tools run.
@@ -62,3 +65,151 @@ def test_clipped_keeps_a_short_text_and_cuts_a_long_one() -> None:
     assert limits.clipped("abc", 3, 1) == "abc"
     assert limits.clipped("abcd", 3, 1) == "a…"
     assert limits.clipped("x" * 100, 60, 57, "...") == "x" * 57 + "..."
+
+
+# --- Numbers: one test of what a number is ---------------------------------------------------------
+# Python's bool is an int (True == 1) and a float may be NaN or infinite, so "is this a number" written by
+# hand came out differently in each module (the 0.4.0 review counted 23 bool exclusions in 17 files and 7
+# finite-number checks). The product code asks policies/limits.py (`is_int`, `is_number`,
+# `is_finite_number`, `is_whole`); the tests below fail on a new hand-written one.
+
+#: The `isinstance(…, bool)` tests left in the product code, by file and function: how many, and why each
+#: stays. A new one fails `test_no_new_hand_written_bool_test`: call a limits helper, or add it here with why.
+KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
+    ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (standard library only, vendored into app "
+                                              "repositories): it cannot import gpu_aks_policies; lead's files this "
+                                              "session"),
+    ("app_sdk/gpu_aks_app.py", "place"): (1, "app_sdk stands alone; lead's files this session"),
+    ("app_sdk/gpu_aks_app_testing.py", "as_delivered"): (1, "app_sdk stands alone; a bool is passed through "
+                                                            "as it is, not made a float"),
+    ("components/settings/common.py", "zone_text"): (1, "lead's files this session (would be "
+                                                        "`isinstance(zone, str) or is_int(zone)`)"),
+    ("components/settings/common.py", "count_or_percent_text"): (1, "lead's files this session (would be "
+                                                                    "`isinstance(value, str) or is_int(value)`)"),
+    ("components/settings/common.py", "shown"): (1, "takes a bool too (every JSON scalar is quoted by repr); "
+                                                    "lead's files this session"),
+    ("policies/pools/agentpool.py", "_is_count"): (1, "lead's files this session (would be `limits.is_number`)"),
+    ("components/aks_api.py", "_boolean"): (1, "a boolean key: the value must be true or false"),
+    ("policies/contract.py", "_Flag.read"): (1, "a boolean field: the value must be true or false"),
+    ("policies/declarations.py", "bool_problem"): (1, "the boolean keys' check: true or false"),
+    ("policies/quantities.py", "parse_quantity"): (1, "a bool gets its own message ('is a boolean, not a "
+                                                      "quantity')"),
+    ("policies/scheduling.py", "_hashable"): (1, "every JSON scalar, bool included, can be a lookup key"),
+    ("policies/secrets.py", "secret_forms"): (1, "bool and null carry no secret text (any other value's str "
+                                                 "is a form)"),
+}
+
+#: `math.isfinite` / `isnan` / `isinf` left outside policies/limits.py, and why.
+KEPT_FINITE_TESTS: dict[tuple[str, str], tuple[int, str]] = {
+    ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (the same test as limits.is_whole); lead's "
+                                              "files this session"),
+    ("policies/demand.py", "asks_gpu"): (1, "a fast path for exactly `float` (secret numbers, a float subclass, "
+                                            "take the quantity parser)"),
+    ("policies/quantities.py", "parse_quantity"): (1, "NaN and the infinities get their own message"),
+}
+
+_FINITE_TESTS = {"isfinite", "isnan", "isinf"}
+
+
+def _names_bool(node: ast.expr) -> bool:
+    types = node.elts if isinstance(node, ast.Tuple) else [node]
+    return any(isinstance(item, ast.Name) and item.id == "bool" for item in types)
+
+
+def _hand_written_tests(path: Path) -> tuple[Counter[str], Counter[str]]:
+    """The functions (by qualified name) of `path` with an `isinstance(…, bool)` test, and those with a
+    `math.isfinite`/`isnan`/`isinf` call, each counted."""
+    bools: Counter[str] = Counter()
+    finite: Counter[str] = Counter()
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            elif isinstance(child, ast.Call):
+                function = child.func
+                if (isinstance(function, ast.Name) and function.id == "isinstance" and len(child.args) == 2
+                        and _names_bool(child.args[1])):
+                    bools[scope or "<module>"] += 1
+                if isinstance(function, ast.Attribute) and function.attr in _FINITE_TESTS:
+                    finite[scope or "<module>"] += 1
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+    return bools, finite
+
+
+def _found(kind: int) -> dict[tuple[str, str], int]:
+    found = {}
+    for path in _product_files():
+        if path == LIMITS:
+            continue
+        for function, count in _hand_written_tests(path)[kind].items():
+            found[(str(path.relative_to(REPOSITORY)), function)] = count
+    return found
+
+
+def test_no_new_hand_written_bool_test() -> None:
+    kept = {key: count for key, (count, _) in KEPT_BOOL_TESTS.items()}
+    assert _found(0) == kept, ("an `isinstance(…, bool)` test outside policies/limits.py: call limits.is_int, is_number, "
+                               "is_finite_number or is_whole, or add it to KEPT_BOOL_TESTS with why it stays")
+
+
+def test_no_new_hand_written_finite_test() -> None:
+    kept = {key: count for key, (count, _) in KEPT_FINITE_TESTS.items()}
+    assert _found(1) == kept, ("a `math.isfinite`/`isnan`/`isinf` outside policies/limits.py: call "
+                               "limits.is_finite_number or is_whole, or add it to KEPT_FINITE_TESTS with why it stays")
+
+
+def test_the_number_scan_finds_a_hand_written_test(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text("import math\n"
+                      "def count(v):\n    return isinstance(v, int) and not isinstance(v, bool)\n"
+                      "class Reader:\n    def read(self, v):\n"
+                      "        return isinstance(v, (bool, int)) or math.isfinite(v) or math.isnan(v)\n"
+                      "ok = isinstance(3, int)\n", encoding="utf-8")
+    bools, finite = _hand_written_tests(module)
+    assert bools == {"count": 1, "Reader.read": 1}
+    assert finite == {"Reader.read": 2}
+
+
+@pytest.mark.parametrize("value, is_int, is_number, is_finite, is_whole", [
+    (3, True, True, True, True),
+    (10**400, True, True, True, True),
+    (3.0, False, True, True, True),
+    (2.5, False, True, True, False),
+    (float("nan"), False, True, False, False),
+    (float("inf"), False, True, False, False),
+    (True, False, False, False, False),
+    (False, False, False, False, False),
+    ("3", False, False, False, False),
+    (None, False, False, False, False),
+])
+def test_what_a_number_is(value: object, is_int: bool, is_number: bool, is_finite: bool, is_whole: bool) -> None:
+    assert (limits.is_int(value), limits.is_number(value), limits.is_finite_number(value), limits.is_whole(value)) == (
+        is_int, is_number, is_finite, is_whole)
+
+
+# --- Quoting: the helpers that cut by limits.clipped keep their words --------------------------------
+
+
+@pytest.mark.parametrize(("text", "limit", "shown"), [
+    ("abc", 3, "abc"),
+    ("abcd", 3, "abc…(4 characters)"),
+    ("::error::x" + "y" * 20, 12, "\\x3a:error::xyy…(30 characters)"),  # the cut part is escaped, the mark is not
+    ("a\nb##[" + "c" * 10, 6, "a\\nb##\\x5b…(16 characters)"),
+    ("é" * 100, 80, "é" * 80 + "…(100 characters)"),
+])
+def test_escape_field_cuts_then_escapes(text: str, limit: int, shown: str) -> None:
+    assert escape_field(text, limit) == shown
+
+
+@pytest.mark.parametrize(("value", "limit", "shown"), [
+    ("1500m", 24, "'1500m'"),
+    (10**30, 24, "1000000000000000000000000000000"[:12] + "…0000 (31 characters)"),
+    ("x" * 40, 24, "'xxxxxxxxxxx…xxx' (40 characters)"),
+    (2.5, 24, "2.5"),
+])
+def test_quantity_values_are_shown_short(value: object, limit: int, shown: str) -> None:
+    assert quantities.shown(value, limit) == shown

@@ -153,6 +153,16 @@ def test_secret_markers_format_as_secret_everywhere_a_message_is_built(value):
     assert secret == value
 
 
+@pytest.mark.parametrize(("value", "marked"), [(True, False), (None, False), ({"a": 1}, False), (3, True),
+                                               (float("nan"), True), ("x", True)])
+def test_secret_markers_wrap_strings_and_numbers_only(value, marked):
+    # A bool is an int to Python, but it cannot be subclassed and has no text to hide: it stays as it is.
+    from gpu_aks_policies.secrets import as_secret, is_secret
+
+    assert is_secret(as_secret(value)) is marked
+    assert (as_secret(value) is value) is not marked
+
+
 def test_without_request_scopes_secret_tracking_falls_back_too(monkeypatch):
     # The secret texts live in the request scope: if scoping cannot be installed they are recorded
     # nowhere, so messages must carry no input text even though track_secrets itself took.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped
+from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped, is_int
 from gpu_aks_policies.pools.model import CapacityNeed
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
@@ -111,8 +111,7 @@ class SkuOffer:
 
 def _int(value: Any, where: str) -> int:
     # `az` prints currentValue/limit as numbers; older releases printed strings of digits.
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
-                                                                   and value.isdigit() and len(value) <= 10)):
+    if not (is_int(value) or (isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10)):
         raise PreflightInputError(f"{where}: {_shown(value)} is not a whole number from 0 to {MAX_QUOTA_COUNT}")
     number = int(value)
     if not 0 <= number <= MAX_QUOTA_COUNT:
