@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 from gpu_aks_policies.terminal import escape_field
 from pulumi_azure_native import authorization
 
@@ -92,7 +93,7 @@ def deployer_change_warning(previous: Any, current: str | None) -> str | None:
     is quoted escaped and cut (the engine prints warnings as they are)."""
     if not isinstance(previous, str) or not previous or not current or previous.lower() == current.lower():
         return None
-    shown = escape_field(previous, 80)
+    shown = escape_field(previous, MAX_SHOWN_CHARS)
     return (f"the deployer's cluster-admin grant moves from object ID {shown} to {current}: this run replaces the "
             f"role assignment, so {shown} loses Kubernetes rights on the cluster. If it still needs them, list it "
             "under gpu-aks:access.clusterAdmins (docs/platform.md, \"Access\")")

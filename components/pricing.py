@@ -25,7 +25,15 @@ from typing import Any, TypeGuard
 
 from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import MAX_ITEMS, MAX_LISTED_HOURLY_PRICE, MAX_NAMED_CAPS, MAX_PAGES, clipped, is_finite_number
+from gpu_aks_policies.limits import (
+    MAX_ITEMS,
+    MAX_LISTED_HOURLY_PRICE,
+    MAX_NAMED_CAPS,
+    MAX_PAGES,
+    MAX_SHOWN_CHARS,
+    clipped,
+    is_finite_number,
+)
 from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
@@ -113,7 +121,7 @@ def _shown(value: Any) -> str:
 
 def _name(text: str) -> str:
     """A size or region name from an answer, as written, bounded and on one line."""
-    return escape_line(clipped(text, 80, 60, f"... ({len(text)} characters)"))
+    return escape_line(clipped(text, MAX_SHOWN_CHARS, 60, f"... ({len(text)} characters)"))
 
 
 # --- Reading the shipped table -----------------------------------------------------------------

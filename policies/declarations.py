@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .limits import clipped, is_whole
+from .limits import MAX_SHOWN_CHARS, clipped, is_whole
 from .secrets import Redactor, secret_strings
 from .terminal import escape_line, escape_text
 
@@ -58,7 +58,7 @@ SECRET = "[secret]"
 
 
 def describe(value: Any) -> str:
-    """A value as the file would show it: strings quoted, everything else as JSON, at most 80 characters."""
+    """A value as the file would show it: strings quoted, everything else as JSON, at most MAX_SHOWN_CHARS."""
     if isinstance(value, str):
         text = repr(value)
     else:
@@ -71,7 +71,7 @@ def describe(value: Any) -> str:
                 text = "<unprintable>"
         except (ValueError, RecursionError):
             text = "<unprintable>"
-    return clipped(text, 80, 60)
+    return clipped(text, MAX_SHOWN_CHARS, 60)
 
 
 # --- Problems ----------------------------------------------------------------------------------

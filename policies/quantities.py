@@ -54,10 +54,8 @@ class QuantityError(ValueError):
 def shown(value: Any, limit: int = 24) -> str:
     """A value for a message: short, readable, never thousands of characters."""
     text = repr(value) if isinstance(value, str) else str(value)
-    if len(text) <= limit:
-        return text
     length = len(value) if isinstance(value, str) else len(text)
-    return f"{text[: limit // 2]}…{text[-4:]} ({length} characters)"
+    return clipped(text, limit, limit // 2, f"…{text[-4:]} ({length} characters)")
 
 
 def parse_quantity(value: Any) -> Fraction:

@@ -30,6 +30,8 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any, NoReturn
 
+from .limits import clipped
+
 #: Characters a terminal or a log viewer acts on instead of showing: C0 (newline excepted), DEL, C1,
 #: the soft hyphen and other invisible format characters, zero-width and bidi controls, line and
 #: paragraph separators, interlinear annotation marks, and lone surrogates.
@@ -70,9 +72,8 @@ def escape_field(text: str, limit: int) -> str:
     engine prints a provider's property paths and a program's messages): on one line, with no control
     and no workflow command (`escape_line`, then `escape_text`), and at most about `limit` characters
     of it, the rest counted, so a megabyte-long key cannot fill a log or overflow a gRPC trailer."""
-    cut = text if len(text) <= limit else text[:limit]
-    escaped = escape_text(escape_line(cut))
-    return escaped if cut is text else f"{escaped}…({len(text)} characters)"
+    # The mark is printable and holds no `::`, `##[` or line break, so escaping leaves it as it is.
+    return escape_text(escape_line(clipped(text, limit, limit, f"…({len(text)} characters)")))
 
 
 def escape_json(text: str) -> str:

@@ -30,6 +30,7 @@ import pulumi.runtime.resource
 import yaml
 from google.protobuf import json_format
 from gpu_aks_policies.documents import DocumentError, Limits, SourceIndex, load_yaml, read_file
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 from gpu_aks_policies.terminal import escape_field, escape_line
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.settings import ROOT, SETTINGS
@@ -323,8 +324,8 @@ def config_from_stack_file(path: Path, project: str) -> tuple[dict[str, str], li
             # `gpuPools` is `gpu-aks:gpuPools` in the project's stack file: one of the two values would be
             # lost without a word (Pulumi keeps whichever its map iteration meets last).
             first, again = _key_lines(path, (written_as[full_key], key))
-            raise StackFileError(again, f"config key '{escape_field(key, 80)}' is {escape_field(full_key, 80)}, "
-                                        f"already given as '{escape_field(written_as[full_key], 80)}' at line {first}; "
+            shown, full, earlier = (escape_field(text, MAX_SHOWN_CHARS) for text in (key, full_key, written_as[full_key]))
+            raise StackFileError(again, f"config key '{shown}' is {full}, already given as '{earlier}' at line {first}; "
                                         "give it once")
         written_as[full_key] = key
         value, secret = _without_secure_values(value)
