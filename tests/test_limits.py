@@ -99,16 +99,20 @@ KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
                                                  "is a form)"),
 }
 
-#: `math.isfinite` / `isnan` / `isinf` left outside policies/limits.py, and why.
+#: `math.isfinite` / `isnan` / `isinf` and `float.is_integer` left outside policies/limits.py, and why.
 KEPT_FINITE_TESTS: dict[tuple[str, str], tuple[int, str]] = {
-    ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (the same test as limits.is_whole); lead's "
+    ("app_sdk/gpu_aks_app.py", "_whole"): (2, "app_sdk stands alone (the same test as limits.is_whole); lead's "
                                               "files this session"),
+    ("policies/declarations.py", "whole_as_int"): (1, "the one conversion of the wire's whole floats to int"),
+    ("policies/pools/view.py", "shown_count"): (1, "a whole float shown as an int, below 1e15 (its digits are "
+                                                   "exact); lead's files this session"),
+    ("policies/secrets.py", "secret_forms"): (1, "the texts a secret float may print as (below 1e18)"),
     ("policies/demand.py", "asks_gpu"): (1, "a fast path for exactly `float` (secret numbers, a float subclass, "
                                             "take the quantity parser)"),
     ("policies/quantities.py", "parse_quantity"): (1, "NaN and the infinities get their own message"),
 }
 
-_FINITE_TESTS = {"isfinite", "isnan", "isinf"}
+_FINITE_TESTS = {"isfinite", "isnan", "isinf", "is_integer"}
 
 
 def _names_bool(node: ast.expr) -> bool:
@@ -118,7 +122,7 @@ def _names_bool(node: ast.expr) -> bool:
 
 def _hand_written_tests(path: Path) -> tuple[Counter[str], Counter[str]]:
     """The functions (by qualified name) of `path` with an `isinstance(…, bool)` test, and those with a
-    `math.isfinite`/`isnan`/`isinf` call, each counted."""
+    `math.isfinite`/`isnan`/`isinf` or `.is_integer()` call, each counted."""
     bools: Counter[str] = Counter()
     finite: Counter[str] = Counter()
 
@@ -158,8 +162,9 @@ def test_no_new_hand_written_bool_test() -> None:
 
 def test_no_new_hand_written_finite_test() -> None:
     kept = {key: count for key, (count, _) in KEPT_FINITE_TESTS.items()}
-    assert _found(1) == kept, ("a `math.isfinite`/`isnan`/`isinf` outside policies/limits.py: call "
-                               "limits.is_finite_number or is_whole, or add it to KEPT_FINITE_TESTS with why it stays")
+    assert _found(1) == kept, ("a `math.isfinite`/`isnan`/`isinf` or `.is_integer()` outside policies/limits.py: call "
+                               "limits.is_finite_number or is_whole (declarations.whole_as_int to convert), or add it "
+                               "to KEPT_FINITE_TESTS with why it stays")
 
 
 def test_the_number_scan_finds_a_hand_written_test(tmp_path: Path) -> None:
@@ -167,11 +172,11 @@ def test_the_number_scan_finds_a_hand_written_test(tmp_path: Path) -> None:
     module.write_text("import math\n"
                       "def count(v):\n    return isinstance(v, int) and not isinstance(v, bool)\n"
                       "class Reader:\n    def read(self, v):\n"
-                      "        return isinstance(v, (bool, int)) or math.isfinite(v) or math.isnan(v)\n"
+                      "        return isinstance(v, (bool, int)) or math.isfinite(v) or math.isnan(v) or v.is_integer()\n"
                       "ok = isinstance(3, int)\n", encoding="utf-8")
     bools, finite = _hand_written_tests(module)
     assert bools == {"count": 1, "Reader.read": 1}
-    assert finite == {"Reader.read": 2}
+    assert finite == {"Reader.read": 3}
 
 
 @pytest.mark.parametrize("value, is_int, is_number, is_finite, is_whole", [

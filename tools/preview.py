@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 import pulumi
 from gpu_aks_policies.catalog import sharing_name
+from gpu_aks_policies.declarations import whole_as_int
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
 from gpu_aks_policies.limits import MAX_RECORD_VALUES
 from gpu_aks_policies.pools.model import Offer
@@ -191,13 +192,11 @@ def _shown(resource: RegisteredResource) -> dict[str, Any]:
 
 def _whole_numbers(value: Any) -> Any:
     """Numbers cross the wire as floats; show `2`, not `2.0`, as `pulumi preview` does."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     if isinstance(value, dict):
         return {k: _whole_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_whole_numbers(v) for v in value]
-    return value
+    return whole_as_int(value)
 
 
 def _compact(value: Any) -> str:
