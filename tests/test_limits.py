@@ -218,3 +218,51 @@ def test_escape_field_cuts_then_escapes(text: str, limit: int, shown: str) -> No
 ])
 def test_quantity_values_are_shown_short(value: object, limit: int, shown: str) -> None:
     assert quantities.shown(value, limit) == shown
+
+
+#: The cuts that keep a length of their own (not MAX_SHOWN_CHARS), by file, function and length, and why:
+#: changing one changes its message. A new cut names MAX_SHOWN_CHARS, or a bound with its why.
+KEPT_CUT_LENGTHS: dict[tuple[str, str, int], str] = {
+    ("components/aks_api.py", "_quoted", 60): "a segment of a resource ID, quoted by ascii() with its closing quote",
+    ("policies/documents.py", "_shown_key", 64): "a YAML key named in a duplicate-key problem",
+    ("policies/quantities.py", "format_amount", 24): "the digits of an amount in a verdict that may name several",
+    ("tools/preflight.py", "_shown", 60): "a value of an `az` answer, in a one-line problem (tests/"
+                                          "test_hostile_surfaces.py holds them under 300 characters)",
+    ("tools/preview.py", "load_previous_outputs", 200): "the Pulumi wire signature that marks an internal value",
+    ("tools/prices.py", "_regions", 60): "a region name (MAX_REGION_CHARS, the same 60) or the list it is in",
+}
+
+
+def _literal_cuts(path: Path) -> set[tuple[str, int]]:
+    """(function, length) for each `clipped(text, N, …)` or `escape_field(text, N)` of `path` with N written
+    as a number."""
+    cuts = set()
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name)
+                  and child.func.id in ("clipped", "escape_field") and len(child.args) >= 2
+                  and isinstance(child.args[1], ast.Constant) and isinstance(child.args[1].value, int)):
+                cuts.add((scope or "<module>", child.args[1].value))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+    return cuts
+
+
+def test_quoted_values_are_cut_at_named_lengths() -> None:
+    found = {(str(path.relative_to(REPOSITORY)), function, length) for path in _product_files()
+             for function, length in _literal_cuts(path)}
+    assert found == set(KEPT_CUT_LENGTHS), ("a value cut for a message at a length written as a number: use "
+                                            "limits.MAX_SHOWN_CHARS (or a bound declared in limits.py with its why)")
+    assert all(length != limits.MAX_SHOWN_CHARS for _, _, length in found)
+
+
+def test_the_cut_scan_finds_a_length_written_as_a_number(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text("def shown(v):\n    return clipped(v, 80, 60) + escape_field(v, MAX_SHOWN_CHARS) + escape_field(v, 7)\n",
+                      encoding="utf-8")
+    assert _literal_cuts(module) == {("shown", 80), ("shown", 7)}
