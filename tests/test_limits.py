@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -120,27 +121,32 @@ def _names_bool(node: ast.expr) -> bool:
     return any(isinstance(item, ast.Name) and item.id == "bool" for item in types)
 
 
-def _hand_written_tests(path: Path) -> tuple[Counter[str], Counter[str]]:
-    """The functions (by qualified name) of `path` with an `isinstance(…, bool)` test, and those with a
-    `math.isfinite`/`isnan`/`isinf` or `.is_integer()` call, each counted."""
-    bools: Counter[str] = Counter()
-    finite: Counter[str] = Counter()
-
-    def visit(node: ast.AST, scope: str) -> None:
+def _calls(path: Path) -> Iterator[tuple[str, ast.Call]]:
+    """Each call in `path`, with the qualified name of the function it is in ("<module>" outside any)."""
+    stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")]
+    while stack:
+        node, scope = stack.pop()
         for child in ast.iter_child_nodes(node):
             inner = scope
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 inner = f"{scope}.{child.name}" if scope else child.name
             elif isinstance(child, ast.Call):
-                function = child.func
-                if (isinstance(function, ast.Name) and function.id == "isinstance" and len(child.args) == 2
-                        and _names_bool(child.args[1])):
-                    bools[scope or "<module>"] += 1
-                if isinstance(function, ast.Attribute) and function.attr in _FINITE_TESTS:
-                    finite[scope or "<module>"] += 1
-            visit(child, inner)
+                yield scope or "<module>", child
+            stack.append((child, inner))
 
-    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+
+def _hand_written_tests(path: Path) -> tuple[Counter[str], Counter[str]]:
+    """The functions (by qualified name) of `path` with an `isinstance(…, bool)` test, and those with a
+    `math.isfinite`/`isnan`/`isinf` or `.is_integer()` call, each counted."""
+    bools: Counter[str] = Counter()
+    finite: Counter[str] = Counter()
+    for scope, call in _calls(path):
+        function = call.func
+        if isinstance(function, ast.Name) and function.id == "isinstance" and len(call.args) == 2 and _names_bool(
+                call.args[1]):
+            bools[scope] += 1
+        if isinstance(function, ast.Attribute) and function.attr in _FINITE_TESTS:
+            finite[scope] += 1
     return bools, finite
 
 
@@ -236,21 +242,9 @@ KEPT_CUT_LENGTHS: dict[tuple[str, str, int], str] = {
 def _literal_cuts(path: Path) -> set[tuple[str, int]]:
     """(function, length) for each `clipped(text, N, …)` or `escape_field(text, N)` of `path` with N written
     as a number."""
-    cuts = set()
-
-    def visit(node: ast.AST, scope: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = scope
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                inner = f"{scope}.{child.name}" if scope else child.name
-            elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name)
-                  and child.func.id in ("clipped", "escape_field") and len(child.args) >= 2
-                  and isinstance(child.args[1], ast.Constant) and isinstance(child.args[1].value, int)):
-                cuts.add((scope or "<module>", child.args[1].value))
-            visit(child, inner)
-
-    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
-    return cuts
+    return {(scope, call.args[1].value) for scope, call in _calls(path)
+            if isinstance(call.func, ast.Name) and call.func.id in ("clipped", "escape_field") and len(call.args) >= 2
+            and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, int)}
 
 
 def test_quoted_values_are_cut_at_named_lengths() -> None:
