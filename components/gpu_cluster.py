@@ -297,9 +297,10 @@ class GpuCluster(pulumi.ComponentResource):
         # which only the program exports; a GpuCluster inside another program skips them.
         previous = PreviousRun() if program_layout else None
         pools = platform_pools(settings)
-        identity_secret = settings.cluster.secret or any(kind.config_key in secret_keys for kind in KINDS)
-        identity = _identity_output(identity_record(settings.cluster, pools, identity_secret),
-                                    previous.output(IDENTITY_OUTPUT) if previous else None, secret=identity_secret)
+        # A secret pool section is refused before this (`platform_settings`): only the cluster's keys can be secret.
+        identity = _identity_output(identity_record(settings.cluster, pools, settings.cluster.secret),
+                                    previous.output(IDENTITY_OUTPUT) if previous else None,
+                                    secret=settings.cluster.secret)
         cluster = AksCluster(child_name("aks"), AksClusterArgs(
             settings.cluster, settings.system_pool, settings.maintenance,
             previous.output(NETWORK_OUTPUT) if previous else None,

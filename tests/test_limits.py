@@ -78,18 +78,11 @@ def test_clipped_keeps_a_short_text_and_cuts_a_long_one() -> None:
 #: stays. A new one fails `test_no_new_hand_written_bool_test`: call a limits helper, or add it here with why.
 KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
     ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (standard library only, vendored into app "
-                                              "repositories): it cannot import gpu_aks_policies; lead's files this "
-                                              "session"),
-    ("app_sdk/gpu_aks_app.py", "place"): (1, "app_sdk stands alone; lead's files this session"),
+                                              "repositories): it cannot import gpu_aks_policies"),
+    ("app_sdk/gpu_aks_app.py", "place"): (1, "app_sdk stands alone (the request's gpus: an int, not a bool)"),
     ("app_sdk/gpu_aks_app_testing.py", "as_delivered"): (1, "app_sdk stands alone; a bool is passed through "
                                                             "as it is, not made a float"),
-    ("components/settings/common.py", "zone_text"): (1, "lead's files this session (would be "
-                                                        "`isinstance(zone, str) or is_int(zone)`)"),
-    ("components/settings/common.py", "count_or_percent_text"): (1, "lead's files this session (would be "
-                                                                    "`isinstance(value, str) or is_int(value)`)"),
-    ("components/settings/common.py", "shown"): (1, "takes a bool too (every JSON scalar is quoted by repr); "
-                                                    "lead's files this session"),
-    ("policies/pools/agentpool.py", "_is_count"): (1, "lead's files this session (would be `limits.is_number`)"),
+    ("components/settings/common.py", "shown"): (1, "takes a bool too (every JSON scalar is quoted by repr)"),
     ("components/aks_api.py", "_boolean"): (1, "a boolean key: the value must be true or false"),
     ("policies/contract.py", "_Flag.read"): (1, "a boolean field: the value must be true or false"),
     ("policies/declarations.py", "bool_problem"): (1, "the boolean keys' check: true or false"),
@@ -102,11 +95,10 @@ KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
 
 #: `math.isfinite` / `isnan` / `isinf` and `float.is_integer` left outside policies/limits.py, and why.
 KEPT_FINITE_TESTS: dict[tuple[str, str], tuple[int, str]] = {
-    ("app_sdk/gpu_aks_app.py", "_whole"): (2, "app_sdk stands alone (the same test as limits.is_whole); lead's "
-                                              "files this session"),
+    ("app_sdk/gpu_aks_app.py", "_whole"): (2, "app_sdk stands alone (the same test as limits.is_whole)"),
     ("policies/declarations.py", "whole_as_int"): (1, "the one conversion of the wire's whole floats to int"),
     ("policies/pools/view.py", "shown_count"): (1, "a whole float shown as an int, below 1e15 (its digits are "
-                                                   "exact); lead's files this session"),
+                                                   "exact)"),
     ("policies/secrets.py", "secret_forms"): (1, "the texts a secret float may print as (below 1e18)"),
     ("policies/demand.py", "asks_gpu"): (1, "a fast path for exactly `float` (secret numbers, a float subclass, "
                                             "take the quantity parser)"),

@@ -16,7 +16,7 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
     node_count_problem,
 )
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
-from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped
+from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped, is_int
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -86,14 +86,14 @@ def zone_text(zone: Any) -> str:
     """A zone as AKS names it ("1"), from a string, an int or a whole float (the component provider's
     numbers); "" for anything else."""
     zone = whole_as_int(zone)
-    return str(zone) if isinstance(zone, (str, int)) and not isinstance(zone, bool) else ""
+    return str(zone) if isinstance(zone, str) or is_int(zone) else ""
 
 
 def count_or_percent_text(value: Any) -> str:
     """A node count or a percentage as AKS takes it ("1", "33%"), from a string, an int or a whole float;
     "" for anything else."""
     value = whole_as_int(value)
-    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return str(value) if isinstance(value, str) or is_int(value) else ""
 
 
 def surge_problem(value: Any) -> str | None:

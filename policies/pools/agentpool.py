@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku, node_count_problem
+from ..limits import is_number
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -22,10 +23,6 @@ from .view import PoolView, Scaling, shown_count
 
 _AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
 _MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster")
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class AgentPoolView(PoolView):
@@ -71,9 +68,9 @@ class AgentPoolView(PoolView):
         # A count past AKS's limit, fractional, negative or not finite bounds nothing (1e30 once passed);
         # one that is no number at all is read as no bound already.
         unusable = [f"{field} {why}" for field, value in (("minCount", min_count), ("maxCount", max_count))
-                    if _is_count(value) and (why := node_count_problem(value))]
+                    if is_number(value) and (why := node_count_problem(value))]
         return Scaling(
-            autoscaling is True and _is_count(min_count) and _is_count(max_count) and not unusable, min_count, max_count,
+            autoscaling is True and is_number(min_count) and is_number(max_count) and not unusable, min_count, max_count,
             "; ".join([written, *unusable]),
             "enableAutoScaling: true, minCount: 0, maxCount: <the most GPUs nodes you will pay for>")
 
