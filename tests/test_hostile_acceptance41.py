@@ -107,3 +107,54 @@ def test_an_autoscaler_number_of_thousands_of_digits_is_a_verdict(key, value, ta
         return
     [problem] = problems_of(raw)
     assert f"autoScalerProfile.{key}: " in problem and "is not allowed" in problem
+
+
+# --- Secret sections that are not pool sections --------------------------------------------------------
+
+SECTION_SECRET = "s3cretmark"
+
+#: A value of each section that the program writes into a resource as it is.
+_SECRET_SECTIONS: dict[str, dict[str, Any]] = {
+    "access": {"clusterAdmins": [{"objectId": "00000000-0000-0000-0000-00000000c0de", "principalType": "User"}]},
+    "devicePlugin": {"image": f"nvcr.io/nvidia/{SECTION_SECRET}:v0.18.0"},
+    "smokeTest": {"enabled": True, "image": f"myacr.azurecr.io/{SECTION_SECRET}:1"},
+    "admissionPolicy": {"exemptNamespaces": [SECTION_SECRET]},
+    "maintenance": {"autoUpgrade": {"dayOfWeek": "Saturday", "startTime": "21:17"}},
+    "observability": {"alerts": {"gpuTemperatureCelsius": 86}},
+}
+
+
+@pytest.mark.parametrize("key", sorted(_SECRET_SECTIONS))
+def test_a_secret_section_the_program_writes_as_it_is_is_refused_without_being_printed(key):
+    # `pulumi config set --secret gpu-aks:devicePlugin ...`: the image, the admins' object IDs, the exempt
+    # namespaces, the window and the thresholds reached the DaemonSet, the RoleAssignments, the binding, the
+    # MaintenanceConfiguration and the alert rules in plain text.
+    from components.settings import PROJECT, SettingsError
+    raw = {**GPU, key: _SECRET_SECTIONS[key]}
+    parse_settings(raw, "unit", "eastus2", today=TODAY, environ={})  # taken in plain text
+    with pytest.raises(SettingsError) as refused:
+        parse_settings(raw, "unit", "eastus2", secret_keys={key}, today=TODAY, environ={})
+    [problem] = refused.value.problems
+    assert problem.startswith(f"{PROJECT}:{key}: is a secret") and "set it in plain text" in problem
+    assert SECTION_SECRET not in problem and "c0de" not in problem and "21:17" not in problem
+
+
+def test_the_program_registers_nothing_for_a_secret_device_plugin_section():
+    # As the engine runs the program after `pulumi config set --secret gpu-aks:devicePlugin ...`: the value
+    # decrypted, its key marked secret.
+    from components.settings import PROJECT
+    from tools.mockrun import config_from_stack_file, run_program
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
+    config = {**config, f"{PROJECT}:devicePlugin": json.dumps(_SECRET_SECTIONS["devicePlugin"])}
+    assert run_program(ROOT, "dev", config).error is None
+    run = run_program(ROOT, "dev", config, [f"{PROJECT}:devicePlugin"])
+    assert run.error is not None and f"{PROJECT}:devicePlugin: is a secret" in str(run.error)
+    assert {resource.type for resource in run.resources} <= {"pulumi:pulumi:Stack"} and not run.stack_outputs
+    assert SECTION_SECRET not in str(run.error)
+
+
+def test_a_secret_cluster_section_is_still_taken():
+    # Its tags are passed as secret inputs (docs/configuration.md): the one section that may be secret.
+    settings = parse_settings({**GPU, "cluster": {"tags": {"owner": SECTION_SECRET}}}, "unit", "eastus2",
+                              secret_keys={"cluster"}, today=TODAY, environ={})
+    assert settings.cluster.secret
