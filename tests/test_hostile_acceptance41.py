@@ -158,3 +158,26 @@ def test_a_secret_cluster_section_is_still_taken():
     settings = parse_settings({**GPU, "cluster": {"tags": {"owner": SECTION_SECRET}}}, "unit", "eastus2",
                               secret_keys={"cluster"}, today=TODAY, environ={})
     assert settings.cluster.secret
+
+
+# --- Gt/Lt bounds in other digits ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("bound, matches", [
+    ("0", True), ("+0", True), ("00", True), ("-1", True), ("9223372036854775807", False),
+    ("٠", False), ("０", False), ("0_0", False), (" 0", False), ("0 ", False), ("9223372036854775808", False),
+    ("1" + "0" * 5000, False),
+])
+def test_a_gt_bound_is_read_as_the_scheduler_reads_it(bound, matches):
+    # Python's int() takes Arabic-Indic and fullwidth digits, `_` and spaces; apimachinery's `NewRequirement`
+    # reads the bound with strconv.ParseInt(v, 10, 64), and a bound it cannot read matches no node. A pod
+    # asking for `sku-gpu-count Gt ["٠"]` was said to fit a pool it can never land on.
+    from gpu_aks_policies.scheduling import node_selector_term_matches
+    term = {"matchExpressions": [{"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gt", "values": [bound]}]}
+    assert node_selector_term_matches(term, {"karpenter.azure.com/sku-gpu-count": "1"}) is matches
+
+
+def test_go_integers_are_read_as_strconv_reads_them():
+    from gpu_aks_policies.limits import go_int
+    assert [go_int(text) for text in ("7", "-7", "+7", "007", "-9223372036854775808")] == [7, -7, 7, 7, -2**63]
+    for text in ("", "+", "٧", "7_0", " 7", "7.0", "1e3", "9223372036854775808", "-9223372036854775809", "9" * 5000):
+        assert go_int(text) is None, text
