@@ -89,12 +89,24 @@ def _go_duration_matching(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
         and go_duration_problem(value) is None
 
 
+def _whole_number(value: Any) -> int | None:
+    """A string of ASCII digits as its number; None for anything else, and for a number of more than 30
+    digits (leading zeros aside), which no count or percentage here means: `int()` of more than 4300
+    digits raised ValueError, and `max-empty-bulk-delete: "000…010"` stopped the program (issue 41)."""
+    if not isinstance(value, str) or _INTEGER.fullmatch(value) is None:
+        return None
+    digits = value.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 30 else None
+
+
 def _percentage(value: Any) -> bool:
-    return isinstance(value, str) and _INTEGER.fullmatch(value) is not None and 0 <= int(value) <= 100
+    number = _whole_number(value)
+    return number is not None and number <= 100
 
 
 def _positive(value: Any) -> bool:
-    return isinstance(value, str) and _INTEGER.fullmatch(value) is not None and int(value) > 0
+    number = _whole_number(value)
+    return number is not None and number > 0
 
 
 def _true_false(value: Any) -> bool:

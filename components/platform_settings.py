@@ -132,6 +132,32 @@ def _pool_sections_are_not_secret(reader: Reader) -> None:
                                             "the node pools and the outputs contract; set it in plain text")
 
 
+#: The sections that may be secret: `cluster`, whose tags are passed as secret inputs. Every other section
+#: that is not a pool section is written as it is into the resources below, which Pulumi prints in every
+#: preview and keeps unencrypted in state, so a secret one is refused as a secret pool section is (issue 41:
+#: a secret `devicePlugin` image, `access` object IDs or `maintenance` window reached their resources in
+#: plain text). A section added later is refused until it says how it keeps a secret.
+SECRET_CAPABLE_SECTIONS = ("cluster",)
+_WRITTEN_INTO = {
+    "access": "the role assignments",
+    "devicePlugin": "the device plugin's DaemonSets",
+    "admissionPolicy": "the ValidatingAdmissionPolicy and its binding",
+    "smokeTest": "the smoke-test Jobs",
+    "maintenance": "the maintenance configurations",
+    "observability": "the DCGM exporter, the alert rules and the dashboard",
+}
+
+
+def _plain_sections_are_not_secret(reader: Reader) -> None:
+    pool_keys = {kind.config_key for kind in KINDS}
+    for key in reader.context.secret_sections:
+        if key in pool_keys or key in SECRET_CAPABLE_SECTIONS or key not in TOP_LEVEL_KEYS:
+            continue
+        reader.problem(key, "is a secret (`pulumi config set --secret`, or a `secure:` value inside it), but its "
+                            f"values are written as they are into {_WRITTEN_INTO.get(key, 'the resources it configures')}"
+                            ", which Pulumi prints in every preview and keeps unencrypted in state; set it in plain text")
+
+
 def _platform(reader: Reader) -> PlatformSettings:
     context: ParseContext = reader.context
     pool_keys = {kind.config_key for kind in KINDS}
@@ -168,6 +194,9 @@ DOCUMENT = Document(
                      Check(_pool_names_are_unique, doc=f"Pool names are unique across {_POOL_KEYS}."),
                      Check(_pool_sections_are_not_secret, doc=f"{_POOL_KEYS} are not secret: pool names become "
                                                               "resource names, which are never encrypted."),
+                     Check(_plain_sections_are_not_secret, doc="Of the other sections only `cluster` may be secret "
+                                                               "(its tags are passed as secret inputs); the rest are "
+                                                               "written as they are into their resources."),
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
                                                              f"{_AGENT_POOL_KEYS} (AKS's limit per cluster; "
                                                              "Karpenter NodePools are not agent pools), and at most "

@@ -767,9 +767,23 @@ def _json_constant(text: str) -> str:
     return text
 
 
+#: A JSON string, opening quote to closing quote, with `stop` characters outside escapes (besides `"`
+#: and `\`) ending it unmatched. Written as the unrolled loop `"[^"\\]*(?:\\.[^"\\]*)*"`, not as
+#: `"(?:[^"\\]|\\.)*"`: for each repetition of a group the regex engine keeps a backtracking entry
+#: until the match ends, about 115 bytes, so the group-per-character form took 475 MB for one 4 MB string
+#: (issue 41, a large `--previous-outputs` record); unrolled, an entry per escape is left, and with
+#: possessive quantifiers (Python 3.11+; the light package still runs on 3.10) none.
+_POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
+
+
+def _json_string(stop: str = "") -> str:
+    body = "[^\"\\\\" + stop + "]*" + _POSSESSIVE
+    return '"' + body + "(?:\\\\." + body + ")*" + _POSSESSIVE + '"'
+
+
 #: What locating a JSON document needs from its text: strings (a key when a `:` follows), and the
 #: braces of objects outside strings. Strings are matched whole so braces in them are skipped.
-_JSON_LOCATED = re.compile(r'"(?:[^"\\]|\\.)*"([ \t\r\n]*:)?|[{}]')
+_JSON_LOCATED = re.compile(_json_string() + r"([ \t\r\n]*:)?|[{}]")
 
 
 def load_json(text: str, limits: Limits = DEFAULT_LIMITS, index: SourceIndex | None = None) -> Any:
@@ -856,7 +870,7 @@ def _json_duplicates(text: str, objects: list[dict[str, Any]], repeated: list[tu
     return duplicates
 
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+_JSON_TOKENS = re.compile(_json_string("\\n") + r"|[\[\]{}]")
 
 
 def _json_deep_line(text: str, limits: Limits) -> int:

@@ -645,7 +645,24 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
 
 
 #: Qualifiers of a GPU model that say its memory or form, not what it is ("A100 80GB", "H100 NVL").
-_MODEL_QUALIFIERS = re.compile(r"\s+(\d+GB|NVL|SXM|PCIe)$", re.IGNORECASE)
+_MODEL_QUALIFIER = re.compile(r"\d+GB|NVL|SXM|PCIe", re.IGNORECASE)
+_WORD = re.compile(r"\S+")
+
+
+def _model_family(model: str) -> str:
+    """`model` without its trailing qualifiers ("A100 80GB SXM" -> "A100"), in one pass over its words.
+    The contract's `gpuModel` is any string (`--platform`): the regex `\\s+(...)$` searched again after
+    each qualifier it removed, and backtracked over every run of spaces, so an 80 kB model took minutes
+    (issue 41). A model of qualifiers alone keeps its first word rather than becoming empty."""
+    if model[-1:].isspace():
+        return model  # the qualifier must end the model, as `$` asked
+    words = list(_WORD.finditer(model))
+    kept = len(words)
+    while kept > 1 and _MODEL_QUALIFIER.fullmatch(words[kept - 1].group()):
+        kept -= 1
+    return model if kept == len(words) else model[:words[kept - 1].end()]
+
+
 _CAPACITY_WORDS = {"spot": "Spot", "onDemand": "on-demand"}
 
 
@@ -659,8 +676,7 @@ def node_choice(offers: Sequence[GpuOfferEntry]) -> str:
     kinds = []
     for offer in offers:
         model = offer.gpu_model or offer.vm_size or "an unknown GPU"
-        while _MODEL_QUALIFIERS.search(model):
-            model = _MODEL_QUALIFIERS.sub("", model)
+        model = _model_family(model)
         kinds.append(f"{model} x{offer.gpus_per_vm}" if offer.gpus_per_vm else model)
     words = " or ".join(_CAPACITY_WORDS.get(capacity, capacity) for capacity in capacities)
     sizes = list(dict.fromkeys(kinds))

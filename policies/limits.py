@@ -76,14 +76,37 @@ _GO_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, 
 _GO_PART = re.compile(r"([0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 
 
+#: A decimal integer as Go's `strconv.ParseInt(text, 10, 64)` reads it: ASCII digits after an optional sign
+#: (no `_`, no spaces, no other Unicode digits, all of which Python's `int()` takes).
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_int(text: str) -> int | None:
+    """`text` as Go's `strconv.ParseInt(text, 10, 64)` reads it, or None where Go refuses it (not a decimal
+    integer, or outside int64). Kubernetes reads `Gt`/`Lt` bounds this way (kubernetes/apimachinery
+    pkg/labels/selector.go, `NewRequirement`), and a bound it cannot read matches no node."""
+    if not isinstance(text, str) or _GO_INT.fullmatch(text) is None:
+        return None
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None  # past int64, and `int()` of more than 4300 digits raises ValueError
+    number = -int(digits) if text[0] == "-" else int(digits)
+    return number if -2**63 <= number <= 2**63 - 1 else None
+
+
 def go_duration_ns(text: str) -> int | None:
-    """The nanoseconds of a whole-number Go duration ("10m", "1h30m"), however long; None if `text` is
-    not one. Whether Go can hold it is `<= GO_MAX_DURATION_NS`."""
+    """The nanoseconds of a whole-number Go duration ("10m", "1h30m"), or GO_MAX_DURATION_NS + 1 for
+    any longer one; None if `text` is not one. Whether Go can hold it is `<= GO_MAX_DURATION_NS`."""
     total, position = 0, 0
     for part in _GO_PART.finditer(text):
         if part.start() != position:
             return None
-        total += int(part.group(1)) * _GO_UNITS[part.group(2)]
+        # Leading zeros count for nothing, as in Go's `leadingInt`; past 19 digits the part alone is
+        # longer than Go can hold, and `int()` of more than 4300 digits raises ValueError (issue 41:
+        # "the program failed" for `consolidateAfter: 000…01s`, which Go reads as 1s).
+        digits = part.group(1).lstrip("0") or "0"
+        total += (int(digits) if len(digits) <= 19 else GO_MAX_DURATION_NS + 1) * _GO_UNITS[part.group(2)]
+        total = min(total, GO_MAX_DURATION_NS + 1)
         position = part.end()
     return total if text and position == len(text) else None
 

@@ -14,6 +14,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .limits import go_int
 from .podspecs import MAX_REMEMBERED_NAME, as_mapping, is_mapping
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -216,9 +217,8 @@ def _expression_matches(expression: Any, labels: Mapping[str, str]) -> bool:
     if operator == "DoesNotExist":
         return not present
     if operator in ("Gt", "Lt") and present and len(values) == 1:
-        try:
-            node_value, bound = int(labels[key]), int(values[0])
-        except ValueError:
+        node_value, bound = go_int(labels[key]), go_int(values[0])
+        if node_value is None or bound is None:
             return False
         return node_value > bound if operator == "Gt" else node_value < bound
     return False
