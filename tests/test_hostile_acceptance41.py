@@ -181,3 +181,31 @@ def test_go_integers_are_read_as_strconv_reads_them():
     assert [go_int(text) for text in ("7", "-7", "+7", "007", "-9223372036854775808")] == [7, -7, 7, 7, -2**63]
     for text in ("", "+", "٧", "7_0", " 7", "7.0", "1e3", "9223372036854775808", "-9223372036854775809", "9" * 5000):
         assert go_int(text) is None, text
+
+
+# --- maxSurge / maxUnavailable of any length (the lead's files; found by the hostile acceptance run) ---
+
+
+@pytest.mark.parametrize("key, value", [
+    ("maxSurge", "1" + "0" * 5000), ("maxSurge", "100000000000000000000"), ("maxSurge", "1001"),
+    ("maxSurge", "100000%"), ("maxSurge", "101%"), ("maxUnavailable", "9" * 5000), ("maxUnavailable", "200%"),
+])
+def test_an_upgrade_node_count_past_the_pool_is_refused_not_a_traceback(key, value):
+    """A 5000-digit maxSurge raised ValueError (int() of more than 4300 digits) in the quota count, and
+    10^20 was counted as 8x10^20 vCPUs; AKS never surges or takes down more nodes than the pool has."""
+    from components.platform_settings import SettingsError, parse_settings
+    pool = {"name": "cpu", "vmSize": "Standard_D8ds_v5", key: value}
+    with pytest.raises(SettingsError) as refused:
+        parse_settings({"cpuPools": [pool]}, "test", "eastus2")
+    assert f"cpuPools[cpu].{key}" in str(refused.value) and "learn.microsoft.com/azure/aks/upgrade-cluster" in \
+        str(refused.value) and "0" * 100 not in str(refused.value)
+
+
+@pytest.mark.parametrize("value, nodes", [("1000", 3), ("0003", 3), ("100%", 3), ("2", 2)])
+def test_a_surge_counts_at_most_the_pool_s_nodes(value, nodes):
+    from components.platform_settings import parse_settings
+    from components.pools import platform_pools
+    settings = parse_settings({"cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "maxCount": 3,
+                                             "maxSurge": value}]}, "test", "eastus2")
+    need = next(need for need in platform_pools(settings).capacity() if need.key == "cpuPools[cpu]")
+    assert need.surge == nodes

@@ -94,10 +94,11 @@ def surge_nodes(max_surge: str | None, max_count: int) -> int:
     """Nodes AKS adds while upgrading a pool of `max_count` nodes (`maxSurge`: a count or a percentage)."""
     if not max_surge:
         return 0
+    # The settings hold it to 4 digits (`upgrade_nodes_problem`); AKS surges at most the pool's nodes.
     if max_surge.endswith("%"):
         # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
         return math.ceil(max_count * int(max_surge[:-1]) / 100)
-    return int(max_surge)
+    return min(int(max_surge), max_count)
 
 
 @dataclass(frozen=True)

@@ -96,9 +96,25 @@ def count_or_percent_text(value: Any) -> str:
     return str(value) if isinstance(value, str) or is_int(value) else ""
 
 
+def upgrade_nodes_problem(value: Any, least: int, form: str) -> str | None:
+    """Why a `maxSurge` or `maxUnavailable` value is no node count from `least` to AKS's nodes per pool, or
+    no percentage from `least`% to 100%, or None. AKS surges or takes down at most the pool's nodes
+    ("the maximum number of nodes used for max surge won't be higher than the number of nodes in the pool",
+    learn.microsoft.com/azure/aks/upgrade-cluster): a larger value means nothing more, and one of thousands
+    of digits is no number Python's `int()` reads (issue 41)."""
+    match = re.fullmatch(r"([0-9]+)(%?)", count_or_percent_text(value))
+    if match is None:
+        return form
+    digits, most = match.group(1).lstrip("0") or "0", 100 if match.group(2) else AKS_MAX_NODES_PER_POOL
+    number = int(digits) if len(digits) <= len(str(most)) else most + 1
+    if least <= number <= most:
+        return None
+    return (f"must be a node count from {least} to {AKS_MAX_NODES_PER_POOL} or a percentage from {least}% to 100%: "
+            "AKS never uses more nodes than the pool has (learn.microsoft.com/azure/aks/upgrade-cluster)")
+
+
 def surge_problem(value: Any) -> str | None:
-    text = count_or_percent_text(value)
-    return None if re.fullmatch(r"[1-9][0-9]*%?", text) else "must be a node count (e.g. 1) or a percentage (e.g. 33%)"
+    return upgrade_nodes_problem(value, 1, "must be a node count (e.g. 1) or a percentage (e.g. 33%)")
 
 
 def dns_label_problem(value: Any) -> str | None:

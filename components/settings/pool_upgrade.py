@@ -4,7 +4,6 @@ kind's defaults), the OS SKU check and the CPU size check. No Pulumi imports.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +20,9 @@ from components.settings.common import (
     POOL_MODEL,
     api_choice,
     count_or_percent_text,
+    upgrade_nodes_problem,
     whole_in,
 )
-
-#: `maxUnavailable`: a node count (0 allowed) or a percentage.
-_UNAVAILABLE = re.compile(r"[0-9]+%?")
 
 UPGRADE_KEYS = ("maxSurge", "maxUnavailable", "drainTimeoutInMinutes", "nodeSoakDurationInMinutes",
                 "undrainableNodeBehavior")
@@ -73,8 +70,9 @@ def upgrade_keys(default: PoolUpgradeSettings) -> tuple[Key, ...]:
     pool (its `maxSurge` is declared with the pool), with the pool kind's defaults."""
     return (
         Key("maxUnavailable", "Nodes that may be unavailable at once during an upgrade: a count or a percentage.",
-            "string", default.max_unavailable, check=lambda v: None if _UNAVAILABLE.fullmatch(count_or_percent_text(v))
-            else "must be a node count or a percentage, e.g. 0 or 1", convert=count_or_percent_text,
+            "string", default.max_unavailable, check=lambda value: upgrade_nodes_problem(
+                value, 0, "must be a node count or a percentage, e.g. 0 or 1"),
+            convert=count_or_percent_text,
             attr="max_unavailable", source=f"{POOL_MODEL} upgradeSettings.maxUnavailable"),
         Key("drainTimeoutInMinutes", "How long a drain waits on PodDisruptionBudgets before the upgrade gives up on "
             "the node.", "integer", default.drain_timeout_minutes, check=whole_in(DRAIN_TIMEOUT_RANGE), convert=int,
