@@ -209,3 +209,36 @@ def test_a_surge_counts_at_most_the_pool_s_nodes(value, nodes):
                                              "maxSurge": value}]}, "test", "eastus2")
     need = next(need for need in platform_pools(settings).capacity() if need.key == "cpuPools[cpu]")
     assert need.surge == nodes
+
+
+# --- Karpenter's Gte and Lte (the lead's files; found by the hostile acceptance run) ---------------
+
+
+def _gpu_count_nodepool(operator: str, value: str, tainted: bool = True) -> dict:
+    taints = [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}] if tainted else []
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {"requirements": [
+                {"key": "karpenter.azure.com/sku-gpu-count", "operator": operator, "values": [value]}],
+                "taints": taints}}, "limits": {"nvidia.com/gpu": "4"}}}
+
+
+def _pool_findings(props: dict) -> list[str]:
+    from gpu_aks_policies.pool_rules import check_gpu_node_pool
+    from gpu_aks_policies.rule_config import TAINTED_GPU_POOLS
+    from gpu_aks_policies.rules import parse_rule_config
+    config = parse_rule_config({})[TAINTED_GPU_POOLS]
+    return [finding.message for finding in check_gpu_node_pool("kubernetes:karpenter.sh/v1:NodePool", props, config)]
+
+
+@pytest.mark.parametrize("operator, value", [("Gt", "7"), ("Gte", "8")])
+def test_gte_is_read_as_karpenter_reads_it(operator, value):
+    """Both NodePool CRDs list Gte and Lte (tests/fixtures/karpenter/); the pack read them as no bound, so
+    `sku-gpu-count Gte 8` under a 4-GPU limit passed where `Gt 7` is refused."""
+    assert any("admit" in message for message in _pool_findings(_gpu_count_nodepool(operator, value)))
+
+
+@pytest.mark.parametrize("operator, value", [("Lt", "1"), ("Lte", "0")])
+def test_lte_zero_gpus_is_no_gpu_pool(operator, value):
+    """`sku-gpu-count Lte 0` launches only CPU sizes: untainted, it is no GPU pool (it was judged one,
+    listing every GPU size)."""
+    assert _pool_findings(_gpu_count_nodepool(operator, value, tainted=False)) == []

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import ge, gt, le, lt
 from typing import Any
 
 from ..catalog import (
@@ -26,6 +27,7 @@ from ..catalog import (
     gpu_sku,
     vcpus_in_size_name,
 )
+from ..limits import go_int
 from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, parse_taint
@@ -65,16 +67,17 @@ def _size_labels(sku: GpuSku) -> dict[str, str]:
     return labels
 
 
-def _integer(text: str) -> int | None:
-    """A Gt/Lt bound or a label value as Go's `strconv.Atoi` reads it (decimal, an optional sign)."""
-    return int(text) if re.fullmatch(r"[+-]?[0-9]{1,18}", text) else None
+#: Karpenter's integer-bound operators: Gt and Lt as Kubernetes has them, Gte and Lte Karpenter's own.
+_BOUND_OPERATORS: dict[str, Callable[[int, int], bool]] = {
+    "Gt": gt, "Lt": lt, "Gte": ge, "Lte": le}
 
 
 def _has(operator: str, values: list[str], value: str | None) -> bool | None:
     """Whether one requirement admits an instance type whose label is `value` (None: it has no such
     label), as Karpenter reads requirements (kubernetes-sigs/karpenter pkg/scheduling/requirement.go:
     `In` is a set, `NotIn` and `Exists` its complement, `DoesNotExist` the empty set, `Gt`/`Lt` an
-    unbounded set with integer bounds; `Has` needs an integer value inside the bounds). None: an
+    unbounded set with integer bounds, `Gte`/`Lte` the same bounds inclusive (both NodePool CRDs list
+    them: tests/fixtures/karpenter/); `Has` needs an integer value inside the bounds). None: an
     operator this reading does not know."""
     if operator == "In":
         return value is not None and value in values
@@ -84,12 +87,13 @@ def _has(operator: str, values: list[str], value: str | None) -> bool | None:
         return value is not None
     if operator == "DoesNotExist":
         return value is None
-    if operator in ("Gt", "Lt"):
-        bound = _integer(values[0]) if len(values) == 1 else None
-        number = _integer(value) if value is not None else None
+    if operator in _BOUND_OPERATORS:
+        # Bounds and label values are read as Go's strconv reads them (`limits.go_int`).
+        bound = go_int(values[0]) if len(values) == 1 else None
+        number = go_int(value) if value is not None else None
         if bound is None or number is None:
             return False
-        return number > bound if operator == "Gt" else number < bound
+        return _BOUND_OPERATORS[operator](number, bound)
     return None
 #: Resources whose `spec.limits` bound a GPU NodePool's size.
 _BOUNDING_LIMITS = ("nvidia.com/gpu", "cpu")
