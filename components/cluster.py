@@ -47,6 +47,14 @@ def _after_checks(checks: tuple[pulumi.Output[Any], ...], value: str) -> pulumi.
     return pulumi.Output.from_input(after())
 
 
+def _kept_secret(value: Any) -> Any:
+    return pulumi.Output.secret(value)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
 @dataclass(frozen=True)
 class AksClusterArgs:
     cluster: ClusterSettings
@@ -154,7 +162,11 @@ class AksCluster(pulumi.ComponentResource):
         super().__init__("gpu-aks:index:AksCluster", name, None, opts)
         cluster = args.cluster
         child = pulumi.ResourceOptions(parent=self)
-        tags: pulumi.Input[dict[str, str]] = pulumi.Output.secret(dict(cluster.tags)) if cluster.secret else dict(cluster.tags)
+        # Under a secret `gpu-aks:cluster` every value it gives the cluster and its group is passed as a
+        # secret input: Pulumi then shows it as [secret] in previews and encrypts it in state (issue 41:
+        # the API server's authorized ranges and the version were printed in plain text).
+        kept = _kept_secret if cluster.secret else _as_is
+        tags = kept(dict(cluster.tags))
 
         #: What this run records for the next one's network check; exported, and awaited before the
         #: resource group is registered (`_after_checks`), so a refusal fails preview and up alike.
@@ -171,8 +183,8 @@ class AksCluster(pulumi.ComponentResource):
         if cluster.secret:
             self.network_record = pulumi.Output.secret(self.network_record)
         self.resource_group = resources.ResourceGroup(
-            f"{name}-rg", resource_group_name=_after_checks((self.network_record, *args.checks),
-                                                            cluster.resource_group_name),
+            f"{name}-rg", resource_group_name=kept(_after_checks((self.network_record, *args.checks),
+                                                                 cluster.resource_group_name)),
             location=cluster.location,
             # Deleting the group deletes the cluster in it: it is protected with the cluster.
             tags=tags, opts=pulumi.ResourceOptions(parent=self, protect=cluster.protect))
@@ -195,31 +207,31 @@ class AksCluster(pulumi.ComponentResource):
         # Plain dicts do not match the SDK's TypedDict overloads for mypy; the tests check these inputs.
         self.managed_cluster = containerservice.ManagedCluster(  # type: ignore[call-overload]
             f"{name}-cluster",
-            resource_name_=cluster.name,
+            resource_name_=kept(cluster.name),
             resource_group_name=self.resource_group.name,
             location=cluster.location,
-            dns_prefix=dns_prefix_for(cluster.name),
-            kubernetes_version=cluster.kubernetes_version,
-            sku={"name": "Base", "tier": cluster.sku_tier},
-            identity=identity.as_api(),
+            dns_prefix=kept(dns_prefix_for(cluster.name)),
+            kubernetes_version=kept(cluster.kubernetes_version),
+            sku=kept({"name": "Base", "tier": cluster.sku_tier}),
+            identity=kept(identity.as_api()),
             enable_rbac=True,
-            aad_profile=aad_profile,
-            disable_local_accounts=cluster.disable_local_accounts,
-            oidc_issuer_profile={"enabled": cluster.oidc_issuer},
-            security_profile={"workload_identity": {"enabled": cluster.workload_identity},
-                              **cluster.security_profile.as_api()},
-            auto_upgrade_profile={
+            aad_profile=kept(aad_profile),
+            disable_local_accounts=kept(cluster.disable_local_accounts),
+            oidc_issuer_profile=kept({"enabled": cluster.oidc_issuer}),
+            security_profile=kept({"workload_identity": {"enabled": cluster.workload_identity},
+                                   **cluster.security_profile.as_api()}),
+            auto_upgrade_profile=kept({
                 "upgrade_channel": cluster.upgrade_channel,
                 "node_os_upgrade_channel": cluster.node_os_upgrade_channel,
-            },
+            }),
             # The API's kebab-case keys; booleans stay booleans (API version 2025-09-01 types them so).
-            auto_scaler_profile={key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()},
-            network_profile=network_profile(cluster.network),
-            api_server_access_profile=api_server_access_profile(cluster.api_server),
+            auto_scaler_profile=kept({key.replace("-", "_"): value for key, value in cluster.autoscaler_profile.items()}),
+            network_profile=kept(network_profile(cluster.network)),
+            api_server_access_profile=kept(api_server_access_profile(cluster.api_server)),
             azure_monitor_profile=args.azure_monitor_profile,
             **args.pool_properties,
             # Node auto-provisioning (AKS runs Karpenter); sent only when on, so other stacks' bodies stay as they were.
-            **({"node_provisioning_profile": cluster.node_provisioning_profile.as_api()}
+            **({"node_provisioning_profile": kept(cluster.node_provisioning_profile.as_api())}
                if cluster.node_provisioning_profile.auto else {}),
             # pulumi-azure-native#2094 and NotAllAgentPoolOrchestratorVersionSpecifiedAndUnchanged:
             # a managed-cluster PUT must not re-send a pool version AKS has since moved. When the

@@ -365,6 +365,8 @@ class GpuCluster(pulumi.ComponentResource):
         self.contract_version = pulumi.Output.from_input(contract["contractVersion"])
         self.location = pulumi.Output.from_input(contract["location"])
         self.kubernetes_version = pulumi.Output.from_input(contract["kubernetesVersion"])
+        if settings.cluster.secret:  # a secret `gpu-aks:cluster` gave it
+            self.kubernetes_version = pulumi.Output.secret(self.kubernetes_version)
         self.gpu_namespace = pulumi.Output.from_input(contract["gpuNamespace"])
         self.mig_strategy = pulumi.Output.from_input(contract["migStrategy"])
         self.gpu_pools = pulumi.Output.from_input(contract["gpuPools"])

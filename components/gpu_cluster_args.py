@@ -392,7 +392,7 @@ class NodeProvisioningProfile(TypedDict, total=False):
 
 
 class Cluster(TypedDict, total=False):
-    """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted."""
+    """The AKS cluster. May be a secret key (`pulumi config set --secret`): every value it gives the cluster and its resource group is then a secret input, shown as [secret] and encrypted in state, and the `kubernetesVersion` output is secret."""
 
     name: NotRequired[str]
     """The cluster's name in Azure. Default: gpu-aks-<stack>."""
@@ -817,7 +817,7 @@ class GpuClusterArgs(TypedDict, total=False):
     location: Required[str]
     """The Azure region of the cluster and its resource group (the stack config's `azure-native:location`). Required."""
     cluster: NotRequired[Cluster]
-    """The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted. Stack config key: `gpu-aks:cluster`."""
+    """The AKS cluster. May be a secret key (`pulumi config set --secret`): every value it gives the cluster and its resource group is then a secret input, shown as [secret] and encrypted in state, and the `kubernetesVersion` output is secret. Stack config key: `gpu-aks:cluster`."""
     access: NotRequired[Access]
     """Kubernetes rights for whoever deploys (Azure RBAC for Kubernetes). Stack config key: `gpu-aks:access`."""
     systemPool: NotRequired[SystemPool]

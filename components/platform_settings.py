@@ -132,7 +132,7 @@ def _pool_sections_are_not_secret(reader: Reader) -> None:
                                             "the node pools and the outputs contract; set it in plain text")
 
 
-#: The sections that may be secret: `cluster`, whose tags are passed as secret inputs. Every other section
+#: The sections that may be secret: `cluster`, whose values are passed as secret inputs. Every other section
 #: that is not a pool section is written as it is into the resources below, which Pulumi prints in every
 #: preview and keeps unencrypted in state, so a secret one is refused as a secret pool section is (issue 41:
 #: a secret `devicePlugin` image, `access` object IDs or `maintenance` window reached their resources in
@@ -195,8 +195,9 @@ DOCUMENT = Document(
                      Check(_pool_sections_are_not_secret, doc=f"{_POOL_KEYS} are not secret: pool names become "
                                                               "resource names, which are never encrypted."),
                      Check(_plain_sections_are_not_secret, doc="Of the other sections only `cluster` may be secret "
-                                                               "(its tags are passed as secret inputs); the rest are "
-                                                               "written as they are into their resources."),
+                                                               "(what it gives the cluster is passed as secret "
+                                                               "inputs); the rest are written as they are into their "
+                                                               "resources."),
                      Check(_pool_count_within_aks_limit, doc=f"At most {MAX_NODE_POOLS} node pools across "
                                                              f"{_AGENT_POOL_KEYS} (AKS's limit per cluster; "
                                                              "Karpenter NodePools are not agent pools), and at most "

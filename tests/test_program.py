@@ -234,6 +234,24 @@ def test_secret_config_values_never_appear_in_errors(tmp_path):
     assert "hunter2" not in str(run.error)
 
 
+def test_a_secret_cluster_section_reaches_the_cluster_only_as_secrets():
+    """Everything a secret `gpu-aks:cluster` gives the ManagedCluster and its resource group is a secret
+    input, and the version it pins a secret output (issue 41: the authorized ranges and the version were
+    written in plain text into the previewed inputs and the outputs)."""
+    config, _ = config_from_stack_file(ROOT / "Pulumi.prod.yaml", "gpu-aks")
+    cluster = json.loads(config["gpu-aks:cluster"])
+    cluster.setdefault("apiServerAccessProfile", {})["authorizedIPRanges"] = ["192.0.2.77/32"]
+    config["gpu-aks:cluster"] = json.dumps(cluster)
+    run = run_program(ROOT, "prod", config, ["gpu-aks:cluster"])
+    assert run.error is None, run.error
+    managed = run.one("azure-native:containerservice:ManagedCluster")
+    shown = json.dumps(managed.masked_inputs)
+    assert "192.0.2.77" not in shown and cluster.get("kubernetesVersion", "1.") not in shown
+    assert managed.inputs["apiServerAccessProfile"]["authorizedIPRanges"] == ["192.0.2.77/32"]
+    assert "192.0.2.77" not in json.dumps(run.one("azure-native:resources:ResourceGroup").masked_inputs)
+    assert "kubernetesVersion" in run.secret_outputs
+
+
 def test_device_plugin_is_skipped_when_no_pool_needs_it():
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
     config["gpu-aks:gpuPools"] = json.dumps([{"name": "operator", "vmSize": "Standard_NC24ads_A100_v4",

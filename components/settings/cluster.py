@@ -286,7 +286,9 @@ OIDC_ISSUER_PROFILE = Section(
     ), flatten=True)
 
 CLUSTER = Section(
-    "cluster", "The AKS cluster. May be a secret key (`pulumi config set --secret`); its tags then stay encrypted.", (
+    "cluster", "The AKS cluster. May be a secret key (`pulumi config set --secret`): every value it gives the "
+               "cluster and its resource group is then a secret input, shown as [secret] and encrypted in state, and "
+               "the `kubernetesVersion` output is secret.", (
         Check(_location, doc="`azure-native:location` (the Azure region) must be set."),
         Check(check_region, doc="`azure-native:location` is an Azure region name (a did-you-mean when it is close to "
                                 "one; a warning when it is well-formed but unknown)."),
