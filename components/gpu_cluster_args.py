@@ -651,7 +651,7 @@ class GpuNodePool(TypedDict, total=False):
     nodeTaints: NotRequired[list[str]]
     """Taints, as `key=value:Effect`. Karpenter adds no GPU taint: the NodePool declares it. Default: ["sku=gpu:NoSchedule"]."""
     nodeLabels: NotRequired[dict[str, str]]
-    """Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, `karpenter.azure.com/` or AKS's reserved prefixes). Default: {}."""
+    """Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, `karpenter.azure.com/` or AKS's reserved prefixes, nor a well-known label that picks instance types, such as `node.kubernetes.io/instance-type`: Karpenter requires its template labels). Default: {}."""
     consolidateAfter: NotRequired[str]
     """How long a node stays empty before Karpenter removes it (only empty nodes are). Default: 10m."""
     imageFamily: NotRequired[ImageFamily]

@@ -242,3 +242,26 @@ def test_lte_zero_gpus_is_no_gpu_pool(operator, value):
     """`sku-gpu-count Lte 0` launches only CPU sizes: untainted, it is no GPU pool (it was judged one,
     listing every GPU size)."""
     assert _pool_findings(_gpu_count_nodepool(operator, value, tainted=False)) == []
+
+
+# --- NodePool template labels are requirements (the lead's files; found by the hostile acceptance run) ---
+
+
+@pytest.mark.parametrize("label, value", [("node.kubernetes.io/instance-type", "Standard_D8ds_v5"),
+                                          ("topology.kubernetes.io/region", "westus"),
+                                          ("failure-domain.beta.kubernetes.io/zone", "eastus2-1")])
+def test_a_nodepool_label_that_picks_instance_types_is_refused(label, value):
+    """Karpenter requires a NodePool's template labels (`NodeClaimTemplate`): an instance-type label of a
+    CPU size left gpuNodePools offering H100 sizes while the NodePool could launch no node at all."""
+    problems = problems_of(_nap_pool(nodeLabels={label: value}))
+    assert any(f"nodeLabels.{label}" in problem and "requirements" in problem for problem in problems)
+
+
+def test_the_pack_reads_a_nodepool_s_template_labels_as_requirements():
+    """A hand-written NodePool whose template labels pin a CPU size launches no GPU node: untainted, it is
+    no GPU pool (the pack judged it one, listing every GPU size)."""
+    props = _gpu_count_nodepool("Gt", "0", tainted=False)
+    props["spec"]["template"]["metadata"] = {"labels": {"node.kubernetes.io/instance-type": "Standard_D8ds_v5"}}
+    assert _pool_findings(props) == []
+    props["spec"]["template"]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC4as_T4_v3"
+    assert any("Standard_NC4as_T4_v3" in message for message in _pool_findings(props))

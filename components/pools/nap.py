@@ -99,6 +99,14 @@ DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
 RESERVED_NODEPOOL_LABELS = ("accelerator",)
 RESERVED_NODEPOOL_PREFIXES = ("karpenter.sh/", "karpenter.azure.com/", "kubernetes.azure.com/", "kubernetes.io/",
                               "k8s.io/")
+#: Well-known labels the CRD lets a NodePool's template set, but which pick its instance types: Karpenter
+#: adds the template's labels to its requirements (kubernetes-sigs/karpenter `NodeClaimTemplate`:
+#: `Requirements.Add(scheduling.NewLabelRequirements(nodePool.Spec.Template.Labels)...)`), so one pins
+#: the size, region or zone, and a value no offered size has leaves the NodePool unable to launch a node.
+REQUIREMENT_NODEPOOL_LABELS = ("node.kubernetes.io/instance-type", "topology.kubernetes.io/region",
+                               "topology.kubernetes.io/zone", "node.kubernetes.io/windows-build",
+                               "beta.kubernetes.io/instance-type", "beta.kubernetes.io/arch", "beta.kubernetes.io/os",
+                               "failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone")
 
 
 
@@ -390,6 +398,12 @@ def _nodepool_labels(reader: Reader, value: Any) -> dict[str, str]:
                                                   "(karpenter.sh_nodepools.yaml: restricted label domains and "
                                                   "'accelerator'); pick another key")
             del labels[label]
+        elif label in REQUIREMENT_NODEPOOL_LABELS:
+            reader.problem(f"nodeLabels.{label}", f"label key {describe(label)} picks the NodePool's instance types: "
+                                                  "Karpenter adds template labels to its requirements, so the pool "
+                                                  "could launch only nodes with this value; choose the sizes and "
+                                                  "zones with the pool's own keys")
+            del labels[label]
     if len(labels) >= NODEPOOL_MAX_LABELS:
         # gpu-aks adds POOL_LABEL to the NodePool's labels.
         reader.problem("nodeLabels", f"has {len(labels)} labels; with gpu-aks's {POOL_LABEL} the NodePool's nodes "
@@ -520,8 +534,9 @@ GPU_NODE_POOL = Section("gpuNodePools[]", "One GPU NodePool (NAP): the GPUs it m
     _taints_key(),
     Check(_needs_a_no_schedule_taint, reads=("nodeTaints",), doc="A GPU NodePool has a NoSchedule taint."),
     Key("nodeLabels", "Labels for the NodePool's nodes (not `accelerator`, nor under `karpenter.sh/`, "
-        "`karpenter.azure.com/` or AKS's reserved prefixes).", "map of strings", {}, parse=_nodepool_labels,
-        source=f"{_NODEPOOL} spec.template.metadata.labels"),
+        "`karpenter.azure.com/` or AKS's reserved prefixes, nor a well-known label that picks instance types, such as "
+        "`node.kubernetes.io/instance-type`: Karpenter requires its template labels).", "map of strings", {},
+        parse=_nodepool_labels, source=f"{_NODEPOOL} spec.template.metadata.labels"),
     Key("consolidateAfter", "How long a node stays empty before Karpenter removes it (only empty nodes are).",
         "string", "10m", check=_consolidate_after_problem, source=f"{_NODEPOOL} spec.disruption.consolidateAfter"),
     choice("imageFamily", "The node image.", IMAGE_FAMILIES, "Ubuntu", source=f"{_NODE_CLASS} spec.imageFamily"),

@@ -131,7 +131,16 @@ class NodePoolView(PoolView):
             values = [str(v) for v in list_at(item.get("values"), join(join(path, index), "values"))]
             if isinstance(key, str) and isinstance(operator, str):
                 found.append((_NORMALIZED.get(key, key), operator, values))
+        # Karpenter requires the template's labels too (kubernetes-sigs/karpenter `NodeClaimTemplate`:
+        # `Requirements.Add(scheduling.NewLabelRequirements(nodePool.Spec.Template.Labels)...)`): a label
+        # `node.kubernetes.io/instance-type: Standard_D8ds_v5` admits that size alone.
+        for key, value in self._template_labels().items():
+            found.append((_NORMALIZED.get(key, key), "In", [value]))
         return found
+
+    def _template_labels(self) -> dict[str, str]:
+        labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
+        return {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
 
     @property
     def taints_path(self) -> str:
@@ -212,8 +221,7 @@ class NodePoolView(PoolView):
                        min_field="(none: Karpenter starts at no node)", max_field="spec.limits")
 
     def node_labels(self) -> dict[str, str]:
-        labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
-        written = {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
+        written = self._template_labels()
         # Karpenter labels every node with its NodePool and OS (kubernetes-sigs/karpenter pkg/apis/v1/labels.go;
         # the Azure provider's `computeRequirements` gives `kubernetes.io/os` one value, linux for every
         # image family gpu-aks allows).
