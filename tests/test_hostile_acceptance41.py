@@ -265,3 +265,15 @@ def test_the_pack_reads_a_nodepool_s_template_labels_as_requirements():
     assert _pool_findings(props) == []
     props["spec"]["template"]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC4as_T4_v3"
     assert any("Standard_NC4as_T4_v3" in message for message in _pool_findings(props))
+
+
+def test_a_surge_of_thousands_of_leading_zeros_counts_as_its_number():
+    """The settings accept `maxSurge: "000…03"` (3 nodes, leading zeros aside), and the quota count read it
+    with `int()`, which counts the zeros towards its 4300-digit limit and raised ValueError."""
+    from components.platform_settings import parse_settings
+    from components.pools import platform_pools
+    for value, nodes in (("0" * 5000 + "3", 3), ("0" * 5000 + "50%", 2)):
+        settings = parse_settings({"cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "maxCount": 3,
+                                                 "maxSurge": value}]}, "test", "eastus2")
+        assert [need.surge for need in platform_pools(settings).capacity() if need.key == "cpuPools[cpu]"] == [nodes]
+

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_aks_policies.pools.model import Pool
 
+from components.settings.common import count_or_percent
+
 if TYPE_CHECKING:
     from gpu_aks_policies.declarations import Check, ListOf, Reader, Section
 
@@ -92,13 +94,16 @@ class PoolKind(Protocol):
 
 def surge_nodes(max_surge: str | None, max_count: int) -> int:
     """Nodes AKS adds while upgrading a pool of `max_count` nodes (`maxSurge`: a count or a percentage)."""
-    if not max_surge:
+    # Read as the settings checked it (`count_or_percent`: leading zeros aside, which `int()` counts).
+    parsed = count_or_percent(max_surge) if max_surge else None
+    if parsed is None:
         return 0
-    # The settings hold it to 4 digits (`upgrade_nodes_problem`); AKS surges at most the pool's nodes.
-    if max_surge.endswith("%"):
+    number, percent = parsed
+    if percent:
         # "For percentages, fractional nodes are rounded up" (AgentPoolUpgradeSettings.maxSurge).
-        return math.ceil(max_count * int(max_surge[:-1]) / 100)
-    return min(int(max_surge), max_count)
+        return math.ceil(max_count * number / 100)
+    # AKS surges at most the pool's nodes (learn.microsoft.com/azure/aks/upgrade-cluster).
+    return min(number, max_count)
 
 
 @dataclass(frozen=True)

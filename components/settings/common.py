@@ -96,18 +96,34 @@ def count_or_percent_text(value: Any) -> str:
     return str(value) if isinstance(value, str) or is_int(value) else ""
 
 
+#: A node count or a percentage past this many digits (leading zeros aside) is past every bound here.
+_UPGRADE_NODES_DIGITS = 6
+
+
+def count_or_percent(value: Any) -> tuple[int, bool] | None:
+    """A `maxSurge` or `maxUnavailable` value as (number, is a percentage), leading zeros aside, or None
+    when it is neither a count nor a percentage. A number of more than `_UPGRADE_NODES_DIGITS` digits is
+    read as 10**_UPGRADE_NODES_DIGITS, past every bound: `int()` refuses more than 4300 digits, leading
+    zeros included (issue 41)."""
+    match = re.fullmatch(r"([0-9]+)(%?)", count_or_percent_text(value))
+    if match is None:
+        return None
+    digits = match.group(1).lstrip("0") or "0"
+    number = int(digits) if len(digits) <= _UPGRADE_NODES_DIGITS else 10**_UPGRADE_NODES_DIGITS
+    return number, bool(match.group(2))
+
+
 def upgrade_nodes_problem(value: Any, least: int, form: str) -> str | None:
     """Why a `maxSurge` or `maxUnavailable` value is no node count from `least` to AKS's nodes per pool, or
     no percentage from `least`% to 100%, or None. AKS surges or takes down at most the pool's nodes
     ("the maximum number of nodes used for max surge won't be higher than the number of nodes in the pool",
     learn.microsoft.com/azure/aks/upgrade-cluster): a larger value means nothing more, and one of thousands
     of digits is no number Python's `int()` reads (issue 41)."""
-    match = re.fullmatch(r"([0-9]+)(%?)", count_or_percent_text(value))
-    if match is None:
+    parsed = count_or_percent(value)
+    if parsed is None:
         return form
-    digits, most = match.group(1).lstrip("0") or "0", 100 if match.group(2) else AKS_MAX_NODES_PER_POOL
-    number = int(digits) if len(digits) <= len(str(most)) else most + 1
-    if least <= number <= most:
+    number, percent = parsed
+    if least <= number <= (100 if percent else AKS_MAX_NODES_PER_POOL):
         return None
     return (f"must be a node count from {least} to {AKS_MAX_NODES_PER_POOL} or a percentage from {least}% to 100%: "
             "AKS never uses more nodes than the pool has (learn.microsoft.com/azure/aks/upgrade-cluster)")
