@@ -277,3 +277,14 @@ def test_a_surge_of_thousands_of_leading_zeros_counts_as_its_number():
                                                  "maxSurge": value}]}, "test", "eastus2")
         assert [need.surge for need in platform_pools(settings).capacity() if need.key == "cpuPools[cpu]"] == [nodes]
 
+
+def test_a_template_label_the_preview_does_not_know_yet_leaves_the_pool_undecided():
+    """An instance-type template label from another resource's output is unknown at preview: the pool is
+    undecided, not read as admitting no GPU size (which passed it unjudged); an unknown label of your own
+    picks no size and changes nothing."""
+    from gpu_aks_policies.podspecs import UNKNOWN
+    props = _gpu_count_nodepool("Gt", "0", tainted=False)
+    props["spec"]["template"]["metadata"] = {"labels": {"node.kubernetes.io/instance-type": UNKNOWN}}
+    assert any("instance-type" in message for message in _pool_findings(props))
+    props["spec"]["template"]["metadata"] = {"labels": {"team": UNKNOWN}}
+    assert any("carries no NoSchedule GPU taint" in message for message in _pool_findings(props))

@@ -134,13 +134,16 @@ class NodePoolView(PoolView):
         # Karpenter requires the template's labels too (kubernetes-sigs/karpenter `NodeClaimTemplate`:
         # `Requirements.Add(scheduling.NewLabelRequirements(nodePool.Spec.Template.Labels)...)`): a label
         # `node.kubernetes.io/instance-type: Standard_D8ds_v5` admits that size alone.
-        for key, value in self._template_labels().items():
-            found.append((_NORMALIZED.get(key, key), "In", [value]))
+        # A value the preview does not know yet, on a key that picks sizes, leaves the pool undecided.
+        path = "spec.template.metadata.labels"
+        for written, value in self._template_labels().items():
+            key = _NORMALIZED.get(written, written)
+            found.append((key, "In", [str(known(value, join(path, written)) if key in _READ_KEYS else value)]))
         return found
 
-    def _template_labels(self) -> dict[str, str]:
+    def _template_labels(self) -> Mapping[str, Any]:
         labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
-        return {str(k): str(v) for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
+        return {str(k): v for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
 
     @property
     def taints_path(self) -> str:
@@ -221,7 +224,7 @@ class NodePoolView(PoolView):
                        min_field="(none: Karpenter starts at no node)", max_field="spec.limits")
 
     def node_labels(self) -> dict[str, str]:
-        written = self._template_labels()
+        written = {key: str(value) for key, value in self._template_labels().items()}
         # Karpenter labels every node with its NodePool and OS (kubernetes-sigs/karpenter pkg/apis/v1/labels.go;
         # the Azure provider's `computeRequirements` gives `kubernetes.io/os` one value, linux for every
         # image family gpu-aks allows).
