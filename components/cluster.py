@@ -3,7 +3,7 @@ Kubernetes provider everything in-cluster is created with."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,10 +45,6 @@ def _after_checks(checks: tuple[pulumi.Output[Any], ...], value: str) -> pulumi.
         return value
 
     return pulumi.Output.from_input(after())
-
-
-def _kept_secret(value: Any) -> Any:
-    return pulumi.Output.secret(value)
 
 
 def _as_is(value: Any) -> Any:
@@ -165,7 +161,7 @@ class AksCluster(pulumi.ComponentResource):
         # Under a secret `gpu-aks:cluster` every value it gives the cluster and its group is passed as a
         # secret input: Pulumi then shows it as [secret] in previews and encrypts it in state (issue 41:
         # the API server's authorized ranges and the version were printed in plain text).
-        kept = _kept_secret if cluster.secret else _as_is
+        kept: Callable[[Any], Any] = pulumi.Output.secret if cluster.secret else _as_is
         tags = kept(dict(cluster.tags))
 
         #: What this run records for the next one's network check; exported, and awaited before the
@@ -180,8 +176,7 @@ class AksCluster(pulumi.ComponentResource):
             self.network_record = pulumi.Output.all(args.previous_network, record, was_secret).apply(
                 lambda values: _refuse_network_change(
                     values[:2], cluster.secret or values[2] is True or recorded_secret(values[0])))
-        if cluster.secret:
-            self.network_record = pulumi.Output.secret(self.network_record)
+        self.network_record = kept(self.network_record)
         self.resource_group = resources.ResourceGroup(
             f"{name}-rg", resource_group_name=kept(_after_checks((self.network_record, *args.checks),
                                                                  cluster.resource_group_name)),

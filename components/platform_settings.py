@@ -117,6 +117,10 @@ def _pool_count_within_aks_limit(reader: Reader) -> None:
                                             "bound: these are Karpenter NodePools, not AKS agent pools)")
 
 
+#: How a refused secret section's message starts, whatever the section.
+_IS_SECRET = "is a secret (`pulumi config set --secret`, or a `secure:` value inside it), but its "
+
+
 def _pool_sections_are_not_secret(reader: Reader) -> None:
     """A pool section set with `pulumi config set --secret` (or holding a `secure:` value) is refused, and
     nothing of it is printed: its pool names become resource names, which Pulumi never encrypts (URNs),
@@ -126,8 +130,7 @@ def _pool_sections_are_not_secret(reader: Reader) -> None:
     secret = reader.context.secret_sections
     for kind in KINDS:
         if kind.config_key in secret:
-            reader.problem(kind.config_key, "is a secret (`pulumi config set --secret`, or a `secure:` value inside "
-                                            "it), but its pool names become resource names (URNs), which Pulumi never "
+            reader.problem(kind.config_key, _IS_SECRET + "pool names become resource names (URNs), which Pulumi never "
                                             "encrypts, and its sizes, labels and taints are written as they are into "
                                             "the node pools and the outputs contract; set it in plain text")
 
@@ -153,9 +156,9 @@ def _plain_sections_are_not_secret(reader: Reader) -> None:
     for key in reader.context.secret_sections:
         if key in pool_keys or key in SECRET_CAPABLE_SECTIONS or key not in TOP_LEVEL_KEYS:
             continue
-        reader.problem(key, "is a secret (`pulumi config set --secret`, or a `secure:` value inside it), but its "
-                            f"values are written as they are into {_WRITTEN_INTO.get(key, 'the resources it configures')}"
-                            ", which Pulumi prints in every preview and keeps unencrypted in state; set it in plain text")
+        reader.problem(key, _IS_SECRET + f"values are written as they are into "
+                            f"{_WRITTEN_INTO.get(key, 'the resources it configures')}, which Pulumi prints in every "
+                            "preview and keeps unencrypted in state; set it in plain text")
 
 
 def _platform(reader: Reader) -> PlatformSettings:
