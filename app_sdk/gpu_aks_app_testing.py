@@ -70,7 +70,7 @@ def pool_entry(pool: Mapping[str, Any]) -> dict[str, Any]:
     offers = [{"vmSize": offer["vmSize"], "capacityTypes": offer["capacityTypes"], "gpuModel": offer["gpuModel"],
                "gpuMemoryGiB": offer["gpuMemoryGiB"], "gpusPerVm": offer["gpusPerVm"], "resource": offer["resource"],
                "perNode": offer["perNode"], "gpuInstanceProfile": pool["gpuInstanceProfile"],
-               "migPartition": offer["migPartition"]} for offer in pool["offers"]]
+               "migPartition": offer["migPartition"], "hourlyPrice": offer["hourlyPrice"]} for offer in pool["offers"]]
     return {"name": pool["name"], "key": f"gpuPools[{pool['name']}]", "role": "gpu", "backend": pool["kind"],
             "azureName": pool["azureName"], "offers": offers, "minCount": pool["minCount"],
             "maxCount": pool["maxCount"], "spot": pool["spot"], "capacityTypes": list(pool["capacityTypes"]),

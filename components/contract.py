@@ -21,6 +21,7 @@ from gpu_aks_policies.contract import (
     GpuPoolEntry,
     OfferPrice,
     PlatformContract,
+    PoolEntry,
     spot_first,
 )
 from gpu_aks_policies.pools.model import Offer, Pool
@@ -31,7 +32,7 @@ from components.pools import PlatformPools, platform_pools
 from components.pricing import PriceError, PriceTable, read_price_table
 
 __all__ = ["CONTRACT_VERSION", "contract_of", "cpu_pool_contract", "gpu_node_selector", "gpu_pool_contract",
-           "platform_contract"]
+           "platform_contract", "pool_entry"]
 
 
 def gpu_node_selector(pool: Pool) -> dict[str, str]:
@@ -98,6 +99,16 @@ def gpu_pool_contract(pool: Pool, exported: bool = False, prices: PriceTable | N
     )
 
 
+def pool_entry(pool: Pool, exported: bool = False, prices: PriceTable | None = None,
+               region: str | None = None) -> PoolEntry:
+    """A pool as version 3 writes it: the model serialized, each offer with its list price (the
+    explainer tells a pod what its node costs) and `exporter` where gpu-aks's DCGM exporter runs."""
+    entry = pool.to_entry()
+    offers = tuple(replace(written, hourly_price=offer_price(offer, prices, region))
+                   for written, offer in zip(entry.offers, pool.offers, strict=True))
+    return replace(entry, offers=offers, exporter=exported)
+
+
 def cpu_pool_contract(pool: Pool) -> CpuPoolEntry:
     return CpuPoolEntry(
         name=pool.name, azure_name=pool.azure_name, pool_label={POOL_LABEL: pool.name}, vm_size=pool.vm_size,
@@ -132,7 +143,8 @@ def contract_of(settings: PlatformSettings, pools: PlatformPools | None = None) 
                    for pool in pools.gpu},
         cpu_pools={pool.name: cpu_pool_contract(pool) for pool in pools.user},
         # The model says where the exporter would run; the contract says where it runs (observability on).
-        pools={pool.name: replace(pool.to_entry(), exporter=settings.observability.enabled and pool.exporter)
+        pools={pool.name: pool_entry(pool, settings.observability.enabled and pool.exporter, prices,
+                                     settings.cluster.location)
                for pool in pools.pools},
     )
 

@@ -165,6 +165,8 @@ class OfferContract(TypedDict):
     """The MIG profile (MIG1g ...), or null."""
     migPartition: NotRequired[str]
     """The MIG partition (1g.10gb ...), or null."""
+    hourlyPrice: NotRequired[OfferPriceContract]
+    """The list price of one node an hour (on-demand and Spot), or null when the platform had none."""
 
 
 class PoolContract(TypedDict):

@@ -16,7 +16,7 @@ It refuses contract versions this release does not know, naming the ones it read
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES, SharingStrategy
@@ -461,6 +461,14 @@ class OfferEntry(_Written):
     gpu_instance_profile: str | None = _field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "
                                               "or null.", None)
     mig_partition: str | None = _offer_field("migPartition")
+    # Karpenter's `Offering` carries its price (kubernetes-sigs/karpenter `pkg/cloudprovider/types.go`).
+    hourly_price: OfferPrice | None = _field("hourlyPrice", _Object(OfferPrice), "The list price of one node an hour "
+                                             "(on-demand and Spot), or null when the platform had none.", None)
+
+    @property
+    def gpu(self) -> bool:
+        """The size brings GPUs (a pod asks for `resource`)."""
+        return bool(self.resource)
 
 
 @dataclass(frozen=True)
@@ -496,6 +504,28 @@ class PoolEntry(_Written):
         "Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools.", None)
     exporter: bool = _field("exporter", FLAG, "gpu-aks's DCGM exporter runs on the pool's nodes.", False)
 
+    @property
+    def gpu_offers(self) -> tuple[OfferEntry, ...]:
+        return tuple(offer for offer in self.offers if offer.gpu)
+
+
+def gpu_pool_as_model(pool: GpuPoolEntry) -> PoolEntry:
+    """A version-2 GPU pool in version 3's shape, the pool model serialized: a contract written before
+    version 3 is read into it here, once, so every reader (the explainer, `--platform`, the doctor)
+    reads one shape whichever version wrote the contract."""
+    def offer(each: GpuOfferEntry) -> OfferEntry:
+        return OfferEntry(vm_size=each.vm_size or "", capacity_types=each.capacity_types, gpu_model=each.gpu_model,
+                          gpu_memory_gib=each.gpu_memory_gib, gpus_per_vm=each.gpus_per_vm, resource=each.resource,
+                          per_node=each.per_node, mig_partition=each.mig_partition, hourly_price=each.hourly_price,
+                          gpu_instance_profile=pool.gpu_instance_profile if each.mig_partition else None)
+    # gpu-aks writes an AgentPool-backed GPU pool from `gpuPools`, a NodePool-backed one from `gpuNodePools`.
+    section = "gpuNodePools" if pool.kind == "nodePool" else "gpuPools"
+    return PoolEntry(name=pool.name, key=f"{section}[{pool.name}]", role="gpu", backend=pool.kind,
+                     azure_name=pool.azure_name, offers=tuple(offer(each) for each in pool.offers),
+                     min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
+                     capacity_types=pool.capacity_types, taints=pool.taints, labels=pool.labels, sharing=pool.sharing,
+                     device_plugin=pool.device_plugin, exporter=pool.dcgm_exporter == "gpu-aks")
+
 
 @dataclass(frozen=True)
 class PlatformContract(_Written):
@@ -529,6 +559,13 @@ class PlatformContract(_Written):
     grafana_dashboard_url: str | None = _field(
         "grafanaDashboardUrl", OPTIONAL_TEXT, "The GPU dashboard in Azure Managed Grafana; null without "
         "`observability.grafana`.", None, program=True)
+
+    def gpu_pool_models(self) -> dict[str, PoolEntry]:
+        """The GPU pools as the pool model serialized (version 3's `pools`, their GPU offers), whichever
+        version wrote the contract: before version 3, read from `gpuPools` (`gpu_pool_as_model`)."""
+        if self.pools is None:
+            return {name: gpu_pool_as_model(pool) for name, pool in self.gpu_pools.items()}
+        return {name: replace(pool, offers=pool.gpu_offers) for name, pool in self.pools.items() if pool.role == "gpu"}
 
     # --- Reading -------------------------------------------------------------------------------
 
@@ -572,6 +609,10 @@ def _read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, pro
             values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
         if cls in (GpuPoolEntry, PoolEntry) and "capacityTypes" not in pool and values.get("offers"):
             values["capacity_types"] = spot_first(kind for offer in values["offers"] for kind in offer.capacity_types)
+        if cls is PoolEntry and values.get("role") == "gpu" and values.get("offers") and \
+                not any(offer.gpu for offer in values["offers"]):
+            problems.append(f"{key}.{name}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
+            continue
         read[str(name)] = cls(**values)
     return read
 

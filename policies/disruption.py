@@ -44,7 +44,7 @@ def check_not_disruptible(pods: Sequence[PodSpec], config: RuleConfig, context: 
     kind, name = identity
     if kind not in TRAINING_KINDS and not any("tuning" in pod.workload or "Train" in pod.workload for pod in pods):
         return []
-    node_pools = {pool for pool, entry in platform.pools.items() if entry.kind == "nodePool"}
+    node_pools = {pool for pool, entry in platform.pools.items() if entry.backend == "nodePool"}
     if not node_pools:
         return []
     # Only with a platform: the rule registry imports this module, and the plain check never loads the fit.

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
@@ -31,9 +32,9 @@ from .catalog import (
 from .contract import (
     CapacityType,
     ContractError,
-    GpuOfferEntry,
-    GpuPoolEntry,
+    OfferEntry,
     PlatformContract,
+    PoolEntry,
     PoolSharing,
     spot_first,
 )
@@ -73,8 +74,9 @@ class PlatformError(ValueError):
 
 @dataclass(frozen=True)
 class Platform:
-    """The platform's GPU pools, as its typed outputs contract gives them: every reader here reads a
-    pool's GPUs from its `offers`, whatever kind of pool it is."""
+    """The platform's GPU pools, as its typed outputs contract gives them: every reader here reads the
+    pool model (`PoolEntry`, version 3's serialization) and a pool's GPUs from its `offers`, whatever
+    backs the pool and whichever contract version wrote it."""
 
     contract: PlatformContract
     #: Each pool's kinds of node (offer x capacity type, with their labels), built once per platform: a
@@ -86,9 +88,10 @@ class Platform:
             self._kinds[name] = tuple(node_kinds(name, self.pools[name], self.contract.location))
         return self._kinds[name]
 
-    @property
-    def pools(self) -> Mapping[str, GpuPoolEntry]:
-        return self.contract.gpu_pools
+    @cached_property
+    def pools(self) -> Mapping[str, PoolEntry]:
+        """The GPU pools, as the pool model serialized (read once from a contract of any version)."""
+        return self.contract.gpu_pool_models()
 
     @property
     def mig_strategy(self) -> str:
@@ -103,17 +106,17 @@ class Platform:
         """What the platform offers to share a GPU: the resources its MIG offers advertise
         (`nvidia.com/mig-<partition>` under the mixed strategy, `nvidia.com/gpu` under single), and
         whether a pool shares each GPU between pods (its `sharing`: time-slicing or MPS)."""
-        mig_resources = set()
+        mig_resources: set[str | None] = set()
         for name, pool in self.pools.items():
             for offer in pool.offers:
                 if offer.mig_partition:
                     # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
-                    mig_resources.add(offer.resource if offer.resource.startswith(MIG_RESOURCE_PREFIX) else
+                    mig_resources.add(offer.resource if (offer.resource or "").startswith(MIG_RESOURCE_PREFIX) else
                                       f"{offer.resource} on pool {name}, where each is a {offer.mig_partition} slice")
         shared_pools = tuple(f"{offer.resource}: 1 on pool {name} ({share_of(offer, pool.sharing)})"
                              for name, pool in self.pools.items() if shares(pool.sharing)
                              for offer in pool.offers[:1])
-        return GpuSharing(mig_resources=tuple(sorted(mig_resources)), shared_pools=shared_pools)
+        return GpuSharing(mig_resources=tuple(sorted(map(str, mig_resources))), shared_pools=shared_pools)
 
     def gpu_node_label(self) -> dict[str, str] | None:
         """A label with one value on every node of every GPU pool, for the node-selection advice: AKS's
@@ -143,7 +146,7 @@ def _a(model: str) -> str:
     return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
 
 
-def _device(offer: GpuOfferEntry, count: int = 1) -> str:
+def _device(offer: OfferEntry, count: int = 1) -> str:
     """One (or `count`) of what the offer advertises, in words: "a T4", "a MIG 2g.20gb slice of an A100 80GB"."""
     model = offer.gpu_model or "GPU"
     if offer.mig_partition:
@@ -152,7 +155,7 @@ def _device(offer: GpuOfferEntry, count: int = 1) -> str:
     return _a(model) if count == 1 else f"{count} {model} GPUs"
 
 
-def share_of(offer: GpuOfferEntry, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
+def share_of(offer: OfferEntry, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
     """What `amount` of the offer's resource gives a pod on its pool: "a whole T4", "a MIG 2g.20gb
     slice of an A100 80GB", "1/4 of a T4, time-sliced"."""
     count = int(amount) if amount.denominator == 1 else 1
@@ -226,7 +229,7 @@ class PoolVerdict:
     gets: tuple[str, ...] = ()
     #: The offers the pod may land on when it fits: the pool's VM sizes, each with the capacity types,
     #: that its node selection admits and whose nodes have the GPUs it asks for.
-    offers: tuple[GpuOfferEntry, ...] = ()
+    offers: tuple[OfferEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -305,17 +308,17 @@ def _wanted(pod: Mapping[str, Any]) -> list[str]:
     return wanted
 
 
-def _where_from(key: str, pool: GpuPoolEntry) -> str:
+def _where_from(key: str, pool: PoolEntry) -> str:
     """Why a node of this pool never carries `key`, when it is another kind of node's label."""
-    if key.startswith(("karpenter.sh/", "karpenter.azure.com/")) and pool.kind != "nodePool":
+    if key.startswith(("karpenter.sh/", "karpenter.azure.com/")) and pool.backend != "nodePool":
         return " (Karpenter sets it on node auto-provisioning (NAP) nodes only; this pool is an AKS AgentPool)"
-    if key.startswith("kubernetes.azure.com/") and pool.kind == "nodePool":
+    if key.startswith("kubernetes.azure.com/") and pool.backend == "nodePool":
         return " (AKS sets it on AgentPool nodes; this pool is a NAP NodePool, whose nodes Karpenter labels)"
     return ""
 
 
 def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], kinds: Sequence[NodeKind],
-                      pool: GpuPoolEntry) -> list[str]:
+                      pool: PoolEntry) -> list[str]:
     """Why no node the pool may bring passes the pod's node selection (each nodeSelector entry no node
     has, then the affinity; or that no one node has them all)."""
     reasons = []
@@ -358,17 +361,17 @@ def _tolerating(admitted: Admitted) -> Tolerating:
     return Tolerating((item.toleration, item.source == WRITTEN) for item in admitted.tolerations)
 
 
-def _offered(offer: GpuOfferEntry) -> str:
+def _offered(offer: OfferEntry) -> str:
     return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
         f"whole GPUs as {offer.resource}"
 
 
-def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[GpuOfferEntry]:
+def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[OfferEntry]) -> list[OfferEntry]:
     return [offer for offer in offers
             if all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())]
 
 
-def _sharing_reasons(per_container: Mapping[str, Fraction], pool: GpuPoolEntry) -> list[str]:
+def _sharing_reasons(per_container: Mapping[str, Fraction], pool: PoolEntry) -> list[str]:
     """A container asking for more than one share of a shared pool: NVIDIA's plugin, configured with
     `failRequestsGreaterThanOne` (gpu-aks always sets it), fails it at the kubelet (`internal/rm/rm.go`,
     "maximum request size for shared resources is 1"), since two shares may be one GPU's worth."""
@@ -383,7 +386,7 @@ def _sharing_reasons(per_container: Mapping[str, Fraction], pool: GpuPoolEntry) 
             for resource, amount in per_container.items() if resource in shared and amount > 1]
 
 
-def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequence[GpuOfferEntry]) -> list[str]:
+def _what_it_gets(asks: Mapping[str, Fraction], pool: PoolEntry, offers: Sequence[OfferEntry]) -> list[str]:
     """What the pod gets on a pool it fits, from the `offers` it may land on, and why; then what may
     happen to it there."""
     gets: list[str] = []
@@ -403,7 +406,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
     priced = [offer for offer in dict.fromkeys(fitting or offers) if _dearest_rate(offer) is not None]
     if len(priced) > 2:
         # A NodePool of many sizes: its cheapest and its dearest node, not a line per size.
-        def rate(offer: GpuOfferEntry) -> float:
+        def rate(offer: OfferEntry) -> float:
             return _dearest_rate(offer) or 0.0
 
         priced = [min(priced, key=rate), max(priced, key=rate)]
@@ -413,7 +416,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: GpuPoolEntry, offers: Sequ
     if "spot" in capacity:
         may = "may run" if "onDemand" in capacity else "runs"
         gets.append(f"{may} on Spot VMs: Azure can evict the node with 30 seconds' notice, stopping the pod mid-run")
-    if pool.kind == "nodePool":
+    if pool.backend == "nodePool":
         gets.append("waits for node auto-provisioning when no node has room: a new GPU node takes minutes")
     elif pool.min_count == 0:
         wait = "waits while the pool scales up from zero when no node has room: a new GPU node takes minutes"
@@ -431,7 +434,7 @@ def _money(value: float) -> str:
     return f"{value:,.4f}".rstrip("0").rstrip(".") if value < 100 else f"{value:,.2f}"
 
 
-def _dearest_rate(offer: GpuOfferEntry) -> float | None:
+def _dearest_rate(offer: OfferEntry) -> float | None:
     """The most one node of the offer lists at an hour (Spot never above on-demand), or None."""
     price = offer.hourly_price
     if price is None:
@@ -440,7 +443,7 @@ def _dearest_rate(offer: GpuOfferEntry) -> float | None:
     return max(rates) if rates else None
 
 
-def _price_line(offer: GpuOfferEntry, amount: Fraction) -> str:
+def _price_line(offer: OfferEntry, amount: Fraction) -> str:
     """What one node of the offer lists at an hour, at each capacity type the pod may get, and the pod's
     part of it (the share of the node's `resource` it asks for: GPUs, MIG slices or shares)."""
     price = offer.hourly_price
@@ -476,7 +479,7 @@ def _price_line(offer: GpuOfferEntry, amount: Fraction) -> str:
     return line + f" (list prices of {escape_line(price.as_of)}, before discounts; disks and egress not counted)"
 
 
-def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[GpuOfferEntry]) -> list[str]:
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[OfferEntry]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
     if not asks or _fitting_offers(asks, offers):
         return []
@@ -512,10 +515,10 @@ def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     return selected, certain
 
 
-def _offers_of(kinds: Sequence[NodeKind]) -> tuple[GpuOfferEntry, ...]:
+def _offers_of(kinds: Sequence[NodeKind]) -> tuple[OfferEntry, ...]:
     """The kinds' offers, each with the capacity types among the kinds (in the pool's offer order)."""
     capacities: dict[int, list[CapacityType]] = {}
-    offers: dict[int, GpuOfferEntry] = {}
+    offers: dict[int, OfferEntry] = {}
     for kind in kinds:
         offers.setdefault(id(kind.offer), kind.offer)
         capacities.setdefault(id(kind.offer), []).append(kind.capacity_type)
@@ -523,7 +526,7 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[GpuOfferEntry, ...]:
 
 
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
-                 name: str, pool: GpuPoolEntry, tolerating: Tolerating | None = None,
+                 name: str, pool: PoolEntry, tolerating: Tolerating | None = None,
                  per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
                  kinds: Sequence[NodeKind] | None = None) -> PoolVerdict:
     """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
@@ -632,7 +635,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     warnings = []
     for verdict in verdicts:
         for offer in verdict.offers if verdict.fits else ():
-            slices = asks.get(offer.resource, Fraction(0))
+            slices = asks.get(offer.resource or "", Fraction(0))
             if offer.mig_partition and slices > 1:
                 warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {offer.mig_partition} "
                                 "slices: MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work "
@@ -666,7 +669,7 @@ def _model_family(model: str) -> str:
 _CAPACITY_WORDS = {"spot": "Spot", "onDemand": "on-demand"}
 
 
-def node_choice(offers: Sequence[GpuOfferEntry]) -> str:
+def node_choice(offers: Sequence[OfferEntry]) -> str:
     """What a node of a pool may be, when it may be more than one thing: "one of H100 x1, A100 x1,
     Spot or on-demand" (empty for a pool of one size and one capacity type)."""
     # Karpenter tries Spot first whatever order a contract lists them in.

@@ -307,16 +307,36 @@ def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has
             PlatformContract.from_json({**WRITTEN["dev"], "contractVersion": version})
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "nap"])
 def test_platform_readers_read_versions_2_and_3_alike(stack, request):
     """`--platform` (the checker, the explainer, the doctor) and the app helper read a version 3
-    contract as its version 2 fields say, and a version 2 contract as before."""
+    contract as its version 2 fields say, and a version 2 contract as before: both into the pool
+    model serialized (`gpu_pool_models`), prices included, NodePool-backed pools too."""
     from gpu_aks_app import GpuRequest, place
     from gpu_aks_policies.fit import platform_from_outputs
 
-    v3 = request.getfixturevalue(f"{stack}_run").stack_outputs
+    from tools.observability import stack_settings
+
+    v3 = platform_contract(stack_settings(stack)) if stack == "nap" else \
+        request.getfixturevalue(f"{stack}_run").stack_outputs
     v2 = {key: value for key, value in v3.items() if key != "pools"} | {"contractVersion": 2}
     assert platform_from_outputs(v3).pools == platform_from_outputs(v2).pools
+    assert all(offer.hourly_price for pool in platform_from_outputs(v3).pools.values() for offer in pool.offers)
     assert place(v3, GpuRequest()) == place(v2, GpuRequest())
     assert PlatformContract.from_json(v2).pools is None and set(PlatformContract.from_json(v3).pools or ()) == \
         set(v3["pools"])
+
+
+def test_a_version_3_contract_is_read_from_its_pool_model_and_a_gpu_pool_needs_a_gpu_offer(dev_run):
+    """The readers read `pools` (the model serialized) when a contract has it: `gpuPools` is then
+    version 2's copy for older readers. A GPU pool whose offers bring no GPU is refused, by key."""
+    from gpu_aks_policies.fit import platform_from_outputs
+
+    outputs = json.loads(json.dumps(dev_run.stack_outputs))
+    [name] = [name for name, pool in outputs["pools"].items() if pool["role"] == "gpu"][:1]
+    outputs["pools"][name]["taints"] = ["team=ml:NoSchedule"]
+    assert platform_from_outputs(outputs).pools[name].taints == ("team=ml:NoSchedule",)
+    for offer in outputs["pools"][name]["offers"]:
+        offer["resource"] = None
+    with pytest.raises(ContractError, match=rf"pools\.{name}\.offers: a GPU pool needs an offer with a resource"):
+        PlatformContract.from_json(outputs)

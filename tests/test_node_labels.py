@@ -128,7 +128,7 @@ def test_a_label_no_node_carries_still_fails_the_fit():
 
 def test_nap_node_labels_come_from_karpenter_and_the_azure_provider():
     contract = PlatformContract.from_json(NAP)
-    kinds = list(node_kinds("h100", contract.gpu_pools["h100"], contract.location))
+    kinds = list(node_kinds("h100", contract.gpu_pool_models()["h100"], contract.location))
     assert [(k.offer.vm_size, k.capacity_type) for k in kinds] == [
         ("Standard_NC40ads_H100_v5", "spot"), ("Standard_NC40ads_H100_v5", "onDemand"),
         ("Standard_NC80adis_H100_v5", "spot"), ("Standard_NC80adis_H100_v5", "onDemand")]
@@ -155,7 +155,7 @@ def test_nap_node_labels_come_from_karpenter_and_the_azure_provider():
 
 def test_agent_pool_node_labels_come_from_aks():
     contract = PlatformContract.from_json(PROD)
-    [spot] = node_kinds("t4spot", contract.gpu_pools["t4spot"], contract.location)
+    [spot] = node_kinds("t4spot", contract.gpu_pool_models()["t4spot"], contract.location)
     assert {key: spot.labels.known[key] for key in (
         "kubernetes.azure.com/agentpool", "agentpool", "kubernetes.azure.com/scalesetpriority",
         "kubernetes.azure.com/accelerator", "kubernetes.azure.com/mode", "kubernetes.azure.com/role",
@@ -369,9 +369,9 @@ def test_the_platform_builds_each_pool_s_kinds_of_node_once():
 
 
 def test_the_node_choice_says_spot_first_whatever_order_the_contract_lists():
-    from gpu_aks_policies.contract import GpuOfferEntry
+    from gpu_aks_policies.contract import OfferEntry
     from gpu_aks_policies.fit import node_choice
-    offers = (GpuOfferEntry(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
+    offers = (OfferEntry(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
                             resource="nvidia.com/gpu", per_node=1, capacity_types=("onDemand", "spot")),)
     assert node_choice(offers) == "H100 x1, Spot or on-demand"
 

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
-from gpu_aks_policies.contract import GpuOfferEntry, GpuPoolEntry
+from gpu_aks_policies.contract import OfferEntry, PoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -226,20 +226,20 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _replace_node(node: Mapping[str, Any], pool: GpuPoolEntry) -> str:
+def _replace_node(node: Mapping[str, Any], pool: PoolEntry) -> str:
     """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
-    backend = node_backend(labels, pool.kind)
+    backend = node_backend(labels, pool.backend)
     return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
 
 
-def _offer_of(node: Mapping[str, Any], pool: GpuPoolEntry) -> GpuOfferEntry:
+def _offer_of(node: Mapping[str, Any], pool: PoolEntry) -> OfferEntry:
     """The pool's offer the node is (its VM size; a NAP pool brings several), else the first."""
     size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
     return next((offer for offer in pool.offers if (offer.vm_size or "").lower() == size), pool.offers[0])
 
 
-def _sharing_count_problem(count: int, expected: int, pool: GpuPoolEntry, resource: str, pool_name: str,
+def _sharing_count_problem(count: int, expected: int, pool: PoolEntry, resource: str, pool_name: str,
                            namespace: str) -> tuple[str, str] | None:
     """What a shared pool's node count says, when it disagrees with the contract: the node advertises its
     GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its GPUs alone, or
@@ -262,12 +262,12 @@ def _sharing_count_problem(count: int, expected: int, pool: GpuPoolEntry, resour
     return None
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, platform: Platform,
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
     offer = _offer_of(node, pool)
-    resource, expected = offer.resource, offer.per_node
+    resource, expected = offer.resource or "", offer.per_node
     problems: list[Problem] = []
 
     def problem(check: str, message: str, fix: str) -> None:
@@ -358,7 +358,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: GpuPoolEntry, pla
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 
-def _check_taints(node: Mapping[str, Any], pool: GpuPoolEntry, problem: Any) -> None:
+def _check_taints(node: Mapping[str, Any], pool: PoolEntry, problem: Any) -> None:
     expected = []
     for text in pool.taints:
         try:
@@ -370,7 +370,9 @@ def _check_taints(node: Mapping[str, Any], pool: GpuPoolEntry, problem: Any) -> 
     actual_set = {_taint_id(t) for t in actual}
     expected_set = {_taint_id(t) for t in expected}
     missing = [t for t in expected if _taint_id(t) not in actual_set]
-    tolerated = {(tol.get("key"), tol.get("value", "")) for tol in pool.tolerations}
+    # The contract's tolerations are one per pool taint (`components.manifests.pool_tolerations`): Equal on
+    # key and value, any effect.
+    tolerated = {(taint["key"], taint["value"]) for taint in expected}
     extra = [t for t in actual if _taint_id(t) not in expected_set and t["effect"] != "PreferNoSchedule"
              and not t["key"].startswith(SYSTEM_TAINT_PREFIXES + node_taint_prefixes()) and t["key"] != SPOT_LABEL
              and (t["key"], t["value"]) not in tolerated]
@@ -415,10 +417,10 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
     nodes_by_label = _NodesByLabel(nodes)
     # The pools as the typed contract read them (checked types; counts are ints).
     for pool_name, typed in platform.pools.items():
-        # Version 1 contracts have no poolLabel: gpu-aks's pool label with the pool's name.
-        pool_label = typed.pool_label or {POOL_LABEL: pool_name}
-        members = nodes_by_label.matching(pool_label)
-        report = PoolReport(pool_name, typed.gpu_resource, typed.gpus_per_node, typed.min_count or 0)
+        # gpu-aks's pool label with the pool's name (`poolLabel` in version 2; version 1 had none).
+        members = nodes_by_label.matching({POOL_LABEL: pool_name})
+        first = typed.offers[0]
+        report = PoolReport(pool_name, first.resource or "", first.per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
             report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
@@ -436,8 +438,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
 
 def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], pods: Sequence[Mapping[str, Any]]) -> None:
     """A Ready DCGM exporter pod on every node of each pool gpu-aks's exporter watches: the contract
-    says so (`gpuPools.<pool>.dcgmExporter: gpu-aks`), or an exporter pod of the pool runs somewhere.
-    Without one a node's GPUs send no metrics and raise no alerts."""
+    says so (`pools.<pool>.exporter`; `gpuPools.<pool>.dcgmExporter: gpu-aks` before version 3), or an
+    exporter pod of the pool runs somewhere. Without one a node's GPUs send no metrics and raise no alerts."""
     key, value = EXPORTER_APP_LABEL
     by_node: dict[str, list[Mapping[str, Any]]] = {}
     pools_with_pods: set[str] = set()
@@ -447,7 +449,7 @@ def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], p
             pools_with_pods.add(as_str(_labels(pod).get(POOL_LABEL)))
     for report in reports:
         pool = platform.pools.get(report.name)
-        if (pool is None or pool.dcgm_exporter != "gpu-aks") and \
+        if (pool is None or not pool.exporter) and \
                 report.name not in pools_with_pods:
             continue
         for node in report.nodes:
