@@ -41,6 +41,7 @@ from .contract import (
 from .demand import amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
+from .limits import MAX_SHOWN_CHARS, clipped
 from .node_labels import SKU_GPU_MANUFACTURER_LABEL, NodeKind, every_node_carries, node_kinds
 from .podspecs import (
     ABSENT,
@@ -146,9 +147,14 @@ def _a(model: str) -> str:
     return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
 
 
+def _model(name: str) -> str:
+    """A contract's GPU model as a message names it: any text (`--platform`), so cut as every quoted value is."""
+    return clipped(name, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS)
+
+
 def _device(offer: OfferEntry, count: int = 1) -> str:
     """One (or `count`) of what the offer advertises, in words: "a T4", "a MIG 2g.20gb slice of an A100 80GB"."""
-    model = offer.gpu_model or "GPU"
+    model = _model(offer.gpu_model or "GPU")
     if offer.mig_partition:
         return (f"a MIG {offer.mig_partition} slice of {_a(model)}" if count == 1 else
                 f"{count} MIG {offer.mig_partition} slices of {model} GPUs")
@@ -165,7 +171,7 @@ def share_of(offer: OfferEntry, sharing: PoolSharing | None, amount: Fraction = 
         return share if count == 1 else f"{count} shares, each {share}"
     if offer.mig_partition:
         return _device(offer, count)
-    model = offer.gpu_model or "GPU"
+    model = _model(offer.gpu_model or "GPU")
     return f"a whole {model}" if count == 1 else f"{count} whole {model} GPUs"
 
 
@@ -679,7 +685,7 @@ def node_choice(offers: Sequence[OfferEntry]) -> str:
     kinds = []
     for offer in offers:
         model = offer.gpu_model or offer.vm_size or "an unknown GPU"
-        model = _model_family(model)
+        model = _model(_model_family(model))
         kinds.append(f"{model} x{offer.gpus_per_vm}" if offer.gpus_per_vm else model)
     words = " or ".join(_CAPACITY_WORDS.get(capacity, capacity) for capacity in capacities)
     sizes = list(dict.fromkeys(kinds))

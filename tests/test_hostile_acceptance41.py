@@ -61,10 +61,10 @@ def test_a_long_json_string_is_still_located_and_its_duplicates_found():
 
 
 _NODE_CHOICE = """
-from gpu_aks_policies.contract import GpuOfferEntry
+from gpu_aks_policies.contract import OfferEntry
 from gpu_aks_policies.fit import node_choice
 def offer(model, gpus):
-    return GpuOfferEntry(vm_size="Standard_X", gpu_model=model, gpu_memory_gib=80, gpus_per_vm=gpus,
+    return OfferEntry(vm_size="Standard_X", gpu_model=model, gpu_memory_gib=80, gpus_per_vm=gpus,
                          resource="nvidia.com/gpu", per_node=gpus, mig_partition=None,
                          capacity_types=("spot", "onDemand"), hourly_price=None)
 n = 300_000
@@ -288,3 +288,20 @@ def test_a_template_label_the_preview_does_not_know_yet_leaves_the_pool_undecide
     assert any("instance-type" in message for message in _pool_findings(props))
     props["spec"]["template"]["metadata"] = {"labels": {"team": UNKNOWN}}
     assert any("carries no NoSchedule GPU taint" in message for message in _pool_findings(props))
+
+
+def test_the_explainer_cuts_a_contract_s_huge_gpu_model_as_every_quoted_value():
+    """A contract's `gpuModel` is any text: the explainer printed a 200k-character one whole, in every
+    line that named the pool's GPU."""
+    from gpu_aks_policies.explain import explain
+    from gpu_aks_policies.fit import render
+    from gpu_aks_policies.limits import MAX_SHOWN_CHARS
+    outputs = json.loads((ROOT / "examples" / "app-repo" / "platform" / "prod-outputs.json").read_text())
+    for pool in outputs["gpuPools"].values():
+        for offer in pool["offers"]:
+            offer["gpuModel"] = "H" * 200_000
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "tolerations": [{"operator": "Exists"}],
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    text = render(explain(pod, outputs))
+    assert "H" * MAX_SHOWN_CHARS + "…" in text and "H" * (MAX_SHOWN_CHARS + 1) not in text
