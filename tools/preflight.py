@@ -31,7 +31,7 @@ from typing import Any
 
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped, is_int
-from gpu_aks_policies.pools.model import CapacityNeed
+from gpu_aks_policies.pools.model import CapacityNeed, Pool
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
 from components.platform_settings import PlatformSettings
@@ -301,22 +301,21 @@ def check_capacity(settings: PlatformSettings, usage: Mapping[str, Quota],
     return reports, problems
 
 
-def declared_gpu_problems(settings: PlatformSettings, skus: Mapping[str, SkuOffer]) -> list[str]:
+def declared_gpu_problems(pools: Sequence[Pool], skus: Mapping[str, SkuOffer]) -> list[str]:
     """A GPU pool on a size the catalog does not know declares its GPU (`gpuPools[].gpu`): Azure's SKU
     list (the `GPUs` capability of `az vm list-skus`) must agree with the declared count."""
     problems = []
-    for pool in settings.gpu_pools:
-        if pool.sku is None or pool.sku.family != "declared":
-            continue
-        offer = skus.get(pool.vm_size.lower())
-        if offer is None:
-            continue  # check_capacity already says the size is not offered
-        if offer.gpus is None:
-            problems.append(f"gpuPools[{pool.name}].gpu: Azure's SKU list gives {pool.vm_size} no GPUs capability, "
-                            "so it is not a GPU size; pick an N-series size")
-        elif offer.gpus != pool.sku.gpus:
-            problems.append(f"gpuPools[{pool.name}].gpu.count: {pool.sku.gpus} declared, but Azure's SKU list gives "
-                            f"{pool.vm_size} {offer.gpus} GPUs; declare count: {offer.gpus}")
+    for pool in pools:
+        for sku in (offer.gpu_sku for offer in pool.gpu_offers if offer.gpu_sku.family == "declared"):
+            offer = skus.get(sku.vm_size.lower())
+            if offer is None:
+                continue  # check_capacity already says the size is not offered
+            if offer.gpus is None:
+                problems.append(f"{pool.key}.gpu: Azure's SKU list gives {sku.vm_size} no GPUs capability, so it is "
+                                "not a GPU size; pick an N-series size")
+            elif offer.gpus != sku.gpus:
+                problems.append(f"{pool.key}.gpu.count: {sku.gpus} declared, but Azure's SKU list gives "
+                                f"{sku.vm_size} {offer.gpus} GPUs; declare count: {offer.gpus}")
     return problems
 
 
@@ -393,7 +392,7 @@ def main(argv: Sequence[str] | None = None, az: Callable[[Sequence[str]], Any] =
         print(escape_text(f"error: {error}"), file=sys.stderr)
         return 2
     reports, problems = check_capacity(settings, usage, skus)
-    problems += declared_gpu_problems(settings, skus)
+    problems += declared_gpu_problems(platform_pools(settings).pools, skus)
     # Names come from the stack file and from `az`'s answers: escaped, one per line, and the whole
     # report neutralised for terminals and CI logs (policies/terminal.py).
     lines = [f"capacity for stack {escape_line(settings.stack)} in {escape_line(location)}:"]
