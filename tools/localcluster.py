@@ -404,12 +404,11 @@ def _node_resources(vm_size: str, gpus: Mapping[str, int]) -> dict[str, str]:
             **{resource: str(count) for resource, count in gpus.items()}}
 
 
-def _gpu_resources(pool: Mapping[str, Any], offer: Mapping[str, Any]) -> dict[str, int]:
+def _gpu_resources(offer: Mapping[str, Any]) -> dict[str, int]:
     """What the device plugin advertises on a node of this offer: the offer's `perNode` of its resource,
     which the contract already counts as the plugin does (GPUs, MIG instances, or GPUs times the
     sharing replicas: NVIDIA k8s-device-plugin `api/config/v1`; components/gpu_cluster_outputs.py)."""
-    resource = str(offer.get("resource") or pool.get("gpuResource") or "nvidia.com/gpu")
-    return {resource: int(offer.get("perNode") or 0)}
+    return {str(offer["resource"]): int(offer.get("perNode") or 0)}
 
 
 def _base_labels(name: str, vm_size: str, location: str, zone: str) -> dict[str, str]:
@@ -442,21 +441,22 @@ def pool_nodes(outputs: Mapping[str, Any], pool_name: str, copies: int = 1) -> l
     (Karpenter tries Spot before on-demand). Neither gets a label or taint the pool does not declare
     beyond those (Karpenter adds no GPU taint and no `kubernetes.azure.com/accelerator`)."""
     location = str(outputs.get("location") or "eastus2")
-    gpu_pools = outputs.get("gpuPools") or {}
-    pool = gpu_pools.get(pool_name) or (outputs.get("cpuPools") or {}).get(pool_name)
-    if pool is None:
+    # The contract's pool model (version 3's `pools`); the system pool's nodes are not simulated.
+    pool = (outputs.get("pools") or {}).get(pool_name)
+    if pool is None or pool.get("role") not in ("gpu", "cpu"):
         raise KeyError(pool_name)
-    is_gpu = pool_name in gpu_pools
-    nap = pool.get("kind") == "nodePool"
+    is_gpu = pool["role"] == "gpu"
+    nap = pool.get("backend") == "nodePool"
     identity = (outputs.get("clusterIdentity") or {}).get("gpuPools", {}).get(pool_name, {})
     os_sku = str((identity.get("createOnly") or {}).get("osSKU") or "Ubuntu")
     zones = list((identity.get("createOnly") or {}).get("availabilityZones") or [])
     cluster = f"MC_{outputs.get('resourceGroupName', 'rg')}_{outputs.get('clusterName', 'aks')}_{location}"
-    offers = list(pool.get("offers") or [{"vmSize": pool["vmSize"], "perNode": 0, "capacityTypes": ["onDemand"]}])
+    # A GPU pool's nodes are of its GPU sizes, as the device plugin and the scheduler see them.
+    offers = [offer for offer in pool.get("offers") or [] if offer.get("resource") or not is_gpu]
     nodes = []
     for index, offer in enumerate(offers):
         vm_size = str(offer["vmSize"])
-        gpus = _gpu_resources(pool, offer) if is_gpu else {}
+        gpus = _gpu_resources(offer) if is_gpu else {}
         for copy in range(copies):
             zone = f"{location}-{zones[copy % len(zones)]}" if zones else "0"
             if nap:
@@ -514,7 +514,7 @@ def pool_nodes(outputs: Mapping[str, Any], pool_name: str, copies: int = 1) -> l
 
 def stack_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, Any]]:
     """Every GPU and CPU pool's nodes."""
-    return [node for kind in ("gpuPools", "cpuPools") for name in (outputs.get(kind) or {})
+    return [node for name, pool in (outputs.get("pools") or {}).items() if pool.get("role") in ("gpu", "cpu")
             for node in pool_nodes(outputs, name, copies)]
 
 
