@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import abc
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size, node_count_problem
@@ -22,7 +23,7 @@ from ..secrets import is_secret
 from .registry import NO_TAINTS, NodeFacts, read_fact, register
 
 if TYPE_CHECKING:
-    from .model import AsWritten, Pool, PoolFact
+    from .model import AsWritten, Pool, PoolFact, PoolRole
 
 _AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
 _MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster")
@@ -59,7 +60,7 @@ def _taints(path: str, props: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple
 def _bounds(path: str, props: Mapping[str, Any]) -> tuple[AsWritten, int, int]:
     """How the pool's node count is bounded as written, and its bounds (a fixed-size pool: its count
     twice; 0 where the resource writes no usable count)."""
-    from .model import AsWritten
+    from .model import AsWritten  # as in _agent_pool
 
     autoscaling = known(props.get("enableAutoScaling"), join(path, "enableAutoScaling"))
     min_count = known(props.get("minCount"), join(path, "minCount"))
@@ -124,17 +125,17 @@ def _agent_pool(path: str, name: str, props: Mapping[str, Any], azure_name: str 
 
     zones = props.get("availabilityZones")
     zones = zones if isinstance(zones, abc.Sequence) and not isinstance(zones, str) else ()
+    role: PoolRole = "system" if props.get("mode") == "System" else \
+        "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu"
     taints_path = join(path, "nodeTaints")
     return Pool(
-        name, name, "agentPool", "system" if props.get("mode") == "System" else
-        "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu",
-        azure_name, offers, min_count, max_count, spot, tuple(zone for zone in zones if isinstance(zone, str)),
-        taints=taints, labels=read_fact(unknown, "labels", labels, {}),
+        name, name, "agentPool", role, azure_name, offers, min_count, max_count, spot,
+        tuple(zone for zone in zones if isinstance(zone, str)), taints=taints,
+        labels=read_fact(unknown, "labels", labels, {}),
         source={"pool": path or taints_path, "offers": join(path, "vmSize"), "mig": join(path, "gpuInstanceProfile"),
                 "taints": taints_path, "count": join(path, "maxCount"), "labels": join(path, "nodeLabels"),
                 "plugin": join(path, "gpuProfile")},
-        unknown=unknown, written=AsWritten(written.autoscaled, written.bounds, written.bounds_fix, written.lower,
-                                           written.upper, taint_problems=problems),
+        unknown=unknown, written=replace(written, taint_problems=problems),
         needs_device_plugin=_needs_device_plugin(props))
 
 

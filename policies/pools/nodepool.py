@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import abc
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from operator import ge, gt, le, lt
 from typing import TYPE_CHECKING, Any
 
@@ -195,7 +196,7 @@ def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> t
     (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
     NodePool the API server takes has it. Each such limit is named with why. With the most nodes the
     limits admit of any size the NodePool may bring (0 where they bound nothing)."""
-    from .model import AsWritten
+    from .model import AsWritten  # as in _node_pool
 
     spec = mapping_at(props.get("spec"), "spec")
     limits = mapping_at(spec.get("limits"), _LIMITS)
@@ -265,14 +266,14 @@ def _node_pool(name: str, props: Mapping[str, Any]) -> Pool:
     # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
     # not the device plugin: whoever declares an NVIDIA NodePool runs one.
     needs_plugin = read_fact(unknown, "plugin", lambda: any(gpu_sku(size) is not None for size in known_sizes()), False)
+    # Sizes the catalog lacks are offers without a GPU sku: the rules say by its name whether one is a GPU size.
     return Pool(
         name, name, "nodePool", "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu", None,
         tuple(Offer(size, gpu_sku(size)) for size in sizes), 0, max_count, False, (), taints=taints,
         labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}),
         source={"pool": _TAINTS, "offers": _REQUIREMENTS, "taints": _TAINTS, "count": _LIMITS, "labels": _LABELS,
                 "plugin": _REQUIREMENTS},
-        unknown=unknown, written=AsWritten(written.autoscaled, written.bounds, written.bounds_fix, written.lower,
-                                           written.upper, _TAINTS, False, problems),
+        unknown=unknown, written=replace(written, taints_field=_TAINTS, taints_as_text=False, taint_problems=problems),
         needs_device_plugin=needs_plugin)
 
 
