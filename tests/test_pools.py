@@ -148,3 +148,58 @@ def test_the_taint_fix_is_written_in_the_pools_own_field_names(stand_in_backend)
     assert "nodeTaints" not in untainted[0].message
     [stand_in, _] = check_gpu_node_pool(stand_in_backend, {"name": "nap", "sizes": ["Standard_NC4as_T4_v3"]}, POOL_CONFIG)
     assert stand_in.message.endswith("Fix: spec.template.spec.taints: [{key: sku, value: gpu, effect: NoSchedule}]")
+
+
+#: A DaemonSet that runs NVIDIA's plugin on every node: it serves any pool that is not MIG.
+_EVERYWHERE = StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"spec": {
+    "tolerations": [{"operator": "Exists"}],
+    "containers": [{"name": "p", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}}}})
+
+
+@pytest.mark.parametrize(("field", "hidden", "tainted_rule", "plugin_rule"), [
+    # A hidden size hides the offers: no GPU pool rule can say whether the pool is a GPU pool; nor does the
+    # plugin rule find a GPU size that needs a plugin.
+    ("vmSize", {"offers": "vmSize"}, "undecided", "passes"),
+    ("nodeTaints", {"taints": "nodeTaints"}, "undecided", "undecided"),
+    ("scaleSetPriority", {"taints": "scaleSetPriority"}, "undecided", "undecided"),
+    ("maxCount", {"count": "maxCount"}, "undecided", "passes"),
+    ("nodeLabels", {"labels": "nodeLabels"}, "passes", "undecided"),
+    ("gpuInstanceProfile", {"mig": "gpuInstanceProfile"}, "passes", "undecided"),
+])
+def test_a_value_the_preview_hides_leaves_undecided_only_the_rule_that_needs_its_fact(field, hidden, tainted_rule,
+                                                                                       plugin_rule):
+    props = {**T4, "agentPoolName": "t4", field: UNKNOWN}
+    [pool] = pools_of("azure-native:containerservice:AgentPool", props)
+    assert pool.unknown == hidden
+    verdicts = []
+    for findings in (check_gpu_node_pool("azure-native:containerservice:AgentPool", props, POOL_CONFIG),
+                     check_device_plugin_coverage([_EVERYWHERE, StackResource("urn:t4", "azure-native:containerservice:"
+                                                                              "AgentPool", props)],
+                                                  DEFAULTS["device-plugin-tolerates-gpu-pools"])):
+        assert all(f.path == next(iter(hidden.values())) for f in findings if not f.decided)
+        verdicts.append("undecided" if any(not f.decided for f in findings) else "refused" if findings else "passes")
+    assert verdicts == [tainted_rule, plugin_rule]
+
+
+def test_a_nodepool_is_read_into_the_pool_model_in_its_own_field_names():
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "h100"}, "spec": {
+        "limits": {"nvidia.com/gpu": 16}, "template": {
+            "metadata": {"labels": {"team": "ml"}},
+            "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}, {"key": "a b", "effect": "NoSchedule"}],
+                     "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                       "values": ["Standard_ND96isr_H100_v5", "Standard_NC999_future"]}]}}}}
+    [pool] = pools_of("kubernetes:karpenter.sh/v1:NodePool", nodepool)
+    assert (pool.name, pool.backend, pool.role, pool.azure_name) == ("h100", "nodePool", "gpu", None)
+    # The catalog's size carries its GPUs; one the catalog lacks is offered as written, without them.
+    assert [(offer.vm_size, offer.gpus) for offer in pool.offers] == [("Standard_ND96isr_H100_v5", 8),
+                                                                     ("Standard_NC999_future", 0)]
+    # 16 GPUs admit two 8-GPU nodes: the pool's bounds count nodes, as the platform's NodePools do.
+    assert (pool.min_count, pool.max_count, pool.taints, pool.needs_device_plugin) == (
+        0, 2, ("nvidia.com/gpu:NoSchedule",), True)
+    assert pool.labels == {"kubernetes.io/os": "linux", "beta.kubernetes.io/os": "linux", "team": "ml",
+                           "karpenter.sh/nodepool": "h100"}
+    written = pool.written
+    assert written is not None and written.autoscaled and written.bounds == "spec.limits: nvidia.com/gpu: 16"
+    assert (written.taints_field, written.taints_as_text) == ("spec.template.spec.taints", False)
+    assert [problem.split(" has ")[0] for problem in written.taint_problems] == ["taint 'a b:NoSchedule'"]
+    assert (pool.source["pool"], pool.source["count"], pool.unknown) == ("spec.template.spec.taints", "spec.limits", {})
