@@ -65,8 +65,8 @@ def _bounds(path: str, props: Mapping[str, Any]) -> tuple[AsWritten, int, int]:
     autoscaling = known(props.get("enableAutoScaling"), join(path, "enableAutoScaling"))
     min_count = known(props.get("minCount"), join(path, "minCount"))
     max_count = known(props.get("maxCount"), join(path, "maxCount"))
-    written = (f"enableAutoScaling: {shown(autoscaling)}, minCount: {shown_count(min_count)}, "
-               f"maxCount: {shown_count(max_count)}")
+    lower, upper = ("minCount", shown_count(min_count)), ("maxCount", shown_count(max_count))
+    written = f"enableAutoScaling: {shown(autoscaling)}, {lower[0]}: {lower[1]}, {upper[0]}: {upper[1]}"
     # A count past AKS's limit, fractional, negative or not finite bounds nothing (1e30 once passed);
     # one that is no number at all is read as no bound already.
     unusable = [f"{field} {why}" for field, value in (("minCount", min_count), ("maxCount", max_count))
@@ -77,8 +77,7 @@ def _bounds(path: str, props: Mapping[str, Any]) -> tuple[AsWritten, int, int]:
         lowest, highest = int(min_count), int(max_count)
     else:
         lowest = highest = int(count) if is_number(count) and node_count_problem(count) is None else 0
-    return (AsWritten(autoscaled, "; ".join([written, *unusable]), _BOUNDS_FIX, ("minCount", shown_count(min_count)),
-                      ("maxCount", shown_count(max_count))), lowest, highest)
+    return AsWritten(autoscaled, "; ".join([written, *unusable]), _BOUNDS_FIX, lower, upper), lowest, highest
 
 
 def _needs_device_plugin(props: Mapping[str, Any]) -> bool:

@@ -118,8 +118,10 @@ class CapacityNeed:
 
 @dataclass(frozen=True)
 class Pool:
-    """One pool as every reader outside its kind module sees it. Computed once per pool
-    (`components.pools.platform_pools`); nothing downstream re-derives it from settings."""
+    """One pool as every reader outside its kind module sees it. Computed once per pool: from the
+    settings by the platform's kinds (`components.pools.platform_pools`), or from an AgentPool or
+    NodePool resource by the pack's backend readers (`gpu_aks_policies.pools.pools_of`); nothing
+    downstream re-derives it."""
 
     name: str
     #: How the pool is named in the stack config (`gpuPools[gput4]`), for messages.
