@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .catalog import is_gpu_vm_size
 from .findings import Finding, undecided, yaml_list
@@ -23,7 +23,7 @@ from .podspecs import (
     join,
     list_at,
 )
-from .pools import PoolView, pools_of, shown_count
+from .pools import pools_of
 from .quantities import shown
 from .rule_config import (
     DEVICE_PLUGIN_TOLERATES_POOLS,
@@ -32,15 +32,20 @@ from .rule_config import (
 )
 from .scheduling import (
     format_taint,
+    parse_taint,
     selects_node,
     toleration_for,
     untolerated_taints,
 )
 from .terminal import escape_line
 
+if TYPE_CHECKING:
+    from .pools.model import AsWritten, Pool, PoolFact
+
 # --- Pools and the device plugin -----------------------------------------------------------------
-# The pools come from the pool kinds (`gpu_aks_policies.pools`): these rules never read a kind's
-# properties, so a new kind of pool is judged by the same rules.
+# The pools come from the backend readers (`gpu_aks_policies.pools`), each as the one pool model
+# (`pools.model.Pool`): these rules never read a backend's properties, so a pool of a new backend is
+# judged by the same rules.
 
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
 
@@ -49,7 +54,7 @@ DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
 _NAMED_SIZES = 8
 
 
-def _pool_named(pool: PoolView, sizes: Sequence[str]) -> str:
+def _pool_named(pool: Pool, sizes: Sequence[str]) -> str:
     """`GPU node pool 'name' (sizes)` as a message starts: the name and sizes as the resource writes
     them, each on one line and short (a NodePool's name and requirement values are any text until the
     API server sees them), the sizes once each and at most `_NAMED_SIZES` of them."""
@@ -78,34 +83,69 @@ class PoolProblem:
         return f"{self.reason}. Fix: {self.fix}" if self.fix else self.reason
 
 
-def pool_problems(pool: PoolView, config: RuleConfig) -> list[PoolProblem]:
+def require(pool: Pool, *facts: PoolFact) -> None:
+    """Raises UndecidableError, at the path of the value not known yet, for the first of `facts` the
+    preview hides in this pool: the rule then reports this one pool as undecided."""
+    for fact in facts:
+        if fact in pool.unknown:
+            raise UndecidableError(pool.unknown[fact])
+
+
+def _as_written(pool: Pool) -> AsWritten:
+    if pool.written is None:
+        raise ValueError(f"the pool {pool.key} was not read from a resource: the pool rules judge what "
+                         "gpu_aks_policies.pools.pools_of reads")
+    return pool.written
+
+
+def _taint_fix(written: AsWritten, taint: Mapping[str, str]) -> str:
+    """How to give the pool `taint`, in its backend's field: AKS's `nodeTaints` strings, or a
+    Kubernetes Taint object (a karpenter.sh NodePool's `spec.template.spec.taints`)."""
+    if written.taints_as_text:
+        return f'{written.taints_field}: ["{format_taint(taint)}"]'
+    value = taint.get("value") or ""
+    fields = f"key: {taint['key']}, " + (f"value: {value}, " if value else "") + f"effect: {taint['effect']}"
+    return f"{written.taints_field}: [{{{fields}}}]"
+
+
+def pool_problems(pool: Pool, config: RuleConfig) -> list[PoolProblem]:
     """Why `gpu-node-pools-are-tainted` refuses a GPU pool (none when it passes). The pack reports each
     at the pool's resource; the platform runs the same on its own pools before anything is created
-    (`components/pools/rules.py`), reported at the config key."""
-    problems: list[PoolProblem] = []
-    taints, syntax_problems = pool.taints()
-    problems.extend(PoolProblem("taints", problem) for problem in syntax_problems)
+    (`components/pools/rules.py`), reported at the config key. Raises UndecidableError."""
+    require(pool, "taints")
+    written = _as_written(pool)
+    problems = [PoolProblem("taints", problem) for problem in written.taint_problems]
+    taints = [parse_taint(taint) for taint in pool.taints]
     if not any(taint == dict(gpu_taint) and taint["effect"] == "NoSchedule"
                for taint in taints for gpu_taint in config.gpu_taints):
         wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
         problems.append(PoolProblem(
             "taints", f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
-                      f"GPU pods cannot rely on it", pool.taint_fix(config.gpu_taints[0])))
-    scaling = pool.scaling()
-    if not scaling.bounded:
+                      f"GPU pods cannot rely on it", _taint_fix(written, config.gpu_taints[0])))
+    require(pool, "count")
+    if not written.autoscaled:
         problems.append(PoolProblem(
-            "scaling", f"is not autoscaled within bounds ({scaling.written}); GPU pools should scale, to zero when idle",
-            scaling.fix))
-    elif scaling.min_count > scaling.max_count:
+            "scaling", f"is not autoscaled within bounds ({written.bounds}); GPU pools should scale, to zero when idle",
+            written.bounds_fix))
+    elif pool.min_count > pool.max_count:
         problems.append(PoolProblem(
-            "scaling", f"has {scaling.min_field} {shown_count(scaling.min_count)} above {scaling.max_field} "
-                       f"{shown_count(scaling.max_count)}", f"{scaling.min_field} <= {scaling.max_field}"))
+            "scaling", f"has {' '.join(written.lower)} above {' '.join(written.upper)}",
+            f"{written.lower[0]} <= {written.upper[0]}"))
     return problems
 
 
-def gpu_sizes(pool: PoolView) -> list[str]:
-    """The pool's GPU VM sizes: a pool with none is no GPU pool, and the GPU pool rule passes it."""
-    return [size for size in pool.vm_sizes() if is_gpu_vm_size(size)]
+def gpu_sizes(pool: Pool) -> list[str]:
+    """The pool's GPU VM sizes: a pool with none is no GPU pool, and the GPU pool rule passes it.
+    Raises UndecidableError."""
+    require(pool, "offers")
+    return [size for size in pool.vm_sizes if is_gpu_vm_size(size)]
+
+
+def needs_device_plugin(pool: Pool) -> bool:
+    """A device plugin the stack installs must serve the pool (`Pool.needs_device_plugin`). Raises
+    UndecidableError."""
+    require(pool, "plugin")
+    return pool.needs_device_plugin
 
 
 def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: RuleConfig) -> list[Finding]:
@@ -121,7 +161,8 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
             if not sizes:
                 continue
             for problem in pool_problems(pool, config):
-                findings.append(Finding(TAINTED_GPU_POOLS, pool.where, f"{_pool_named(pool, sizes)} {problem.text}"))
+                findings.append(Finding(TAINTED_GPU_POOLS, pool.source["pool"],
+                                        f"{_pool_named(pool, sizes)} {problem.text}"))
         except UndecidableError as error:
             findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings
@@ -169,13 +210,13 @@ def device_plugins(resources: Sequence[StackResource]) -> list[Plugin]:
     return [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
 
 
-def plugin_gaps(pool: PoolView, plugins: Sequence[Plugin]) -> list[str]:
+def plugin_gaps(pool: Pool, plugins: Sequence[Plugin]) -> list[str]:
     """Why each plugin misses the pool's nodes, or [] when one of them serves it (one is enough). The
     pack reports the gaps at the pool's resource; the platform runs the same on its own pools before
     anything is created (`components/pools/rules.py`). Raises UndecidableError."""
-    taints, _ = pool.taints()
-    labels = pool.node_labels()
-    mig = pool.mig()
+    require(pool, "taints", "labels", "mig")
+    taints = [parse_taint(taint) for taint in pool.taints]
+    labels, mig = pool.labels, pool.mig
     gaps: list[str] = []
     for plugin, plugin_pods in plugins:
         gap = _plugin_gap(plugin, plugin_pods, labels, taints, mig)
@@ -194,7 +235,7 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
     findings = []
     for resource in resources:
         try:
-            pools = [p for p in pools_of(resource.type, resource.props) if p.served_by_nvidia_plugin()]
+            pools = [p for p in pools_of(resource.type, resource.props) if needs_device_plugin(p)]
         except UndecidableError as error:
             findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
             continue
@@ -206,8 +247,8 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
                 continue
             if gaps:
                 findings.append(Finding(
-                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.where,
-                    f"{_pool_named(pool, pool.vm_sizes())} {UNSERVED}: " + "; ".join(gaps), subject=resource.urn))
+                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.source["pool"],
+                    f"{_pool_named(pool, pool.vm_sizes)} {UNSERVED}: " + "; ".join(gaps), subject=resource.urn))
     return findings
 
 

@@ -97,8 +97,8 @@ KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
 KEPT_FINITE_TESTS: dict[tuple[str, str], tuple[int, str]] = {
     ("app_sdk/gpu_aks_app.py", "_whole"): (2, "app_sdk stands alone (the same test as limits.is_whole)"),
     ("policies/declarations.py", "whole_as_int"): (1, "the one conversion of the wire's whole floats to int"),
-    ("policies/pools/view.py", "shown_count"): (1, "a whole float shown as an int, below 1e15 (its digits are "
-                                                   "exact)"),
+    ("policies/pools/agentpool.py", "shown_count"): (1, "a whole float shown as an int, below 1e15 (its digits "
+                                                        "are exact)"),
     ("policies/secrets.py", "secret_forms"): (1, "the texts a secret float may print as (below 1e18)"),
     ("policies/demand.py", "asks_gpu"): (1, "a fast path for exactly `float` (secret numbers, a float subclass, "
                                             "take the quantity parser)"),

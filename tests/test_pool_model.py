@@ -203,13 +203,13 @@ def test_the_settings_and_the_pack_read_a_node_count_alike(count):
         refused = []
     except SettingsError as error:
         refused = [problem for problem in error.problems if problem.startswith("gpu-aks:gpuPools[g].maxCount: ")]
-    [view] = pools_of("azure-native:containerservice:AgentPool", {
+    [pool] = pools_of("azure-native:containerservice:AgentPool", {
         "agentPoolName": "g", "vmSize": vm_size, "enableAutoScaling": True, "minCount": 0, "maxCount": count})
-    scaling = view.scaling()
-    assert bool(refused) == (not scaling.bounded), (refused, scaling.written)
+    assert pool.written is not None
+    assert bool(refused) == (not pool.written.autoscaled), (refused, pool.written.bounds)
     # "enableAutoScaling: true, minCount: 0, maxCount: <count>; maxCount <why>" (no why for a value that
     # is no number at all: the pack reads it as no bound)
-    for why in scaling.written.split("; maxCount ", 1)[1:]:
+    for why in pool.written.bounds.split("; maxCount ", 1)[1:]:
         assert refused[0].endswith(f" {why}"), (refused, why)
 
 
@@ -241,19 +241,18 @@ def test_the_pack_reads_the_programs_pools_as_the_settings_read_them(stack):
     assert run.error is None, run.error
     registered = {}
     for resource in run.resources:
-        for view in pools_of(resource.type, resource.inputs):
-            registered[view.name] = view
+        for read in pools_of(resource.type, resource.inputs):
+            registered[read.name] = read
     settings_ = settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack, environ={})
-    judged = {view.name: view for kind in KINDS for pool in kind.pools(settings_)
-              for resource_type, props in resources_of(kind.resources(pool)) for view in pools_of(resource_type, props)}
+    judged = {read.name: read for kind in KINDS for pool in kind.pools(settings_)
+              for resource_type, props in resources_of(kind.resources(pool)) for read in pools_of(resource_type, props)}
     assert judged and set(judged) <= set(registered)
-    for name, view in judged.items():
+    for name, read in judged.items():
         other = registered[name]
-        assert (view.vm_sizes(), view.taints(), view.node_labels(), view.mig(), view.served_by_nvidia_plugin()) == \
-            (other.vm_sizes(), other.taints(), other.node_labels(), other.mig(), other.served_by_nvidia_plugin()), name
-        scaling, other_scaling = view.scaling(), other.scaling()
-        assert (scaling.bounded, scaling.min_count, scaling.max_count) == \
-            (other_scaling.bounded, other_scaling.min_count, other_scaling.max_count), name
+        assert (read.offers, read.taints, read.labels, read.min_count, read.max_count, read.needs_device_plugin,
+                read.written, read.unknown) == \
+            (other.offers, other.taints, other.labels, other.min_count, other.max_count, other.needs_device_plugin,
+             other.written, other.unknown), name
     # The device-plugin DaemonSets the settings judge are the ones the program registers.
     plugins = {resource.inputs["metadata"]["name"]: resource.inputs for resource in run.resources
                if is_device_plugin_daemonset(resource.type, resource.inputs)}

@@ -28,6 +28,7 @@ from gpu_aks_policies.pool_rules import (
     StackResource,
     device_plugins,
     gpu_sizes,
+    needs_device_plugin,
     plugin_gaps,
     pool_problems,
 )
@@ -103,10 +104,10 @@ def own_pool_problems(kinds: Sequence[PoolKind], settings: PlatformView, config:
         for pool in kind.pools(settings):
             key = kind.facts(pool, settings).key
             for resource_type, props in resources_of(kind.resources(pool)):
-                for view in pools_of(resource_type, props):
-                    if not gpu_sizes(view):
+                for read in pools_of(resource_type, props):
+                    if not gpu_sizes(read):
                         continue
-                    for problem in pool_problems(view, config):
+                    for problem in pool_problems(read, config):
                         # The taint fix in the stack file's form (`nodeTaints` holds strings in every kind).
                         fix = f'nodeTaints: ["{format_taint(config.gpu_taints[0])}"]' if problem.aspect == "taints" \
                             else problem.fix
@@ -141,8 +142,8 @@ def own_plugin_problems(kinds: Sequence[PoolKind], settings: PlatformView, confi
         for pool in kind.pools(settings):
             facts = kind.facts(pool, settings)
             for resource_type, props in resources_of(kind.resources(pool)):
-                for view in pools_of(resource_type, props):
-                    if not view.served_by_nvidia_plugin() or not (gaps := plugin_gaps(view, plugins)):
+                for read in pools_of(resource_type, props):
+                    if not needs_device_plugin(read) or not (gaps := plugin_gaps(read, plugins)):
                         continue
                     found.append(("devicePlugin.pools",
                                   f"leaves out the GPU pool {facts.key}, which {UNSERVED}: {'; '.join(gaps)}; the "

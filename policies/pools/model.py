@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..catalog import GpuSku, vcpus_in_size_name
 from ..contract import (
@@ -118,8 +118,10 @@ class CapacityNeed:
 
 @dataclass(frozen=True)
 class Pool:
-    """One pool as every reader outside its kind module sees it. Computed once per pool
-    (`components.pools.platform_pools`); nothing downstream re-derives it from settings."""
+    """One pool as every reader outside its kind module sees it. Computed once per pool: from the
+    settings by the platform's kinds (`components.pools.platform_pools`), or from an AgentPool or
+    NodePool resource by the pack's backend readers (`gpu_aks_policies.pools.pools_of`); nothing
+    downstream re-derives it."""
 
     name: str
     #: How the pool is named in the stack config (`gpuPools[gput4]`), for messages.
@@ -158,6 +160,20 @@ class Pool:
     #: GPU names or sizes the pool may bring that gpu-aks's catalog lacks (a NodePool's): neither
     #: offered nor priced, so the pool's cost has no ceiling.
     uncatalogued: tuple[str, ...] = ()
+    # What a backend reader (`gpu_aks_policies.pools.pools_of`) keeps of the resource it read the pool
+    # from, for the pool rules; the platform's kinds, which fill the model from settings, leave it out.
+    #: Where each fact is written: a resource path (`agentPoolProfiles[0].nodeTaints`, `spec.limits`) or a
+    #: config key. "pool" is where a finding about the whole pool points.
+    source: Mapping[PoolFact, str] = field(default_factory=dict)
+    #: The facts a preview hides, each with the path of the value not known yet: a rule that needs one
+    #: leaves this pool undecided and judges the others (`pool_rules.require`).
+    unknown: Mapping[PoolFact, str] = field(default_factory=dict)
+    #: The node-count bounds and taints as the resource writes them, in the backend's own field names.
+    written: AsWritten | None = None
+    #: A device plugin the stack installs itself must serve the nodes: NVIDIA GPUs whose driver AKS (or
+    #: NAP) installs and whose plugin nothing else manages. (`device_plugin` says who runs it, where the
+    #: platform knows.)
+    needs_device_plugin: bool = False
 
     @property
     def gpu_offers(self) -> tuple[Offer, ...]:
@@ -205,3 +221,34 @@ class Pool:
         else maxCount."""
         size = offer.vm_size.lower()
         return next((need.max_count for need in self.capacity if need.vm_size.lower() == size), self.max_count)
+
+
+#: The facts of a pool a backend reader reads one by one, each of which a preview may hide on its own:
+#: "offers" (the sizes), "mig" (their MIG profile), "taints", "count" (min_count, max_count and how
+#: they are written), "labels", "plugin" (`needs_device_plugin`); and "pool", where the pool is declared.
+PoolFact = Literal["pool", "offers", "mig", "taints", "count", "labels", "plugin"]
+#: One node-count bound as written: its field and its value, shown for a message ("minCount", "0").
+Bound = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class AsWritten:
+    """A pool's node-count bounds and taints as its resource writes them, in the backend's own field
+    names (an AgentPool's `enableAutoScaling`, `minCount`, `maxCount` and `nodeTaints`; a NodePool's
+    `spec.limits` and `spec.template.spec.taints`): what the pool rules quote and how they say to fix
+    it."""
+
+    #: The autoscaler (a NodePool: its limits) keeps the node count within min_count..max_count.
+    autoscaled: bool
+    #: The bounds as written, with why one bounds nothing ("enableAutoScaling: false, minCount: None,
+    #: maxCount: None").
+    bounds: str
+    #: How to bound the pool.
+    bounds_fix: str
+    lower: Bound = ("minCount", "")
+    upper: Bound = ("maxCount", "")
+    #: The taints' field, and whether it holds AKS's `key=value:Effect` text (else Kubernetes Taint objects).
+    taints_field: str = "nodeTaints"
+    taints_as_text: bool = True
+    #: Why each taint written that is not among `Pool.taints` is no taint.
+    taint_problems: tuple[str, ...] = ()

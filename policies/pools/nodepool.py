@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections import abc
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from operator import ge, gt, le, lt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import (
     AKS_MAX_NODES_PER_CLUSTER,
@@ -25,14 +26,17 @@ from ..catalog import (
     OS_LABEL,
     GpuSku,
     gpu_sku,
+    is_gpu_vm_size,
     vcpus_in_size_name,
 )
 from ..limits import go_int
-from ..podspecs import join, known, list_at, mapping_at
+from ..podspecs import UndecidableError, join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
-from ..scheduling import TaintSyntaxError, parse_taint
-from .registry import NodeFacts, register
-from .view import PoolView, Scaling
+from ..scheduling import TaintSyntaxError, format_taint, parse_taint
+from .registry import NO_TAINTS, NO_TEXTS, NodeFacts, read_fact, register
+
+if TYPE_CHECKING:
+    from .model import AsWritten, Pool, PoolFact
 
 _NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
 _CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource"
@@ -49,6 +53,14 @@ _OS = "kubernetes.io/os"
 #: (Karpenter normalizes them: kubernetes-sigs/karpenter pkg/apis/v1/labels.go `NormalizedLabels`).
 _NORMALIZED = {"beta.kubernetes.io/instance-type": _INSTANCE_TYPE, "beta.kubernetes.io/arch": _ARCH,
                "beta.kubernetes.io/os": _OS}
+#: Where a NodePool writes what the pool rules read (the NodePool CRD's field paths).
+_REQUIREMENTS = "spec.template.spec.requirements"
+_TAINTS = "spec.template.spec.taints"
+_LABELS = "spec.template.metadata.labels"
+_LIMITS = "spec.limits"
+#: How to bound a GPU NodePool, and the bound it lacks: Karpenter starts at no node.
+_BOUNDS_FIX = "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}"
+_NO_LOWER_BOUND = "(none: Karpenter starts at no node)"
 
 
 def _size_labels(sku: GpuSku) -> dict[str, str]:
@@ -108,135 +120,161 @@ def _nodes_admitted(sku: Any, bounding: Mapping[str, Any]) -> int:
     return min(counts, default=1)
 
 
-class NodePoolView(PoolView):
-    """One NodePool (`props`: the custom resource's inputs)."""
+def _template(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = mapping_at(props.get("spec"), "spec")
+    return mapping_at(spec.get("template"), "spec.template")
 
-    def __init__(self, name: str, props: Mapping[str, Any]) -> None:
-        self.path, self.name, self.props = "", name, props
 
-    def _template(self) -> Mapping[str, Any]:
-        spec = mapping_at(self.props.get("spec"), "spec")
-        return mapping_at(spec.get("template"), "spec.template")
+def _template_labels(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    labels = mapping_at(_template(props).get("metadata"), "spec.template.metadata").get("labels")
+    return {str(k): v for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
 
-    def _requirements(self) -> list[tuple[str, str, list[str]]]:
-        """(key, operator, values) of each requirement, in order; a key may be required more than once
-        (Karpenter intersects them)."""
-        template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
-        found: list[tuple[str, str, list[str]]] = []
-        path = "spec.template.spec.requirements"
-        for index, item in enumerate(list_at(template_spec.get("requirements"), path)):
-            if not isinstance(item, abc.Mapping):
-                continue
-            key, operator = known(item.get("key"), join(join(path, index), "key")), item.get("operator")
-            values = [str(v) for v in list_at(item.get("values"), join(join(path, index), "values"))]
-            if isinstance(key, str) and isinstance(operator, str):
-                found.append((_NORMALIZED.get(key, key), operator, values))
-        # Karpenter requires the template's labels too (kubernetes-sigs/karpenter `NodeClaimTemplate`:
-        # `Requirements.Add(scheduling.NewLabelRequirements(nodePool.Spec.Template.Labels)...)`): a label
-        # `node.kubernetes.io/instance-type: Standard_D8ds_v5` admits that size alone.
-        # A value the preview does not know yet, on a key that picks sizes, leaves the pool undecided.
-        path = "spec.template.metadata.labels"
-        for written, value in self._template_labels().items():
-            key = _NORMALIZED.get(written, written)
-            found.append((key, "In", [str(known(value, join(path, written)) if key in _READ_KEYS else value)]))
-        return found
 
-    def _template_labels(self) -> Mapping[str, Any]:
-        labels = mapping_at(self._template().get("metadata"), "spec.template.metadata").get("labels")
-        return {str(k): v for k, v in mapping_at(labels, "spec.template.metadata.labels").items()}
+def _requirements(props: Mapping[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """(key, operator, values) of each requirement, in order; a key may be required more than once
+    (Karpenter intersects them)."""
+    template_spec = mapping_at(_template(props).get("spec"), "spec.template.spec")
+    found: list[tuple[str, str, list[str]]] = []
+    path = _REQUIREMENTS
+    for index, item in enumerate(list_at(template_spec.get("requirements"), path)):
+        if not isinstance(item, abc.Mapping):
+            continue
+        key, operator = known(item.get("key"), join(join(path, index), "key")), item.get("operator")
+        values = [str(v) for v in list_at(item.get("values"), join(join(path, index), "values"))]
+        if isinstance(key, str) and isinstance(operator, str):
+            found.append((_NORMALIZED.get(key, key), operator, values))
+    # Karpenter requires the template's labels too (kubernetes-sigs/karpenter `NodeClaimTemplate`:
+    # `Requirements.Add(scheduling.NewLabelRequirements(nodePool.Spec.Template.Labels)...)`): a label
+    # `node.kubernetes.io/instance-type: Standard_D8ds_v5` admits that size alone.
+    # A value the preview does not know yet, on a key that picks sizes, leaves the pool undecided.
+    path = _LABELS
+    for written, value in _template_labels(props).items():
+        key = _NORMALIZED.get(written, written)
+        found.append((key, "In", [str(known(value, join(path, written)) if key in _READ_KEYS else value)]))
+    return found
 
-    @property
-    def taints_path(self) -> str:
-        return "spec.template.spec.taints"
 
-    def vm_sizes(self) -> tuple[str, ...]:
-        """The catalog's GPU sizes the requirements admit, whatever operators and keys select them
-        (`sku-gpu-name In [H100]`, `sku-gpu-count Gt 0`, `sku-gpu-manufacturer Exists`, none at all: a
-        NodePool without requirements launches any size a pending GPU pod needs), and the sizes outside
-        the catalog its instance-type requirements name. A requirement on a key read nowhere here (a
-        zone, the capacity type, a label of your own) is taken as admitting: the pool is judged
-        whenever it may launch a GPU node."""
-        requirements = self._requirements()
-        admitted = [sku.vm_size for sku in GPU_SKUS.values() if _admits(requirements, _size_labels(sku))]
-        written = [values for key, operator, values in requirements
-                   if key in (_INSTANCE_TYPE, _SKU_NAME) and operator == "In"]
-        named = [set(values) for values in written]
-        # Sizes the catalog does not know, as written (the rules say whether each is a GPU size).
-        unknown = [size for size in dict.fromkeys(size for values in written for size in values)
-                   if gpu_sku(size) is None and all(size in values for values in named)]
-        return tuple(admitted + unknown)
+def _vm_sizes(props: Mapping[str, Any]) -> tuple[str, ...]:
+    """The catalog's GPU sizes the requirements admit, whatever operators and keys select them
+    (`sku-gpu-name In [H100]`, `sku-gpu-count Gt 0`, `sku-gpu-manufacturer Exists`, none at all: a
+    NodePool without requirements launches any size a pending GPU pod needs), and the sizes outside
+    the catalog its instance-type requirements name. A requirement on a key read nowhere here (a
+    zone, the capacity type, a label of your own) is taken as admitting: the pool is judged
+    whenever it may launch a GPU node."""
+    requirements = _requirements(props)
+    admitted = [sku.vm_size for sku in GPU_SKUS.values() if _admits(requirements, _size_labels(sku))]
+    written = [values for key, operator, values in requirements
+               if key in (_INSTANCE_TYPE, _SKU_NAME) and operator == "In"]
+    named = [set(values) for values in written]
+    # Sizes the catalog does not know, as written (the rules say whether each is a GPU size).
+    unknown = [size for size in dict.fromkeys(size for values in written for size in values)
+               if gpu_sku(size) is None and all(size in values for values in named)]
+    return tuple(admitted + unknown)
 
-    def taints(self) -> tuple[list[dict[str, str]], list[str]]:
-        template_spec = mapping_at(self._template().get("spec"), "spec.template.spec")
-        taints, problems = [], []
-        for index, item in enumerate(list_at(template_spec.get("taints"), self.taints_path)):
-            item = known(item, join(self.taints_path, index))
-            if not isinstance(item, abc.Mapping):
-                problems.append(f"taint {index} is not an object with key and effect")
-                continue
-            key, value, effect = item.get("key"), item.get("value", ""), item.get("effect")
-            text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
-            try:
-                taints.append(parse_taint(text))
-            except TaintSyntaxError as error:
-                problems.append(str(error))
-        return taints, problems
 
-    def scaling(self) -> Scaling:
-        """Bounded when a GPU or vCPU limit is a ceiling some cluster can reach: 0 up to what AKS's most
-        nodes hold (`NODEPOOL_LIMIT_CEILINGS`, the ceilings gpu-aks's own NodePools keep to). Past it
-        (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
-        NodePool the API server takes has it. Each such limit is named with why."""
-        spec = mapping_at(self.props.get("spec"), "spec")
-        limits = mapping_at(spec.get("limits"), "spec.limits")
-        bounding, unusable = {}, []
-        for key in _BOUNDING_LIMITS:
-            if key not in limits:
-                continue
-            written = known(limits[key], join("spec.limits", key))
-            try:
-                amount = parse_quantity(written)
-            except QuantityError as error:  # a limit Karpenter cannot read bounds nothing: say why
-                unusable.append(f"unreadable {key}: {error}")
-                continue
-            if amount < 0:
-                unusable.append(f"{key}: {shown(written, 64)} is negative; a ceiling is 0 (no node) or more")
-            elif amount > (most := NODEPOOL_LIMIT_CEILINGS[key]):
-                unusable.append(f"{key}: {shown(written, 64)} is above {most}, more than AKS's "
-                                f"{AKS_MAX_NODES_PER_CLUSTER} nodes per cluster hold of any GPU size, so it bounds "
-                                "nothing")
-            else:
-                bounding[key] = amount
-        sizes = [sku for sku in map(gpu_sku, self.vm_sizes()) if sku is not None]
-        # A limit of 0 is written on purpose (a paused NodePool); a positive one no size fits is a mistake.
-        if bounding and all(bounding.values()) and sizes and not any(_nodes_admitted(sku, bounding) for sku in sizes):
-            # Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter
-            # `filterByRemainingResources`): such a NodePool never brings a node, and its pods wait forever.
-            smallest = min(sizes, key=lambda sku: sku.gpus)
-            unusable.append(f"they admit no node of any size the NodePool may bring (the smallest, {smallest.vm_size}, "
-                            f"has {smallest.gpus} GPUs and {vcpus_in_size_name(smallest.vm_size)} vCPUs)")
-        written = ", ".join(f"{key}: {shown(limits[key], 64).strip(chr(39))}" for key in bounding) or "no limits"
-        if unusable:
-            written += f"; {'; '.join(unusable)}"
-        ceiling = next(iter(bounding.values()), None)
-        return Scaling(bool(bounding) and not unusable, 0, int(ceiling) if ceiling is not None else None,
-                       f"spec.limits: {written}", "spec.limits: {nvidia.com/gpu: <the most GPUs you will pay for>}",
-                       min_field="(none: Karpenter starts at no node)", max_field="spec.limits")
+def _taints(props: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The taints the NodePool's nodes carry, and why each written one that is not a taint is none."""
+    template_spec = mapping_at(_template(props).get("spec"), "spec.template.spec")
+    taints, problems = [], []
+    for index, item in enumerate(list_at(template_spec.get("taints"), _TAINTS)):
+        item = known(item, join(_TAINTS, index))
+        if not isinstance(item, abc.Mapping):
+            problems.append(f"taint {index} is not an object with key and effect")
+            continue
+        key, value, effect = item.get("key"), item.get("value", ""), item.get("effect")
+        text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        try:
+            taints.append(format_taint(parse_taint(text)))
+        except TaintSyntaxError as error:
+            problems.append(str(error))
+    return tuple(taints), tuple(problems)
 
-    def node_labels(self) -> dict[str, str]:
-        written = {key: str(value) for key, value in self._template_labels().items()}
-        # Karpenter labels every node with its NodePool and OS (kubernetes-sigs/karpenter pkg/apis/v1/labels.go;
-        # the Azure provider's `computeRequirements` gives `kubernetes.io/os` one value, linux for every
-        # image family gpu-aks allows).
-        return {OS_LABEL: "linux", "beta.kubernetes.io/os": "linux", **written, NODEPOOL_LABEL: self.name}
 
-    def mig(self) -> bool:
-        return False
+def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> tuple[AsWritten, int]:
+    """Bounded when a GPU or vCPU limit is a ceiling some cluster can reach: 0 up to what AKS's most
+    nodes hold (`NODEPOOL_LIMIT_CEILINGS`, the ceilings gpu-aks's own NodePools keep to). Past it
+    (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
+    NodePool the API server takes has it. Each such limit is named with why. With the most nodes the
+    limits admit of any size the NodePool may bring (0 where they bound nothing)."""
+    from .model import AsWritten  # as in _node_pool
 
-    def served_by_nvidia_plugin(self) -> bool:
-        # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
-        # not the device plugin: whoever declares an NVIDIA NodePool runs one.
-        return any(gpu_sku(size) is not None for size in self.vm_sizes())
+    spec = mapping_at(props.get("spec"), "spec")
+    limits = mapping_at(spec.get("limits"), _LIMITS)
+    bounding, unusable = {}, []
+    for key in _BOUNDING_LIMITS:
+        if key not in limits:
+            continue
+        written = known(limits[key], join(_LIMITS, key))
+        try:
+            amount = parse_quantity(written)
+        except QuantityError as error:  # a limit Karpenter cannot read bounds nothing: say why
+            unusable.append(f"unreadable {key}: {error}")
+            continue
+        if amount < 0:
+            unusable.append(f"{key}: {shown(written, 64)} is negative; a ceiling is 0 (no node) or more")
+        elif amount > (most := NODEPOOL_LIMIT_CEILINGS[key]):
+            unusable.append(f"{key}: {shown(written, 64)} is above {most}, more than AKS's "
+                            f"{AKS_MAX_NODES_PER_CLUSTER} nodes per cluster hold of any GPU size, so it bounds "
+                            "nothing")
+        else:
+            bounding[key] = amount
+    skus = [sku for sku in map(gpu_sku, sizes()) if sku is not None]
+    # A limit of 0 is written on purpose (a paused NodePool); a positive one no size fits is a mistake.
+    if bounding and all(bounding.values()) and skus and not any(_nodes_admitted(sku, bounding) for sku in skus):
+        # Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter
+        # `filterByRemainingResources`): such a NodePool never brings a node, and its pods wait forever.
+        smallest = min(skus, key=lambda sku: sku.gpus)
+        unusable.append(f"they admit no node of any size the NodePool may bring (the smallest, {smallest.vm_size}, "
+                        f"has {smallest.gpus} GPUs and {vcpus_in_size_name(smallest.vm_size)} vCPUs)")
+    written = ", ".join(f"{key}: {shown(limits[key], 64).strip(chr(39))}" for key in bounding) or "no limits"
+    bounded = bool(bounding) and not unusable
+    nodes = max((min(AKS_MAX_NODES_PER_CLUSTER, _nodes_admitted(sku, bounding)) for sku in skus), default=0) \
+        if bounded else 0
+    upper = (_LIMITS, written)
+    if unusable:
+        written += f"; {'; '.join(unusable)}"
+    return AsWritten(bounded, f"{_LIMITS}: {written}", _BOUNDS_FIX, (_NO_LOWER_BOUND, "0"), upper), nodes
+
+
+def _node_labels(name: str, props: Mapping[str, Any]) -> dict[str, str]:
+    written = {key: str(value) for key, value in _template_labels(props).items()}
+    # Karpenter labels every node with its NodePool and OS (kubernetes-sigs/karpenter pkg/apis/v1/labels.go;
+    # the Azure provider's `computeRequirements` gives `kubernetes.io/os` one value, linux for every
+    # image family gpu-aks allows).
+    return {OS_LABEL: "linux", "beta.kubernetes.io/os": "linux", **written, NODEPOOL_LABEL: name}
+
+
+def _node_pool(name: str, props: Mapping[str, Any]) -> Pool:
+    """One NodePool (`props`: the custom resource's inputs) as the one pool model: each fact read once,
+    on its own (a value the preview does not know yet hides that fact alone)."""
+    # Imported here: a plain check (`gpu_aks_policies.check`) loads this reader but never the outputs
+    # contract the model imports (tests/test_check.py, NOT_LOADED_BY_A_PLAIN_CHECK), unless it meets a pool.
+    from .model import AsWritten, Offer, Pool
+
+    unknown: dict[PoolFact, str] = {}
+    sizes = read_fact(unknown, "offers", lambda: _vm_sizes(props), NO_TEXTS)
+
+    def known_sizes() -> tuple[str, ...]:
+        # The limits and the plugin ask the sizes too: hidden sizes hide them (after the limits' own values).
+        if "offers" in unknown:
+            raise UndecidableError(unknown["offers"])
+        return sizes
+
+    taints, problems = read_fact(unknown, "taints", lambda: _taints(props), NO_TAINTS)
+    written, max_count = read_fact(unknown, "count", lambda: _bounds(props, known_sizes),
+                                 (AsWritten(False, "", _BOUNDS_FIX), 0))
+    # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
+    # not the device plugin: whoever declares an NVIDIA NodePool runs one.
+    needs_plugin = read_fact(unknown, "plugin", lambda: any(gpu_sku(size) is not None for size in known_sizes()), False)
+    # Sizes the catalog lacks are offers without a GPU sku: the rules say by its name whether one is a GPU size.
+    return Pool(
+        name, name, "nodePool", "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu", None,
+        tuple(Offer(size, gpu_sku(size)) for size in sizes), 0, max_count, False, (), taints=taints,
+        labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}),
+        source={"pool": _TAINTS, "offers": _REQUIREMENTS, "taints": _TAINTS, "count": _LIMITS, "labels": _LABELS,
+                "plugin": _REQUIREMENTS},
+        unknown=unknown, written=replace(written, taints_field=_TAINTS, taints_as_text=False, taint_problems=problems),
+        needs_device_plugin=needs_plugin)
 
 
 def _admits(requirements: list[tuple[str, str, list[str]]], labels: Mapping[str, str]) -> bool:
@@ -278,7 +316,7 @@ NODES = NodeFacts(taint_prefixes=("karpenter.sh/",), gpu_labels={_GPU_MANUFACTUR
 
 
 @register("nodePool", _recognizes, source="karpenter.sh/v1 NodePool (AKS node auto-provisioning)", nodes=NODES)
-def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
+def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
     metadata = mapping_at(props.get("metadata"), "metadata")
     name = metadata.get("name")
-    return [NodePoolView(name if isinstance(name, str) else "", props)]
+    return [_node_pool(name if isinstance(name, str) else "", props)]

@@ -1,21 +1,39 @@
 """Which pool backend recognises which resources: one module per backend (the resource a pool is
 written as: an AKS AgentPool, a Karpenter NodePool) registers the resource types it reads and how it
-turns one resource into the pools it declares (`PoolView`s). The pool rules
-(`pool_rules.check_gpu_node_pool`, `check_device_plugin_coverage`) ask `pools_of` and never read a
-backend's properties themselves; the pack asks `is_pool_resource` which resources to hand them. Adding
-a backend is one module in this package plus its tests, as kube-linter's `templates.Register` sits
-below its templates. Imports no backend."""
+turns one resource into the pools it declares, each read once into the one pool model
+(`model.Pool`). The pool rules (`pool_rules.check_gpu_node_pool`, `check_device_plugin_coverage`)
+ask `pools_of` and never read a backend's properties themselves; the pack asks `is_pool_resource`
+which resources to hand them. Adding a backend is one module in this package plus its tests, as
+kube-linter's `templates.Register` sits below its templates. Imports no backend."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .view import PoolView
+from ..podspecs import UndecidableError
+
+if TYPE_CHECKING:
+    from .model import Pool, PoolFact
 
 #: (resource type, resource properties) -> the pools the resource declares.
-PoolsOf = Callable[[str, Mapping[str, Any]], list[PoolView]]
+PoolsOf = Callable[[str, Mapping[str, Any]], "list[Pool]"]
+_Fact = TypeVar("_Fact")
+#: No text, and no texts with no problems: what a hidden size or taint list reads as.
+NO_TEXTS: tuple[str, ...] = ()
+NO_TAINTS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+
+def read_fact(unknown: dict[PoolFact, str], fact: PoolFact, read: Callable[[], _Fact], default: _Fact) -> _Fact:
+    """One fact of a pool, read on its own: `read()`, or `default` where a preview hides a value it
+    needs. The fact is then unknown at that value's path, so a rule that needs it leaves this one pool
+    undecided (`pool_rules.require`) and the rules that do not still judge it."""
+    try:
+        return read()
+    except UndecidableError as error:
+        unknown[fact] = error.path
+        return default
 
 
 def _no_hint(node_name: str, labels: Mapping[str, str]) -> str:
@@ -80,7 +98,7 @@ def is_pool_resource(resource_type: str) -> bool:
     return backend_of(resource_type) is not None
 
 
-def pools_of(resource_type: str, props: Mapping[str, Any]) -> list[PoolView]:
+def pools_of(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
     """The pools a resource declares (none for a resource no backend recognises). Raises
     UndecidableError when an unknown preview value hides which pools there are."""
     backend = backend_of(resource_type)
