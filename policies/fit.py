@@ -107,17 +107,19 @@ class Platform:
         """What the platform offers to share a GPU: the resources its MIG offers advertise
         (`nvidia.com/mig-<partition>` under the mixed strategy, `nvidia.com/gpu` under single), and
         whether a pool shares each GPU between pods (its `sharing`: time-slicing or MPS)."""
-        mig_resources: set[str | None] = set()
+        mig_resources: set[str] = set()
         for name, pool in self.pools.items():
             for offer in pool.offers:
+                # A pool's offers here are its GPU offers (`gpu_pool_models`): each has its resource.
+                resource = offer.resource or ""
                 if offer.mig_partition:
                     # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
-                    mig_resources.add(offer.resource if (offer.resource or "").startswith(MIG_RESOURCE_PREFIX) else
-                                      f"{offer.resource} on pool {name}, where each is a {offer.mig_partition} slice")
+                    mig_resources.add(resource if resource.startswith(MIG_RESOURCE_PREFIX) else
+                                      f"{resource} on pool {name}, where each is a {offer.mig_partition} slice")
         shared_pools = tuple(f"{offer.resource}: 1 on pool {name} ({share_of(offer, pool.sharing)})"
                              for name, pool in self.pools.items() if shares(pool.sharing)
                              for offer in pool.offers[:1])
-        return GpuSharing(mig_resources=tuple(sorted(map(str, mig_resources))), shared_pools=shared_pools)
+        return GpuSharing(mig_resources=tuple(sorted(mig_resources)), shared_pools=shared_pools)
 
     def gpu_node_label(self) -> dict[str, str] | None:
         """A label with one value on every node of every GPU pool, for the node-selection advice: AKS's
