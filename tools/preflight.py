@@ -307,15 +307,15 @@ def declared_gpu_problems(pools: Sequence[Pool], skus: Mapping[str, SkuOffer]) -
     problems = []
     for pool in pools:
         for sku in (offer.gpu_sku for offer in pool.gpu_offers if offer.gpu_sku.family == "declared"):
-            offer = skus.get(sku.vm_size.lower())
-            if offer is None:
+            listed = skus.get(sku.vm_size.lower())
+            if listed is None:
                 continue  # check_capacity already says the size is not offered
-            if offer.gpus is None:
+            if listed.gpus is None:
                 problems.append(f"{pool.key}.gpu: Azure's SKU list gives {sku.vm_size} no GPUs capability, so it is "
                                 "not a GPU size; pick an N-series size")
-            elif offer.gpus != sku.gpus:
+            elif listed.gpus != sku.gpus:
                 problems.append(f"{pool.key}.gpu.count: {sku.gpus} declared, but Azure's SKU list gives "
-                                f"{sku.vm_size} {offer.gpus} GPUs; declare count: {offer.gpus}")
+                                f"{sku.vm_size} {listed.gpus} GPUs; declare count: {listed.gpus}")
     return problems
 
 
