@@ -100,7 +100,7 @@ def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
     assert set(real) <= set(sample)
     real_pool, sample_pool = real["gpuPools"]["gput4"], sample["gpuPools"]["gput4"]
     assert set(real_pool) == set(sample_pool)
-    # Version 3's pool model entry, as the platform writes it from `Pool.to_entry`.
+    # Version 3's pool, as the platform writes it (`Pool.to_json`).
     assert {k: v for k, v in sample["pools"]["gput4"].items() if k != "azureName"} == \
         {k: v for k, v in real["pools"]["gput4"].items() if k != "azureName"}
     assert {k: v for k, v in sample_pool.items() if k != "azureName"} == {k: v for k, v in real_pool.items()
