@@ -30,7 +30,7 @@ from .catalog import (
     sharing_phrase,
 )
 from .contract import ContractError, PlatformContract
-from .demand import amount_of, amount_verdicts, gpu_demand
+from .demand import GpuSharing, amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
 from .limits import MAX_SHOWN_CHARS, clipped
@@ -47,7 +47,7 @@ from .podspecs import (
 )
 from .pools.model import CapacityType, Offer, Pool, PoolSharing, spot_first
 from .quantities import format_amount
-from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
+from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
@@ -611,15 +611,13 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     """Where the pod lands, judged with the rules' own code: its GPU demand (`demand.gpu_demand`,
     markers included), the amounts the API server refuses (`demand.amount_verdicts`, as
     `gpu-limits-are-whole-numbers`) and admission with the config's Namespaces (`admit`)."""
-    if config.gpu_sharing is None:
-        # The refusal's advice names what this platform offers, as the hints below do.
-        config = replace(config, gpu_sharing=platform.gpu_sharing())
     asks = pod_gpu_asks(pod, config)
     demand = gpu_demand(pod, config, context)
     shares = [f"container '{ask.container.name}' asking for {ask.resource}" for ask in demand.asks
               if is_gpu_resource(ask.resource, config.gpu_markers.resources)]
     refusals = [f"container '{verdict.container.name}' {verdict.problem.text}"
-                for verdict in amount_verdicts(pod, config) if verdict.problem is not None]
+                # The refusal's advice names what this platform offers, as the hints below do.
+                for verdict in amount_verdicts(pod, config, platform.gpu_sharing()) if verdict.problem is not None]
     try:
         admitted = admit(pod, context, config.admission_plugins, config.namespaces)
     except UndecidableError:
