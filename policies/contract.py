@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
-from .contract_v2 import CpuPoolEntry, GpuOfferEntry, GpuPoolEntry, gpu_pool_model, read_pools
+from .contract_v2 import CpuPoolEntry, GpuOfferEntry, GpuPoolEntry, disagreements, gpu_pool_model, read_pools
 from .fields import (
     OPTIONAL_TEXT,
     TEXT,
@@ -129,6 +129,8 @@ class PlatformContract(Written):
                 values[field_name] = read(found, key, problems)
             elif found is not None:
                 problems.append(f"{key}: expected a map of pool names to pools")
+        if not problems and values.get("pools") is not None:
+            problems = disagreements(values["gpu_pools"], values.get("cpu_pools", {}), values["pools"])
         if problems:
             raise ContractError("; ".join(problems))
         return cls(**values)

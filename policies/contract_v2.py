@@ -181,3 +181,55 @@ def gpu_pool_model(pool: GpuPoolEntry) -> Pool:
                 min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot, taints=pool.taints,
                 labels=pool.labels, sharing=pool.sharing, device_plugin=pool.device_plugin,
                 exporter=pool.dcgm_exporter == "gpu-aks")
+
+
+#: What both versions say of a GPU pool and of each of its offers, by the model's field and version 3's
+#: key: readers of either version (an app helper reads `gpuPools` first if it predates version 3) must
+#: land a pod alike.
+_GPU_POOL_FACTS = (("backend", "backend"), ("azure_name", "azureName"), ("min_count", "minCount"),
+                   ("max_count", "maxCount"), ("spot", "spot"), ("taints", "taints"), ("labels", "labels"),
+                   ("sharing", "sharing"), ("device_plugin", "devicePlugin"), ("exporter", "exporter"))
+_OFFER_FACTS = ("vm_size", "capacity_types", "gpu_model", "gpu_memory_gib", "gpus_per_vm", "resource", "per_node",
+                "mig_partition", "hourly_price")
+_CPU_POOL_FACTS = (("azure_name", "azureName"), ("vm_size", "offers"), ("min_count", "minCount"),
+                   ("max_count", "maxCount"), ("taints", "taints"), ("labels", "labels"), ("spot", "spot"))
+
+
+def disagreements(gpu_pools: Mapping[str, GpuPoolEntry], cpu_pools: Mapping[str, CpuPoolEntry],
+                  pools: Mapping[str, Pool]) -> list[str]:
+    """Where a contract's version 2 (`gpuPools`, `cpuPools`) and version 3 (`pools`) say different things
+    of a pool, each problem naming both keys: such a contract is refused, since each reader would believe
+    one of them (the explainer `pools`, an older app helper `gpuPools`)."""
+    problems = []
+    v3_gpu = {name: pool for name, pool in pools.items() if pool.role == "gpu"}
+    v3_cpu = {name: pool for name, pool in pools.items() if pool.role == "cpu"}
+    for v3, v2, v2_key, role in ((v3_gpu, gpu_pools, "gpuPools", "GPU"), (v3_cpu, cpu_pools, "cpuPools", "CPU")):
+        for name in (*(name for name in v3 if name not in v2), *(name for name in v2 if name not in v3)):
+            where, lacking = ("pools", v2_key) if name in v3 else (v2_key, "pools")
+            problems.append(f"{where}.{name}: a {role} pool that {lacking} lacks; the contract's two versions must list "
+                            "the same pools")
+    for name, entry in gpu_pools.items():
+        if name in v3_gpu:
+            written, read = v3_gpu[name], gpu_pool_model(entry)
+            differ = [key for field, key in _GPU_POOL_FACTS if getattr(written, field) != getattr(read, field)]
+            offers = tuple(offer for offer in written.offers if offer.resource)
+            if len(offers) != len(read.offers) or any(
+                    getattr(mine, fact) != getattr(theirs, fact)
+                    for mine, theirs in zip(offers, read.offers, strict=False) for fact in _OFFER_FACTS):
+                differ.append("offers")
+            if differ:
+                problems.append(_disagree(name, "gpuPools", differ))
+    for name, cpu in cpu_pools.items():
+        if name in v3_cpu:
+            pool = v3_cpu[name]
+            differ = [key for field, key in _CPU_POOL_FACTS
+                      if (pool.vm_size if field == "vm_size" else getattr(pool, field)) != getattr(cpu, field)]
+            if differ:
+                problems.append(_disagree(name, "cpuPools", differ))
+    return problems
+
+
+def _disagree(name: str, v2_key: str, keys: list[str]) -> str:
+    return (f"pools.{name} and {v2_key}.{name} disagree ({', '.join(keys)}): the contract's version 3 and version 2 "
+            "must say the same of a pool, or readers of each land pods differently; write the contract again from "
+            "the platform's outputs")

@@ -144,10 +144,17 @@ class Pools(Kind):
 
 class Nested(Kind):
     """A field holding typed objects of its own; `read_fields` reads it through `read_nested`, which
-    names each problem inside it (`gpuPools.t4.offers[0].perNode`)."""
+    names each problem inside it (`gpuPools.t4.offers[0].perNode`). An object's class may refuse what
+    its fields say together (`problems(key)`, each problem named by key)."""
 
     def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
         raise NotImplementedError
+
+
+def _read_object(cls: type, value: Mapping[str, Any], key: str, problems: list[str]) -> Any:
+    read = cls(**read_fields(cls, value, f"{key}.", problems))
+    problems.extend(read.problems(key) if hasattr(read, "problems") else ())
+    return read
 
 
 class Object(Nested):
@@ -161,7 +168,7 @@ class Object(Nested):
     def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
         if not isinstance(value, Mapping):
             raise ValueError
-        return self.cls(**read_fields(self.cls, value, f"{key}.", problems))
+        return _read_object(self.cls, value, key, problems)
 
     def write(self, value: Any) -> Any:
         return write_fields(value)
@@ -178,8 +185,7 @@ class Objects(Nested):
     def read_nested(self, value: Any, key: str, problems: list[str]) -> Any:
         if not isinstance(value, list) or not value or not all(isinstance(item, Mapping) for item in value):
             raise ValueError
-        return tuple(self.cls(**read_fields(self.cls, item, f"{key}[{index}].", problems))
-                     for index, item in enumerate(value))
+        return tuple(_read_object(self.cls, item, f"{key}[{index}]", problems) for index, item in enumerate(value))
 
     def write(self, value: Any) -> Any:
         return [write_fields(item) for item in value]

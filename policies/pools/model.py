@@ -126,6 +126,14 @@ class OfferPrice(Written):
     currency: str = json_field("currency", TEXT, "The prices' currency (USD).", "USD")
     as_of: str = json_field("asOf", TEXT, "The date of the prices (YYYY-MM-DD).", "")
 
+    def problems(self, key: str) -> list[str]:
+        """A Spot price above the on-demand one is no price Azure charges: Spot's default max price (-1) is
+        the on-demand price (learn.microsoft.com/azure/virtual-machines/spot-vms, "Pricing")."""
+        if self.spot is not None and self.on_demand is not None and self.spot > self.on_demand:
+            return [f"{key}.spot: {self.spot:g} is above onDemand {self.on_demand:g}; Spot never costs more than "
+                    "on-demand (its default max price is the on-demand price)"]
+        return []
+
 
 @dataclass(frozen=True)
 class PoolSharing(Written):
