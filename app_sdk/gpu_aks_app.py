@@ -276,9 +276,9 @@ def _pools(platform: Any) -> dict[str, _Pool]:
     if not isinstance(platform, Mapping):
         raise ContractError(f"expected the platform's outputs (an object), got {_kind(platform)}")
     version = platform.get("contractVersion")
-    # JSON's true is no version, though Python counts it as 1.
-    if version is not None and (isinstance(version, bool) or version not in SUPPORTED_CONTRACT_VERSIONS):
-        shown = version if isinstance(version, (int, float)) and not isinstance(version, bool) else _kind(version)
+    # A whole number (a StackReference's 3.0 too); JSON's true is none, though Python counts it as 1.
+    if version is not None and _whole(version) not in SUPPORTED_CONTRACT_VERSIONS:
+        shown = version if _whole(version) is not None else _kind(version)
         raise ContractError(f"the platform's outputs contract is version {shown}; this helper reads "
                             f"{SUPPORTED_CONTRACT_VERSIONS}: upgrade gpu-aks-app")
     v3, v2 = _read_map(platform, "pools"), _read_map(platform, "gpuPools")
