@@ -66,9 +66,9 @@ from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
+from components.settings.common import document_pools
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import subnet_problem
-from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SharingSettings, taints_parser
 
 if TYPE_CHECKING:
@@ -550,6 +550,17 @@ GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provision
 # --- Checks across sections (the root runs them after every section) --------------------------
 
 
+#: How to make an AgentPool fixed-size under node auto-provisioning, by what the pool is for.
+_FIXED_SIZE_FIX = {
+    "system": "the system pool stays fixed-size: set both to one count",
+    "cpu": "make it fixed-size, or declare the GPU capacity under gpuNodePools",
+    # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU pool that is not autoscaled,
+    # and the settings run it on this pool.
+    "gpu": "declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool is refused by the policy "
+           "pack's gpu-node-pools-are-tainted)",
+}
+
+
 def nap_prerequisites(reader: Reader) -> None:
     """What AKS refuses under NAP, and `gpuNodePools` without NAP."""
     cluster = reader.values.get("cluster") or {}
@@ -567,13 +578,14 @@ def nap_prerequisites(reader: Reader) -> None:
                     f"({_MODEL} NodeProvisioningDefaultNodePools); only gpuNodePools and fixed pools remain")
     fixed_only = ("under cluster.nodeProvisioningProfile.mode: Auto AKS refuses autoscaling pools (\"Fixed size "
                   "Node Pools can still be created, but autoscaling Node Pools cannot be\", NodeProvisioningMode.Auto)")
-    pools = parsed_pools(reader)
+    # The AgentPools of the document (a NodePool is Karpenter's to size).
+    pools = [pool for pool in document_pools(reader).models(reader.root) if pool.backend == "agentPool"]
     for pool in pools:
-        if pool.count_range is not None and pool.count_range[0] != pool.count_range[1]:
-            low, high = pool.count_range
-            reader.problem(f"{pool.key}.maxCount", f"{high} differs from minCount {low}: {fixed_only}; {pool.fixed_size_fix}")
+        if pool.min_count != pool.max_count:
+            reader.problem(f"{pool.key}.maxCount", f"{pool.max_count} differs from minCount {pool.min_count}: "
+                                                   f"{fixed_only}; {_FIXED_SIZE_FIX[pool.role]}")
     for pool in pools:
-        if pool.pod_subnet:
+        if pool.pod_subnets:
             reader.problem(f"{pool.key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
                                                       "node auto-provisioning (learn.microsoft.com/azure/aks/"
                                                       "node-auto-provisioning, Limitations); use Azure CNI Overlay")
@@ -594,7 +606,9 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
     """A Grace (Arm64) GPU node runs every image the platform puts on GPU nodes: each needs an arm64
     build (catalog IMAGE_PLATFORMS records where that was read), or the pool is refused with the reason."""
     values = reader.values
-    arm64_pools = [(pool.key, list(pool.arm64_sizes)) for pool in parsed_pools(reader) if pool.arm64_sizes]
+    arm64_pools = [(pool.key, sizes) for pool in document_pools(reader).models(reader.root)
+                   if (sizes := [offer.vm_size for offer in pool.offers
+                                 if (sku := gpu_sku(offer.vm_size)) is not None and sku.arch == "arm64"])]
     if not arm64_pools:
         return
     plugin, smoke = values.get("devicePlugin") or {}, values.get("smokeTest") or {}
@@ -613,12 +627,6 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
             if why:
                 reader.problem(key, f"{', '.join(sizes)} run on Arm64 (Grace) hosts, and {image_key} {why}; use an "
                                     "image with an arm64 build, or leave the Grace sizes out")
-
-
-def _arm64_sizes(values: Mapping[str, Any]) -> tuple[str, ...]:
-    pool = NapGpuPoolSettings(str(values.get("name")), gpu_names=tuple(values.get("gpus") or ()),
-                              gpu_counts=tuple(values.get("gpuCount") or ()), vm_sizes=tuple(values.get("vmSizes") or ()))
-    return tuple(sku.vm_size for sku in pool.candidates if sku.arch == "arm64")
 
 
 def _listed_key(list_key: str, index: int, raw: Any) -> str:
@@ -654,19 +662,13 @@ class NapPoolKind:
     #: Karpenter bounds a NodePool by its `limits`, not by node counts.
     rule_keys: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "limits"}
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> NapGpuPoolSettings:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
-        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
+        pool: NapGpuPoolSettings = reader.build(plugin=built["devicePlugin"])
+        return pool
 
     def pools(self, settings: PlatformView) -> tuple[NapGpuPoolSettings, ...]:
         return settings.pools[self.config_key]
-
-    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
-        # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
-        # the cluster autoscaler, sizes them (no minCount).
-        return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values),
-                                sharing=(pool.values.get("sharing") or {}).get("strategy"))
-                     for pool in root.lists.get(self.config_key, []))
 
     def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> Pool:
         """The pack's reading of the NodePool this kind writes (`gpu_aks_policies.pools.nodepool`: the sizes

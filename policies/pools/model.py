@@ -305,6 +305,12 @@ class Pool(Written):
         return self.offers[0].vm_size
 
     @property
+    def pod_subnets(self) -> tuple[str, ...]:
+        """Your subnets the pool's pods join apart from its nodes (`podSubnetID`: Azure CNI's dynamic pod-IP
+        allocation)."""
+        return tuple(subnet for subnet in self.subnets if subnet != self.node_subnet)
+
+    @property
     def served(self) -> bool:
         """gpu-aks's device plugin serves the pool's nodes."""
         return self.device_plugin == "gpu-aks"
