@@ -22,7 +22,8 @@ TODAY = date(2026, 11, 22)
 os.environ["GPU_AKS_TODAY"] = TODAY.isoformat()
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION  # noqa: E402
-from tools.mockrun import ProgramRun, config_from_stack_file, run_program  # noqa: E402
+from tools.mockrun import ProgramRun, run_program  # noqa: E402
+from tools.stacks import config_from_stack_file  # noqa: E402
 
 #: Manifests are validated against the schemas of the version the platform pins by default.
 KUBERNETES_SCHEMA_VERSION = DEFAULT_KUBERNETES_VERSION
@@ -45,3 +46,29 @@ def prod_run() -> ProgramRun:
     run = run_stack("prod")
     assert run.error is None, run.error
     return run
+
+
+# --- Inputs the tests of hostile input share (tests/inputs.py builds them) ---------------------------
+
+
+@pytest.fixture
+def bad_pod(tmp_path: Path) -> Path:
+    """A file with a real violation: the report that must survive every broken neighbour."""
+    from tests.inputs import pod_yaml  # the module imports this one
+
+    path = tmp_path / "fractional.yaml"
+    path.write_text(pod_yaml("half", '"0.5"'))
+    return path
+
+
+@pytest.fixture
+def broken_inputs(tmp_path: Path) -> list[Path]:
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 1000 + "]" * 1000)
+    dangling = tmp_path / "dangling.yaml"
+    dangling.symlink_to(tmp_path / "gone.yaml")
+    invalid = tmp_path / "invalid.yaml"
+    invalid.write_text("kind: Pod\nspec: [unclosed\n")
+    return [latin1, deep, dangling, invalid]
