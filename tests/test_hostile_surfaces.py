@@ -614,7 +614,7 @@ def test_ten_thousand_ranges_are_one_problem_on_the_line_of_the_key(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("command, expected", [
     (["tools.preview", "prod", "--config-file", "{tmp}"], "error: --config-file {tmp}: not a regular file"),
-    (["tools.preview", "x\n::error::y\x1b[2J"], "there is no Pulumi.x\\n::error::y\\x1b[2J.yaml"),
+    (["tools.preview", "x\n::error::y\x1b[2J"], "error: 'x\\n::error::y\\x1b[2J' is not a stack name"),
     (["tools.observability", "--out", "{tmp}/file", "prod"], "error: cannot write {tmp}/file/prod/"),
     (["tools.observability", "--out", "{tmp}", "x\n::error::y"], "error: 'x\\n::error::y' is not a stack name"),
     (["gpu_aks_policies.explain", "--platform", "{tmp}/x\n::error::y.json", "{tmp}/file"],

@@ -1,11 +1,13 @@
-"""`make outputs` (#38): a failed preview says why and leaves no file behind; POLICY_PACK_CONFIG=FILE
-reaches the preview as `--policy-pack-config`."""
+"""`make outputs` (#38): a failed preview says why and leaves no file behind, nor does a killed one;
+POLICY_PACK_CONFIG=FILE reaches the preview as `--policy-pack-config`."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -30,15 +32,72 @@ def stack(request: pytest.FixtureRequest) -> tuple[str, Path]:
         left.unlink()
 
 
+def _temporary_files() -> set[Path]:
+    return set((ROOT / "build").glob("outputs*.tmp"))
+
+
 def test_a_failed_preview_says_why_and_leaves_no_tmp(stack):
     name, path = stack
     path.write_text("config:\n  azure-native:location: eastus2\n  gpu-aks:gpuPools:\n"
                     "    - {name: t4, vmSize: Standard_NC4as_T4_v3, maxCount: -1}\n")
+    (ROOT / "build").mkdir(exist_ok=True)
+    before = _temporary_files()
     result = _make(name)
     assert result.returncode != 0
     assert "gpu-aks:gpuPools[t4].maxCount" in result.stderr, result.stderr
     assert f"make outputs: the preview of {name} failed (exit 2, reasons above)" in result.stderr
+    assert not list((ROOT / "build").glob(f"outputs-{name}.json*")) and _temporary_files() <= before
+
+
+@pytest.mark.parametrize("signal_number, group", [(signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGTERM, True)],
+                         ids=["SIGTERM to make (a CI timeout)", "SIGINT to its group (Ctrl-C)", "SIGTERM to its group"])
+def test_a_killed_make_outputs_leaves_no_tmp_and_no_preview_running(stack, signal_number, group):
+    # GNU make passes SIGTERM on to the recipe's shell, whose trap must stop the preview and remove the
+    # .tmp (a shell runs a trap only once its foreground command has ended); Ctrl-C reaches them all.
+    name, path = stack
+    path.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    (ROOT / "build").mkdir(exist_ok=True)
+    before = _temporary_files()
+    make = subprocess.Popen(["make", "--no-print-directory", "outputs", f"STACK={name}"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MAKEFLAGS": ""}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (_temporary_files() - before and _previews_of(name)) and make.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        written = _temporary_files() - before
+        assert written and _previews_of(name) and make.poll() is None, "the preview never started"
+        if group:
+            os.killpg(make.pid, signal_number)
+        else:
+            make.send_signal(signal_number)
+        make.wait(timeout=60)
+    finally:
+        if make.poll() is None:
+            make.kill()
+            make.wait()
+    assert make.returncode != 0
+    assert not (_temporary_files() & written), "the .tmp is left behind"
     assert not list((ROOT / "build").glob(f"outputs-{name}.json*"))
+    deadline = time.monotonic() + 10
+    while _previews_of(name) and time.monotonic() < deadline:  # the trap waits for it; this only settles
+        time.sleep(0.05)
+    assert not _previews_of(name), "the preview outlived make"
+
+
+def _previews_of(stack: str) -> list[int]:
+    """The running `tools.preview STACK` processes (read from /proc: no pgrep on a bare image)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"tools.preview" in argv and stack.encode() in argv:
+                found.append(int(entry.name))
+    return found
 
 
 def test_policy_pack_config_reaches_the_preview(stack, tmp_path):

@@ -140,6 +140,19 @@ def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
     assert f"{broken}:1: cannot use this stack file: invalid YAML" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["dev\n::error::forged", "a" * 101, "", "team/dev", "dev\x1b[2J", "dév"],
+                         ids=["line break", "101 characters", "empty", "slash", "escape", "not ASCII"])
+def test_a_stack_name_pulumi_refuses_is_refused_before_anything_runs(capsys, monkeypatch, name):
+    # Pulumi's rule (pkg/backend/diy/backend.go `validateStackName`): with --config-file no stack file
+    # is looked up by the name, and the name went into the tree and summary as it was.
+    monkeypatch.setattr("tools.preview.PolicyPackProcess", None)  # nothing may start
+    assert preview(name, "--config-file", str(ROOT / "Pulumi.dev.yaml")) == (2, "")
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: '") and line.endswith("' is not a stack name: 1 to 100 letters, digits, '-', "
+                                                         "'_' or '.', as Pulumi's stack names are"), line
+    assert len(line) < 300 and "\x1b" not in line
+
+
 def test_secure_values_stay_secret_top_level_and_nested(tmp_path):
     stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": {"secure": "v1:BBBBnested"}},
                                                               "kubernetesVersion": "1.37"},

@@ -41,7 +41,7 @@ import pulumi
 from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.declarations import whole_as_int
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
-from gpu_aks_policies.limits import MAX_RECORD_VALUES
+from gpu_aks_policies.limits import MAX_RECORD_VALUES, MAX_SHOWN_CHARS
 from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
@@ -69,7 +69,7 @@ from tools.mockrun import (
     settings_from_stack_file,
 )
 from tools.preflight import capacity_lines
-from tools.stacks import stacks
+from tools.stacks import STACK_NAME, STACK_NAME_RULE, stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -527,6 +527,12 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
                              "checks what this run would replace against them")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
+    if not STACK_NAME.fullmatch(args.stack):
+        # The name is printed in the tree and the summary and names the stack file: one Pulumi refuses
+        # (a line break would forge report lines) is refused before anything runs.
+        print(safe_text(f"error: '{escape_field(args.stack, MAX_SHOWN_CHARS)}' is not a stack name: {STACK_NAME_RULE}"),
+              file=sys.stderr)
+        return 2
     try:
         pack_config = load_pack_config(args.policy_pack_config)
         table = load_prices(args.prices)
