@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.processes import left_behind, running, this_process
 
 pytestmark = pytest.mark.slow
 
@@ -63,11 +64,12 @@ def test_a_killed_make_outputs_leaves_no_tmp_and_no_preview_running(stack, signa
                             env={**os.environ, "MAKEFLAGS": ""}, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while not (_temporary_files() - before and _previews_of(name)) and make.poll() is None \
+        # Once the preview has started its policy pack, which must not outlive it either.
+        while not (_temporary_files() - before and _packs_of(_previews_of(name))) and make.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.02)
         written = _temporary_files() - before
-        assert written and _previews_of(name) and make.poll() is None, "the preview never started"
+        assert written and _packs_of(_previews_of(name)) and make.poll() is None, "the preview never started"
         if group:
             os.killpg(make.pid, signal_number)
         else:
@@ -84,20 +86,19 @@ def test_a_killed_make_outputs_leaves_no_tmp_and_no_preview_running(stack, signa
     while _previews_of(name) and time.monotonic() < deadline:  # the trap waits for it; this only settles
         time.sleep(0.05)
     assert not _previews_of(name), "the preview outlived make"
+    assert not _packs_left(), "the preview's policy pack outlived it"
 
 
 def _previews_of(stack: str) -> list[int]:
-    """The running `tools.preview STACK` processes (read from /proc: no pgrep on a bare image)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"tools.preview" in argv and stack.encode() in argv:
-                found.append(int(entry.name))
-    return found
+    return [process.pid for process in running() if "tools.preview" in process.argv and stack in process.argv]
+
+
+def _packs_of(parents: list[int]) -> list[int]:
+    return [process.pid for process in running() if process.parent in parents and "pulumi.policy" in process.argv]
+
+
+def _packs_left() -> list[int]:
+    return [process.pid for process in left_behind(this_process(), ROOT) if "pulumi.policy" in process.argv]
 
 
 def test_policy_pack_config_reaches_the_preview(stack, tmp_path):
@@ -126,6 +127,7 @@ def test_preview_json_says_on_stderr_why_it_exits_1(monkeypatch, capsys):
     monkeypatch.setattr(preview, "analyze", lambda *args, **kwargs: [planted])
     out = io.StringIO()
     assert preview.main(["dev", "--json"], stdout=out) == 1
+    assert not _packs_left(), "the pack the preview started outlived it"  # analyze(), which ended it, was replaced
     assert json.loads(out.getvalue())["violations"]
     error = capsys.readouterr().err
     assert "[mandatory]  device-plugin-tolerates-gpu-pools  (a100-pool)" in error

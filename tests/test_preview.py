@@ -153,6 +153,26 @@ def test_a_stack_name_pulumi_refuses_is_refused_before_anything_runs(capsys, mon
     assert len(line) < 300 and "\x1b" not in line
 
 
+def test_a_preview_ended_by_sigterm_ends_its_policy_pack(tmp_path):
+    # A CI timeout or `make outputs`' trap sends SIGTERM once the pack serves: Python's own SIGTERM ended
+    # the preview at once, and the pack, its port printed, ran on with no parent (issue 50).
+    script = """
+import os, signal, sys, time
+from tools import preview
+def analyze(run, config, pack):
+    pack.__enter__()
+    print(pack.process.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(60)
+preview.analyze = analyze
+preview.main(["dev"])
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 143, result.stderr
+    pack = int(result.stdout.split()[0])
+    assert not Path(f"/proc/{pack}").exists() or "zombie" in Path(f"/proc/{pack}/status").read_text(), "the pack runs on"
+
+
 def test_secure_values_stay_secret_top_level_and_nested(tmp_path):
     stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": {"secure": "v1:BBBBnested"}},
                                                               "kubernetesVersion": "1.37"},

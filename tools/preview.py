@@ -57,7 +57,7 @@ from components.pricing import PriceError, PriceTable, read_answer_files, read_p
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import RECORD_SECRET
-from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
+from tools.analyzer import Diagnostic, PolicyPackProcess, terminated_as_exit, wire_struct
 from tools.mockrun import (
     PlatformMocks,
     ProgramRun,
@@ -509,7 +509,7 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
     # The program's run allocates hundreds of thousands of short-lived objects over a heap of SDK
     # modules and classes that every full collection would walk again: a third of the run's CPU
     # time. Nothing here lives long enough to need the collector (`gc_paused`).
-    with gc_paused():
+    with gc_paused(), terminated_as_exit():
         return _main(argv, stdout)
 
 
@@ -541,18 +541,22 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     # The pack's interpreter starts while the program runs: half the preview's wall time went to
-    # waiting for one, then the other.
+    # waiting for one, then the other. This function owns it: it ends here whatever happens, a signal
+    # included (`main` turns SIGTERM into SystemExit), so no pack outlives the preview.
     pack = PolicyPackProcess().start()
     try:
-        run = run_stack_program(args.stack, stack_file=args.config_file, previous_outputs=previous_outputs)
-        cost = stack_cost(args.stack, table, stack_file=args.config_file)
+        return _previewed(args, pack, pack_config, table, previous_outputs, out)
     except PreviewInputError as error:
-        pack.__exit__(None, None, None)
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
-    except BaseException:
+    finally:
         pack.__exit__(None, None, None)
-        raise
+
+
+def _previewed(args: argparse.Namespace, pack: PolicyPackProcess, pack_config: dict[str, Any] | None,
+               table: PriceTable, previous_outputs: dict[str, Any] | None, out: TextIO) -> int:
+    run = run_stack_program(args.stack, stack_file=args.config_file, previous_outputs=previous_outputs)
+    cost = stack_cost(args.stack, table, stack_file=args.config_file)
     # The pack sees resources in the order the program registered them, as the engine would; what is
     # printed (PR comments, diffs) must not depend on that order, which the SDK's async runtime varies.
     diagnostics = in_print_order(run, analyze(run, pack_config, pack))
