@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import project_files
 
 #: The product's top-level packages and modules, by the folder or file they live in. `policies/`
 #: is imported as `gpu_aks_policies` (pyproject.toml's `package-dir`).
@@ -49,9 +50,9 @@ def _modules() -> Iterator[tuple[str, Path]]:
         if path.is_file():
             yield package, path
             continue
-        for file in sorted(path.rglob("*.py")):
+        for file in project_files(path):
             parts = file.relative_to(path).with_suffix("").parts
-            if "venv" in parts or "generated" in parts:
+            if "generated" in parts:
                 continue
             parts = parts[:-1] if parts[-1] == "__init__" else parts
             yield ".".join(p for p in (package, *parts) if p), file

@@ -7,7 +7,8 @@ import json
 import os
 import signal
 import subprocess
-import time
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,11 +64,8 @@ def test_a_killed_make_outputs_leaves_no_tmp_and_no_preview_running(stack, signa
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "MAKEFLAGS": ""}, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
         # Once the preview has started its policy pack, which must not outlive it either.
-        while not (_temporary_files() - before and _packs_of(_previews_of(name))) and make.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _poll(lambda: bool(_temporary_files() - before and _packs_of(_previews_of(name))) or make.poll() is not None)
         written = _temporary_files() - before
         assert written and _packs_of(_previews_of(name)) and make.poll() is None, "the preview never started"
         if group:
@@ -82,11 +80,18 @@ def test_a_killed_make_outputs_leaves_no_tmp_and_no_preview_running(stack, signa
     assert make.returncode != 0
     assert not (_temporary_files() & written), "the .tmp is left behind"
     assert not list((ROOT / "build").glob(f"outputs-{name}.json*"))
-    deadline = time.monotonic() + 10
-    while _previews_of(name) and time.monotonic() < deadline:  # the trap waits for it; this only settles
-        time.sleep(0.05)
+    _poll(lambda: not _previews_of(name))  # the trap waits for it; this only lets /proc settle
     assert not _previews_of(name), "the preview outlived make"
     assert not _packs_left(), "the preview's policy pack outlived it"
+
+
+def _poll(done: Callable[[], bool], tries: int = 3000) -> None:
+    """Look up to `tries` times, 20 ms apart, until `done` (a count of looks, never a time compared)."""
+    pause = threading.Event()
+    for _ in range(tries):
+        if done():
+            return
+        pause.wait(0.02)
 
 
 def _previews_of(stack: str) -> list[int]:

@@ -370,7 +370,8 @@ def stack_cost(stack: str, table: PriceTable, root: Path = ROOT, stack_file: Pat
         settings = settings_from_stack_file(stack_file or root / f"Pulumi.{stack}.yaml", stack)
     except (StackFileError, SettingsError) as error:
         raise PreviewInputError(str(error)) from None
-    return cost_document(platform_pools(settings).pools, table, settings.cluster.location, settings.cluster.sku_tier)
+    return cost_document(platform_pools(settings).pools, table, settings.cluster.location, settings.cluster.sku_tier,
+                         settings.cluster.node_provisioning_profile.unbounded_nodepools)
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: dict[str, Any] | None = None) -> str:
