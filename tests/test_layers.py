@@ -204,3 +204,21 @@ def test_one_registry_is_called_kinds():
                    and any(isinstance(target, ast.Name) and target.id == "KINDS"
                            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])))
     assert named == ["components.pools"]
+
+
+def test_what_an_install_leaves_in_the_tree_is_not_product_code():
+    # `pip install ./app_sdk` with setuptools left app_sdk/build/lib/gpu_aks_app.py: read as a module with no
+    # layer, it failed this file and the limits scans (issue 50). Ignored paths are not the project's.
+    planted = ROOT / "app_sdk" / "build" / "lib" / "gpu_aks_app.py"
+    existed = planted.exists()
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        planted.write_text("import os\n")
+        found = project_files(ROOT / "app_sdk")
+        assert ROOT / "app_sdk" / "gpu_aks_app.py" in found and planted not in found
+    finally:
+        if not existed:
+            planted.unlink()
+            for folder in (planted.parent, planted.parent.parent):
+                if not any(folder.iterdir()):
+                    folder.rmdir()
