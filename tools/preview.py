@@ -245,16 +245,22 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-def _offer_text(offer: Offer) -> str:
-    return f"{offer.gpu_sku.model}, {offer.per_node} {offer.resource} per node" + (
-        f" (MIG {offer.mig_partition})" if offer.mig_partition else "")
+def _offers_text(offers: Iterable[Offer]) -> str:
+    """What a pool's GPU offers give, each GPU once: a NodePool of several sizes of one GPU reads "H100 NVL,
+    1 or 2 nvidia.com/gpu per node", not a clause per size (the sizes are listed before it)."""
+    counts: dict[tuple[str, str | None, str | None], list[int]] = {}
+    for offer in offers:
+        counts.setdefault((offer.gpu_sku.model, offer.resource, offer.mig_partition), []).append(offer.per_node)
+    return "; ".join(f"{model}, {' or '.join(map(str, sorted(set(per_node))))} {resource} per node"
+                     + (f" (MIG {partition})" if partition else "")
+                     for (model, resource, partition), per_node in counts.items())
 
 
 def _pool_lines(pools: PlatformPools) -> list[str]:
     """One line per pool, from its facts (what every kind answers): sizes, GPUs, counts, Spot, taints."""
     lines = []
     for pool in pools.pools:
-        what = "; ".join(_offer_text(offer) for offer in pool.gpu_offers) or (
+        what = _offers_text(pool.gpu_offers) or (
             "system (CPU)" if pool.role == "system" else "CPU")
         if pool.sharing is not None:
             what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
