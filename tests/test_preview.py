@@ -143,7 +143,7 @@ def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["dev\n::error::forged", "a" * 101, "", "team/dev", "dev\x1b[2J", "dév"],
                          ids=["line break", "101 characters", "empty", "slash", "escape", "not ASCII"])
 def test_a_stack_name_pulumi_refuses_is_refused_before_anything_runs(capsys, monkeypatch, name):
-    # Pulumi's rule (pkg/backend/diy/backend.go `validateStackName`): with --config-file no stack file
+    # Pulumi's rule (sdk/go/common/tokens/stack_name.go `ParseStackName`): with --config-file no stack file
     # is looked up by the name, and the name went into the tree and summary as it was.
     monkeypatch.setattr("tools.preview.PolicyPackProcess", None)  # nothing may start
     assert preview(name, "--config-file", str(ROOT / "Pulumi.dev.yaml")) == (2, "")
