@@ -73,6 +73,7 @@ print(node_choice([offer("A100 80GB SXM", 1), offer("H100 NVL", 2), offer("80GB"
 """
 
 
+@pytest.mark.slow  # 300,000 qualifiers in a fresh interpreter: hostile input at scale
 def test_a_gpu_model_of_many_qualifiers_or_spaces_is_read_in_one_pass():
     # The qualifier regex searched the whole model again after each qualifier it removed and backtracked
     # over every run of spaces: 20,000 qualifiers took 100 s, these 300,000 would take hours.

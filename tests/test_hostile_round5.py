@@ -359,7 +359,7 @@ def test_the_nodepool_crd_s_label_count_is_the_preview_s():
 @pytest.mark.parametrize("duration, taken", [
     ("2562047h", True), ("2562047h47m16s", True), ("153722867m", True), ("9223372036s", True),
     ("2562048h", False), ("2562047h47m17s", False), ("9223372037s", False), ("1" + "0" * 400 + "s", False),
-    ("1h" * 2562047 + "1h", False),
+    pytest.param("1h" * 2562047 + "1h", False, marks=pytest.mark.slow, id="5 MB of 1h parts"),
 ])
 def test_consolidate_after_is_a_duration_go_can_hold(duration, taken):
     # `time.ParseDuration` refuses past 1<<63-1 ns; the pattern `([0-9]+(s|m|h))+` alone took 10^400 s.
@@ -512,6 +512,7 @@ def test_a_record_with_more_values_than_gpu_aks_writes_is_refused(tmp_path):
     assert preview.load_previous_outputs(path) is not None
 
 
+@pytest.mark.slow  # runs the preview's reading of a 4 MB record under tracemalloc: hostile input at scale
 def test_the_preview_s_memory_does_not_grow_with_outputs_it_does_not_read(tmp_path):
     # Bytes, not time: tracemalloc's peak with 20,000 unread values against none.
     import json
