@@ -248,9 +248,9 @@ ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmiss
 def _offers_text(offers: Iterable[Offer]) -> str:
     """What a pool's GPU offers give, each GPU once: a NodePool of several sizes of one GPU reads "H100 NVL,
     1 or 2 nvidia.com/gpu per node", not a clause per size (the sizes are listed before it)."""
-    counts: dict[tuple[str, str | None, str | None], list[int]] = {}
+    counts: dict[tuple[str | None, str | None, str | None], list[int]] = {}
     for offer in offers:
-        counts.setdefault((offer.gpu_sku.model, offer.resource, offer.mig_partition), []).append(offer.per_node)
+        counts.setdefault((offer.gpu_model, offer.resource, offer.mig_partition), []).append(offer.per_node)
     return "; ".join(f"{model}, {' or '.join(map(str, sorted(set(per_node))))} {resource} per node"
                      + (f" (MIG {partition})" if partition else "")
                      for (model, resource, partition), per_node in counts.items())
