@@ -168,3 +168,61 @@ def test_a_repeated_spread_constraint_is_refused():
     same = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
     [problem] = placement_problems(_spread(same, {**same, "maxSkew": 2}))
     assert problem.startswith("topologySpreadConstraints[1]: repeats {zone, DoNotSchedule}")
+
+
+# --- what the explainer and `--platform` say ------------------------------------------------------
+
+def _explained(spec: dict[str, Any]) -> Any:
+    from gpu_aks_policies.explain import explain
+
+    from components.contract import platform_contract
+    from components.platform_settings import parse_settings
+    platform = platform_contract(parse_settings({"gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3"}]},
+                                                "test", "eastus2"))
+    pool = platform["gpuPools"]["t4"]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+        "tolerations": pool["tolerations"], "nodeSelector": pool["nodeSelector"], **spec}}
+    [explanation] = explain(pod, platform)
+    return explanation, pod, platform
+
+
+@pytest.mark.parametrize("expression", [expression for expression, _, _ in REFUSED[:6]],
+                         ids=[f"{e['operator']} {e['values']}" for e, _, _ in REFUSED[:6]])
+def test_the_explainer_says_the_api_server_refuses_the_pod_and_it_lands_nowhere(expression):
+    from gpu_aks_policies.fit import check_fit, platform_from_outputs
+    from gpu_aks_policies.rules import default_rule_config
+    from gpu_aks_policies.workloads import context_of, pod_specs_of
+    explanation, pod, platform = _explained(_required({**expression, "key": "kubernetes.io/os"}))
+    assert explanation.lands_on == [] and explanation.refusals
+    assert explanation.refusals[0].startswith(f"spec.{REQUIRED}.matchExpressions[0]")
+    # `--platform`: gpu-pods-fit-a-pool says the API server refuses it, first.
+    context = context_of([pod])
+    [finding] = check_fit(pod_specs_of(pod, context), "Pod", "p", platform_from_outputs(platform),
+                          default_rule_config()["gpu-pods-fit-a-pool"], context)
+    assert finding.message.startswith("pod spec at spec is refused by the API server, so no pod is ever created")
+    assert "\nrefused: spec.affinity.nodeAffinity" in finding.message
+
+
+def test_a_spread_over_a_label_the_pool_s_nodes_lack_lands_nowhere_and_says_why():
+    spread = {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule"}
+    explanation, _, _ = _explained({"topologySpreadConstraints": [spread]})
+    [verdict] = explanation.verdicts
+    assert explanation.lands_on == [] and not explanation.refusals
+    assert verdict.reasons == ("its topology spread over rack is DoNotSchedule, and no node this pool may bring carries "
+                               "that label: kube-scheduler keeps the pod off every such node (podtopologyspread: "
+                               "\"missing required label\")",)
+    # A label every node carries (a hostname: its value only the live node shows), or ScheduleAnyway: it lands.
+    for constraint in ({**spread, "topologyKey": "kubernetes.io/hostname"}, {**spread, "whenUnsatisfiable": "ScheduleAnyway"}):
+        assert _explained({"topologySpreadConstraints": [constraint]})[0].lands_on == ["t4"]
+
+
+@pytest.mark.parametrize("count", [100, 400])
+def test_the_affinity_a_reason_quotes_does_not_grow_with_the_pod(count):
+    # Every pool's reason quoted the whole affinity: 16 times the output at 4 times the input (issue 50).
+    from gpu_aks_policies.fit import render
+    expressions = [{"key": f"k{i}", "operator": "DoesNotExist"} for i in range(count)]
+    explanation, _, _ = _explained(_required(*expressions, {"key": "kubernetes.io/os", "operator": "In",
+                                                            "values": ["windows" + "x" * 10_000]}))
+    text = render([explanation])
+    assert len(text) < 2500 and f"and {count + 1 - MAX_LISTED} more" in text, len(text)
