@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Pulumi's stack names: 1 to 100 letters, digits, '-', '_' and '.' (pulumi/pulumi
-#: sdk/go/common/tokens/stack_name.go, `ParseStackName`: not empty, at most 100 characters, each of
-#: `[A-Za-z0-9_.-]`; the diy backend's `ValidateStackName` parses the name with it), so a name with a line
-#: break, a slash or a control character never names a stack.
+#: Pulumi's stack names: 1 to 100 letters, digits, '-', '_' and '.' (pulumi/pulumi v3.274.0, the CLI
+#: `make engines` builds: sdk/go/common/tokens/stack_name.go `ParseStackName`, not empty, at most 100
+#: characters, each of `[A-Za-z0-9_.-]`; the diy backend's `ValidateStackName` parses the name with it), so
+#: a name with a line break, a slash or a control character never names a stack.
 STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 STACK_NAME_RULE = "1 to 100 letters, digits, '-', '_' or '.', as Pulumi's stack names are"
 STACK_FILE = re.compile(rf"Pulumi\.({STACK_NAME.pattern})\.yaml")
