@@ -10,8 +10,9 @@ machine) and the machine's load average, then where the pack's time goes, each p
 the engine in the same run, best of `--runs`: the interpreter's start, the imports `python -m
 pulumi.policy` and `pulumi_policy` make (the pulumi SDK), the rest of the start until the pack prints its
 port (its own modules and `PolicyPack`), the handshake the engine makes before the program starts
-(`GetAnalyzerInfo`, `Configure`: pulumi pkg/engine/update.go `installAndLoadPolicyPlugins` waits for every
-pack to load before the program runs, so all of this is on the preview's path), and one `Analyze` per
+(`GetAnalyzerInfo`, `Configure`: pulumi v3.274.0 pkg/engine/update.go, `newUpdateSource` calls
+`loadPolicyPlugins`, which waits for every pack to load, before it starts the program, so all of this is on
+the preview's path), and one `Analyze` per
 resource of the stack and `AnalyzeStack`. The gRPC-level floor (benchmarks/analyzer_throughput.py) stays the
 guard for the pack's own cost per request.
 """
