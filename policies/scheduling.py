@@ -239,19 +239,28 @@ def label_int(value: Any) -> int | None:
     return go_int(value) if isinstance(value, str) and label_value_problem(value) is None else None
 
 
+def _requirement_parts(expression: Any) -> tuple[Any, Any, Any, list[Any]] | list[tuple[str, str]]:
+    """A requirement's key, operator, values and those values as a list; or, where there is nothing to
+    judge, its problems: none for a value the preview does not know yet, one for what is no object."""
+    if expression is UNKNOWN:
+        return []
+    if not is_mapping(expression):
+        return [("", f"must be an object with key, operator and values, not {_shown(expression)}")]
+    values = expression.get("values")
+    return expression.get("key"), expression.get("operator"), values, _as_list(values)
+
+
 def requirement_problems(expression: Any, label_values: bool = True) -> Iterator[tuple[str, str]]:
     """Why the API server refuses one `matchExpressions` requirement, as (path under it, reason):
     `ValidateNodeSelectorRequirement` (k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go)
     with apimachinery's `IsQualifiedName` for the key and `IsValidLabelValue` for each value;
     `label_values=False` for a preferred term, whose values the API server does not check. Values
     the preview does not know yet are not judged."""
-    if expression is UNKNOWN:
+    parts = _requirement_parts(expression)
+    if not isinstance(parts, tuple):
+        yield from parts
         return
-    if not is_mapping(expression):
-        yield "", f"must be an object with key, operator and values, not {_shown(expression)}"
-        return
-    key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values")
-    listed = _as_list(values)
+    key, operator, values, listed = parts
     if values is not None and values is not UNKNOWN and not listed and not isinstance(values, abc.Sequence):
         yield "values", f"must be a list of strings, not {_shown(values)}"
     if operator in ("In", "NotIn") and not listed and values is not UNKNOWN:
@@ -282,13 +291,11 @@ def requirement_problems(expression: Any, label_values: bool = True) -> Iterator
 def field_requirement_problems(expression: Any) -> Iterator[tuple[str, str]]:
     """Why the API server refuses one `matchFields` requirement (`ValidateNodeFieldSelectorRequirement`):
     only `metadata.name`, with In or NotIn and exactly one value, a DNS subdomain (a node's name)."""
-    if expression is UNKNOWN:
+    parts = _requirement_parts(expression)
+    if not isinstance(parts, tuple):
+        yield from parts
         return
-    if not is_mapping(expression):
-        yield "", f"must be an object with key, operator and values, not {_shown(expression)}"
-        return
-    key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values")
-    listed = _as_list(values)
+    key, operator, values, listed = parts
     if operator not in ("In", "NotIn") and operator is not UNKNOWN:
         yield "operator", f"{_shown(operator)} is not In or NotIn, the operators of a node field selector"
     elif len(listed) != 1 and values is not UNKNOWN:
