@@ -20,6 +20,8 @@ guard for the pack's own cost per request.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -53,9 +55,10 @@ def _pack_start_and_calls(stack: str) -> tuple[float, float, float, int]:
     """One pack process as the engine drives it: seconds from its start to its port, the handshake, and
     the Analyze calls for every resource of the stack (its mock run's inputs) with AnalyzeStack; and how
     many resources."""
-    from tests.conftest import run_stack  # the stack's program under the mock engine, as the tests run it
+    from tools.preview import run_stack_program  # the program under the mock engine, as the offline preview runs it
 
-    run = run_stack(stack)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        run = run_stack_program(stack)
     requests = [(r.type, r.name, wire_struct(r.wire_inputs), r.urn) for r in run.resources]
     stack_request = [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in run.resources if r.custom]
     started = time.perf_counter()
