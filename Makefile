@@ -79,7 +79,7 @@ test: setup ## the whole test suite: slow, packaging, and the engine and cluster
 	$(ENGINES_IF_GO)
 	$(PYTEST)
 
-test-fast: setup ## the edit loop: every test not marked slow (under 40 s on 2 cores)
+test-fast: setup ## the edit loop: every test not marked slow (about a minute of CPU on 2 cores)
 	$(PYTEST) -m "not slow"
 
 # Manifests that pass every rule: exits 0.
