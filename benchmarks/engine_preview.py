@@ -30,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import engines
+from testbed import build
+from testbed.workspace import copy_checkout, engine_env
 from tools.analyzer import PACK_DIR, PolicyPackProcess, wire_struct
 
 TARGET = 1.10
@@ -46,7 +47,7 @@ def _run(env: dict[str, str], cwd: Path, *args: str) -> tuple[float, float]:
     language host, the providers, the pack): a figure the machine's other work inflates far less."""
     cpu = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run([str(engines.BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd, env=env,
+    done = subprocess.run([str(build.BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -102,16 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    if engines.missing():
-        print(f"engines not built ({', '.join(engines.missing())}): run `make engines`", file=sys.stderr)
+    if build.missing():
+        print(f"engines not built ({', '.join(build.missing())}): run `make engines`", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="gpu-aks-engine-bench-") as scratch:
         root = Path(scratch) / "repo"
         root.mkdir()
-        engines.copy_checkout(root)
+        copy_checkout(root)
         state = Path(scratch) / "state"
         state.mkdir()
-        env = engines.engine_env(root, state)
+        env = engine_env(root, state)
         _run(env, root, "stack", "init", args.stack)
         _run(env, root, "preview", "--stack", args.stack)  # warm: plugin start-up caches, bytecode
         with_pack, without = [], []
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     best_with, best_without = min(wall for wall, _ in with_pack), min(wall for wall, _ in without)
     cpu_with, cpu_without = min(cpu for _, cpu in with_pack), min(cpu for _, cpu in without)
     ratio = best_with / best_without
-    print(f"pulumi preview {args.stack} on the real engine ({engines.BIN.relative_to(engines.ROOT)}/pulumi), "
+    print(f"pulumi preview {args.stack} on the real engine ({build.BIN.relative_to(build.ROOT)}/pulumi), "
           f"best of {args.runs} pairs; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores:")
     print(f"  without the pack: {best_without:.2f} s wall, {cpu_without:.2f} s CPU")
     print(f"  with the pack:    {best_with:.2f} s wall, {cpu_with:.2f} s CPU")

@@ -10,21 +10,16 @@ serves prod's PodMonitor (it proves the group, version and kind, not the schema)
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 import yaml
 
+from testbed.workspace import Workspace
 from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, whole
-from tools.localcluster import ENGINES_BIN, ROOT, Client, Cluster
+from tools.localcluster import ROOT, Client, Cluster
 
-LIBEXEC = ENGINES_BIN.parent / "libexec"
-PULUMI_ENGINES = ("pulumi", "pulumi-language-python", "pulumi-resource-azure-native", "pulumi-resource-kubernetes")
 CRD_FILES = ("karpenter.sh_nodepools.yaml", "karpenter.azure.com_aksnodeclasses.yaml")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 #: A PodMonitor CRD that keeps every field: the group, version, kind and scope Azure Managed Prometheus
@@ -37,23 +32,6 @@ POD_MONITOR_CRD = {
              "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                  "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
 }
-
-
-def _missing_engines() -> str | None:
-    where = Path(os.environ.get("GPU_AKS_ENGINES_BIN") or ENGINES_BIN)
-    missing = [name for name in PULUMI_ENGINES if not os.access(where / name, os.X_OK)]
-    if not os.access(LIBEXEC / "pulumi-resource-kubernetes", os.X_OK):
-        missing.append("libexec/pulumi-resource-kubernetes (the real provider, engines/kubernetes-provider)")
-    return f"{', '.join(missing)} not built in {where.parent}: run `make engines`" if missing else None
-
-
-@pytest.fixture(scope="module")
-def engines() -> None:
-    missing = _missing_engines()
-    if missing:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the cluster tier cannot run under CI: {missing}", pytrace=False)
-        pytest.skip(f"cluster tier, the platform for real: {missing}")
 
 
 def _path(type_name: str, obj: Mapping[str, Any]) -> str:
@@ -117,35 +95,13 @@ def install_crds(api: Client) -> None:
 
 
 @pytest.fixture(scope="module")
-def workspace(cluster: Cluster, api: Client, engines: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[Path, dict[str, str]]]:
-    """A copy of the repository (its tracked files; the virtualenv linked), a file:// backend, and the
-    environment the engine runs in."""
+def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The engine workspace (testbed.workspace) with the stand-in Azure handing out this cluster's
+    kubeconfig, so the real pulumi-kubernetes provider talks to it."""
     forget_stack(api)
     no_policy(api)  # only the stack's own policy judges pods here
     install_crds(api)
-    base = tmp_path_factory.mktemp("platform")
-    repo = base / "repo"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in tracked.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    (repo / "venv").symlink_to(ROOT / "venv")
-    state, home = base / "state", base / "pulumi-home"
-    state.mkdir()
-    where = Path(os.environ.get("GPU_AKS_ENGINES_BIN") or ENGINES_BIN)
-    env = {**os.environ, "PATH": f"{where}{os.pathsep}{ROOT / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PULUMI_CONFIG_PASSPHRASE": "cluster-tier", "PULUMI_BACKEND_URL": f"file://{state}",
-           "PULUMI_HOME": str(home), "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_DIY_BACKEND_NO_LEGACY_WARNING": "true",
-           "GPU_AKS_LOCAL_KUBECONFIG": str(cluster.kubeconfig)}
-    yield repo, env
-
-
-def pulumi(workspace: tuple[Path, dict[str, str]], *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    repo, env = workspace
-    return subprocess.run(["pulumi", *args, "--non-interactive"], cwd=repo, env=env, capture_output=True, text=True,
-                          check=False, timeout=timeout)
+    return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=cluster.kubeconfig)
 
 
 def _gpu_pod(namespace: str, tolerations: list[dict[str, str]]) -> dict[str, Any]:
@@ -184,29 +140,19 @@ def enforces_its_policy(api: Client, stack: str) -> None:
 def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes_them(api, workspace, stack):
     paths = declared(stack)
     assert paths, "the stack declares Kubernetes objects"
-    init = pulumi(workspace, "stack", "init", stack)
-    assert init.returncode == 0, init.stderr
-    # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
-    fast = pulumi(workspace, "config", "set", "--path", "gpu-aks:access.rolePropagationSeconds", "0", "--stack", stack)
-    assert fast.returncode == 0, fast.stderr
-    up = pulumi(workspace, "up", "--yes", "--skip-preview", "--stack", stack)
-    assert up.returncode == 0, up.stdout[-4000:] + up.stderr[-4000:]
+    workspace.init(stack, config=[
+        # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
+        ("gpu-aks:access.rolePropagationSeconds", "0")])
+    workspace.pulumi("up", "--yes", "--skip-preview", "--stack", stack)
     missing = [path for path in paths if not api.exists(path)]
     assert missing == [], f"pulumi up did not create {missing}"
     namespace = api.get("/api/v1/namespaces/gpu-resources")
     assert namespace["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpu-aks"
     enforces_its_policy(api, stack)
-    again = pulumi(workspace, "up", "--yes", "--expect-no-changes", "--stack", stack)
-    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    workspace.pulumi("up", "--yes", "--expect-no-changes", "--stack", stack)
     # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
-    unprotect = pulumi(workspace, "state", "unprotect", "--all", "--yes", "--stack", stack)
-    assert unprotect.returncode == 0, unprotect.stderr
-    destroy = pulumi(workspace, "destroy", "--yes", "--stack", stack)
-    assert destroy.returncode == 0, destroy.stdout[-4000:] + destroy.stderr[-4000:]
+    workspace.pulumi("state", "unprotect", "--all", "--yes", "--stack", stack)
+    workspace.pulumi("destroy", "--yes", "--stack", stack)
     left = [path for path in paths if api.exists(path)]
     assert left == [], f"pulumi destroy left {left}"
-    removed = pulumi(workspace, "stack", "rm", "--yes", stack)
-    assert removed.returncode == 0, removed.stderr
-
-
-
+    workspace.pulumi("stack", "rm", "--yes", stack)
