@@ -59,10 +59,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_RUN] = this_process()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Every fixture has been torn down by now: whatever a test started and still runs (a policy pack
-    whose preview was killed, a child a failed test never waited for) is ended here, and the run fails
-    naming it, a failed run included."""
+    """Called last, after pytest's runner has torn down the session's fixtures (its own
+    `pytest_sessionfinish`; a conftest's hook is otherwise called first, while the local cluster still runs):
+    whatever a test started and still runs (a policy pack whose preview was killed, a child a failed test never
+    waited for) is ended here, and the run fails naming it, a failed run and an interrupted one included."""
     left = left_behind(session.config.stash[_RUN], ROOT)
     for process in left:
         with contextlib.suppress(OSError):  # ended meanwhile
