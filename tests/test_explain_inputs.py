@@ -116,6 +116,7 @@ def test_a_pod_with_many_tolerations_against_many_pools_is_explained_in_linear_t
     assert growth(prepare, 150) < GROWTH_LIMIT
 
 
+@pytest.mark.slow  # 300,000 qualifiers in a fresh interpreter: hostile input at scale
 def test_a_gpu_model_of_many_qualifiers_or_spaces_is_read_in_one_pass():
     # The qualifier regex searched the whole model again after each qualifier it removed and backtracked
     # over every run of spaces: 20,000 qualifiers took 100 s, these 300,000 would take hours.

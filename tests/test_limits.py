@@ -13,6 +13,8 @@ import pytest
 from gpu_aks_policies import limits, quantities
 from gpu_aks_policies.terminal import escape_field
 
+from tests.helpers import project_files
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The product code: what the program, the pack, the provider and the tools run.
 PRODUCT = ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
@@ -30,7 +32,7 @@ def _declared(path: Path) -> list[str]:
 
 
 def _product_files() -> list[Path]:
-    return sorted(path for folder in PRODUCT for path in (REPOSITORY / folder).rglob("*.py"))
+    return [path for folder in PRODUCT for path in project_files(REPOSITORY / folder)]
 
 
 def test_the_scan_sees_the_product_code() -> None:

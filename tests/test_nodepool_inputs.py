@@ -103,6 +103,7 @@ def test_a_limit_karpenter_cannot_read_is_named_with_why(limit, shown):
     assert_inert(message) and len(message) < 500
 
 
+@pytest.mark.slow  # a growth check at 20,000 sizes: hostile input at scale (pytest.ini)
 def test_the_pool_rule_reads_a_nodepool_in_linear_time():
     def prepare(n: int) -> Any:
         props = _node_pool(sizes=[f"Standard_NC{i}ads_H100_v5" for i in range(n)] + ["Standard_NC40ads_H100_v5"])

@@ -29,10 +29,9 @@ from ..catalog import (
     is_gpu_vm_size,
     vcpus_in_size_name,
 )
-from ..limits import go_int
 from ..podspecs import UndecidableError, join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
-from ..scheduling import TaintSyntaxError, format_taint, parse_taint
+from ..scheduling import TaintSyntaxError, format_taint, label_int, parse_taint
 from .model import AsWritten, CapacityNeed, CapacityType, Offer, Pool, PoolFact, PoolReading, spot_first
 from .registry import NO_TAINTS, NO_TEXTS, NodeFacts, read_fact, register
 
@@ -98,9 +97,11 @@ def _has(operator: str, values: list[str], value: str | None) -> bool | None:
     if operator == "DoesNotExist":
         return value is None
     if operator in _BOUND_OPERATORS:
-        # Bounds and label values are read as Go's strconv reads them (`limits.go_int`).
-        bound = go_int(values[0]) if len(values) == 1 else None
-        number = go_int(value) if value is not None else None
+        # Bounds and label values are read as Go's strconv reads a label value (`scheduling.label_int`):
+        # both NodePool CRDs hold requirement values to the label-value pattern, which has no sign
+        # (tests/fixtures/karpenter/), so `+4` bounds nothing.
+        bound = label_int(values[0]) if len(values) == 1 else None
+        number = label_int(value) if value is not None else None
         if bound is None or number is None:
             return False
         return _BOUND_OPERATORS[operator](number, bound)
