@@ -165,7 +165,9 @@ def launcher(name: str, script: str, python: str) -> str:
         f'if [ -n "${{GPU_AKS_LOCAL_KUBECONFIG:-}}" ] && [ -x {shlex.quote(str(real))} ]; then\n'
         f'  exec {shlex.quote(str(real))} "$@"\n'
         "fi\n"
-        f'exec {shlex.quote(python)} {shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
+        # The stand-ins read this checkout's own modules (tools/azure_answers.py, the shipped catalog).
+        f'GPU_AKS_CHECKOUT={shlex.quote(str(ROOT))} exec {shlex.quote(python)} '
+        f'{shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
 
 
 def install_standins(python: str, log: Callable[[str], None] = print) -> None:
@@ -173,6 +175,10 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for source in sorted(STANDINS.glob("*.py")):
         shutil.copyfile(source, target / source.name)
+    # The shapes azure-native's Check holds requests to, from the SDK and REST models in this virtualenv
+    # (azure_schema.py): built once here, since importing the SDK's modules takes seconds per command.
+    subprocess.run([python, str(STANDINS / "azure_schema.py"), str(target / "azure-schema.json")], check=True,
+                   timeout=300)
     BIN.mkdir(parents=True, exist_ok=True)
     for number, words in _lines(STANDINS / "launchers.txt"):
         if len(words) != 2 or not (STANDINS / words[1]).is_file():
