@@ -248,3 +248,21 @@ def test_a_yaml_alias_bomb_is_refused_as_go_yaml_refuses_it() -> None:
     # go-yaml lets a document through whose aliases are a small share of it.
     assert kubernetes_standin.decode_yaml("a: &x {b: 1}\nc: *x\n---\n---\nk: v\n") == [
         {"a": {"b": 1}, "c": {"b": 1}}, {"k": "v"}]
+
+
+# --- One table of Azure's computed answers (#49, #50) -------------------------------------------------
+
+def test_the_mock_runtime_and_the_stand_in_answer_alike_in_the_clusters_region(model: azure_native.AzureNative) -> None:
+    import pulumi
+
+    from tools.mockrun import PlatformMocks
+
+    _platform(model)
+    standin = model.cloud.get(f"/subscriptions/{azure_native.SUBSCRIPTION}/resourceGroups/{GROUP}"
+                              f"/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}")
+    assert standin is not None
+    _, mocked = PlatformMocks().new_resource(pulumi.runtime.MockResourceArgs(
+        typ=MC, name="cluster", inputs=CLUSTER_INPUTS, provider=None, resource_id=None, custom=True))
+    for key in ("fqdn", "oidcIssuerProfile", "identity", "identityProfile", "nodeResourceGroup"):
+        assert mocked[key] == standin["properties"].get(key, standin.get(key)), key
+    assert "westeurope" in mocked["oidcIssuerProfile"]["issuerURL"] and "eastus2" not in mocked["fqdn"]
