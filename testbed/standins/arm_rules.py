@@ -63,8 +63,9 @@ def _catalog() -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
     root = str(checkout())
     if root not in sys.path:
         sys.path.append(root)
-    from components.azure_catalog import AZURE_REGIONS
     from gpu_aks_policies import catalog
+
+    from components.azure_catalog import AZURE_REGIONS
 
     refused = {sku.vm_size.lower(): sku.reason for sku in catalog.UNSUPPORTED_GPU_SKUS.values()
                if "retired by Azure" in sku.reason or "not supported on AKS" in sku.reason}

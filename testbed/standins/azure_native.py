@@ -46,14 +46,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import arm_rules  # noqa: E402
-import azure_schema  # noqa: E402
-from azure_checks import validate_path_parameter, validate_type  # noqa: E402
-from azure_cloud import Cloud, arm_resource, inputs_view, outputs_of  # noqa: E402
-from provider import UNKNOWN, Model, ProviderError, has_unknown, reveal, serve  # noqa: E402
+import arm_rules
+import azure_schema
+from azure_checks import validate_path_parameter, validate_type
+from azure_cloud import Cloud, arm_resource, inputs_view, outputs_of
+from provider import UNKNOWN, Model, ProviderError, has_unknown, reveal, serve
 
 sys.path.append(str(arm_rules.checkout()))
-from tools import azure_answers  # noqa: E402
+from tools import azure_answers
 
 #: The version of pulumi-azure-native gpu-aks pins (requirements.txt); the engine asks for it.
 VERSION = "3.29.0"
@@ -109,7 +109,7 @@ def _changed_paths(old: Any, new: Any, path: str) -> list[str]:
         return [changed for key in sorted(set(old) | set(new))
                 for changed in _changed_paths(old.get(key), new.get(key), f"{path}.{key}" if path else key)]
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [changed for a, b in zip(old, new) for changed in _changed_paths(a, b, f"{path}[]")]
+        return [changed for a, b in zip(old, new, strict=True) for changed in _changed_paths(a, b, f"{path}[]")]
     return [] if old == new else [path]
 
 

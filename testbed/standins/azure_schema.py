@@ -215,7 +215,7 @@ def _without_inputs(hint: Any) -> Any:
             and arg is not Output]
     if len(kept) == 1:
         return _without_inputs(kept[0])
-    return typing.Union[tuple(kept)] if kept else Any
+    return typing.Union[tuple(kept)] if kept else Any  # noqa: UP007 - a Union built at run time
 
 
 def _rest_attributes(model: Any) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:

@@ -205,7 +205,8 @@ class Servicer(provider_pb2_grpc.ResourceProviderServicer):
 
         def diff() -> provider_pb2.DiffResponse:
             changed, replaces, delete_first = self.model.diff(type_, olds, news, list(request.ignoreChanges))
-            self.record("Diff", urn=request.urn, type=type_, changed=changed, replaces=replaces)
+            self.record("Diff", urn=request.urn, type=type_, changed=changed, replaces=replaces,
+                        deleteBeforeReplace=delete_first)
             kind = provider_pb2.PropertyDiff
             detailed = {key: kind(kind=kind.UPDATE_REPLACE if key in replaces else kind.UPDATE, inputDiff=True)
                         for key in changed}
