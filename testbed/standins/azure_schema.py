@@ -161,7 +161,7 @@ class _Builder:
         self.types[name] = shape
         hints = _types.input_type_types(cls)
         python_names = _types.input_type_py_to_pulumi_names(cls)
-        signature = inspect.signature(cls.__init__)
+        signature = inspect.signature(cls)
         rest_attributes = _rest_attributes(rest)
         for python_name, parameter in signature.parameters.items():
             if python_name in ("self", "__self__") or python_name not in python_names:
