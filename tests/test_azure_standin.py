@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -232,11 +231,10 @@ def test_concurrent_writers_keep_every_resource(model: azure_native.AzureNative,
 def test_a_local_kubeconfig_that_is_no_regular_file_is_refused_naming_the_variable(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
+    # Refused before anything is read: a FIFO would block the read, /dev/zero would never end.
     for path in (str(fifo), "/dev/zero", str(tmp_path)):
-        started = time.monotonic()
         with pytest.raises(ProviderError, match="GPU_AKS_LOCAL_KUBECONFIG"):
             azure_native.read_local_kubeconfig(path)
-        assert time.monotonic() - started < 5, path  # no hang on a FIFO, no read of /dev/zero to its end
 
 
 def test_a_yaml_alias_bomb_is_refused_as_go_yaml_refuses_it() -> None:

@@ -179,12 +179,14 @@ class PlatformMocks(pulumi.runtime.Mocks):
         if args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = args.inputs.get("resourceGroupName", args.name)
         elif args.typ == "azure-native:containerservice:ManagedCluster":
-            name = args.inputs.get("resourceName", args.name)
-            state["name"] = name
+            state["name"] = args.inputs.get("resourceName", args.name)
+            # Azure computes its answers from the values, secret or not.
+            inputs = unwrap_secrets(args.inputs, mask=False)
+            name = str(inputs.get("resourceName", args.name))
             state.update(azure_answers.cluster_answers(
-                name, str(args.inputs.get("resourceGroupName", "")), str(args.inputs.get("location") or "eastus2"),
-                args.inputs.get("dnsPrefix") or args.inputs.get("fqdnSubdomain"), args.inputs.get("identity"),
-                bool((args.inputs.get("oidcIssuerProfile") or {}).get("enabled")), args.inputs.get("nodeResourceGroup")))
+                name, str(inputs.get("resourceGroupName", "")), str(inputs.get("location") or "eastus2"),
+                inputs.get("dnsPrefix") or inputs.get("fqdnSubdomain"), inputs.get("identity"),
+                bool((inputs.get("oidcIssuerProfile") or {}).get("enabled")), inputs.get("nodeResourceGroup")))
             self.cluster_servers[name] = f"https://{state['fqdn']}:443"
         elif args.typ == "azure-native:containerservice:AgentPool":
             state["name"] = args.inputs.get("agentPoolName", args.name)
