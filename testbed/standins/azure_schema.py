@@ -57,7 +57,9 @@ RESOURCE_GROUP_NAME_RULE = {"minLength": 1, "maxLength": 90, "pattern": r"^[-\w\
 class ResourceSource:
     """Where one resource type's shape comes from."""
 
-    sdk: str  # module:Class of the SDK's args (`<Name>InitArgs` where `<Name>Args` is a nested type's name)
+    #: package:Class of the SDK's args (`<Name>InitArgs` where `<Name>Args` is a nested type's name), read from
+    #: the package: importing a resource's module directly breaks the package's lazy loading of it.
+    sdk: str
     path: tuple[str, ...]  # the ID's path parameters, in order; the last names the resource
     template: str  # the ARM ID
     arm_type: str
@@ -69,8 +71,8 @@ class ResourceSource:
     autoname: str = "random"
 
 
-CS = "pulumi_azure_native.containerservice."
-MON = "pulumi_azure_native.monitor."
+CS = "pulumi_azure_native.containerservice"
+MON = "pulumi_azure_native.monitor"
 CS_MODELS = "azure.mgmt.containerservice.models:"
 CS_OPS = "azure.mgmt.containerservice.operations._"
 MON_MODELS = "azure.mgmt.monitor.v2022_06_01.models:"
@@ -78,58 +80,58 @@ MON_OPS = "azure.mgmt.monitor.v2022_06_01.operations._"
 
 RESOURCES: dict[str, ResourceSource] = {
     "azure-native:resources:ResourceGroup": ResourceSource(
-        "pulumi_azure_native.resources.resource_group:ResourceGroupArgs", ("resourceGroupName",), GROUP_PATH,
+        "pulumi_azure_native.resources:ResourceGroupArgs", ("resourceGroupName",), GROUP_PATH,
         "Microsoft.Resources/resourceGroups", "2024-03-01"),
     "azure-native:containerservice:ManagedCluster": ResourceSource(
-        CS + "managed_cluster:ManagedClusterArgs", ("resourceGroupName", "resourceName"), CLUSTER_PATH,
+        CS + ":ManagedClusterArgs", ("resourceGroupName", "resourceName"), CLUSTER_PATH,
         "Microsoft.ContainerService/ManagedClusters", "2025-09-01", CS_MODELS + "ManagedCluster",
         CS_OPS + "managed_clusters_operations"),
     "azure-native:containerservice:AgentPool": ResourceSource(
-        CS + "agent_pool:AgentPoolArgs", ("resourceGroupName", "resourceName", "agentPoolName"),
+        CS + ":AgentPoolArgs", ("resourceGroupName", "resourceName", "agentPoolName"),
         CLUSTER_PATH + "/agentPools/{agentPoolName}", "Microsoft.ContainerService/managedClusters/agentPools",
         "2025-09-01", CS_MODELS + "AgentPool", CS_OPS + "agent_pools_operations"),
     "azure-native:containerservice:MaintenanceConfiguration": ResourceSource(
-        CS + "maintenance_configuration:MaintenanceConfigurationArgs", ("resourceGroupName", "resourceName", "configName"),
+        CS + ":MaintenanceConfigurationArgs", ("resourceGroupName", "resourceName", "configName"),
         CLUSTER_PATH + "/maintenanceConfigurations/{configName}",
         "Microsoft.ContainerService/managedClusters/maintenanceConfigurations", "2025-09-01",
         CS_MODELS + "MaintenanceConfiguration", CS_OPS + "maintenance_configurations_operations"),
     "azure-native:authorization:RoleAssignment": ResourceSource(
-        "pulumi_azure_native.authorization.role_assignment:RoleAssignmentArgs", ("scope", "roleAssignmentName"),
+        "pulumi_azure_native.authorization:RoleAssignmentArgs", ("scope", "roleAssignmentName"),
         "{scope}/providers/Microsoft.Authorization/roleAssignments/{roleAssignmentName}",
         "Microsoft.Authorization/roleAssignments", "2022-04-01",
         "azure.mgmt.authorization.v2022_04_01.models:RoleAssignmentCreateParameters",
         "azure.mgmt.authorization.v2022_04_01.operations._role_assignments_operations", autoname="uuid"),
     "azure-native:monitor:AzureMonitorWorkspace": ResourceSource(
-        MON + "azure_monitor_workspace:AzureMonitorWorkspaceArgs", ("resourceGroupName", "azureMonitorWorkspaceName"),
+        MON + ":AzureMonitorWorkspaceArgs", ("resourceGroupName", "azureMonitorWorkspaceName"),
         GROUP_PATH + "/providers/Microsoft.Monitor/accounts/{azureMonitorWorkspaceName}", "Microsoft.Monitor/accounts",
         "2023-04-03"),
     "azure-native:monitor:DataCollectionEndpoint": ResourceSource(
-        MON + "data_collection_endpoint:DataCollectionEndpointArgs", ("resourceGroupName", "dataCollectionEndpointName"),
+        MON + ":DataCollectionEndpointArgs", ("resourceGroupName", "dataCollectionEndpointName"),
         GROUP_PATH + "/providers/Microsoft.Insights/dataCollectionEndpoints/{dataCollectionEndpointName}",
         "Microsoft.Insights/dataCollectionEndpoints", "2022-06-01", MON_MODELS + "DataCollectionEndpointResource",
         MON_OPS + "data_collection_endpoints_operations"),
     "azure-native:monitor:DataCollectionRule": ResourceSource(
-        MON + "data_collection_rule:DataCollectionRuleArgs", ("resourceGroupName", "dataCollectionRuleName"),
+        MON + ":DataCollectionRuleArgs", ("resourceGroupName", "dataCollectionRuleName"),
         GROUP_PATH + "/providers/Microsoft.Insights/dataCollectionRules/{dataCollectionRuleName}",
         "Microsoft.Insights/dataCollectionRules", "2022-06-01", MON_MODELS + "DataCollectionRuleResource",
         MON_OPS + "data_collection_rules_operations"),
     "azure-native:monitor:DataCollectionRuleAssociation": ResourceSource(
-        MON + "data_collection_rule_association:DataCollectionRuleAssociationArgs", ("resourceUri", "associationName"),
+        MON + ":DataCollectionRuleAssociationArgs", ("resourceUri", "associationName"),
         "{resourceUri}/providers/Microsoft.Insights/dataCollectionRuleAssociations/{associationName}",
         "Microsoft.Insights/dataCollectionRuleAssociations", "2022-06-01",
         MON_MODELS + "DataCollectionRuleAssociationProxyOnlyResource",
         MON_OPS + "data_collection_rule_associations_operations"),
     "azure-native:monitor:ActionGroup": ResourceSource(
-        MON + "action_group:ActionGroupInitArgs", ("resourceGroupName", "actionGroupName"),
+        MON + ":ActionGroupInitArgs", ("resourceGroupName", "actionGroupName"),
         GROUP_PATH + "/providers/Microsoft.Insights/actionGroups/{actionGroupName}", "Microsoft.Insights/actionGroups",
         "2024-10-01-preview"),
     "azure-native:alertsmanagement:PrometheusRuleGroup": ResourceSource(
-        "pulumi_azure_native.alertsmanagement.prometheus_rule_group:PrometheusRuleGroupArgs",
+        "pulumi_azure_native.alertsmanagement:PrometheusRuleGroupArgs",
         ("resourceGroupName", "ruleGroupName"),
         GROUP_PATH + "/providers/Microsoft.AlertsManagement/prometheusRuleGroups/{ruleGroupName}",
         "Microsoft.AlertsManagement/prometheusRuleGroups", "2023-03-01"),
     "azure-native:dashboard:Grafana": ResourceSource(
-        "pulumi_azure_native.dashboard.grafana:GrafanaArgs", ("resourceGroupName", "workspaceName"),
+        "pulumi_azure_native.dashboard:GrafanaArgs", ("resourceGroupName", "workspaceName"),
         GROUP_PATH + "/providers/Microsoft.Dashboard/grafana/{workspaceName}", "Microsoft.Dashboard/grafana",
         "2024-10-01"),
 }
