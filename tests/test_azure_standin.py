@@ -161,6 +161,25 @@ def test_an_existing_id_cannot_be_created_and_a_missing_group_is_not_found(model
         model.create(MC, "x", inputs, preview=False)
 
 
+def test_a_nested_resource_needs_its_parent_and_an_extension_resource_only_its_scope(
+        model: azure_native.AzureNative) -> None:
+    _created(model, RG, {"resourceGroupName": GROUP, "location": "westeurope"})
+    inputs, _ = model.check(AP, "x", {}, POOL, b"s")
+    with pytest.raises(ProviderError, match=f"ParentResourceNotFound.*Parent resource '{CLUSTER}' not found"):
+        model.create(AP, "x", inputs, preview=False)
+    _created(model, MC, CLUSTER_INPUTS)
+    cluster_id = f"/subscriptions/{azure_native.SUBSCRIPTION}/resourceGroups/{GROUP}/providers/" \
+                 f"Microsoft.ContainerService/managedClusters/{CLUSTER}"
+    # A role assignment's ID is its scope's plus Microsoft.Authorization's: the scope is its only parent, and it
+    # may be what the stand-in never saw (your subnet, in a group of yours).
+    subnet = f"/subscriptions/{azure_native.SUBSCRIPTION}/resourceGroups/rg-net/providers/Microsoft.Network/" \
+             "virtualNetworks/vnet/subnets/nodes"
+    for scope in (cluster_id, subnet):
+        id_, _ = _created(model, RA, {"scope": scope, "principalId": "p", "principalType": "ServicePrincipal",
+                                      "roleDefinitionId": "r"})
+        assert id_.startswith(f"{scope}/providers/Microsoft.Authorization/roleAssignments/")
+
+
 # --- Replacement as azure-native orders it -------------------------------------------------------------
 
 def test_a_named_resource_is_replaced_delete_first_unless_its_name_was_random(model: azure_native.AzureNative) -> None:

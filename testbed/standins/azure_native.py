@@ -253,6 +253,11 @@ class AzureNative(Model):
             raise ProviderError(str(error))
         if not self.cloud.persistent:
             return
+        if spec["template"].startswith("{"):
+            # An extension resource (a role assignment, a rule association) sits on its scope, which may be
+            # anything Azure holds (your subnet, in a group of yours) that the stand-in never saw: its ID has
+            # no parent of its own to check.
+            return
         # The parent must exist: ARM answers 404 for a missing resource group or cluster.
         group = re.match(r"^/subscriptions/[^/]+/resourceGroups/([^/]+)/providers/", id_, re.IGNORECASE)
         if group and self.cloud.get(azure_answers.group_id(group.group(1))) is None:
