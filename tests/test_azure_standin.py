@@ -151,6 +151,26 @@ def test_valid_bodies_are_accepted_with_arms_answers(model: azure_native.AzureNa
     assert cluster["properties"]["currentKubernetesVersion"] == "1.37"  # what was asked, nothing invented
 
 
+def test_user_assigned_identities_are_a_string_set_shown_unknown_in_preview_and_read_back_as_sent(
+        model: azure_native.AzureNative) -> None:
+    """The SDK sends a list of identity IDs; ARM answers a map keyed by them, which the SDK's output type
+    holds: a preview shows the list as unknown (a list where the SDK expects a map fails the program), and a
+    refresh or an import projects the map back to the list."""
+    _created(model, RG, {"resourceGroupName": GROUP, "location": "westeurope"})
+    identity_id = f"{azure_native.azure_answers.group_id(GROUP)}/providers/Microsoft.ManagedIdentity/" \
+                  "userAssignedIdentities/control-plane"
+    news = {**CLUSTER_INPUTS, "identity": {"type": "UserAssigned", "userAssignedIdentities": [identity_id]}}
+    inputs, failures = model.check(MC, "x", {}, news, b"s")
+    assert failures == []
+    _, preview = model.create(MC, "x", inputs, preview=True)
+    assert preview["identity"] == {"type": "UserAssigned", "userAssignedIdentities": azure_native.UNKNOWN}
+    id_, created = _created(model, MC, news)
+    assert list(created["outputs"]["identity"]["userAssignedIdentities"]) == [identity_id]
+    for known in (created["inputs"], None):  # a refresh, and an import
+        _, _, read_inputs = model.read(MC, id_, created["outputs"], known) or ("", {}, None)
+        assert read_inputs is not None and read_inputs["identity"]["userAssignedIdentities"] == [identity_id]
+
+
 def test_an_existing_id_cannot_be_created_and_a_missing_group_is_not_found(model: azure_native.AzureNative) -> None:
     inputs, _ = model.check(MC, "x", {}, CLUSTER_INPUTS, b"s")
     with pytest.raises(ProviderError, match="ResourceGroupNotFound"):

@@ -114,14 +114,33 @@ def _changed_paths(old: Any, new: Any, path: str) -> list[str]:
 
 
 def _project(value: Any, prop: dict[str, Any] | None, types: dict[str, Any]) -> Any:
-    """A value of an ARM answer, kept to what the input type holds (read-only properties dropped)."""
+    """A value of an ARM answer, kept to what the input type holds (read-only properties dropped; a string
+    set's map back to its keys, `convert/sdkOutputsToSdkInputs.go`)."""
     if prop is None:
         return value
+    if prop.get("stringSet") and isinstance(value, dict):
+        return list(value)
     if isinstance(value, dict) and prop.get("ref"):
         shape = types[prop["ref"]]["properties"]
         return {key: _project(item, shape[key], types) for key, item in value.items() if key in shape}
     if isinstance(value, list) and prop.get("items"):
         return [_project(item, prop["items"], types) for item in value]
+    return value
+
+
+def _preview(value: Any, prop: dict[str, Any] | None, types: dict[str, Any]) -> Any:
+    """An input as `pulumi preview` shows it among the outputs before the resource exists: itself where the
+    output has the input's shape, unknown where it does not (a string set's list against the answer's map),
+    as azure-native's `PreviewOutputs` makes it (`provider/pkg/convert/previewOutputs.go`)."""
+    if prop is None:
+        return value
+    if prop.get("stringSet"):
+        return UNKNOWN
+    if isinstance(value, dict) and prop.get("ref"):
+        shape = types[prop["ref"]]["properties"]
+        return {key: _preview(item, shape.get(key), types) for key, item in value.items()}
+    if isinstance(value, list) and prop.get("items"):
+        return [_preview(item, prop["items"], types) for item in value]
     return value
 
 
@@ -247,6 +266,10 @@ class AzureNative(Model):
         return {key: value for key, value in inputs.items()
                 if key not in spec["path"] and key not in (CREATE_BEFORE_DELETE, "azureApiVersion")}
 
+    def _previewed(self, spec: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        args = self.types[spec["args"]]["properties"]
+        return {key: _preview(value, args.get(key), self.types) for key, value in body.items()}
+
     def _refusal(self, type_: str, spec: dict[str, Any], id_: str, body: dict[str, Any]) -> None:
         error = arm_rules.put_errors(type_, spec["armType"], reveal(body), spec["args"], self.types)
         if error is not None:
@@ -275,8 +298,8 @@ class AzureNative(Model):
         body = self._body(spec, inputs)
         if preview:
             # provider.go Create with preview: the inputs as outputs, every other output unknown.
-            outputs = {**body, "id": id_, "name": reveal(inputs.get(spec["path"][-1])), "type": spec["armType"],
-                       "azureApiVersion": spec["apiVersion"]}
+            outputs = {**self._previewed(spec, body), "id": id_, "name": reveal(inputs.get(spec["path"][-1])),
+                       "type": spec["armType"], "azureApiVersion": spec["apiVersion"]}
             if type_ not in NO_PROVISIONING_STATE:
                 outputs["provisioningState"] = UNKNOWN
             return "", outputs
@@ -298,7 +321,7 @@ class AzureNative(Model):
                     "PropertyChangeNotAllowed", f"Changing property '{fixed[0]}' is not allowed.")))
         body = self._body(spec, news)
         if preview:
-            return {**olds, **body}
+            return {**olds, **self._previewed(spec, body)}
         self._refusal(type_, spec, id_, body)
         resource = self._arm_answer(type_, spec, id_, reveal(body))
         self.cloud.put(id_, resource)

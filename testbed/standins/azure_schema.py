@@ -188,6 +188,12 @@ class _Builder:
                 return {"type": "string"}
             return {"type": "any"}
         if origin in (list, Sequence, typing.Sequence) or origin is getattr(typing, "List", None):
+            if args and _without_inputs(args[0]) is str and rest_attribute is not None \
+                    and rest_attribute["type"].startswith("{"):
+                # A list of strings in the SDK where the REST body holds a map keyed by them (a resource's
+                # `userAssignedIdentities`): azure-native's string set, sent as a map, answered as a map of
+                # objects (pulumi-azure-native `provider/pkg/convert/convertPropValue.go`, `IsStringSet`).
+                return {"type": "array", "items": {"type": "string"}, "stringSet": True}
             return {"type": "array", "items": self.prop(args[0] if args else Any, _rest_items(rest_attribute))}
         if origin in (dict, Mapping, typing.Mapping):
             return {"type": "object", "additional": self.prop(args[1] if len(args) > 1 else Any, None)}
