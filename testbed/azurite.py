@@ -11,7 +11,7 @@ ID is that `az`: a script that prints a token Azurite's `--oauth basic` accepts 
 and the caller's roles are not). Two settings are the emulator's own: `AZURE_STORAGE_DOMAIN` names the loopback
 address (gocloud puts the account in the path for a domain starting `127.0.0.1`), and `SSL_CERT_FILE` makes the
 CLI trust the emulator's self-signed certificate (bearer tokens travel over HTTPS only: azcore's
-`BearerTokenPolicy`)."""
+`BearerTokenPolicy`). A third is this machine's: `AZURE_TOKEN_CREDENTIALS=dev` (`BlobService.env` says why)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import subprocess
 import time
 import urllib.request
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,10 @@ ACCOUNT = "devstoreaccount1"
 #: The Blob REST API version Azurite 3.37.0 serves (BLOB_API_VERSION), and the one azblob v1.8.0 sends.
 API_VERSION = "2026-06-06"
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+#: What would sign the CLI in instead of DefaultAzureCredential (gocloud.dev `azureblob.go`, `newCredInfoFromEnv`),
+#: or pick a service principal for it (azidentity's EnvironmentCredential).
+KEYS = ("AZURE_STORAGE_KEY", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING",
+        "AZURE_STORAGE_SAS_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID")
 STARTED = re.compile(rb"listens on (https://127\.0\.0\.1:\d+)")
 
 
@@ -120,11 +124,18 @@ class BlobService:
         calls = self.bin / "az-calls.log"
         return calls.read_text().splitlines() if calls.exists() else []
 
-    def env(self) -> dict[str, str]:
-        """What the CLI needs beside docs/operations.md's AZURE_STORAGE_ACCOUNT to reach the emulator (the module's
-        docstring says why each); the `az` first on PATH."""
-        return {"AZURE_STORAGE_ACCOUNT": ACCOUNT, "AZURE_STORAGE_DOMAIN": self.endpoint.split("/")[2],
-                "SSL_CERT_FILE": str(self.cert), "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    def env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """`base` with docs/operations.md's AZURE_STORAGE_ACCOUNT, what the CLI needs beside it to reach the
+        emulator (the module's docstring says why each), and the `az` first on PATH. No key, connection string
+        or SAS token (they would take the place of DefaultAzureCredential), no service principal."""
+        kept = {key: value for key, value in base.items() if key not in KEYS}
+        return {**kept, "AZURE_STORAGE_ACCOUNT": ACCOUNT, "AZURE_STORAGE_DOMAIN": self.endpoint.split("/")[2],
+                "SSL_CERT_FILE": str(self.cert), "PATH": f"{self.bin}{os.pathsep}{base.get('PATH', '')}",
+                # The developer tools' credentials only (azidentity `default_azure_credential.go`: "dev" is
+                # AzureCLICredential, then azd's and PowerShell's): this machine's network answers the managed
+                # identity endpoint (169.254.169.254) with HTTP 403, which DefaultAzureCredential takes for a
+                # managed identity that refused, and stops there, before the Azure CLI.
+                "AZURE_TOKEN_CREDENTIALS": "dev"}
 
     def _request(self, method: str, path: str) -> bytes:
         request = urllib.request.Request(f"{self.endpoint}/{path}", method=method, headers={
