@@ -16,8 +16,9 @@ from tests.engine.conftest import Workspace, new_workspace
 
 POOL = "azure-native:containerservice:AgentPool"
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
+GROUP = "azure-native:resources:ResourceGroup"
 PROGRAM = '''"""A platform of three resources, written by tests/engine/test_azure_standin.py; `pool` config overrides
-the pool's arguments, `createFirst` sets delete_before_replace=False."""
+the pool's arguments, `createFirst` sets delete_before_replace=False, `location` moves everything."""
 import json
 
 import pulumi
@@ -26,9 +27,10 @@ from pulumi_azure_native import containerservice, resources
 config = pulumi.Config()
 # One stand-in cloud holds every stack's resources, as one subscription would: each stack names its own.
 stack = pulumi.get_stack()
-group = resources.ResourceGroup("group", resource_group_name=f"rg-{stack}", location="eastus2")
+location = config.get("location") or "eastus2"
+group = resources.ResourceGroup("group", resource_group_name=f"rg-{stack}", location=location)
 cluster = containerservice.ManagedCluster(
-    "cluster", resource_group_name=group.name, resource_name_=f"c-{stack}", location="eastus2", dns_prefix="probe",
+    "cluster", resource_group_name=group.name, resource_name_=f"c-{stack}", location=location, dns_prefix="probe",
     identity={"type": "SystemAssigned"}, kubernetes_version="1.37",
     agent_pool_profiles=[{"name": "system", "mode": "System", "vm_size": "Standard_D4ds_v5", "count": 1}])
 pool = {"agent_pool_name": "gpu", "vm_size": "Standard_NC4as_T4_v3", "mode": "User", "count": 1,
@@ -116,6 +118,23 @@ def test_a_named_pool_is_replaced_delete_first_unless_the_program_says_otherwise
     _stack(probe, "replace", {"vm_size": "Standard_NC4as_T4_v3", "agent_pool_name": "gpu2"}, create_first=True)
     up = _up(probe, "replace", folder, tmp_path / "4.jsonl")
     assert up.returncode != 0 and "cannot create already existing resource" in up.output, up.output[-3000:]
+
+
+def test_a_named_resource_groups_new_location_deletes_the_old_group_first(probe: Workspace, tmp_path: Path) -> None:
+    """A location change replaces a resource group (ARM: create-only); its name is the program's, so
+    azure-native deletes first, and the engine takes what is in it down before it (the new group cannot be
+    created under the same ID while the old one stands)."""
+    folder = _stack(probe, "move")
+    assert _up(probe, "move", folder, tmp_path / "1.jsonl").returncode == 0
+    probe.pulumi("config", "set", "location", "westeurope", "--stack", "move", cwd=folder)
+    before = len(probe.calls())
+    assert _up(probe, "move", folder, tmp_path / "2.jsonl").returncode == 0
+    steps = [(call["method"], call["type"].rsplit(":", 1)[-1]) for call in probe.calls()[before:]
+             if call["method"] in ("Create", "Delete") and not call.get("preview")]
+    assert steps == [("Delete", "AgentPool"), ("Delete", "ManagedCluster"), ("Delete", "ResourceGroup"),
+                     ("Create", "ResourceGroup"), ("Create", "ManagedCluster"), ("Create", "AgentPool")], steps
+    group = [r for r in probe.export("move", cwd=folder)["deployment"]["resources"] if r["type"] == GROUP]
+    assert [r["outputs"]["location"] for r in group] == ["westeurope"]
 
 
 def test_a_change_in_the_cloud_shows_in_refresh_and_preview_refresh(probe: Workspace, tmp_path: Path) -> None:
