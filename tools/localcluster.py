@@ -66,13 +66,16 @@ def _up(args: argparse.Namespace) -> int:
 def _nodes(args: argparse.Namespace) -> int:
     if not 1 <= args.copies <= MAX_COPIES:
         raise InputError(f"--copies {args.copies}: give 1 to {MAX_COPIES}")
-    cluster = localcluster.attach(args.directory)
-    client = cluster.client()
+    nodes = localcluster.contract_nodes(args.outputs, args.copies)
+    client = localcluster.attach(args.directory).client()
     try:
-        for name, pool in localcluster.register_contract(client, args.outputs, args.copies):
-            print(escape_text(f"==> node {escape_line(name)} ({escape_line(pool)}) Ready"))
+        localcluster.register(client, nodes)
     finally:
         client.close()
+    for node in nodes:
+        metadata = node["metadata"]
+        print(escape_text(f"==> node {escape_line(metadata['name'])} "
+                          f"({escape_line(metadata['annotations'][localcluster.POOL_ANNOTATION])}) Ready"))
     return 0
 
 

@@ -224,9 +224,9 @@ def _wait(processes: Sequence[Process], logs: Path, deadline: float, what: str, 
         time.sleep(0.1)
 
 
-def _fresh(directory: Path, log: Callable[[str], None]) -> None:
-    """Makes `directory` ready for a new cluster: refuses one that runs there, forgets a stale one (its
-    processes gone), and removes the etcd data a previous cluster left (objects signed by its keys)."""
+def _check_folder(directory: Path) -> bool:
+    """Whether `directory` can hold a new cluster: refuses one where a cluster runs or whose parts are not
+    what `up` makes there; True when it holds a stale cluster's state (its processes gone). Changes nothing."""
     if directory.exists() and not directory.is_dir():
         raise InputError(f"{directory} is not a directory")
     state = _state(directory)
@@ -234,17 +234,23 @@ def _fresh(directory: Path, log: Callable[[str], None]) -> None:
         running = [p for p in _recorded(state) if p.alive()]
         if running:
             raise InputError(f"a local cluster runs in {directory} ({', '.join(p.name for p in running)}): "
-                               f"`python -m tools.localcluster down {directory}` first")
-        log(f"{directory / STATE_FILE}: none of its processes runs any more; starting afresh")
-        (directory / STATE_FILE).unlink()
+                             f"`python -m tools.localcluster down {directory}` first")
     etcd = directory / "etcd"
     if etcd.is_symlink() or (etcd.exists() and not (etcd / "member").is_dir()):
         raise InputError(f"{etcd} exists and is not etcd's data folder: remove it or use another folder")
-    if etcd.exists():
-        shutil.rmtree(etcd)
     for name in ("logs", "pki", "kubeconfigs", "identities", "kwok"):
         if (directory / name).is_symlink() or ((directory / name).exists() and not (directory / name).is_dir()):
             raise InputError(f"{directory / name} is not a folder: remove it or use another folder")
+    return state is not None
+
+
+def _clear(directory: Path, stale: bool, log: Callable[[str], None]) -> None:
+    """Forgets a stale cluster and removes the etcd data a previous cluster left (objects its keys signed)."""
+    if stale:
+        log(f"{directory / STATE_FILE}: none of its processes runs any more; starting afresh")
+        (directory / STATE_FILE).unlink()
+    if (directory / "etcd").exists():
+        shutil.rmtree(directory / "etcd")
 
 
 def start(directory: Path, die_with_parent: bool = False, timeout: float = READY_TIMEOUT_S,
@@ -253,9 +259,10 @@ def start(directory: Path, die_with_parent: bool = False, timeout: float = READY
     """Starts the cluster in `directory` and returns once every component is up: the API server ready, the
     scheduler and controller-manager healthy, the `default` ServiceAccount made, the CRDs established.
     `identities`: user -> groups given bearer tokens from the start. Stops what it started on failure."""
-    found = programs()
     directory = directory.resolve()
-    _fresh(directory, log)
+    stale = _check_folder(directory)
+    found = programs()
+    _clear(directory, stale, log)
     logs = directory / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

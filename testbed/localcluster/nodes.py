@@ -195,10 +195,10 @@ def register(client: Client, nodes: Iterable[Mapping[str, Any]], timeout: float 
     return names
 
 
-def register_contract(client: Client, outputs_file: str, copies: int = 1) -> list[tuple[str, str]]:
-    """Registers the nodes of every GPU and CPU pool of the platform's outputs in `outputs_file`; returns
-    (node, pool) pairs. InputError naming the file and key for a document that is not a contract this release
-    reads, or one with no GPU or CPU pool (registering nothing would look like success)."""
+def contract_nodes(outputs_file: str, copies: int = 1) -> list[dict[str, Any]]:
+    """The nodes of every GPU and CPU pool of the platform's outputs in `outputs_file`. InputError naming the
+    file and key for a document that is not a contract this release reads, or one with no GPU or CPU pool
+    (registering nothing would look like success)."""
     from gpu_aks_policies.contract import ContractError, PlatformContract
     from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 
@@ -214,5 +214,4 @@ def register_contract(client: Client, outputs_file: str, copies: int = 1) -> lis
     nodes = stack_nodes(outputs, copies)
     if not nodes:
         raise InputError(f"{outputs_file}: no GPU or CPU pool to register nodes for")
-    names = register(client, nodes)
-    return [(name, node["metadata"]["annotations"][POOL_ANNOTATION]) for name, node in zip(names, nodes, strict=True)]
+    return nodes

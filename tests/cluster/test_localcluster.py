@@ -45,7 +45,7 @@ def started(cluster, tmp_path_factory):
     """A second cluster, started and stopped with the CLI (`cluster` first: its fixture gives the tier's one
     skip, or CI failure, where nothing is built)."""
     directory = tmp_path_factory.mktemp("cli") / "cp"
-    up = localcluster("up", str(directory))
+    up = localcluster("up", str(directory), "--identity", "deployer@contoso.example:gpu-aks-deployers,all-staff")
     try:
         assert up.returncode == 0, up.stderr
         yield directory, up
@@ -86,6 +86,41 @@ def test_nodes_registers_every_pool_of_a_contract_ready_and_up_again_is_refused(
     again = localcluster("up", str(directory), timeout=60)
     assert again.returncode == 2 and "down" in again.stderr, "a second up in the same folder is refused"
     _no_traceback(again)
+
+
+def whoami(kubeconfig: Path) -> dict:
+    result = kubectl(kubeconfig, "auth", "whoami", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout)["status"]["userInfo"])
+
+
+def test_identities_authenticate_with_a_token_and_rbac_decides_what_they_may_do(started):
+    directory, _ = started
+    admin = directory / "kubeconfig"
+    made = localcluster("identity", str(directory), "deployer@contoso.example", "--group", "gpu-aks-deployers",
+                        "--group", "all-staff")
+    assert made.returncode == 0, made.stderr
+    deployer = Path(made.stdout.strip())
+    config = json.loads(deployer.read_text())
+    assert set(config["users"][0]["user"]) == {"token"}, "a bearer token, as kubelogin hands one to kubectl"
+    assert oct(deployer.stat().st_mode & 0o777) == "0o600"
+    who = whoami(deployer)
+    assert who["username"] == "deployer@contoso.example"
+    assert {"gpu-aks-deployers", "all-staff", "system:authenticated"} <= set(who["groups"])
+    assert kubectl(deployer, "auth", "can-i", "create", "deployments", "-n", "team").stdout.strip() == "no"
+    binding = kubectl(admin, "create", "clusterrolebinding", "deployers", "--clusterrole=cluster-admin",
+                      "--group=gpu-aks-deployers")
+    assert binding.returncode == 0, binding.stderr
+    assert kubectl(deployer, "auth", "can-i", "create", "deployments", "-n", "team").stdout.strip() == "yes"
+    # A new identity: kube-apiserver restarts to read its token file; what it stored stays.
+    team = localcluster("identity", str(directory), "app-team@contoso.example", "--group", "team-a")
+    assert team.returncode == 0, team.stderr
+    assert whoami(Path(team.stdout.strip()))["username"] == "app-team@contoso.example"
+    assert kubectl(deployer, "auth", "can-i", "create", "deployments", "-n", "team").stdout.strip() == "yes"
+    assert all(alive(pid, binary) for pid, binary in _pids(directory))
+    refused = localcluster("identity", str(directory), "a,b")
+    assert refused.returncode == 2 and "comma" in refused.stderr
+    _no_traceback(refused)
 
 
 def test_down_stops_every_process_and_a_stale_folder_starts_afresh(cluster, tmp_path):
