@@ -17,7 +17,7 @@ from components.pools import platform_pools
 from components.pricing import HOURS_PER_MONTH, read_answer_files, read_price_table, table_from_json, table_from_pages
 from tests.conftest import ROOT
 from tools import preview
-from tools.mockrun import settings_from_stack_file
+from tools.stacks import settings_from_stack_file
 
 PAGES = [ROOT / "tests" / "fixtures" / "prices" / "eastus2-page1.json",
          ROOT / "tests" / "fixtures" / "prices" / "eastus2-page2.json"]
@@ -49,7 +49,7 @@ def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
 def _pool(name: str, vm_size: str, capacity: str, min_count: int, max_count: int) -> Pool:
     """An AgentPool of one size bought at one capacity type."""
     return Pool(name=name, key=f"gpuPools[{name}]", backend="agentPool", role="gpu", azure_name=name,
-                offers=(Offer(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),  # type: ignore[arg-type]
+                offers=(Offer.sized(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),
                 min_count=min_count, max_count=max_count, spot=capacity == "spot", zones=())
 
 
