@@ -11,10 +11,10 @@ kube-scheduler, kwok) built by `make engines`, nodes shaped like a platform's po
 
 from .client import ApiError, Client, ClusterError, InputError
 from .control_plane import STATE_FILE, Cluster, attach, programs, running, start, stop
-from .nodes import POOL_ANNOTATION, contract_nodes, pool_nodes, register, stack_nodes
+from .nodes import POOL_ANNOTATION, contract_nodes, contract_pool_nodes, pool_nodes, register, stack_nodes
 from .pki import IdentityError
 from .processes import alive
 
 __all__ = ["POOL_ANNOTATION", "STATE_FILE", "ApiError", "Client", "Cluster", "ClusterError", "IdentityError",
-           "InputError", "alive", "attach", "contract_nodes", "pool_nodes", "programs", "register", "running",
-           "stack_nodes", "start", "stop"]
+           "InputError", "alive", "attach", "contract_nodes", "contract_pool_nodes", "pool_nodes", "programs",
+           "register", "running", "stack_nodes", "start", "stop"]

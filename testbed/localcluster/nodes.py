@@ -16,6 +16,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpu_aks_policies.contract import ContractError, PlatformContract
+from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
+from gpu_aks_policies.pools.model import Pool
+
 from .client import ApiError, Client, ClusterError, InputError
 
 #: Memory (GiB) of the VM sizes the example stacks use, from Azure's size pages (learn.microsoft.com/
@@ -49,13 +53,6 @@ def _node_resources(vm_size: str, gpus: Mapping[str, int]) -> dict[str, str]:
             "ephemeral-storage": "100Gi", **{resource: str(count) for resource, count in gpus.items()}}
 
 
-def _gpu_resources(offer: Mapping[str, Any]) -> dict[str, int]:
-    """What the device plugin advertises on a node of this offer: the offer's `perNode` of its resource,
-    which the contract already counts as the plugin does (GPUs, MIG instances, or GPUs times the
-    sharing replicas: NVIDIA k8s-device-plugin `api/config/v1`; components/gpu_cluster_outputs.py)."""
-    return {str(offer["resource"]): int(offer.get("perNode") or 0)}
-
-
 def _base_labels(name: str, vm_size: str, location: str, zone: str) -> dict[str, str]:
     arch = "arm64" if ARM64_SIZE.search(vm_size) else "amd64"
     return {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": arch,
@@ -77,92 +74,95 @@ def _taints(texts: Iterable[str]) -> list[dict[str, str]]:
     return taints
 
 
-def pool_nodes(outputs: Mapping[str, Any], pool_name: str, copies: int = 1) -> list[dict[str, Any]]:
-    """Nodes as a pool of the outputs contract (`python -m tools.preview STACK --json`'s `outputs`)
-    brings them up, `copies` of each kind. An AgentPool's nodes carry AKS's reserved labels
-    (MicrosoftDocs `articles/aks/reserved-labels-reference.md`) and the pool's `nodeLabels`; a NAP
+#: The OS image AKS gives a Linux pool that names none (the contract does not carry a pool's osSKU).
+DEFAULT_OS_SKU = "Ubuntu"
+
+
+def pool_nodes(contract: PlatformContract, pool: Pool, copies: int = 1) -> list[dict[str, Any]]:
+    """Nodes as the pool brings them up, `copies` of each kind. An AgentPool's nodes carry AKS's reserved
+    labels (MicrosoftDocs `articles/aks/reserved-labels-reference.md`) and the pool's `nodeLabels`; a NAP
     NodePool's carry Karpenter's and the Azure provider's (`karpenter.sh/*`, `karpenter.azure.com/sku-*`)
-    and the NodePool template's labels, one node kind per offer, Spot first where the pool allows it
+    and the NodePool template's labels, one node kind per offer, Spot first where the offer allows it
     (Karpenter tries Spot before on-demand). Neither gets a label or taint the pool does not declare
-    beyond those (Karpenter adds no GPU taint and no `kubernetes.azure.com/accelerator`)."""
-    location = str(outputs.get("location") or "eastus2")
-    # The contract's pool model (version 3's `pools`); the system pool's nodes are not simulated.
-    pool = (outputs.get("pools") or {}).get(pool_name)
-    if pool is None or pool.get("role") not in ("gpu", "cpu"):
-        raise KeyError(pool_name)
-    is_gpu = pool["role"] == "gpu"
-    nap = pool.get("backend") == "nodePool"
-    identity = (outputs.get("clusterIdentity") or {}).get("gpuPools", {}).get(pool_name, {})
-    os_sku = str((identity.get("createOnly") or {}).get("osSKU") or "Ubuntu")
-    zones = list((identity.get("createOnly") or {}).get("availabilityZones") or [])
-    cluster = f"MC_{outputs.get('resourceGroupName', 'rg')}_{outputs.get('clusterName', 'aks')}_{location}"
+    beyond those (Karpenter adds no GPU taint and no `kubernetes.azure.com/accelerator`). A GPU node
+    advertises the offer's `perNode` of its resource, which the contract counts as the device plugin does
+    (GPUs, MIG instances, or GPUs times the sharing replicas: NVIDIA k8s-device-plugin `api/config/v1`)."""
+    location = contract.location or "eastus2"
+    name = pool.name
+    is_gpu = pool.role == "gpu"
+    cluster = f"MC_{contract.resource_group_name or 'rg'}_{contract.cluster_name or 'aks'}_{location}"
     # A GPU pool's nodes are of its GPU sizes, as the device plugin and the scheduler see them.
-    offers = [offer for offer in pool.get("offers") or [] if offer.get("resource") or not is_gpu]
+    offers = pool.gpu_offers if is_gpu else pool.offers
     nodes = []
     for index, offer in enumerate(offers):
-        vm_size = str(offer["vmSize"])
-        gpus = _gpu_resources(offer) if is_gpu else {}
+        vm_size = offer.vm_size
+        gpus = {str(offer.resource): offer.per_node} if is_gpu and offer.resource else {}
         for copy in range(copies):
-            zone = f"{location}-{zones[copy % len(zones)]}" if zones else "0"
-            if nap:
-                capacity = "spot" if "spot" in (offer.get("capacityTypes") or []) else "on-demand"
-                name = f"aks-{pool_name}-{index}{copy:04d}"[:63]
+            zone = f"{location}-{pool.zones[copy % len(pool.zones)]}" if pool.zones else "0"
+            if pool.backend == "nodePool":
+                capacity = "spot" if "spot" in offer.capacity_types else "on-demand"
+                node_name = f"aks-{name}-{index}{copy:04d}"[:63]
                 # Karpenter writes no kubernetes.azure.com/agentpool and no kubernetes.azure.com/accelerator
                 # (removed as redundant with sku-gpu-name); it writes mode, role, cluster, os-sku and, on
                 # Spot nodes, scalesetpriority (karpenter-provider-azure designs/0006-requirements-and-labels.md
                 # at 3ecc05ae, "Decision 2").
-                labels = {**_base_labels(name, vm_size, location, zone), **(pool.get("labels") or {}),
-                          "karpenter.sh/nodepool": pool_name, "karpenter.sh/capacity-type": capacity,
+                labels = {**_base_labels(node_name, vm_size, location, zone), **pool.labels,
+                          "karpenter.sh/nodepool": name, "karpenter.sh/capacity-type": capacity,
                           "karpenter.sh/registered": "true", "karpenter.sh/initialized": "true",
                           "karpenter.azure.com/sku-name": vm_size,
                           "karpenter.azure.com/sku-family": vm_size.split("_")[1][:1],
                           "karpenter.azure.com/sku-cpu": str(_vcpus(vm_size)),
                           "karpenter.azure.com/sku-memory": str(_memory_gib(vm_size) * 1024),
                           "kubernetes.azure.com/mode": "user", "kubernetes.azure.com/role": "agent",
-                          "kubernetes.azure.com/os-sku": os_sku, "kubernetes.azure.com/cluster": cluster}
+                          "kubernetes.azure.com/os-sku": DEFAULT_OS_SKU, "kubernetes.azure.com/cluster": cluster}
                 if capacity == "spot":
                     labels["kubernetes.azure.com/scalesetpriority"] = "spot"
                 if is_gpu:
                     token = SKU_GPU_NAME.search(vm_size)
                     labels.update({"karpenter.azure.com/sku-gpu-manufacturer": "nvidia",
-                                   "karpenter.azure.com/sku-gpu-count": str(offer.get("gpusPerVm") or 0)})
+                                   "karpenter.azure.com/sku-gpu-count": str(offer.gpus_per_vm or 0)})
                     if token:
                         labels["karpenter.azure.com/sku-gpu-name"] = token.group(1).upper()
             else:
-                azure_name = str(pool.get("azureName") or pool_name)
-                name = f"aks-{azure_name}-12345678-vmss{copy:06d}"
-                labels = {**_base_labels(name, vm_size, location, zone), **(pool.get("labels") or {}),
+                azure_name = pool.azure_name or name
+                node_name = f"aks-{azure_name}-12345678-vmss{copy:06d}"
+                labels = {**_base_labels(node_name, vm_size, location, zone), **pool.labels,
                           "kubernetes.azure.com/agentpool": azure_name, "agentpool": azure_name,
                           "kubernetes.azure.com/mode": "user", "kubernetes.azure.com/role": "agent",
-                          "kubernetes.azure.com/os-sku": os_sku,
-                          "kubernetes.azure.com/node-image-version": f"AKS{os_sku}-gpu-202611.01.0",
+                          "kubernetes.azure.com/os-sku": DEFAULT_OS_SKU,
+                          "kubernetes.azure.com/node-image-version": f"AKS{DEFAULT_OS_SKU}-gpu-202611.01.0",
                           "kubernetes.azure.com/cluster": cluster}
                 if is_gpu:
                     labels["kubernetes.azure.com/accelerator"] = "nvidia"
-                if pool.get("spot"):
+                if pool.spot:
                     labels["kubernetes.azure.com/scalesetpriority"] = "spot"
             resources = _node_resources(vm_size, gpus)
             nodes.append({
                 "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {k: str(v) for k, v in labels.items()},
-                             "annotations": {POOL_ANNOTATION: pool_name}},
-                "spec": {"taints": _taints(pool.get("taints") or [])},
+                "metadata": {"name": node_name, "labels": {k: str(v) for k, v in labels.items()},
+                             "annotations": {POOL_ANNOTATION: name}},
+                "spec": {"taints": _taints(pool.taints)},
                 "status": {"capacity": resources, "allocatable": resources,
                            "nodeInfo": {"architecture": labels["kubernetes.io/arch"], "operatingSystem": "linux",
-                                        "kubeletVersion": f"v{outputs.get('kubernetesVersion', '1.37')}.0",
+                                        "kubeletVersion": f"v{contract.kubernetes_version or '1.37'}.0",
                                         "kubeProxyVersion": "", "containerRuntimeVersion": "containerd://2.1.0",
-                                        "kernelVersion": "", "osImage": os_sku, "bootID": "", "machineID": "",
+                                        "kernelVersion": "", "osImage": DEFAULT_OS_SKU, "bootID": "", "machineID": "",
                                         "systemUUID": ""},
                            "addresses": [{"type": "InternalIP", "address": "10.224.0.4"},
-                                         {"type": "Hostname", "address": name}]},
+                                         {"type": "Hostname", "address": node_name}]},
             })
     return nodes
 
 
+def contract_pool_nodes(contract: PlatformContract, copies: int = 1) -> list[dict[str, Any]]:
+    """Every GPU and CPU pool's nodes (the system pool's are not simulated: no workload lands there)."""
+    return [node for pool in contract.pool_models().values() for node in pool_nodes(contract, pool, copies)]
+
+
 def stack_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, Any]]:
-    """Every GPU and CPU pool's nodes."""
-    return [node for name, pool in (outputs.get("pools") or {}).items() if pool.get("role") in ("gpu", "cpu")
-            for node in pool_nodes(outputs, name, copies)]
+    """Every GPU and CPU pool's nodes, from a stack's outputs (`python -m tools.preview STACK --json`'s
+    `outputs`, or `pulumi stack output --json`)."""
+    return contract_pool_nodes(PlatformContract.from_json(outputs), copies)
 
 
 def node_ready(node: Mapping[str, Any]) -> bool:
@@ -196,22 +196,18 @@ def register(client: Client, nodes: Iterable[Mapping[str, Any]], timeout: float 
 
 
 def contract_nodes(outputs_file: str, copies: int = 1) -> list[dict[str, Any]]:
-    """The nodes of every GPU and CPU pool of the platform's outputs in `outputs_file`. InputError naming the
-    file and key for a document that is not a contract this release reads, or one with no GPU or CPU pool
-    (registering nothing would look like success)."""
-    from gpu_aks_policies.contract import ContractError, PlatformContract
-    from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-
+    """The nodes of every GPU and CPU pool of the platform's outputs in `outputs_file`, read as every reader of a
+    contract reads it (`PlatformContract.from_json`, any version it reads). InputError naming the file and key
+    for a document that is not such a contract, or one with no GPU or CPU pool (registering nothing would look
+    like success)."""
     limits = Limits(max_bytes=8 * 1024 * 1024)
     try:
-        raw = load_json(read_file(outputs_file, limits), limits)
-        PlatformContract.from_json(raw)
+        contract = PlatformContract.from_json(load_json(read_file(outputs_file, limits), limits))
     except DocumentError as problem:
         raise InputError(problem.at(outputs_file)) from None
     except ContractError as error:
         raise InputError(f"{outputs_file}: {error}") from None
-    outputs = raw.get("outputs", raw)
-    nodes = stack_nodes(outputs, copies)
+    nodes = contract_pool_nodes(contract, copies)
     if not nodes:
         raise InputError(f"{outputs_file}: no GPU or CPU pool to register nodes for")
     return nodes
