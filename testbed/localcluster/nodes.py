@@ -142,7 +142,7 @@ def pool_nodes(contract: PlatformContract, pool: Pool, copies: int = 1) -> list[
                 "metadata": {"name": node_name, "labels": {k: str(v) for k, v in labels.items()},
                              "annotations": {POOL_ANNOTATION: name}},
                 "spec": {"taints": _taints(pool.taints)},
-                "status": {"capacity": resources, "allocatable": resources,
+                "status": {"capacity": resources, "allocatable": dict(resources),
                            "nodeInfo": {"architecture": labels["kubernetes.io/arch"], "operatingSystem": "linux",
                                         "kubeletVersion": f"v{contract.kubernetes_version or '1.37'}.0",
                                         "kubeProxyVersion": "", "containerRuntimeVersion": "containerd://2.1.0",

@@ -22,8 +22,8 @@ from gpu_aks_app import GpuRequest, PlacementError, place
 from gpu_aks_policies.catalog import aks_node_labels
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.fit import Platform, check_fit, platform_from_outputs
-from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, with_platform_sharing
-from gpu_aks_policies.rules import default_rule_config, with_platform_taints
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig
+from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import Context, context_of
 
 from testbed.localcluster import ApiError, Client, stack_nodes
@@ -84,8 +84,9 @@ class Judged:
 
 
 def configs_for(platform: Platform) -> tuple[RuleConfig, dict[str, RuleConfig]]:
-    configs = with_platform_sharing(with_platform_taints(default_rule_config(), platform.gpu_taints()),
-                                    platform.gpu_sharing())
+    """The rules' default config: the platform's facts (its taints, sharing and node label) reach the rules
+    as the platform itself, as with `--platform`."""
+    configs = dict(default_rule_config())
     return configs[TOLERATE_GPU_TAINT], configs
 
 
