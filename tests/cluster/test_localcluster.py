@@ -166,3 +166,41 @@ def test_a_killed_test_run_leaves_no_process(cluster, tmp_path):
     while any(alive(pid, binary) for pid, binary in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid, binary) for pid, binary in pids)
+
+
+def test_a_node_has_the_lease_kwok_renews_and_set_taints_replaces_its_taints(cluster, api):
+    """kwok keeps a Lease per node, as a kubelet does (what the node lifecycle controller reads; the nodes
+    staying Ready over minutes is checked in test_platform). set_taints is one patch, so it does not lose a
+    race with another writer of the node, as the controller-manager is (a GET then PUT did: HTTP 409). The
+    other writer here is a thread patching the node's annotations as fast as it can."""
+    import threading
+
+    from tests.cluster.stacks import forget_stack, use_stack
+
+    use_stack(api, "dev", copies=1)
+    [name, *_] = sorted(n["metadata"]["name"] for n in api.get("/api/v1/nodes")["items"])
+    lease = api.get(f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}")
+    assert lease["spec"]["leaseDurationSeconds"] == 40
+    done = threading.Event()
+
+    def write_the_node() -> None:
+        writer = cluster.client()
+        tick = 0
+        while not done.is_set():
+            tick += 1
+            writer.patch(f"/api/v1/nodes/{name}", {"metadata": {"annotations": {"gpu-aks.io/tick": str(tick)}}})
+        writer.close()
+
+    other = threading.Thread(target=write_the_node)
+    other.start()
+    try:
+        for round_ in range(30):
+            api.set_taints(name, [{"key": "gpu-aks.io/test", "value": str(round_), "effect": "NoSchedule"}])
+    finally:
+        done.set()
+        other.join()
+    node = api.get(f"/api/v1/nodes/{name}")
+    assert node["spec"]["taints"] == [{"key": "gpu-aks.io/test", "value": "29", "effect": "NoSchedule"}]
+    api.set_taints(name, [])
+    assert not api.get(f"/api/v1/nodes/{name}")["spec"].get("taints")
+    forget_stack(api)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from testbed.localcluster import Client, Cluster
+from testbed.localcluster.nodes import node_ready
 from testbed.workspace import Workspace
 from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, use_stack, whole
 
@@ -127,6 +128,10 @@ def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes
         assert status["desiredNumberScheduled"] > 0 and status["numberReady"] == status["desiredNumberScheduled"], \
             (daemonset["metadata"]["name"], status)
     enforces_its_policy(api, stack)
+    # The nodes registered before `up` are still Ready and untainted a minute or more later: kwok renews their
+    # Leases, so the node lifecycle controller has nothing to taint.
+    for node in api.get("/api/v1/nodes")["items"]:
+        assert node_ready(node), (node["metadata"]["name"], node["status"].get("conditions"), node["spec"])
     workspace.pulumi("up", "--yes", "--expect-no-changes", "--stack", stack)
     # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
     workspace.pulumi("state", "unprotect", "--all", "--yes", "--stack", stack)
