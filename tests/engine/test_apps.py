@@ -27,15 +27,19 @@ from tests.engine.conftest import FAST, Workspace
 
 JOB = "kubernetes:batch/v1:Job"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py). It could never
-start, so `pulumi up` does not await it."""
+UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py), on the platform's
+cluster. It could never start, so `pulumi up` does not await it."""
+import pulumi
 import pulumi_kubernetes as k8s
 
+platform = pulumi.StackReference("organization/gpu-aks/dev")
+provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 k8s.batch.v1.Job("untolerated", metadata={"annotations": {"pulumi.com/skipAwait": "true"}},
                  spec={"backoffLimit": 0, "template": {"spec": {
                      "restartPolicy": "Never",
                      "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04",
-                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})
+                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}},
+                 opts=pulumi.ResourceOptions(provider=provider))
 '''
 
 
