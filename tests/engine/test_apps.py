@@ -27,8 +27,8 @@ from tests.engine.conftest import FAST, Workspace
 
 JOB = "kubernetes:batch/v1:Job"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py), on the platform's
-cluster. It could never start, so `pulumi up` does not await it."""
+UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py), on
+the platform's cluster. It could never start, so `pulumi up` does not await it."""
 import pulumi
 import pulumi_kubernetes as k8s
 
