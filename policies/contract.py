@@ -39,6 +39,7 @@ from .fields import (
     field_table,
     json_field,
     object_schema,
+    read_complete,
     read_fields,
 )
 from .limits import is_number
@@ -161,10 +162,9 @@ def _read_model(pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list
     """Version 3's `pools`: each pool read into the model, its problems named by key."""
     read = {}
     for name, pool in pools.items():
-        before = len(problems)
-        values = read_fields(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
-        if len(problems) > before:
-            continue  # each problem is named; a pool with one is not built
+        values = read_complete(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if values is None:
+            continue
         if values.get("role") == "gpu" and values.get("offers") and not any(offer.resource for offer in values["offers"]):
             problems.append(f"{key}.{name}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
             continue
