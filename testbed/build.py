@@ -5,7 +5,8 @@
 
 Every `testbed/engines/<name>/` with a `go.mod` is one Go module whose `mains.txt` lists its binaries, one a line:
 `DEST NAME PACKAGE [LDFLAGS...]`, DEST `bin` (-> build/engines/bin/NAME, on PATH for the tiers) or
-`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/). `engines/<name>/prepare.sh`, if
+`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/); `ldflags.txt`, if present, adds its
+linker flags to every one of them (a version stamp). `engines/<name>/prepare.sh`, if
 present, runs first in that folder. `testbed/engines/<name>/files.txt` copies files the module's own dependencies
 ship (`DEST NAME MODULE PATH`, PATH inside the module as the Go module proxy serves it), for the scripts a
 Pulumi distribution carries beside its binaries. The Go build uses only the module proxy and go.sum
@@ -132,14 +133,15 @@ def build_module(module: Path, version: str, log: Callable[[str], None] = print)
     if (module / "prepare.sh").is_file():
         log(f"==> testbed/engines/{module.name}: prepare.sh")
         _run(["sh", "prepare.sh"], module, f"testbed/engines/{module.name}/prepare.sh")
+    shared_ldflags = [word for _, words in _lines(module / "ldflags.txt") for word in words]
     for main in read_mains(module):
         target = DESTS[main.dest] / main.name
         target.parent.mkdir(parents=True, exist_ok=True)
         log(f"==> testbed/engines/{module.name}: go build {main.package} -> {target.relative_to(ROOT)}")
         begun = time.monotonic()
         command = ["go", "build", "-trimpath", "-o", str(target)]
-        if main.ldflags:
-            command += ["-ldflags", " ".join(main.ldflags)]
+        if main.ldflags or shared_ldflags:
+            command += ["-ldflags", " ".join([*main.ldflags, *shared_ldflags])]
         _run(command + [main.package], module, f"building {main.name}")
         log(f"    {main.name}: {time.monotonic() - begun:.0f} s")
     for number, words in _lines(module / "files.txt"):

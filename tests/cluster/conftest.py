@@ -1,5 +1,6 @@
-"""The `cluster` tier: a real control plane (etcd, kube-apiserver, kube-scheduler from testbed/engines/kube/,
-`make engines`) started once per test session by `tools.localcluster`.
+"""The `cluster` tier: a real cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler from
+testbed/engines/kube/ and kwok from testbed/engines/kwok/, `make engines`) started once per test session by
+`testbed.localcluster`.
 
 Where the binaries are not built (no Go here), the tier's modules are not collected and the run ends
 with one line saying so; under CI (`CI=true`) a missing binary fails every test of the tier instead
@@ -13,18 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from testbed import build
+from testbed import build, localcluster
 from testbed.tiers import Tier
-from tools import localcluster
 
 HERE = Path(__file__).resolve().parent
 
 
 def _missing() -> str | None:
-    """The control plane's binaries, and for the platform's own `pulumi up` the CLI and the real
+    """The cluster's programs, and for the platform's own `pulumi up` the CLI and the real
     pulumi-kubernetes provider (`make engines` builds them all)."""
     try:
-        localcluster.binaries()
+        localcluster.programs()
     except localcluster.ClusterError as error:
         return str(error)
     absent = build.missing() + [f"libexec/{name}" for name in ("pulumi-resource-kubernetes",)

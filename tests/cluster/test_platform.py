@@ -1,12 +1,12 @@
 """The platform for real: the real Pulumi engine's `pulumi up` of dev, prod and nap, with the stand-in
-Azure handing out the local API server's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) and the real
-pulumi-kubernetes provider, creates every Kubernetes object of the stack in kube-apiserver; a second
-`up` changes nothing; `destroy` removes them all.
+Azure handing out the local cluster's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) and the real
+pulumi-kubernetes provider, creates every Kubernetes object of the stack in kube-apiserver and waits, as
+the provider does, for its DaemonSets' pods, which kube-controller-manager makes on the stack's GPU nodes
+and kwok runs; a second `up` changes nothing; `destroy` removes them all.
 
-Server-side validation, defaulting and the CRDs' own CEL rules are the API server's: Karpenter's
-published CRDs (tests/fixtures/karpenter/) are installed first. Azure Managed Prometheus' PodMonitor
-CRD (`azmonitoring.coreos.com`) is not among the fixtures, so a stand-in CRD that keeps every field
-serves prod's PodMonitor (it proves the group, version and kind, not the schema)."""
+Server-side validation, defaulting and the CRDs' own CEL rules are the API server's: the local cluster
+serves Karpenter's published CRDs (tests/fixtures/karpenter/) and a stand-in PodMonitor CRD
+(`testbed.localcluster.control_plane`), as AKS serves them with NAP and managed Prometheus."""
 
 from __future__ import annotations
 
@@ -14,24 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-import yaml
 
+from testbed.localcluster import Client, Cluster
+from testbed.localcluster.nodes import node_ready
 from testbed.workspace import Workspace
-from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, whole
-from tools.localcluster import ROOT, Client, Cluster
-
-CRD_FILES = ("karpenter.sh_nodepools.yaml", "karpenter.azure.com_aksnodeclasses.yaml")
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-#: A PodMonitor CRD that keeps every field: the group, version, kind and scope Azure Managed Prometheus
-#: watches (FACTS.md, "GPU observability on AKS").
-POD_MONITOR_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podmonitors.azmonitoring.coreos.com", "labels": {"gpu-aks.io/test": "stand-in"}},
-    "spec": {"group": "azmonitoring.coreos.com", "scope": "Namespaced",
-             "names": {"plural": "podmonitors", "singular": "podmonitor", "kind": "PodMonitor", "listKind": "PodMonitorList"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
-}
+from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, use_stack, whole
 
 
 def _path(type_name: str, obj: Mapping[str, Any]) -> str:
@@ -67,7 +54,6 @@ def declared(stack: str) -> list[str]:
 def test_every_object_the_stacks_declare_passes_the_api_servers_validation(api, stack):
     """Without the engine: each object through kube-apiserver's validation, defaulting and admission,
     and the Karpenter CRDs' OpenAPI and CEL rules (a dry-run server-side apply: nothing is stored)."""
-    install_crds(api)
     refused = []
     for path, obj in objects(stack):
         namespace = obj["metadata"].get("namespace")
@@ -81,26 +67,12 @@ def test_every_object_the_stacks_declare_passes_the_api_servers_validation(api, 
     assert refused == []
 
 
-def install_crds(api: Client) -> None:
-    crds = [yaml.safe_load((ROOT / "tests" / "fixtures" / "karpenter" / name).read_text()) for name in CRD_FILES]
-    for crd in [*crds, POD_MONITOR_CRD]:
-        if not api.exists(f"{CRDS}/{crd['metadata']['name']}"):
-            api.create(CRDS, crd)
-
-        def established(name: str = crd["metadata"]["name"]) -> bool:
-            conditions = api.get(f"{CRDS}/{name}").get("status", {}).get("conditions") or []
-            return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-        api.wait_for(f"CRD {crd['metadata']['name']} to be established", established)
-
-
 @pytest.fixture(scope="module")
 def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """The engine workspace (testbed.workspace) with the stand-in Azure handing out this cluster's
     kubeconfig, so the real pulumi-kubernetes provider talks to it."""
     forget_stack(api)
     no_policy(api)  # only the stack's own policy judges pods here
-    install_crds(api)
     return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=cluster.kubeconfig)
 
 
@@ -140,6 +112,7 @@ def enforces_its_policy(api: Client, stack: str) -> None:
 def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes_them(api, workspace, stack):
     paths = declared(stack)
     assert paths, "the stack declares Kubernetes objects"
+    use_stack(api, stack)  # the pools' nodes, for the DaemonSets' pods
     workspace.init(stack, config=[
         # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
         ("gpu-aks:access.rolePropagationSeconds", "0")])
@@ -148,7 +121,17 @@ def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes
     assert missing == [], f"pulumi up did not create {missing}"
     namespace = api.get("/api/v1/namespaces/gpu-resources")
     assert namespace["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpu-aks"
+    daemonsets = api.get("/apis/apps/v1/namespaces/gpu-resources/daemonsets")["items"]
+    assert daemonsets, "the stack runs its device plugin"
+    for daemonset in daemonsets:  # pulumi up returned once the provider saw every pod Ready
+        status = daemonset["status"]
+        assert status["desiredNumberScheduled"] > 0 and status["numberReady"] == status["desiredNumberScheduled"], \
+            (daemonset["metadata"]["name"], status)
     enforces_its_policy(api, stack)
+    # The nodes registered before `up` are still Ready and untainted a minute or more later: kwok renews their
+    # Leases, so the node lifecycle controller has nothing to taint.
+    for node in api.get("/api/v1/nodes")["items"]:
+        assert node_ready(node), (node["metadata"]["name"], node["status"].get("conditions"), node["spec"])
     workspace.pulumi("up", "--yes", "--expect-no-changes", "--stack", stack)
     # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
     workspace.pulumi("state", "unprotect", "--all", "--yes", "--stack", stack)
