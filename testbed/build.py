@@ -10,7 +10,8 @@ present, runs first in that folder. `testbed/engines/<name>/files.txt` copies fi
 ship (`DEST NAME MODULE PATH`, PATH inside the module as the Go module proxy serves it), for the scripts a
 Pulumi distribution carries beside its binaries. The Go build uses only the module proxy and go.sum
 (`-mod=readonly`, `GOTOOLCHAIN=local`: no toolchain download), with `-trimpath`. A module's outputs are
-rebuilt only when a file of its folder or `go version` changed (stamps in build/engines/stamps/).
+rebuilt only when an input file of its folder (tracked by git, or untracked and not ignored) or `go version` changed
+(stamps in build/engines/stamps/).
 
 `testbed/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
 `testbed/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
@@ -86,9 +87,21 @@ def go_version() -> str:
     return subprocess.run([go, "version"], capture_output=True, text=True, check=True, timeout=60).stdout.strip()
 
 
+def inputs(folder: Path) -> list[Path]:
+    """The files of a module folder the build reads: what git tracks there, or would (untracked and not ignored).
+    What the build writes into the folder is not an input: prepare.sh's copies of the provider's schema.json and
+    terraform-mapping.json are ignored (the folder's .gitignore), or they would change the stamp on every run
+    and rebuild the module each time. Outside a git checkout, every file of the folder counts."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+                            cwd=folder, capture_output=True, text=True, timeout=60)
+    if listed.returncode != 0:
+        return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(path for name in filter(None, listed.stdout.split("\0")) if (path := folder / name).is_file())
+
+
 def fingerprint(folder: Path, extra: str) -> str:
     digest = hashlib.sha256(extra.encode())
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    for path in inputs(folder):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 

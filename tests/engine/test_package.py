@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from testbed.tiers import required_program
 from tests.engine.conftest import Workspace
 
 HERE = Path(__file__).resolve().parent
@@ -37,13 +38,13 @@ def _gen(workspace: Workspace, language: str, out: Path) -> Path:
     return out / language
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_the_typescript_sdk_compiles(workspace: Workspace, tmp_path: Path) -> None:
+    npm = required_program("npm", "compiling the TypeScript SDK")
     sdk = _gen(workspace, "nodejs", tmp_path)
     assert (sdk / "gpuCluster.ts").is_file(), sorted(p.name for p in sdk.iterdir())
     tools = tmp_path / "typescript"
     shutil.copytree(HERE / "typescript", tools)
-    subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=tools, check=True,
+    subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=tools, check=True,
                    capture_output=True, timeout=600)
     (sdk / "node_modules").symlink_to(tools / "node_modules")
     done = subprocess.run([str(tools / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", "."], cwd=sdk,
