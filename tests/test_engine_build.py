@@ -44,3 +44,20 @@ def test_the_repository_modules_list_no_generated_file_as_an_input() -> None:
     provider = build.ENGINES / "kubernetes-provider"
     assert {"schema.json", "terraform-mapping.json"}.isdisjoint(path.name for path in build.inputs(provider))
     assert "main.go" in {path.name for path in build.inputs(provider)}
+
+
+def _warning(plugin: str, expected: str, has: str) -> str:
+    """The engine's words (pkg/v3 v3.274.0 host/host.go:407-411)."""
+    return (f"    warning: resource plugin {plugin} is expected to have version >={expected}, but has {has}; "
+            "the wrong version may be on your path, or this may be a bug in the plugin\n")
+
+
+def test_the_tiers_accept_only_the_provider_version_difference_they_list() -> None:
+    from testbed.workspace import listed_version_differences, unlisted_version_warnings
+
+    built = listed_version_differences()["kubernetes"]
+    assert built.startswith("4.24.1-dev.") and built.endswith("+f47bc2d6")
+    assert unlisted_version_warnings("Updating (dev)\n" + _warning("kubernetes", "4.34.2", built)) == []
+    assert unlisted_version_warnings(_warning("azure-native", "3.29.0", "3.28.0")) != []
+    assert unlisted_version_warnings(_warning("kubernetes", "4.34.2", "4.33.0")) != []
+    assert unlisted_version_warnings(_warning("kubernetes", "4.34.2", "")) != []
