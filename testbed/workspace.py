@@ -21,7 +21,7 @@ from typing import Any
 
 from tools.overlay_venv import overlay
 
-from .build import BIN, ENGINES, ROOT, install_plugins, read_mains
+from .build import BIN, ENGINES, ROOT, install_plugins, missing, read_mains
 
 PASSPHRASE = "engine-tier-passphrase"
 
@@ -162,3 +162,35 @@ class Workspace:
         self.pulumi("stack", "init", stack, cwd=cwd)
         for key, value in config:
             self.pulumi("config", "set", "--path", key, value, "--stack", stack, *extra, cwd=cwd)
+
+
+#: What a shell needs from engine_env to run the built CLI in a workspace as the tiers do.
+SHELL_VARIABLES = ("PATH", "PULUMI_HOME", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_SKIP_UPDATE_CHECK",
+                   "PULUMI_DIY_BACKEND_NO_LEGACY_WARNING", "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "PYTHONPATH",
+                   "PULUMI_RUNTIME_VIRTUALENV")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m testbed.workspace DIR`: the README's engine section. Makes the workspace the tiers use in DIR
+    (DIR/repo the copy, DIR/state the backend, DIR/pulumi-home) and writes DIR/env, the variables to source."""
+    import argparse
+    import shlex
+
+    parser = argparse.ArgumentParser(prog="python -m testbed.workspace", description=main.__doc__)
+    parser.add_argument("directory", type=Path, help="a folder that does not exist yet, e.g. build/try")
+    args = parser.parse_args(argv)
+    base = args.directory.absolute()
+    if base.exists():
+        parser.error(f"{args.directory} exists: name a new folder (or remove it first)")
+    if missing():
+        parser.error(f"{', '.join(missing())} not built in build/engines: run `make engines`")
+    space = Workspace.new(base)
+    lines = [f"export {name}={shlex.quote(space.env[name])}" for name in SHELL_VARIABLES]
+    (base / "env").write_text("# Written by `python -m testbed.workspace`: `. env` runs the built CLI as the engine "
+                              "tiers do.\n" + "\n".join(lines) + "\n")
+    print(f"{base / 'repo'}: a copy of this checkout; `. {base / 'env'}` sets the variables")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
