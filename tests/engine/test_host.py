@@ -13,6 +13,7 @@ from pathlib import Path
 from testbed import build
 from testbed.tiers import required_program
 from tests.engine.conftest import FAST, Workspace
+from tools.overlay_venv import overlay
 
 HERE = Path(__file__).resolve().parent
 
@@ -57,6 +58,7 @@ def test_pulumi_package_add_links_the_component_into_a_python_program(workspace:
     project = _project(workspace.root, "py-consumer", "    toolchain: pip\n    virtualenv: venv\n",
                        "import pulumi_gpu_aks\n")
     (project / "requirements.txt").write_text("pulumi==3.272.0\n")
+    overlay(project / "venv", build.ROOT / "venv")  # pulumi already there: pip installs only the linked SDK
     added = workspace.pulumi("package", "add", str(workspace.root / "gpu_aks_plugin"), cwd=project, timeout=1200)
     _gpu_cluster_instructions(added.output, "Python")
     assert "import pulumi_gpu_aks as gpu_aks" in added.output
