@@ -206,7 +206,14 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(launcher(words[0], words[1], python))
         path.chmod(0o755)
-    log(f"==> testbed/standins: launchers in {PLUGINS.relative_to(ROOT)}/ (python {python})")
+    # kubelogin, the exec credential plugin an AKS kubeconfig runs, is a program on PATH, not a provider.
+    kubelogin = BIN / "kubelogin"
+    kubelogin.parent.mkdir(parents=True, exist_ok=True)
+    kubelogin.write_text("#!/bin/sh\n# Written by `python -m testbed.build build`: the kubelogin stand-in.\n"
+                         f'exec {shlex.quote(python)} {shlex.quote(str(target / "kubelogin.py"))} "$@"\n')
+    kubelogin.chmod(0o755)
+    log(f"==> testbed/standins: launchers in {PLUGINS.relative_to(ROOT)}/, kubelogin in {BIN.relative_to(ROOT)}/ "
+        f"(python {python})")
 
 
 def sdk_plugin_versions() -> dict[str, str]:
