@@ -130,3 +130,43 @@ def test_the_engine_is_told_each_provider_at_the_version_its_sdk_asks_for(worksp
     asked = build.sdk_plugin_versions()
     assert {"azure-native", "kubernetes"} <= asked.keys()
     assert told == asked, about.output[-3000:]
+
+
+COMPONENT = '''"""A component package with no __main__.py: Pulumi runs it as `python -m pulumi.run.plugin tiny-components`."""
+from typing import TypedDict
+
+import pulumi
+
+
+class GreetingArgs(TypedDict):
+    name: pulumi.Input[str]
+
+
+class Greeting(pulumi.ComponentResource):
+    message: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GreetingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("tiny-components:index:Greeting", name, {}, opts)
+        self.message = pulumi.Output.from_input(args["name"]).apply(lambda who: f"hello {who}")
+        self.register_outputs({"message": self.message})
+'''
+
+
+def test_a_plugin_that_is_a_pyproject_package_is_installed_and_run(workspace: Workspace) -> None:
+    """A source-based plugin with a buildable pyproject.toml and no __main__.py: Pulumi's host pip-installs the
+    package into the plugin's virtualenv, then runs it through `pulumi.run.plugin` (main.go:1311-1377,
+    :1528-1728)."""
+    plugin = workspace.root / "tiny"
+    (plugin / "tiny_components").mkdir(parents=True)
+    (plugin / "tiny_components" / "__init__.py").write_text(COMPONENT)
+    (plugin / "PulumiPlugin.yaml").write_text("runtime: python\n")
+    (plugin / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "tiny-components"\nversion = "0.1.0"\n')
+    overlay(plugin / "venv", build.ROOT / "venv")  # the plugin's default virtualenv, with pulumi in it
+    output = workspace.pulumi("package", "get-schema", str(plugin), timeout=1200).output
+    schema = json.loads(output[output.index("\n{") + 1:] if not output.startswith("{") else output)
+    assert "tiny-components:index:Greeting" in schema["resources"], output[-3000:]
+    installed = subprocess.run([str(plugin / "venv" / "bin" / "python"), "-m", "pip", "show", "tiny-components"],
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0 and "Version: 0.1.0" in installed.stdout, installed.stderr
