@@ -16,10 +16,10 @@ import (
 	"strings"
 
 	"github.com/blang/semver"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/cgstrings"
 	nodecodegen "github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
 	pycodegen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
-	cgstrings "github.com/pulumi/pulumi/pkg/v3/codegen/strings"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/fsutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
