@@ -33,6 +33,14 @@ def test_the_plugin_answers_the_schema_it_publishes(schema: dict) -> None:
         set(published["resources"]["gpu-aks:index:GpuCluster"]["inputProperties"])
 
 
+def test_get_schema_again_leaves_the_repository_installed_as_it_was(workspace: Workspace, schema: dict) -> None:
+    """The CLI installs the plugin's requirements.txt on every get-schema, gen-sdk and package add; it no longer
+    names the repository, which pip rebuilt each time."""
+    again = workspace.pulumi("package", "get-schema", "./gpu_aks_plugin").output
+    assert "Installing dependencies" in again  # Pulumi's host installs on every run
+    assert "gpu-aks-policies" not in again and "editable" not in again, again[-3000:]
+
+
 def _gen(workspace: Workspace, language: str, out: Path) -> Path:
     workspace.pulumi("package", "gen-sdk", "./gpu_aks_plugin", "--language", language, "--out", str(out))
     return out / language
