@@ -8,6 +8,7 @@ package langhost
 // installcache.go:79-92, same commit); the package managers and toolchains they call are sdk/v3's.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,41 +152,22 @@ type nodejsOptions struct {
 }
 
 func parseNodejsOptions(info *pulumirpc.ProgramInfo) (nodejsOptions, error) {
-	opts := nodejsOptions{typescript: true, packageManager: npm.AutoPackageManager}
 	options := info.Options.AsMap()
-	if v, ok := options["typescript"]; ok {
-		b, ok := v.(bool)
-		if !ok {
-			return opts, errors.New("typescript option must be a boolean")
-		}
-		opts.typescript = b
+	typescript, errTypescript := option(options, "typescript", true, "typescript option must be a boolean")
+	tsconfig, errTsconfig := option(options, "tsconfig", "", "tsconfigpath option must be a string")
+	production, errProduction := option(options, "production", false, "production option must be a boolean")
+	manager, errManager := option(options, "packagemanager", "auto", "packagemanager option must be a string")
+	opts := nodejsOptions{typescript: typescript, tsconfig: tsconfig, production: production}
+	if err := cmp.Or(errTypescript, errTsconfig, errProduction, errManager); err != nil {
+		return opts, err
 	}
-	if v, ok := options["tsconfig"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return opts, errors.New("tsconfigpath option must be a string")
-		}
-		opts.tsconfig = s
+	managers := map[string]npm.PackageManagerType{
+		"auto": npm.AutoPackageManager, "npm": npm.NpmPackageManager, "yarn": npm.YarnPackageManager,
+		"pnpm": npm.PnpmPackageManager, "bun": npm.BunPackageManager,
 	}
-	if v, ok := options["production"]; ok {
-		b, ok := v.(bool)
-		if !ok {
-			return opts, errors.New("production option must be a boolean")
-		}
-		opts.production = b
-	}
-	if v, ok := options["packagemanager"]; ok {
-		s, ok := v.(string)
-		managers := map[string]npm.PackageManagerType{
-			"auto": npm.AutoPackageManager, "npm": npm.NpmPackageManager, "yarn": npm.YarnPackageManager,
-			"pnpm": npm.PnpmPackageManager, "bun": npm.BunPackageManager,
-		}
-		if !ok {
-			return opts, errors.New("packagemanager option must be a string")
-		}
-		if opts.packageManager, ok = managers[s]; !ok {
-			return opts, fmt.Errorf("packagemanager option must be one of auto, npm, yarn, pnpm or bun, got %q", s)
-		}
+	var known bool
+	if opts.packageManager, known = managers[manager]; !known {
+		return opts, fmt.Errorf("packagemanager option must be one of auto, npm, yarn, pnpm or bun, got %q", manager)
 	}
 	return opts, nil
 }

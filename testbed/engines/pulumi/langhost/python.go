@@ -6,6 +6,7 @@ package langhost
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,47 +43,51 @@ var minimumPython = semver.MustParse("3.7.0")
 func pythonOptions(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.PythonOptions, error) {
 	opts := toolchain.PythonOptions{Root: info.RootDirectory, ProgramDir: info.ProgramDirectory}
 	options := info.Options.AsMap()
-	if v, ok := options["virtualenv"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return opts, errors.New("virtualenv option must be a string")
-		}
-		opts.Virtualenv = s
+	virtualenv, errVirtualenv := option(options, "virtualenv", "", "virtualenv option must be a string")
+	typechecker, errTypechecker := option(options, "typechecker", "", "typechecker option must be a string")
+	chain, errToolchain := option(options, "toolchain", "", "toolchain option must be a string")
+	if err := cmp.Or(errVirtualenv, errTypechecker, errToolchain); err != nil {
+		return opts, err
 	}
-	if v, ok := options["typechecker"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return opts, errors.New("typechecker option must be a string")
-		}
-		switch s {
-		case "mypy":
-			opts.Typechecker = toolchain.TypeCheckerMypy
-		case "pyright":
-			opts.Typechecker = toolchain.TypeCheckerPyright
-		default:
-			return opts, fmt.Errorf("unsupported typechecker option: %s", s)
-		}
+	opts.Virtualenv = virtualenv
+	switch typechecker {
+	case "":
+	case "mypy":
+		opts.Typechecker = toolchain.TypeCheckerMypy
+	case "pyright":
+		opts.Typechecker = toolchain.TypeCheckerPyright
+	default:
+		return opts, fmt.Errorf("unsupported typechecker option: %s", typechecker)
 	}
-	if v, ok := options["toolchain"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return opts, errors.New("toolchain option must be a string")
-		}
-		switch s {
-		case "pip":
-			opts.Toolchain = toolchain.Pip
-		case "poetry":
-			opts.Toolchain = toolchain.Poetry
-		case "uv":
-			opts.Toolchain = toolchain.Uv
-		default:
-			return opts, fmt.Errorf("unsupported toolchain option: %s", s)
-		}
+	switch chain {
+	case "":
+	case "pip":
+		opts.Toolchain = toolchain.Pip
+	case "poetry":
+		opts.Toolchain = toolchain.Poetry
+	case "uv":
+		opts.Toolchain = toolchain.Uv
+	default:
+		return opts, fmt.Errorf("unsupported toolchain option: %s", chain)
 	}
 	if isPlugin && (opts.Toolchain == toolchain.Pip || opts.Toolchain == toolchain.Auto) && opts.Virtualenv == "" {
 		opts.Virtualenv = "venv"
 	}
 	return opts, nil
+}
+
+// option is one runtime option of Pulumi.yaml, `fallback` when it is absent, refused with Pulumi's message when it
+// has another type.
+func option[T any](options map[string]any, name string, fallback T, message string) (T, error) {
+	value, ok := options[name]
+	if !ok {
+		return fallback, nil
+	}
+	typed, ok := value.(T)
+	if !ok {
+		return fallback, errors.New(message)
+	}
+	return typed, nil
 }
 
 func (h *Host) pythonToolchain(info *pulumirpc.ProgramInfo, isPlugin bool,
