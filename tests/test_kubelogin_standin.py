@@ -61,6 +61,19 @@ def test_a_mode_without_its_secrets_fails_as_kubelogin_would(mode, signed_in, ca
     assert f"--login {mode} needs" in capsys.readouterr().err
 
 
+def test_a_client_certificate_identity_is_passed_on(tmp_path, capsys):
+    """The local cluster's admin kubeconfig holds a client certificate, not a token."""
+    import base64
+
+    admin = tmp_path / "admin.kubeconfig"
+    admin.write_text(json.dumps({"users": [{"name": "admin", "user": {
+        "client-certificate-data": base64.b64encode(b"CERT").decode(),
+        "client-key-data": base64.b64encode(b"KEY").decode()}}]}))
+    assert kubelogin.main(converted_args("msi"), {kubelogin.IDENTITY_ENV: str(admin)}) == 0
+    status = json.loads(capsys.readouterr().out)["status"]
+    assert (status["clientCertificateData"], status["clientKeyData"]) == ("CERT", "KEY") and "token" not in status
+
+
 def test_nobody_signed_in_is_said(capsys):
     assert kubelogin.main(converted_args("azurecli"), {}) == 1
     assert kubelogin.IDENTITY_ENV in capsys.readouterr().err

@@ -13,11 +13,12 @@ AZURE_CLIENT_SECRET), `workloadidentity` AZURE_CLIENT_ID, AZURE_TENANT_ID and a 
 
 Who is signed in is the test's to say, as `az login` says it for kubelogin's azurecli mode: GPU_AKS_KUBELOGIN_AS
 names a kubeconfig of the cluster tier (`python -m tools.localcluster identity DIR USER`), and its user's bearer
-token is the one printed.
+token is the one printed (or its client certificate: the local cluster's admin kubeconfig has no token).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -31,6 +32,8 @@ import yaml
 #: `--server-id` of every kubeconfig AKS hands out (learn.microsoft.com/azure/aks/kubelogin-authentication).
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 IDENTITY_ENV = "GPU_AKS_KUBELOGIN_AS"
+#: Where each command line the stand-in was run with is appended, one JSON array a line (if set).
+RECORD_ENV = "GPU_AKS_KUBELOGIN_LOG"
 #: For each login mode the converter writes: the flags it always writes, and those it keeps when the input
 #: has them (convert.go; `--cache-dir` in every mode).
 FLAGS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -89,34 +92,42 @@ def check_environment(mode: str, env: Mapping[str, str]) -> None:
                              f"{absent + ([] if federated else ['AZURE_FEDERATED_TOKEN_FILE'])}")
 
 
-def signed_in_token(env: Mapping[str, str]) -> str:
-    """The bearer token of the identity the test signed in as (GPU_AKS_KUBELOGIN_AS)."""
+def signed_in_credential(env: Mapping[str, str]) -> dict[str, str]:
+    """The credential of the identity the test signed in as (GPU_AKS_KUBELOGIN_AS): its bearer token, as kubelogin
+    prints; or, for a kubeconfig whose user holds a client certificate (the local cluster's admin), that
+    certificate, which an ExecCredential may carry too (client.authentication.k8s.io/v1beta1)."""
     path = env.get(IDENTITY_ENV)
     if not path:
         raise LoginError(f"nobody is signed in: set {IDENTITY_ENV} to a kubeconfig of the local cluster's identity")
     try:
-        config = yaml.safe_load(Path(path).read_text())
-        token = config["users"][0]["user"]["token"]
+        user = yaml.safe_load(Path(path).read_text())["users"][0]["user"]
     except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as error:
-        raise LoginError(f"{IDENTITY_ENV}: {path} is not a kubeconfig with a bearer token ({error})") from None
-    if not isinstance(token, str) or not token:
-        raise LoginError(f"{IDENTITY_ENV}: {path} has no bearer token")
-    return token
+        raise LoginError(f"{IDENTITY_ENV}: {path} is not a kubeconfig with a user ({error})") from None
+    if isinstance(user, dict) and isinstance(user.get("token"), str) and user["token"]:
+        return {"token": user["token"]}
+    try:
+        return {"clientCertificateData": base64.b64decode(user["client-certificate-data"]).decode(),
+                "clientKeyData": base64.b64decode(user["client-key-data"]).decode()}
+    except (KeyError, TypeError, ValueError):
+        raise LoginError(f"{IDENTITY_ENV}: {path}'s user has neither a bearer token nor client certificate data") from None
 
 
-def exec_credential(token: str, now: datetime) -> dict[str, object]:
+def exec_credential(credential: Mapping[str, str], now: datetime) -> dict[str, object]:
     """What kubelogin prints for client-go (client.authentication.k8s.io/v1beta1 ExecCredential)."""
     return {"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1beta1", "spec": {"interactive": False},
-            "status": {"expirationTimestamp": (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       "token": token}}
+            "status": {"expirationTimestamp": (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), **credential}}
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     environment = os.environ if env is None else env
+    args = list(sys.argv[1:] if argv is None else argv)
+    if environment.get(RECORD_ENV):
+        with open(environment[RECORD_ENV], "a", encoding="utf-8") as record:
+            record.write(json.dumps(args) + "\n")
     try:
-        mode, _ = parse(sys.argv[1:] if argv is None else argv)
+        mode, _ = parse(args)
         check_environment(mode, environment)
-        credential = exec_credential(signed_in_token(environment), datetime.now(UTC))
+        credential = exec_credential(signed_in_credential(environment), datetime.now(UTC))
     except LoginError as error:
         print(f"kubelogin (gpu-aks stand-in): {error}", file=sys.stderr)
         return 1
