@@ -8,11 +8,13 @@ the `outputs` of `python -m tools.preview STACK --json`, or the `gpuPools` map a
 YAML/JSON file, a directory or `-`; they are read together, as the checker reads them. For each pod
 spec the explainer says where it fits and, per pool, every reason it does not: an untolerated taint
 (the Spot one named as such), a nodeSelector (its namespace's included) or required affinity no node
-label satisfies, more GPUs than a node has, a GPU or MIG resource the pool does not offer, DRA
-claims, more than one share of a pool that shares its GPUs, and GPUs Azure no longer sells. On each
+label satisfies, a DoNotSchedule topology spread over a label its nodes lack, more GPUs than a node
+has, a GPU or MIG resource the pool does not offer, DRA claims, more than one share of a pool that shares
+its GPUs, and GPUs Azure no longer sells. On each
 pool a pod fits it says what the pod gets there and why: a whole GPU, a MIG slice (which), a share
 of a GPU ("1/4 of a T4, time-sliced"), Spot eviction, and the wait while the pool brings up a node.
-A pod the API server would refuse (fractional GPUs, a request without a limit) lands nowhere, with
+A pod the API server would refuse (fractional GPUs, a request without a limit, node selection or
+topology spread it refuses, each named by its path) lands nowhere, with
 hints for what serves it on this platform (a MIG slice, one share of a shared pool): the same offers
 its reason names. When a fit rests on admission or on the controller ("tolerated through AKS's
 ExtendedResourceToleration") it says so. Each pod is named by the file and line of its spec, as the
@@ -32,7 +34,7 @@ from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
 from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError
-from .rules import default_rule_config, with_platform_taints
+from .rules import default_rule_config
 from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.shapes import ShapeReachError
@@ -43,7 +45,7 @@ def explain(obj: Any, platform: Platform | Mapping[str, Any], config: RuleConfig
     """One explanation per pod spec the object leads to, against the platform's GPU pools (a
     Platform, or the outputs contract as a dict)."""
     platform = platform if isinstance(platform, Platform) else platform_from_outputs(platform)
-    config = config or with_platform_taints(default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = config or default_rule_config()[TOLERATE_GPU_TAINT]
     context = context or context_of([obj])
     kind, name = object_identity(obj)
     return [explain_pod(kind, name, pod, platform, config, context)
@@ -56,7 +58,7 @@ def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
     rule's settings (GPU resources, declared workload shapes) the explainer reads."""
     objects = list(objects)
     context = context_of(objects)
-    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = (configs or default_rule_config())[TOLERATE_GPU_TAINT]
     return [e for obj in objects for e in explain(obj, platform, config, context)]
 
 
@@ -67,7 +69,7 @@ def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
     pod spec, as the checker names those of a finding. An object that cannot be explained (a declared
     shape's path reaching too far) is an input error in `errors`."""
     context = context_of([loaded.obj for loaded in objects])
-    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = (configs or default_rule_config())[TOLERATE_GPU_TAINT]
     explanations = []
     for loaded in objects:
         try:

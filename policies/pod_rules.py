@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .admission import WRITTEN, Admitted, admit, describe
 from .catalog import GPU_MODEL_LABEL, POOL_LABEL
@@ -27,6 +27,7 @@ from .podspecs import (
 )
 from .rule_config import (
     ANALYZABLE,
+    DEFAULT_NODE_LABEL,
     SELECT_GPU_NODES,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
@@ -41,11 +42,23 @@ from .scheduling import (
 )
 from .workloads import Context, pod_claims
 
+if TYPE_CHECKING:
+    from .fit import Platform
+
+# With `--platform` (the checker), the rules take the platform: its GPU pools say which taints a GPU pod
+# must tolerate, which label every GPU node carries, and what it offers instead of a fraction of a GPU.
+
 # --- What a pod asks for ------------------------------------------------------------------------
 
 
-def gpu_tolerations(admitted: Admitted, config: RuleConfig) -> list[Any]:
-    return [t for t in admitted.tolerations if any(tolerates(t.toleration, taint) for taint in config.gpu_taints)]
+def gpu_taints(config: RuleConfig, platform: Platform | None) -> tuple[Mapping[str, str], ...]:
+    """The GPU taints a GPU pod must tolerate: those the platform's GPU pools carry, else the config's
+    `gpuTaints`."""
+    return (platform.gpu_taints() if platform is not None else ()) or config.gpu_taints
+
+
+def gpu_tolerations(admitted: Admitted, taints: Sequence[Mapping[str, str]]) -> list[Any]:
+    return [t for t in admitted.tolerations if any(tolerates(t.toleration, taint) for taint in taints)]
 
 
 def _has_unknown_field(admitted: Admitted) -> bool:
@@ -63,8 +76,8 @@ def _taint_advice(taints: tuple[tuple[str, str, str], ...]) -> tuple[str, str]:
     return " or ".join(format_taint(t) for t in as_dicts), yaml_list([toleration_for(as_dicts[0])], "  ")
 
 
-def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admitted: Admitted) -> str:
-    wanted, fix = _taint_advice(tuple((t["key"], t.get("value") or "", t["effect"]) for t in config.gpu_taints))
+def _tolerate_message(pod: PodSpec, demand: GpuDemand, taints: Sequence[Mapping[str, str]], admitted: Admitted) -> str:
+    wanted, fix = _taint_advice(tuple((t["key"], t.get("value") or "", t["effect"]) for t in taints))
     given = [t for t in admitted.tolerations
              if t.source != WRITTEN and t.toleration.get("key") != "node.kubernetes.io/memory-pressure"]
     note = ""
@@ -76,9 +89,11 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admit
             f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
 
-def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                          platform: Platform | None = None) -> list[Finding]:
     """A pod that asks for a GPU must tolerate one of the GPU taints once admission has run, and its
     namespace must not refuse it."""
+    taints = gpu_taints(config, platform)
     findings = []
     for pod in pods:
         if pod.tolerations_from:
@@ -97,24 +112,26 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
         if admitted.refusals:
             findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary} ({pod.where}), but the API server "
                                                               f"refuses the pod: {'; '.join(admitted.refusals)}"))
-        elif not gpu_tolerations(admitted, config):
-            ert_could_match = any(is_extended_resource_name(t["key"]) for t in config.gpu_taints)
+        elif not gpu_tolerations(admitted, taints):
+            ert_could_match = any(is_extended_resource_name(t["key"]) for t in taints)
             if _has_unknown_field(admitted) or (admitted.incomplete and ert_could_match):
                 findings.append(undecided(TOLERATE_GPU_TAINT, UndecidableError(path)))
             else:
-                findings.append(Finding(TOLERATE_GPU_TAINT, path, _tolerate_message(pod, demand, config, admitted)))
+                findings.append(Finding(TOLERATE_GPU_TAINT, path, _tolerate_message(pod, demand, taints, admitted)))
     return dedupe(findings)
 
 
 # --- Rule 2: gpu-limits-are-whole-numbers ------------------------------------------------------
 
 
-def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Context | None = None) -> list[Finding]:
+def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Context | None = None, *,
+                     platform: Platform | None = None) -> list[Finding]:
     """Every GPU amount is what the API server accepts: a whole, non-negative number in limits,
     equal to any request. Containers whose GPU amounts the controller writes are not judged."""
+    sharing = platform.gpu_sharing() if platform is not None else None
     findings = []
     for pod in pods:
-        for verdict in amount_verdicts(pod, config):
+        for verdict in amount_verdicts(pod, config, sharing):
             if verdict.unknown is not None:
                 findings.append(undecided(WHOLE_GPU_LIMITS, verdict.unknown))
             else:
@@ -177,9 +194,15 @@ def _node_selection_fix(node_selection_key: str, key: str, value: str) -> str:
     return f"nodeSelector:\n  {key}: {value}"
 
 
-def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
-    """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity)."""
-    key, value = config.node_label["key"], config.node_label["value"]
+def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                             platform: Platform | None = None) -> list[Finding]:
+    """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity). Where
+    the config keeps the default label (`accelerator: nvidia`, which NAP nodes lack), the platform's GPU
+    nodes name one they all carry."""
+    label = config.node_label
+    if platform is not None and dict(label) == dict(DEFAULT_NODE_LABEL):
+        label = platform.gpu_node_label() or label
+    key, value = label["key"], label["value"]
     findings = []
     for pod in pods:
         if pod.own_nodes:
@@ -209,9 +232,11 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
 # --- Rule 4: gpu-workloads-are-analyzable ------------------------------------------------------
 
 
-def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                     platform: Platform | None = None) -> list[Finding]:
     """Say what the rules cannot see: adapter notes, and DRA claims not among the objects checked
     when nothing else already tolerates the GPU taint."""
+    taints = gpu_taints(config, platform)
     findings: list[Finding] = []
     for pod in pods:
         findings.extend(Finding(ANALYZABLE, pod.path, f"{pod.where}: {note}") for note in pod.notes)
@@ -219,16 +244,16 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
         if not claims.unresolved or claims.gpu:
             continue
         try:
-            if gpu_tolerations(admit(pod, context, config.admission_plugins, config.namespaces), config):
+            if gpu_tolerations(admit(pod, context, config.admission_plugins, config.namespaces), taints):
                 continue
         except UndecidableError:
             continue
         scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
-        wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+        wanted = " or ".join(format_taint(t) for t in taints)
         findings.append(Finding(
             ANALYZABLE, join(pod.path, "resourceClaims"),
             f"{pod.where} uses {', '.join(claims.unresolved)}, which is not {scope}. If it asks for a GPU device class "
             f"({', '.join(config.gpu_device_classes)}), the pod lands on GPU nodes and must tolerate {wanted}; check it "
-            f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(config.gpu_taints[0])], '  ')}"))
+            f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(taints[0])], '  ')}"))
     return dedupe(findings)
 

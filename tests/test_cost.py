@@ -17,7 +17,7 @@ from components.pools import platform_pools
 from components.pricing import HOURS_PER_MONTH, read_answer_files, read_price_table, table_from_json, table_from_pages
 from tests.conftest import ROOT
 from tools import preview
-from tools.mockrun import settings_from_stack_file
+from tools.stacks import settings_from_stack_file
 
 PAGES = [ROOT / "tests" / "fixtures" / "prices" / "eastus2-page1.json",
          ROOT / "tests" / "fixtures" / "prices" / "eastus2-page2.json"]
@@ -49,7 +49,7 @@ def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
 def _pool(name: str, vm_size: str, capacity: str, min_count: int, max_count: int) -> Pool:
     """An AgentPool of one size bought at one capacity type."""
     return Pool(name=name, key=f"gpuPools[{name}]", backend="agentPool", role="gpu", azure_name=name,
-                offers=(Offer(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),  # type: ignore[arg-type]
+                offers=(Offer.sized(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),
                 min_count=min_count, max_count=max_count, spot=capacity == "spot", zones=())
 
 
@@ -159,6 +159,26 @@ def test_the_cost_has_a_total_the_tier_fee_and_what_it_leaves_out():
     lines = cost_lines(document)
     assert any(line.startswith("    total: ") and "(list prices)" in line for line in lines)
     assert "    control plane (Standard tier): 73.00 USD a month" in lines
+
+
+@pytest.mark.parametrize("default_node_pools, unbounded", [("Auto", True), ("None", False)])
+def test_a_total_with_aks_s_own_default_nodepool_has_no_ceiling_and_names_it(tmp_path, default_node_pools, unbounded):
+    # Under defaultNodePools: Auto, AKS adds its `default` NodePool with no limits: the stack's own pools'
+    # ceilings do not bound the bill (issue 50: the total's ceiling was a figure).
+    stack_file = tmp_path / "Pulumi.nap.yaml"
+    stack_file.write_text((ROOT / "Pulumi.nap.yaml").read_text().replace(
+        "defaultNodePools: Auto", f"defaultNodePools: {default_node_pools}"))
+    document = preview.stack_cost("nap", read_price_table(), stack_file=stack_file)
+    total = document["total"]
+    assert all(isinstance(pool["monthlyAtMax"], float) for pool in document["pools"].values())
+    if unbounded:
+        assert total["monthlyAtMax"] is None and isinstance(total["monthlyAtMin"], float)
+        assert total["unbounded"] == ["default: AKS's own NodePool under nodeProvisioningProfile.defaultNodePools: Auto, "
+                                      "which has no limits (set defaultNodePools: None to leave it out)"]
+        [line] = [line for line in cost_lines(document) if line.startswith("    total: ")]
+        assert line.endswith("a month at the floor, no ceiling: " + total["unbounded"][0])
+    else:
+        assert isinstance(total["monthlyAtMax"], float) and "unbounded" not in total
 
 
 def test_the_summary_prints_the_same_figures_as_the_json():

@@ -231,3 +231,16 @@ def test_a_node_is_held_to_the_offer_of_its_own_vm_size():
     node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC4as_T4_v3"
     diagnosis = diagnose(platform_from_outputs(platform), nodes["items"], load("pods-healthy.json")["items"])
     assert [(p.node, p.check) for p in diagnosis.problems] == [(T4_0, "gpu-count")]
+
+
+@pytest.mark.parametrize("labels", [500, 2000])
+def test_the_labels_a_node_lacks_are_named_a_few_and_counted(labels):
+    # Every missing label was listed per node: 14 times the output at 4 times the input (issue 50).
+    platform = load("platform-prod.json")
+    hostile = "\x1b[2J\n::error::" + "v" * 10_000
+    platform["gpuPools"]["a100mig"]["labels"].update({f"extra{i}.example.com/k": hostile for i in range(labels)})
+    diagnosis = diagnose(platform_from_outputs(platform), load("nodes-healthy.json")["items"],
+                         load("pods-healthy.json")["items"])
+    found = [p for p in diagnosis.problems if p.check == "labels"]
+    assert found and all(f"and {labels - 10} more: pods selecting them never land here" in p.message for p in found)
+    assert all(len(p.message) < 3000 and "\x1b" not in p.message and "\n" not in p.message for p in found)

@@ -34,15 +34,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
-from gpu_aks_policies.contract import OfferEntry, PoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
+from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
+from gpu_aks_policies.pools.model import Offer, Pool
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
-from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL, MPS_CONTROL_DAEMON_APP, mps_daemon_name, shared_plugin_name
 from observability.conditions import GPU_CONDITIONS
@@ -148,6 +149,11 @@ def read_list_with_kubectl(what: str) -> list[Mapping[str, Any]]:
 # --- The checks -----------------------------------------------------------------------------------
 
 
+def _shown(value: Any) -> str:
+    """A label key or value as a message quotes it: any text (the contract, the node), so cut and on one line."""
+    return escape_field(str(value), MAX_SHOWN_CHARS)
+
+
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return as_mapping(as_mapping(obj.get("metadata")).get("labels"))
 
@@ -226,20 +232,20 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _replace_node(node: Mapping[str, Any], pool: PoolEntry) -> str:
+def _replace_node(node: Mapping[str, Any], pool: Pool) -> str:
     """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
     backend = node_backend(labels, pool.backend)
     return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
 
 
-def _offer_of(node: Mapping[str, Any], pool: PoolEntry) -> OfferEntry:
+def _offer_of(node: Mapping[str, Any], pool: Pool) -> Offer:
     """The pool's offer the node is (its VM size; a NAP pool brings several), else the first."""
     size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
     return next((offer for offer in pool.offers if (offer.vm_size or "").lower() == size), pool.offers[0])
 
 
-def _sharing_count_problem(count: int, expected: int, pool: PoolEntry, resource: str, pool_name: str,
+def _sharing_count_problem(count: int, expected: int, pool: Pool, resource: str, pool_name: str,
                            namespace: str) -> tuple[str, str] | None:
     """What a shared pool's node count says, when it disagrees with the contract: the node advertises its
     GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its GPUs alone, or
@@ -262,7 +268,7 @@ def _sharing_count_problem(count: int, expected: int, pool: PoolEntry, resource:
     return None
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platform: Platform,
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
@@ -343,9 +349,12 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platfo
     labels = _labels(node)
     wrong = {k: v for k, v in pool.labels.items() if labels.get(k) != v}
     if wrong:
-        shown = ", ".join(f"{k}={v} (node has {labels[k]!s})" if k in labels else f"{k}={v} (missing)"
-                          for k, v in wrong.items())
-        problem("labels", f"the node lacks the contract's labels: {shown}: pods selecting them never land here",
+        # At most MAX_LISTED named, each cut, and the rest counted: a contract of thousands of labels made this
+        # list grow as labels times nodes (issue 50: 14 times the output at 4 times the input).
+        shown = ", ".join(f"{_shown(k)}={_shown(v)} (node has {_shown(labels[k])})" if k in labels
+                          else f"{_shown(k)}={_shown(v)} (missing)" for k, v in list(wrong.items())[:MAX_LISTED])
+        more = f" and {len(wrong) - MAX_LISTED} more" if len(wrong) > MAX_LISTED else ""
+        problem("labels", f"the node lacks the contract's labels: {shown}{more}: pods selecting them never land here",
                 "labels changed outside Pulumi (az aks nodepool update --labels); pulumi up puts them back")
 
     for kind, fix in GPU_CONDITIONS.items():
@@ -358,7 +367,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platfo
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 
-def _check_taints(node: Mapping[str, Any], pool: PoolEntry, problem: Any) -> None:
+def _check_taints(node: Mapping[str, Any], pool: Pool, problem: Any) -> None:
     expected = []
     for text in pool.taints:
         try:

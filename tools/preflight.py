@@ -29,16 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_aks_policies.catalog import gpu_sku
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped, is_int
+from gpu_aks_policies.limits import MAX_QUOTA_COUNT, MAX_SHOWN_CHARS, clipped, is_int
 from gpu_aks_policies.pools.model import CapacityNeed, Pool
-from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_line, escape_text, run_cli
 
 from components.platform_settings import PlatformSettings
 from components.pools import platform_pools
 from components.settings import SettingsError
-from tools.mockrun import StackFileError, settings_from_stack_file
-from tools.stacks import STACK_NAME
+from tools.stacks import STACK_NAME, STACK_NAME_RULE, StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/
@@ -306,16 +306,17 @@ def declared_gpu_problems(pools: Sequence[Pool], skus: Mapping[str, SkuOffer]) -
     list (the `GPUs` capability of `az vm list-skus`) must agree with the declared count."""
     problems = []
     for pool in pools:
-        for sku in (offer.gpu_sku for offer in pool.gpu_offers if offer.gpu_sku.family == "declared"):
-            listed = skus.get(sku.vm_size.lower())
+        # A GPU offer of a size the catalog lacks has the GPUs the stack declares.
+        for offer in (offer for offer in pool.gpu_offers if gpu_sku(offer.vm_size) is None):
+            listed = skus.get(offer.vm_size.lower())
             if listed is None:
                 continue  # check_capacity already says the size is not offered
             if listed.gpus is None:
-                problems.append(f"{pool.key}.gpu: Azure's SKU list gives {sku.vm_size} no GPUs capability, so it is "
+                problems.append(f"{pool.key}.gpu: Azure's SKU list gives {offer.vm_size} no GPUs capability, so it is "
                                 "not a GPU size; pick an N-series size")
-            elif listed.gpus != sku.gpus:
-                problems.append(f"{pool.key}.gpu.count: {sku.gpus} declared, but Azure's SKU list gives "
-                                f"{sku.vm_size} {listed.gpus} GPUs; declare count: {listed.gpus}")
+            elif listed.gpus != offer.gpus:
+                problems.append(f"{pool.key}.gpu.count: {offer.gpus} declared, but Azure's SKU list gives "
+                                f"{offer.vm_size} {listed.gpus} GPUs; declare count: {listed.gpus}")
     return problems
 
 
@@ -357,7 +358,7 @@ def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.en
                config_file: Path | None = None) -> PlatformSettings:
     """The stack's settings, from `Pulumi.STACK.yaml` in `root` or from `config_file` (`--config-file`)."""
     if not STACK_NAME.fullmatch(stack):
-        raise PreflightInputError(f"'{escape_line(stack)}' is not a stack name")
+        raise PreflightInputError(f"'{escape_field(stack, MAX_SHOWN_CHARS)}' is not a stack name: {STACK_NAME_RULE}")
     path = config_file if config_file is not None else root / f"Pulumi.{stack}.yaml"
     try:
         return settings_from_stack_file(path, stack, environ)

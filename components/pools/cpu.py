@@ -79,8 +79,9 @@ class CpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:CpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:NodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[UserAgentPoolSettings, ...]:
-        return tuple(pool.build() for pool in reader.lists[self.config_key])
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> UserAgentPoolSettings:
+        pool: UserAgentPoolSettings = reader.build()
+        return pool
 
     def agent_pool(self, pool: UserAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))
@@ -89,7 +90,7 @@ class CpuPoolKind(UserAgentPoolKind):
         key = f"{self.config_key}[{pool.name}]"
         return Pool(
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
-            offers=(Offer(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
+            offers=(Offer.sized(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
             max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),

@@ -33,7 +33,6 @@ from gpu_aks_policies.catalog import (
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.contract import PoolSharing
 from gpu_aks_policies.declarations import (
     MISSING,
     Check,
@@ -47,7 +46,7 @@ from gpu_aks_policies.declarations import (
     is_whole_number,
 )
 from gpu_aks_policies.limits import is_whole
-from gpu_aks_policies.pools.model import Offer, Pool
+from gpu_aks_policies.pools.model import Offer, Pool, PoolSharing
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
@@ -55,7 +54,6 @@ from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
 from components.pools.user import (
     UserAgentPoolKind,
-    agent_pool_facts,
     capacity_types,
     user_pool_body,
     user_pool_capacity,
@@ -64,7 +62,6 @@ from components.pools.user import (
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
-from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     GPU_POOL_UPGRADE,
     OS_SKU_CHECK,
@@ -355,21 +352,10 @@ class GpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:GpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuAgentPoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> GpuAgentPoolSettings:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
-        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
-
-    def parsed_pool(self, reader: Reader) -> ParsedPool:
-        values = reader.values
-        return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
-                          plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
-                          min_count=values["minCount"] if reader.ok("minCount") else None,
-                          sharing=values["sharing"]["strategy"],
-                          # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU
-                          # pool that is not autoscaled, and the settings run it on this pool.
-                          fixed_size_fix="declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool "
-                                         "is refused by the policy pack's gpu-node-pools-are-tainted)",
-                          **agent_pool_facts(values))
+        pool: GpuAgentPoolSettings = reader.build(plugin=built["devicePlugin"])
+        return pool
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,
@@ -380,8 +366,9 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def offers(self, pool: GpuAgentPoolSettings) -> tuple[Offer, ...]:
         # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
-        return (Offer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
-                         pool.mig_partition, capacity_types(pool)),)
+        return (Offer.sized(pool.vm_size, pool.gpu, resource=pool.gpu_resource, per_node=pool.advertised_per_node,
+                            gpu_instance_profile=pool.gpu_instance_profile, mig_partition=pool.mig_partition,
+                            capacity_types=capacity_types(pool)),)
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
@@ -391,7 +378,7 @@ class GpuPoolKind(UserAgentPoolKind):
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
-            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
             deletes_before_replace=pool.keep_azure_name)

@@ -4,11 +4,12 @@ checks several sections use (node counts, zones, surge, namespace names)."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported)
     AKS_MAX_NODES_PER_CLUSTER,
@@ -17,15 +18,19 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
 )
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
 from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped, is_int
+from gpu_aks_policies.quantities import shown as quoted
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
 
 if TYPE_CHECKING:
-    from components.settings.parsed_pools import PoolKindAtParse
+    from gpu_aks_policies.declarations import Reader
+    from gpu_aks_policies.pools.model import Pool
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
+#: Set to an ISO date to judge Kubernetes versions as of that day (reproducible previews and tests).
+TODAY_VARIABLE = "GPU_AKS_TODAY"
 ZONES = ("1", "2", "3")
 
 
@@ -49,9 +54,48 @@ class ParseContext:
     secret_sections: Collection[str] = ()
     #: The deployer's environment (`access.deployerPrincipalType`'s default reads ARM_CLIENT_ID/AZURE_CLIENT_ID).
     environ: Mapping[str, str] = field(default_factory=dict)
-    #: The pool kinds (`components.pools.KINDS`, above the sections), for the sections that read every
-    #: pool while the document is parsed (`components/settings/parsed_pools.py`).
-    pool_kinds: Sequence[PoolKindAtParse] = ()
+    #: The document's pools, as the model, for the sections parsed after them that ask about them
+    #: (`components.pools.document`: the kinds sit above the sections, which never import them).
+    pools: DocumentPools | None = None
+
+
+class DocumentPools(Protocol):
+    """The pools of the document being parsed (`components.pools.document.DocumentPoolsOfKinds`)."""
+
+    def models(self, root: Reader) -> tuple[Pool, ...]:
+        """Every pool whose own section parsed without a problem, as the model; gpu-aks's device plugin
+        provisionally serves every GPU pool it may serve."""
+
+    def unread(self, root: Reader) -> frozenset[str]:
+        """The names of the pools whose own sections have problems (each reported already)."""
+
+    def readers(self, root: Reader) -> list[Reader]:
+        """Every pool's section reader, of any kind."""
+
+    def raw(self, root: Reader) -> list[Mapping[str, Any]]:
+        """Every pool as written (for a section parsed before the pools)."""
+
+
+def document_pools(reader: Reader) -> DocumentPools:
+    """The document's pools, from the parse's context (a context without pools has none)."""
+    return reader.context.pools if reader.context.pools is not None else _NO_POOLS
+
+
+class _NoPools:
+    def models(self, root: Reader) -> tuple[Pool, ...]:
+        return ()
+
+    def unread(self, root: Reader) -> frozenset[str]:
+        return frozenset()
+
+    def readers(self, root: Reader) -> list[Reader]:
+        return []
+
+    def raw(self, root: Reader) -> list[Mapping[str, Any]]:
+        return []
+
+
+_NO_POOLS = _NoPools()
 
 
 #: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is
@@ -230,3 +274,15 @@ def shown(value: Any, masked: bool = False) -> str:
     # repr escapes controls but not `##[`, which the Actions runner reads as a command anywhere in a
     # line the engine prints (a warning, a RunError).
     return escape_text(clipped(text, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS))
+
+
+def today(environ: Mapping[str, str] = os.environ) -> date:
+    """The day Kubernetes versions are judged as of: `GPU_AKS_TODAY` where set (an ISO date), else today."""
+    value = environ.get(TODAY_VARIABLE)
+    if not value:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        # Quoted short: the variable may hold anything, thousands of characters included.
+        raise SettingsError([f"{TODAY_VARIABLE}={quoted(value, 40)} is not an ISO date like 2026-11-22"]) from None
