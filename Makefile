@@ -31,11 +31,13 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt p
 # offline preview and most of the checker's start-up. Only what changed since is compiled.
 BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks testbed __main__.py
 # policies/venv: the pack's PulumiPolicy.yaml says `virtualenv: venv`, and the Pulumi CLI starts the pack
-# with that folder's python (`pulumi preview --policy-pack policies`); it is this checkout's virtualenv,
-# which holds everything the pack needs.
+# with that folder's python (`pulumi preview --policy-pack policies`). It is a virtualenv of its own that sees
+# this checkout's packages, which hold everything the pack needs (tools/overlay_venv.py), not a link to ./venv:
+# Pulumi's `pulumi install` in policies/ runs `python -m venv venv` there first, which fails over a link.
+POLICY_VENV_MARK := policies/venv/lib/python3*/site-packages/gpu-aks-overlay.pth
 setup: $(BIN)/.installed ## create ./venv and install everything (requirements-dev.txt)
 	@$(BIN)/python -m compileall -q $(BYTECODE_DIRS) >/dev/null
-	@test -e policies/venv || ln -s ../$(VENV) policies/venv
+	@test -n "$$(ls $(POLICY_VENV_MARK) 2>/dev/null)" || $(BIN)/python -m tools.overlay_venv policies/venv $(VENV)
 
 # The owners' programs the engine and cluster tiers run, built from the Go modules under testbed/engines/
 # into build/engines/bin (testbed/build.py; a second run takes seconds). Needs Go 1.26.

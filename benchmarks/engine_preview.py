@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from testbed import build
-from testbed.workspace import copy_checkout, engine_env
+from testbed.workspace import Workspace
 from tools.analyzer import PACK_DIR, PolicyPackProcess, wire_struct
 
 TARGET = 1.10
@@ -107,12 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engines not built ({', '.join(build.missing())}): run `make engines`", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="gpu-aks-engine-bench-") as scratch:
-        root = Path(scratch) / "repo"
-        root.mkdir()
-        copy_checkout(root)
-        state = Path(scratch) / "state"
-        state.mkdir()
-        env = engine_env(root, state)
+        space = Workspace.new(Path(scratch))
+        env, root = space.env, space.root
         _run(env, root, "stack", "init", args.stack)
         _run(env, root, "preview", "--stack", args.stack)  # warm: plugin start-up caches, bytecode
         with_pack, without = [], []

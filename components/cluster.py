@@ -257,7 +257,15 @@ class AksCluster(pulumi.ComponentResource):
             lambda encoded: with_kubelogin_mode(decode_kubeconfig(encoded), cluster.kubelogin_mode)))
         self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else None)
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        # Client-side apply: every in-cluster object is then created with a plain Create, which Kubernetes refuses
+        # for an object that already exists (AlreadyExists), in every pulumi-kubernetes release. With server-side
+        # apply, releases before 4.29.0 create by an apply that adopts an existing object, and a later destroy
+        # deletes it: another team's `gpu-resources` namespace with everything in it (pulumi-kubernetes
+        # provider/pkg/await/await.go:187-238 at f47bc2d6; from 4.29.0 only server-side apply with
+        # upsertExistingObjects adopts, await.go:190-290). The cluster tier builds such a release
+        # (tests/cluster/test_provider.py; testbed/README.md).
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, enable_server_side_apply=False,
+                                     opts=child)
         self.target = ClusterTarget(
             self.resource_group.name, self.managed_cluster.name, cluster.kubernetes_version, self.managed_cluster,
             cluster.aks_moves_version)

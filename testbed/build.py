@@ -5,13 +5,14 @@
 
 Every `testbed/engines/<name>/` with a `go.mod` is one Go module whose `mains.txt` lists its binaries, one a line:
 `DEST NAME PACKAGE [LDFLAGS...]`, DEST `bin` (-> build/engines/bin/NAME, on PATH for the tiers) or
-`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/); `ldflags.txt`, if present, adds its
+`libexec` (-> build/engines/libexec/NAME, started by a launcher); `ldflags.txt`, if present, adds its
 linker flags to every one of them (a version stamp). `engines/<name>/prepare.sh`, if
 present, runs first in that folder. `testbed/engines/<name>/files.txt` copies files the module's own dependencies
 ship (`DEST NAME MODULE PATH`, PATH inside the module as the Go module proxy serves it), for the scripts a
 Pulumi distribution carries beside its binaries. The Go build uses only the module proxy and go.sum
 (`-mod=readonly`, `GOTOOLCHAIN=local`: no toolchain download), with `-trimpath`. A module's outputs are
-rebuilt only when a file of its folder or `go version` changed (stamps in build/engines/stamps/).
+rebuilt only when an input file of its folder (tracked by git, or untracked and not ignored) or `go version` changed
+(stamps in build/engines/stamps/).
 
 A `testbed/engines/<name>/` with a `package-lock.json` is an npm package set (Azurite, Microsoft's Azure Storage
 emulator): `npm ci --ignore-scripts` installs exactly its lock into build/engines/node/<name>/, from the npm
@@ -19,8 +20,10 @@ registry npm is configured with, again only when a file of its folder changed. W
 with one line, and the tests that need it say so (they fail under CI).
 
 `testbed/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
-`testbed/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
-`libexec/NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
+`testbed/standins/launchers.txt` names each provider's launcher (`pulumi-resource-NAME SCRIPT`), written to
+build/engines/plugins/NAME/ and installed into build/engines/pulumi-home's plugin cache at the version the Python SDK
+asks for (each test workspace installs them into its own PULUMI_HOME the same way). A launcher starts
+`libexec/pulumi-resource-NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
 testbed/README.md describes the layout.
 """
 
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
+import json
 import os
 import shlex
 import shutil
@@ -46,10 +51,15 @@ LIBEXEC = OUT / "libexec"
 STAMPS = OUT / "stamps"
 NODE_PACKAGES = OUT / "node"
 STANDINS = ROOT / "testbed" / "standins"
+#: One folder per provider plugin the tiers serve, holding its launcher (`pulumi plugin install --file` takes it).
+PLUGINS = OUT / "plugins"
+#: The PULUMI_HOME the README's engine section uses: its plugin cache holds those launchers at the versions the
+#: Python SDKs ask for. Each test workspace installs them into a PULUMI_HOME of its own the same way.
+PULUMI_HOME = OUT / "pulumi-home"
 DESTS = {"bin": BIN, "libexec": LIBEXEC}
-#: What the engine tiers need in bin/ (tests/engine/conftest.py checks for them).
-REQUIRED = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-azure-native",
-            "pulumi-resource-kubernetes")
+#: What the engine tiers need in bin/ and plugins/ (tests/engine/conftest.py checks for them).
+REQUIRED = ("bin/pulumi", "bin/pulumi-language-python", "bin/pulumi-language-python-exec",
+            "plugins/azure-native/pulumi-resource-azure-native", "plugins/kubernetes/pulumi-resource-kubernetes")
 
 
 class BuildError(Exception):
@@ -93,9 +103,21 @@ def go_version() -> str:
     return subprocess.run([go, "version"], capture_output=True, text=True, check=True, timeout=60).stdout.strip()
 
 
+def inputs(folder: Path) -> list[Path]:
+    """The files of a module folder the build reads: what git tracks there, or would (untracked and not ignored).
+    What the build writes into the folder is not an input: prepare.sh's copies of the provider's schema.json and
+    terraform-mapping.json are ignored (the folder's .gitignore), or they would change the stamp on every run
+    and rebuild the module each time. Outside a git checkout, every file of the folder counts."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+                            cwd=folder, capture_output=True, text=True, timeout=60)
+    if listed.returncode != 0:
+        return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(path for name in filter(None, listed.stdout.split("\0")) if (path := folder / name).is_file())
+
+
 def fingerprint(folder: Path, extra: str) -> str:
     digest = hashlib.sha256(extra.encode())
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    for path in inputs(folder):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -206,6 +228,9 @@ def launcher(name: str, script: str, python: str) -> str:
 
 
 def install_standins(python: str, log: Callable[[str], None] = print) -> None:
+    """Copy the stand-ins to libexec/standins/ and write each launcher into plugins/<plugin>/, not on PATH: the
+    engine then finds the providers as it finds a user's, in the plugin cache at the version the SDK asks for
+    (install_plugins), and an ambient plugin on PATH would be used whatever version was asked."""
     target = LIBEXEC / "standins"
     target.mkdir(parents=True, exist_ok=True)
     for source in sorted(STANDINS.glob("*.py")):
@@ -214,15 +239,57 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
     # (azure_schema.py): built once here, since importing the SDK's modules takes seconds per command.
     subprocess.run([python, str(STANDINS / "azure_schema.py"), str(target / "azure-schema.json")], check=True,
                    timeout=300)
-    BIN.mkdir(parents=True, exist_ok=True)
     for number, words in _lines(STANDINS / "launchers.txt"):
-        if len(words) != 2 or not (STANDINS / words[1]).is_file():
-            raise BuildError(f"{STANDINS / 'launchers.txt'}:{number}: expected `NAME SCRIPT` with SCRIPT in "
-                             "testbed/standins/")
-        path = BIN / words[0]
+        if len(words) != 2 or not words[0].startswith("pulumi-resource-") or not (STANDINS / words[1]).is_file():
+            raise BuildError(f"{STANDINS / 'launchers.txt'}:{number}: expected `pulumi-resource-NAME SCRIPT` with "
+                             "SCRIPT in testbed/standins/")
+        path = PLUGINS / words[0].removeprefix("pulumi-resource-") / words[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(launcher(words[0], words[1], python))
         path.chmod(0o755)
-    log(f"==> testbed/standins: launchers in {BIN.relative_to(ROOT)} (python {python})")
+    # kubelogin, the exec credential plugin an AKS kubeconfig runs, is a program on PATH, not a provider.
+    kubelogin = BIN / "kubelogin"
+    kubelogin.parent.mkdir(parents=True, exist_ok=True)
+    kubelogin.write_text("#!/bin/sh\n# Written by `python -m testbed.build build`: the kubelogin stand-in.\n"
+                         f'exec {shlex.quote(python)} {shlex.quote(str(target / "kubelogin.py"))} "$@"\n')
+    kubelogin.chmod(0o755)
+    log(f"==> testbed/standins: launchers in {PLUGINS.relative_to(ROOT)}/, kubelogin in {BIN.relative_to(ROOT)}/ "
+        f"(python {python})")
+
+
+def sdk_plugin_versions() -> dict[str, str]:
+    """The provider version each installed Pulumi SDK asks for, by plugin name: its package's pulumi-plugin.json,
+    which Pulumi's Python host reads to tell the engine (pulumi_azure_native: azure-native 3.29.0)."""
+    versions = {}
+    for dist in importlib.metadata.distributions():
+        for file in dist.files or []:
+            if file.name == "pulumi-plugin.json" and len(file.parts) == 2:
+                manifest = json.loads(Path(str(dist.locate_file(file))).read_text())
+                if manifest.get("resource") and manifest.get("name") and manifest.get("version"):
+                    versions[manifest["name"]] = manifest["version"]
+    return versions
+
+
+def install_plugins(pulumi_home: Path, log: Callable[[str], None] = print) -> None:
+    """Install each launcher of plugins/ into the plugin cache of `pulumi_home` at the version the SDK asks for,
+    with the built CLI's own `pulumi plugin install resource NAME VERSION --file FOLDER` (nothing is downloaded).
+    Installing a source-based plugin (`pulumi package get-schema ./gpu_aks_plugin`) first installs every package
+    its SDKs ask for that the cache lacks (pkg/v3 v3.274.0 cmd/pulumi/packageinstallation/packageinstallation.go:
+    1024-1067), so the cache must hold them here, where nothing can be downloaded."""
+    versions = sdk_plugin_versions()
+    env = {**os.environ, "PULUMI_HOME": str(pulumi_home), "PULUMI_SKIP_UPDATE_CHECK": "true", "NO_COLOR": "1"}
+    for folder in sorted(path for path in PLUGINS.iterdir() if path.is_dir()):
+        if folder.name not in versions:
+            raise BuildError(f"no installed Pulumi SDK asks for a provider named {folder.name} "
+                             f"(found: {', '.join(sorted(versions)) or 'none'}); run `make setup`")
+        done = subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", folder.name,
+                               versions[folder.name], "--file", str(folder), "--reinstall"],
+                              env=env, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise BuildError(f"installing {folder.name} {versions[folder.name]} into {pulumi_home} failed:\n"
+                             f"{(done.stderr or done.stdout).strip()}")
+    log(f"==> plugins {', '.join(f'{name} {versions[name]}' for name in sorted(versions) if (PLUGINS / name).is_dir())}"
+        f" installed in {pulumi_home}")
 
 
 def modules() -> list[Path]:
@@ -243,11 +310,12 @@ def build(log: Callable[[str], None] = print) -> None:
         install_packages(folder, log)
     # The virtualenv's interpreter by its own path (not resolved): its site-packages hold grpc and pulumi.
     install_standins(os.path.abspath(sys.executable), log)
+    install_plugins(PULUMI_HOME, log)
     log(f"==> engines ready in {BIN.relative_to(ROOT)} ({time.monotonic() - started:.0f} s)")
 
 
 def missing() -> list[str]:
-    return [name for name in REQUIRED if not (BIN / name).exists()]
+    return [name for name in REQUIRED if not (OUT / name).exists()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engines: {error}", file=sys.stderr)
         return 2
     absent = missing()
-    print(f"missing in {BIN.relative_to(ROOT)}: {', '.join(absent)}" if absent else f"built: {BIN.relative_to(ROOT)}")
+    print(f"missing in {OUT.relative_to(ROOT)}: {', '.join(absent)}" if absent else f"built: {OUT.relative_to(ROOT)}")
     return 1 if absent else 0
 
 

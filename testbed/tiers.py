@@ -5,6 +5,7 @@ test fails instead, since CI builds the engines first and their absence there is
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,3 +55,14 @@ class Tier:
             if under_ci():
                 pytest.fail(f"the {self.name} tier cannot run under CI: {missing}", pytrace=False)
             pytest.skip(f"{self.name} tier: {missing}")
+
+
+def required_program(name: str, why: str) -> str:
+    """The path of a program a test of a tier needs beyond the engines (npm for the TypeScript SDK): where it is
+    missing the test is skipped, saying why; under CI it fails, since CI installs it."""
+    found = shutil.which(name)
+    if found is None:
+        if under_ci():
+            pytest.fail(f"{name} is not installed, and under CI=true {why} fails instead of skipping", pytrace=False)
+        pytest.skip(f"{name} is not installed: {why} is skipped")
+    return found

@@ -1,5 +1,6 @@
-"""The one engine workspace both real tiers run the Pulumi CLI in: a copy of this checkout with a virtualenv
-the runtimes find, a `file://` backend and `PULUMI_HOME` of its own (the user's global login and the tracked
+"""The one engine workspace both real tiers run the Pulumi CLI in: a copy of this checkout with the virtualenvs
+the runtimes find, a `file://` backend (PULUMI_BACKEND_URL: nothing logs in) and a `PULUMI_HOME` of its own whose
+plugin cache holds the providers at the versions the SDKs ask for (the user's global login, plugins and the tracked
 stack files stay as they are), and the CLI `make engines` built, first on PATH.
 
 The CLI runs as a subprocess with a timeout, stdout and stderr together as a user sees them. The SDK's
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .build import BIN, ROOT
+from tools.overlay_venv import overlay
+
+from .build import BIN, ENGINES, ROOT, install_plugins, missing, read_mains
 
 PASSPHRASE = "engine-tier-passphrase"
 #: Names the stand-in Azure's "cloud" file (testbed/standins/azure_cloud.py, testbed/README.md).
@@ -36,17 +40,12 @@ def copy_checkout(target: Path) -> None:
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
     # The virtualenvs the runtimes name (`virtualenv: venv` in Pulumi.yaml and PulumiPolicy.yaml, `../venv`
-    # in PulumiPlugin.yaml, `venv` in the app examples) are one virtualenv that sees this checkout's packages
-    # (a .pth file adds its site-packages, with their own .pth files). It is a real directory, not a link:
-    # `pulumi package get-schema ./gpu_aks_plugin` installs the plugin, and the toolchain's first step,
-    # `python -m venv ../venv`, refuses a link ("Unable to create directory").
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip",
-                    str(target / "venv")], check=True, timeout=120)
-    site_packages = next((ROOT / "venv" / "lib").glob("python3*/site-packages"))
-    for pth in (target / "venv" / "lib").glob("python3*/site-packages"):
-        (pth / "gpu-aks-checkout.pth").write_text(f"import site; site.addsitedir({str(site_packages)!r})\n")
-    for link in ("policies/venv", "examples/gpu-job/venv", "examples/gpu-inference/venv"):
-        (target / link).symlink_to(target / "venv")
+    # in PulumiPlugin.yaml, `venv` in the app examples) each see this checkout's packages (tools/overlay_venv.py,
+    # as `make setup` makes policies/venv). Each is a real directory, not a link: Pulumi's host runs
+    # `python -m venv VENV` before installing into it (`pulumi install`, or installing the plugin for
+    # `pulumi package get-schema ./gpu_aks_plugin`), which refuses a link ("Unable to create directory").
+    for venv in ("venv", "policies/venv", "examples/gpu-job/venv", "examples/gpu-inference/venv"):
+        overlay(target / venv, ROOT / "venv")
     # The copy's modules compiled as `make setup` compiles the checkout's: where PYTHONDONTWRITEBYTECODE is set
     # (this project's machines) nothing else writes their bytecode, and every run of the program and of the
     # policy pack compiled its modules again (0.1-0.15 s of the pack's start), which a user's second run never does.
@@ -79,13 +78,37 @@ def engine_env(root: Path, state: Path, record: Path | None = None, kubeconfig: 
     }
     if record is not None:
         env["GPU_AKS_STANDIN_LOG"] = str(record)
-    for name in ("GPU_AKS_LOCAL_KUBECONFIG", "PULUMI_IGNORE_AMBIENT_PLUGINS", CLOUD_ENV):
+    # PULUMI_DEV would silence the engine's warning about a provider version (pkg/v3 host/host.go:400-412), which
+    # the tiers check (unlisted_version_warnings).
+    for name in ("GPU_AKS_LOCAL_KUBECONFIG", "PULUMI_IGNORE_AMBIENT_PLUGINS", "PULUMI_DEV", CLOUD_ENV):
         env.pop(name, None)
     if cloud is not None:
         env[CLOUD_ENV] = str(cloud)
     if kubeconfig is not None:
         env["GPU_AKS_LOCAL_KUBECONFIG"] = str(kubeconfig)
     return env
+
+
+#: The engine warns when a provider reports an older version than the SDK asks for (pkg/v3 v3.274.0
+#: host/host.go:400-412), and carries on.
+VERSION_WARNING = re.compile(r"resource plugin (\S+) is expected to have version >=(\S+), but has (\S*);")
+
+
+def listed_version_differences() -> dict[str, str]:
+    """The providers a module builds at another version than the SDK's, by plugin name, with the version they
+    report: the pulumi-kubernetes provider the Go module proxy serves (testbed/engines/kubernetes-provider/mains.txt
+    stamps it; testbed/README.md lists every behaviour in which it differs from the SDK's 4.34.2)."""
+    [provider] = read_mains(ENGINES / "kubernetes-provider")
+    [stamp] = [flag for flag in provider.ldflags if flag.startswith("main.providerVersion=")]
+    return {"kubernetes": stamp.split("=", 1)[1]}
+
+
+def unlisted_version_warnings(output: str) -> list[str]:
+    """The engine's provider-version warnings in `output` that name a difference not listed: a provider the tiers
+    did not expect to differ from its SDK, or one that now reports another version than was listed."""
+    listed = listed_version_differences()
+    return [found.group(0) for found in VERSION_WARNING.finditer(output)
+            if listed.get(found.group(1)) != found.group(3)]
 
 
 @dataclass
@@ -95,7 +118,8 @@ class Result:
 
 
 class PulumiCommandError(AssertionError):
-    """A `pulumi` command a test expected to succeed exited non-zero: the message ends with what it printed."""
+    """A `pulumi` command a test expected to succeed exited non-zero, or the engine warned about a provider version
+    nobody listed: the message ends with what it printed."""
 
 
 class Workspace:
@@ -118,16 +142,21 @@ class Workspace:
         copy_checkout(root)
         space = cls(root, kubeconfig)
         space.state.mkdir()
-        space.pulumi("login", f"file://{space.state}")
+        install_plugins(Path(space.env["PULUMI_HOME"]), log=lambda _: None)
         return space
 
     def pulumi(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: int = 600) -> Result:
-        """Run the CLI; with `check`, a non-zero exit raises PulumiCommandError."""
+        """Run the CLI; with `check`, a non-zero exit raises PulumiCommandError. A provider-version warning that
+        is not listed raises it whatever the exit code."""
         done = subprocess.run([str(BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd or self.root,
                               env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=timeout)
         if check and done.returncode != 0:
             raise PulumiCommandError(f"pulumi {' '.join(args)} exited {done.returncode}:\n{done.stdout[-6000:]}")
+        unlisted = unlisted_version_warnings(done.stdout)
+        if unlisted:
+            raise PulumiCommandError(f"pulumi {' '.join(args)}: the engine warned of a provider version "
+                                     f"testbed/README.md does not list: {unlisted}\n{done.stdout[-6000:]}")
         return Result(done.returncode, done.stdout)
 
     def calls(self) -> list[dict[str, Any]]:
@@ -147,3 +176,35 @@ class Workspace:
         self.pulumi("stack", "init", stack, cwd=cwd)
         for key, value in config:
             self.pulumi("config", "set", "--path", key, value, "--stack", stack, *extra, cwd=cwd)
+
+
+#: What a shell needs from engine_env to run the built CLI in a workspace as the tiers do.
+SHELL_VARIABLES = ("PATH", "PULUMI_HOME", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_SKIP_UPDATE_CHECK",
+                   "PULUMI_DIY_BACKEND_NO_LEGACY_WARNING", "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "PYTHONPATH",
+                   "PULUMI_RUNTIME_VIRTUALENV")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m testbed.workspace DIR`: the README's engine section. Makes the workspace the tiers use in DIR
+    (DIR/repo the copy, DIR/state the backend, DIR/pulumi-home) and writes DIR/env, the variables to source."""
+    import argparse
+    import shlex
+
+    parser = argparse.ArgumentParser(prog="python -m testbed.workspace", description=main.__doc__)
+    parser.add_argument("directory", type=Path, help="a folder that does not exist yet, e.g. build/try")
+    args = parser.parse_args(argv)
+    base = args.directory.absolute()
+    if base.exists():
+        parser.error(f"{args.directory} exists: name a new folder (or remove it first)")
+    if missing():
+        parser.error(f"{', '.join(missing())} not built in build/engines: run `make engines`")
+    space = Workspace.new(base)
+    lines = [f"export {name}={shlex.quote(space.env[name])}" for name in SHELL_VARIABLES]
+    (base / "env").write_text("# Written by `python -m testbed.workspace`: `. env` runs the built CLI as the engine "
+                              "tiers do.\n" + "\n".join(lines) + "\n")
+    print(f"{base / 'repo'}: a copy of this checkout; `. {base / 'env'}` sets the variables")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -367,15 +368,28 @@ def _pins(path) -> dict[str, str]:
     return dict(line.split("==") for line in lines if "==" in line)
 
 
-def test_the_plugin_installs_what_the_program_pins_and_the_rules_from_the_repository():
-    """The CLI installs the plugin folder's requirements.txt with that folder as working directory
-    (pulumi `sdk/python/toolchain/pip.go`), where pip takes `-e ..` relative to it: the repository root."""
+def test_the_plugin_installs_what_the_program_pins_and_no_path_it_would_rebuild_each_time():
+    """The CLI installs the plugin folder's requirements.txt on every `pulumi package get-schema|gen-sdk|add`
+    (pulumi `sdk/python/toolchain/pip.go`), and pip rebuilds a path requirement every time: the rules are
+    loaded from the checkout instead (the next test)."""
     requirements = PLUGIN / "requirements.txt"
     pins, program = _pins(requirements), _pins(ROOT / "requirements.txt")
     assert pins and all(program.get(name) == version for name, version in pins.items()), (pins, program)
     assert {"pulumi", "pulumi-azure-native", "pulumi-kubernetes"} <= set(pins)
-    assert "-e .." in requirements.read_text().splitlines()
-    assert (PLUGIN / ".." / "pyproject.toml").resolve() == ROOT / "pyproject.toml"
+    lines = [line.split("#")[0].strip() for line in requirements.read_text().splitlines()]
+    assert [line for line in lines if line and "==" not in line] == []
+
+
+def test_the_plugin_loads_the_rules_from_the_checkout_where_they_are_not_installed():
+    """A clone's virtualenv, made from the plugin's requirements.txt, has no gpu_aks_policies: the plugin's entry
+    point loads policies/ under that name (here the editable install's finder is taken away first)."""
+    script = ("import runpy, sys\n"
+              "sys.meta_path[:] = [f for f in sys.meta_path if 'gpu_aks_policies' not in getattr(f, '__module__', '')]\n"
+              f"runpy.run_path({str(PLUGIN / '__main__.py')!r}, run_name='not_main')\n"
+              "print(sys.modules['gpu_aks_policies'].__file__, sys.modules['gpu_aks_policies.rules'].__name__)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT.parent, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == [str(ROOT / "policies" / "__init__.py"), "gpu_aks_policies.rules"]
 
 
 @pytest.fixture(scope="module")

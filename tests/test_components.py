@@ -444,3 +444,17 @@ def test_maintenance_follows_the_channels():
     assert list(scheduled_configurations(settings, "patch", "NodeImage")) == ["aksManagedAutoUpgradeSchedule",
                                                                             "aksManagedNodeOSUpgradeSchedule"]
     assert list(scheduled_configurations(settings, "none", "Unmanaged")) == []
+
+
+def test_the_role_propagation_wait_waits_whatever_subscription_the_assignment_is_in(monkeypatch):
+    """No product code recognises the stand-in: an assignment under the all-zero subscription the stand-in
+    issues waits as any other (tests set access.rolePropagationSeconds to 0 instead)."""
+    from components import propagation
+
+    slept: list[float] = []
+    monkeypatch.setattr(propagation.time, "sleep", slept.append)
+    provider = propagation._WaitProvider()
+    for assignment in ("/subscriptions/00000000-0000-0000-0000-000000000000/providers/Microsoft.Authorization/"
+                       "roleAssignments/a", "/subscriptions/5e1f/providers/Microsoft.Authorization/roleAssignments/b"):
+        provider.create({"roleAssignmentId": assignment, "seconds": 7})
+    assert slept == [7.0, 7.0]

@@ -73,6 +73,11 @@ def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFa
     kubeconfig, so the real pulumi-kubernetes provider talks to it."""
     forget_stack(api)
     no_policy(api)  # only the stack's own policy judges pods here
+    # The platform creates gpu-resources, and its provider refuses one that is there (components/cluster.py):
+    # the dry runs above and tests/cluster/test_doctor.py make it for themselves.
+    if api.exists("/api/v1/namespaces/gpu-resources"):
+        api.delete("/api/v1/namespaces/gpu-resources")
+    api.wait_for("gpu-resources to go", lambda: not api.exists("/api/v1/namespaces/gpu-resources"), timeout=120)
     return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=cluster.kubeconfig)
 
 

@@ -25,7 +25,7 @@ def _missing() -> str | None:
     absent = build.missing()
     if not absent:
         return None
-    return (f"{', '.join(absent)} not built in build/engines/bin "
+    return (f"{', '.join(absent)} not built in build/engines "
             f"({'no Go on PATH' if shutil.which('go') is None else 'run `make engines`'})")
 
 

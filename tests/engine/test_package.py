@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from testbed.tiers import required_program
 from tests.engine.conftest import Workspace
 
 HERE = Path(__file__).resolve().parent
@@ -32,18 +33,26 @@ def test_the_plugin_answers_the_schema_it_publishes(schema: dict) -> None:
         set(published["resources"]["gpu-aks:index:GpuCluster"]["inputProperties"])
 
 
+def test_get_schema_again_leaves_the_repository_installed_as_it_was(workspace: Workspace, schema: dict) -> None:
+    """The CLI installs the plugin's requirements.txt on every get-schema, gen-sdk and package add; it no longer
+    names the repository, which pip rebuilt each time."""
+    again = workspace.pulumi("package", "get-schema", "./gpu_aks_plugin").output
+    assert "Installing dependencies" in again  # Pulumi's host installs on every run
+    assert "gpu-aks-policies" not in again and "editable" not in again, again[-3000:]
+
+
 def _gen(workspace: Workspace, language: str, out: Path) -> Path:
     workspace.pulumi("package", "gen-sdk", "./gpu_aks_plugin", "--language", language, "--out", str(out))
     return out / language
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_the_typescript_sdk_compiles(workspace: Workspace, tmp_path: Path) -> None:
+    npm = required_program("npm", "compiling the TypeScript SDK")
     sdk = _gen(workspace, "nodejs", tmp_path)
     assert (sdk / "gpuCluster.ts").is_file(), sorted(p.name for p in sdk.iterdir())
     tools = tmp_path / "typescript"
     shutil.copytree(HERE / "typescript", tools)
-    subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=tools, check=True,
+    subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=tools, check=True,
                    capture_output=True, timeout=600)
     (sdk / "node_modules").symlink_to(tools / "node_modules")
     done = subprocess.run([str(tools / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", "."], cwd=sdk,

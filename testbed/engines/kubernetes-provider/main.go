@@ -16,8 +16,9 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version"
 )
 
-// The revision the module proxy serves (see go.mod): after the 4.24.0 release, before the next one.
-const providerVersion = "4.24.1-dev.20260114+f47bc2d6"
+// The version the provider reports, set by the linker from mains.txt (testbed/workspace.py reads it there too: the
+// engine's warning that it is older than the SDK's 4.34.2 is the one version difference the tiers accept).
+var providerVersion string
 
 //go:embed schema.json
 var schemaJSON []byte
@@ -26,6 +27,9 @@ var schemaJSON []byte
 var terraformMapping []byte
 
 func main() {
+	if providerVersion == "" {
+		log.Fatal("built without a version: mains.txt sets main.providerVersion")
+	}
 	// generate.go unmarshals into schema.PackageSpec and sets Version; a raw map keeps every other
 	// key byte for byte.
 	var spec map[string]json.RawMessage

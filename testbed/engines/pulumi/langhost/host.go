@@ -4,11 +4,12 @@
 // go ones) are modules of their own that Pulumi does not tag, so the Go module proxy does not serve them
 // (proxy.golang.org answers 403 "This module version is not available" for their version list). Everything
 // such a host calls is in modules the proxy does serve at the CLI's version, and this package calls the
-// same pieces: sdk/v3's python/toolchain (virtualenv, pip), rpcutil's plugin streams, sdk/v3's PolicyProxy
-// (how a Python policy pack gets its stack config), and pkg/v3's codegen for SDK generation. What it does
-// follows the Python host's main.go (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go at
-// 1b5949891b3cefcb9974752b24a5ecef0acc86c8): the RPCs that program runs, policy packs, source-based
-// plugins and `pulumi package gen-sdk` reach. The rest answer Unimplemented, as an older host would.
+// same pieces: sdk/v3's python/toolchain (virtualenv, pip), nodejs/npm (package managers), rpcutil's plugin
+// streams, sdk/v3's PolicyProxy (how a Python policy pack gets its stack config), and pkg/v3's codegen. What it
+// does follows Pulumi's hosts (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go and
+// sdk/nodejs/cmd/pulumi-language-nodejs/main.go at 1b5949891b3c, the newest copy to read; the CLI is v3.274.0):
+// the RPCs a program, a policy pack, a source-based plugin, `pulumi install` and `pulumi package
+// get-schema|gen-sdk|add` reach. The rest answer Unimplemented; testbed/README.md lists every difference.
 package langhost
 
 import (
@@ -102,9 +103,15 @@ func Main(language string, codegen Codegen, python bool) {
 	}
 }
 
+// Handshake learns the engine's address and, as Pulumi's hosts do (python main.go:1887-1907), watches the
+// engine's health: the host exits when the engine is gone.
 func (h *Host) Handshake(ctx context.Context, req *pulumirpc.LanguageHandshakeRequest,
 ) (*pulumirpc.LanguageHandshakeResponse, error) {
 	h.engineAddress = req.EngineAddress
+	watch, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	if err := rpcutil.Healthcheck(watch, h.engineAddress, 5*time.Minute, cancel); err != nil {
+		return nil, fmt.Errorf("could not start health check host RPC server: %w", err)
+	}
 	return &pulumirpc.LanguageHandshakeResponse{}, nil
 }
 

@@ -1,19 +1,30 @@
 package langhost
 
+// The Python RPCs. Each follows Pulumi's host, pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go at
+// 1b5949891b3c (cited as main.go:LINE), with the toolchain the CLI's own sdk/v3 v3.274.0 ships
+// (python/toolchain); testbed/README.md lists what is left out and why.
+
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/blang/semver"
 	sdk "github.com/pulumi/pulumi/sdk/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
@@ -23,29 +34,41 @@ import (
 // (pulumi-language-python-exec, PYTHON_PROCESS_EXITED_AFTER_SHOWING_USER_ACTIONABLE_MESSAGE_CODE).
 const userActionableExit = 32
 
-// pythonOptions reads Pulumi.yaml's runtime options as Pulumi's host does (parseOptions): virtualenv,
-// toolchain pip|poetry|uv; a plugin with no virtualenv gets `venv`.
+// minimumPython is the oldest Python Pulumi's host accepts without a warning (main.go:105-111).
+var minimumPython = semver.MustParse("3.7.0")
+
+// pythonOptions reads Pulumi.yaml's runtime options as Pulumi's host does (parseOptions, main.go:233-291):
+// virtualenv, typechecker mypy|pyright, toolchain pip|poetry|uv; a plugin (not a policy pack) with no virtualenv
+// gets `venv`.
 func pythonOptions(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.PythonOptions, error) {
 	opts := toolchain.PythonOptions{Root: info.RootDirectory, ProgramDir: info.ProgramDirectory}
 	options := info.Options.AsMap()
-	if v, ok := options["virtualenv"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return opts, errors.New("virtualenv option must be a string")
-		}
-		opts.Virtualenv = s
+	virtualenv, errVirtualenv := option(options, "virtualenv", "", "virtualenv option must be a string")
+	typechecker, errTypechecker := option(options, "typechecker", "", "typechecker option must be a string")
+	chain, errToolchain := option(options, "toolchain", "", "toolchain option must be a string")
+	if err := cmp.Or(errVirtualenv, errTypechecker, errToolchain); err != nil {
+		return opts, err
 	}
-	if v, ok := options["toolchain"]; ok {
-		switch v {
-		case "pip":
-			opts.Toolchain = toolchain.Pip
-		case "poetry":
-			opts.Toolchain = toolchain.Poetry
-		case "uv":
-			opts.Toolchain = toolchain.Uv
-		default:
-			return opts, fmt.Errorf("unsupported toolchain option: %v", v)
-		}
+	opts.Virtualenv = virtualenv
+	switch typechecker {
+	case "":
+	case "mypy":
+		opts.Typechecker = toolchain.TypeCheckerMypy
+	case "pyright":
+		opts.Typechecker = toolchain.TypeCheckerPyright
+	default:
+		return opts, fmt.Errorf("unsupported typechecker option: %s", typechecker)
+	}
+	switch chain {
+	case "":
+	case "pip":
+		opts.Toolchain = toolchain.Pip
+	case "poetry":
+		opts.Toolchain = toolchain.Poetry
+	case "uv":
+		opts.Toolchain = toolchain.Uv
+	default:
+		return opts, fmt.Errorf("unsupported toolchain option: %s", chain)
 	}
 	if isPlugin && (opts.Toolchain == toolchain.Pip || opts.Toolchain == toolchain.Auto) && opts.Virtualenv == "" {
 		opts.Virtualenv = "venv"
@@ -53,21 +76,37 @@ func pythonOptions(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.Python
 	return opts, nil
 }
 
-func (h *Host) toolchain(info *pulumirpc.ProgramInfo, isPlugin bool) (toolchain.Toolchain, error) {
+// option is one runtime option of Pulumi.yaml, `fallback` when it is absent, refused with Pulumi's message when it
+// has another type.
+func option[T any](options map[string]any, name string, fallback T, message string) (T, error) {
+	value, ok := options[name]
+	if !ok {
+		return fallback, nil
+	}
+	typed, ok := value.(T)
+	if !ok {
+		return fallback, errors.New(message)
+	}
+	return typed, nil
+}
+
+func (h *Host) pythonToolchain(info *pulumirpc.ProgramInfo, isPlugin bool,
+) (toolchain.Toolchain, toolchain.PythonOptions, error) {
 	if h.exec == "" {
-		return nil, fmt.Errorf("the %s host here only generates SDKs", h.language)
+		return nil, toolchain.PythonOptions{}, fmt.Errorf("the %s host here only generates SDKs", h.language)
 	}
 	opts, err := pythonOptions(info, isPlugin)
 	if err != nil {
-		return nil, err
+		return nil, opts, err
 	}
-	return toolchain.ResolveToolchain(opts)
+	tc, err := toolchain.ResolveToolchain(opts)
+	return tc, opts, err
 }
 
-// Run starts the exec shim with the program, its config in PULUMI_CONFIG and the secret keys in
-// PULUMI_CONFIG_SECRET_KEYS, as Pulumi's host does.
+// Run type-checks the program when the typechecker option asks for it, then starts the exec shim with the
+// program, its config in PULUMI_CONFIG and the secret keys in PULUMI_CONFIG_SECRET_KEYS (main.go:997-1205).
 func (h *Host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
-	tc, err := h.toolchain(req.Info, false)
+	tc, opts, err := h.pythonToolchain(req.Info, false)
 	if err != nil {
 		return nil, err
 	}
@@ -95,16 +134,24 @@ func (h *Host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if err != nil {
 		return nil, err
 	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.Cancel = func() error {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			return cmd.Process.Kill()
+		}
+		return nil
+	}
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	config, err := json.Marshal(req.GetConfig())
-	if err != nil {
-		return nil, fmt.Errorf("failed to serialize configuration: %w", err)
+	if req.GetConfig() != nil {
+		config, err := json.Marshal(req.GetConfig())
+		if err != nil {
+			return nil, fmt.Errorf("failed to serialize configuration: %w", err)
+		}
+		env = append(env, "PULUMI_CONFIG="+string(config))
 	}
 	secretKeys := req.GetConfigSecretKeys()
 	if secretKeys == nil {
@@ -112,58 +159,141 @@ func (h *Host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	}
 	keys, err := json.Marshal(secretKeys)
 	if err != nil {
-		return nil, err
-	}
-	if req.GetConfig() != nil {
-		env = append(env, "PULUMI_CONFIG="+string(config))
+		return nil, fmt.Errorf("failed to serialize configuration secret keys: %w", err)
 	}
 	cmd.Env = append(env, "PULUMI_CONFIG_SECRET_KEYS="+string(keys))
 
+	if err := typecheck(ctx, tc, opts, req.Info.ProgramDirectory); err != nil {
+		return nil, err
+	}
 	if err := cmd.Run(); err != nil {
 		_ = os.Stdout.Sync()
 		_ = os.Stderr.Sync()
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.ExitStatus() == userActionableExit {
+			status, ok := exitErr.Sys().(syscall.WaitStatus)
+			switch {
+			case !ok:
+				err = fmt.Errorf("program exited unexpectedly: %w", exitErr)
+			case status.ExitStatus() == userActionableExit:
 				return &pulumirpc.RunResponse{Bail: true}, nil
+			case status.ExitStatus() == 0:
+				err = fmt.Errorf("program exited unexpectedly: %w", exitErr)
+			default:
+				err = fmt.Errorf("program exited with non-zero exit code: %d", status.ExitStatus())
 			}
-			return &pulumirpc.RunResponse{Error: fmt.Sprintf("program exited with non-zero exit code: %d",
-				exitErr.ExitCode())}, nil
+		} else {
+			err = fmt.Errorf("problem executing program (could not run language executor): %w", err)
 		}
-		return &pulumirpc.RunResponse{Error: fmt.Sprintf(
-			"problem executing program (could not run language executor): %v", err)}, nil
+		return &pulumirpc.RunResponse{Error: err.Error()}, nil
 	}
 	return &pulumirpc.RunResponse{}, nil
 }
 
-// RunPlugin runs a policy pack (`python -u -m pulumi.policy ENGINE PACK_DIR`, in the pack's folder, with the
-// stack's config it learns through sdk's PolicyProxy) or a source-based plugin (`python PLUGIN_DIR ARGS` in
-// the consumer's folder when the plugin has a __main__.py, else `python -m pulumi.run.plugin NAME ARGS`).
+// typecheck runs `python -m mypy|pyright PROGRAM_DIR` in the program's folder when the typechecker option is set,
+// after checking the checker is installed; its failure fails the run with its output (main.go:1107-1145,
+// checkForPackage :969-995). mypy is told to skip the virtualenv.
+func typecheck(ctx context.Context, tc toolchain.Toolchain, opts toolchain.PythonOptions, programDir string) error {
+	if opts.Typechecker == toolchain.TypeCheckerNone {
+		return nil
+	}
+	name := strings.ToLower(toolchain.TypeCheckerName(opts.Typechecker)) // "mypy" or "pyright"
+	args := []string{"-m", name}
+	if name == "mypy" {
+		venv, err := tc.VirtualEnvPath(ctx)
+		if err != nil {
+			return err
+		}
+		relative, err := filepath.Rel(programDir, venv)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--exclude", relative)
+	}
+	cmd, err := tc.Command(ctx, append(args, programDir)...)
+	if err != nil {
+		return err
+	}
+	installed, err := tc.ListPackages(ctx, true)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(installed, func(p plugin.DependencyInfo) bool { return p.Name == name }) {
+		hint := fmt.Sprintf("Please install it using `poetry add %s`.", name)
+		if opts.Toolchain != toolchain.Poetry {
+			hint = fmt.Sprintf("Please add an entry for %s to requirements.txt and run `%s/bin/pip install -r "+
+				"requirements.txt`", name, opts.Virtualenv)
+		}
+		return fmt.Errorf("The typechecker option is set to %s, but %s is not installed. %s", name, name, hint) //nolint:staticcheck,revive // Pulumi's wording
+	}
+	var output bytes.Buffer
+	cmd.Stdout = io.MultiWriter(os.Stdout, &output)
+	cmd.Stderr = io.MultiWriter(os.Stderr, &output)
+	cmd.Dir = programDir
+	if err := cmd.Run(); err != nil {
+		if output.Len() > 0 {
+			return fmt.Errorf("%s failed: %w\n%s", name, err, output.String())
+		}
+		return fmt.Errorf("%s failed: %w", name, err)
+	}
+	return nil
+}
+
+// RunPlugin runs a plugin or a policy pack as Pulumi's host does (main.go:1528-1728). A folder with a __main__.py,
+// or an interpreter whose pulumi has no `pulumi.run.plugin`, runs the folder: a policy pack as
+// `python -u -m pulumi.policy ENGINE PACK_DIR` in the pack's folder, with the stack's config it learns through sdk's
+// PolicyProxy, any other plugin as `python PLUGIN_DIR ARGS` in the consumer's folder. A folder without __main__.py is
+// a buildable pyproject.toml package run as `python -m pulumi.run.plugin NAME ARGS`, a policy pack included.
 func (h *Host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
 	ctx := server.Context()
 	analyzer := req.Kind == string(apitype.AnalyzerPlugin)
-	tc, err := h.toolchain(req.Info, !analyzer)
+	tc, opts, err := h.pythonToolchain(req.Info, !analyzer)
 	if err != nil {
 		return err
+	}
+	hasMain := true
+	if _, err := os.Stat(filepath.Join(opts.Root, "__main__.py")); err != nil {
+		if !os.IsNotExist(err) {
+			return fmt.Errorf("looking for __main__.py: %w", err)
+		}
+		hasMain = false
+	}
+	// An old pulumi in the plugin's virtualenv has no pulumi.run.plugin: the folder is then run as it is.
+	hasRunPlugin := true
+	check, err := tc.Command(ctx, "-c", "import pulumi.run.plugin")
+	if err != nil {
+		return err
+	}
+	if out, err := check.CombinedOutput(); err != nil && strings.Contains(string(out), "ModuleNotFoundError") {
+		hasRunPlugin = false
 	}
 	var cmd *exec.Cmd
-	_, statErr := os.Stat(filepath.Join(req.Info.RootDirectory, "__main__.py"))
 	switch {
-	case analyzer:
-		args := append([]string{"-u", "-m", "pulumi.policy"}, req.Args...)
-		cmd, err = tc.Command(ctx, append(args, req.Info.ProgramDirectory)...)
-	case statErr == nil:
-		cmd, err = tc.Command(ctx, append([]string{req.Info.ProgramDirectory}, req.Args...)...)
-	default:
-		pyproject, loadErr := toolchain.LoadPyproject(req.Info.RootDirectory)
-		if loadErr != nil {
-			return fmt.Errorf("plugin is not runnable, it provides neither __main__.py nor a buildable "+
-				"pyproject.toml: %w", loadErr)
+	case hasRunPlugin && !hasMain:
+		buildable, err := toolchain.IsBuildablePackage(opts.Root)
+		if err != nil {
+			return fmt.Errorf("checking if plugin is a buildable package: %w", err)
+		}
+		if !buildable {
+			return errors.New("plugin is not runnable, it provides neither __main__.py nor a buildable pyproject.toml")
+		}
+		pyproject, err := toolchain.LoadPyproject(opts.Root)
+		if err != nil {
+			return fmt.Errorf("loading pyproject: %w", err)
 		}
 		cmd, err = tc.ModuleCommand(ctx, "pulumi.run.plugin", append([]string{pyproject.Project.Name}, req.Args...)...)
-	}
-	if err != nil {
-		return err
+		if err != nil {
+			return err
+		}
+	case analyzer:
+		args := append([]string{"-u", "-m", "pulumi.policy"}, req.Args...)
+		if cmd, err = tc.Command(ctx, append(args, req.Info.ProgramDirectory)...); err != nil {
+			return err
+		}
+	default:
+		if cmd, err = tc.Command(ctx, append([]string{req.Info.ProgramDirectory}, req.Args...)...); err != nil {
+			return err
+		}
 	}
 	closer, stdout, stderr, err := rpcutil.MakeRunPluginStreams(server, false)
 	if err != nil {
@@ -193,7 +323,7 @@ func (h *Host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.Langu
 			if config.Config != nil {
 				data, err := json.Marshal(config.Config)
 				if err != nil {
-					return err
+					return fmt.Errorf("could not marshal stack configuration: %w", err)
 				}
 				add("PULUMI_CONFIG", string(data))
 			}
@@ -201,15 +331,14 @@ func (h *Host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.Langu
 	} else {
 		cmd.Dir = req.Pwd
 	}
-	if cmd.Env == nil || len(cmd.Env) > 0 {
-		cmd.Env = append(os.Environ(), cmd.Env...)
-	}
+	// As main.go:1679: the toolchain's environment (the virtualenv activated over the host's) plus the request's.
 	cmd.Env = append(cmd.Env, req.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		err = fmt.Errorf("problem executing plugin program (could not run language executor): %w", err)
 		if proxy != nil {
-			// The engine already talks to the proxy: tell it, or it waits for a pack that never comes.
+			// Differs from Pulumi's host, which returns here while the engine waits on the proxy for a pack that
+			// never comes: the proxy is told, so the engine reports the error (testbed/README.md).
 			proxy.Abort(err)
 		}
 		return err
@@ -223,73 +352,78 @@ func (h *Host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.Langu
 	if err := cmd.Wait(); err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			return server.Send(&pulumirpc.RunPluginResponse{
-				Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: int32(exitErr.ExitCode())},
-			})
+			if status, ok := exitErr.Sys().(syscall.WaitStatus); ok {
+				return server.Send(&pulumirpc.RunPluginResponse{
+					Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: int32(status.ExitStatus())},
+				})
+			}
+			return fmt.Errorf("program exited unexpectedly: %w", exitErr)
 		}
-		return err
+		return fmt.Errorf("problem executing plugin program (could not run language executor): %w", err)
 	}
 	return closer.Close()
 }
 
-// GetRequiredPackages lists the provider plugins the virtualenv's Pulumi SDKs declare in their
-// pulumi-plugin.json, so the engine knows them before the program starts.
+// GetRequiredPackages creates the virtualenv and installs requirements.txt when the virtualenv is missing
+// (EnsureVenv; what lets `pulumi up` of a new project install it), warns about an unsupported Python, and lists the
+// provider each installed Pulumi SDK asks for at its version (main.go:326-368).
 func (h *Host) GetRequiredPackages(ctx context.Context, req *pulumirpc.GetRequiredPackagesRequest,
 ) (*pulumirpc.GetRequiredPackagesResponse, error) {
-	tc, err := h.toolchain(req.Info, false)
+	tc, _, err := h.pythonToolchain(req.Info, false)
 	if err != nil {
 		return nil, err
 	}
-	venv, err := tc.VirtualEnvPath(ctx)
+	stdout, stderr, conn, err := h.engineWriters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	found, err := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages", "*", "pulumi-plugin.json"))
-	if err != nil {
+	defer conn.Close()
+	if err := tc.EnsureVenv(ctx, req.Info.ProgramDirectory, false, true, stdout, stderr); err != nil {
 		return nil, err
 	}
-	packages := []*pulumirpc.PackageDependency{}
-	for _, path := range found {
-		var manifest struct {
-			Resource bool   `json:"resource"`
-			Name     string `json:"name"`
-			Version  string `json:"version"`
-			Server   string `json:"server"`
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(data, &manifest); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if !manifest.Resource || manifest.Name == "" {
-			continue
-		}
-		if _, err := exec.LookPath("pulumi-resource-" + manifest.Name); err == nil &&
-			os.Getenv("PULUMI_IGNORE_AMBIENT_PLUGINS") == "" {
-			// Found on PATH: the engine loads it from there for a program (sdk/go/common/workspace/plugins.go,
-			// getPluginInfoAndPath), but installing a source-based plugin (`pulumi package get-schema DIR`)
-			// downloads every required package first, without looking on PATH. Pulumi's host lists it anyway;
-			// offline that download fails, so a package served from PATH is not listed.
-			continue
-		}
-		version := manifest.Version
-		if version != "" && version[0] != 'v' {
-			version = "v" + version
-		}
-		packages = append(packages, &pulumirpc.PackageDependency{
-			Kind: string(apitype.ResourcePlugin), Name: manifest.Name, Version: version, Server: manifest.Server,
-		})
+	warnOnOldPython(ctx, tc)
+	packages, err := requiredPackages(ctx, tc)
+	if err != nil {
+		return nil, err
 	}
 	return &pulumirpc.GetRequiredPackagesResponse{Packages: packages}, nil
 }
 
-// InstallDependencies creates the virtualenv if it is missing and installs requirements.txt into it.
-func (h *Host) InstallDependencies(req *pulumirpc.InstallDependenciesRequest,
+// warnOnOldPython prints to stderr, which the CLI shows as a diagnostic, when the interpreter is older than
+// Pulumi supports (validateVersion, main.go:1273-1309).
+func warnOnOldPython(ctx context.Context, tc toolchain.Toolchain) {
+	cmd, err := tc.Command(ctx, "--version")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Failed to create python version command: %s\n", err)
+		return
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Failed to resolve python version command: %s\n", err)
+		return
+	}
+	text := strings.TrimSpace(strings.TrimPrefix(string(out), "Python "))
+	if cut := strings.Index(text, "rc"); cut > 0 {
+		text = strings.TrimSuffix(text[:cut], "-")
+	}
+	version, err := semver.Parse(text)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Failed to parse python version: '%s'\n", text)
+		return
+	}
+	if version.LT(minimumPython) {
+		fmt.Fprintf(os.Stderr, "Pulumi does not support Python %s. Please upgrade to at least %s\n", version, minimumPython)
+	}
+}
+
+// InstallDependencies is what `pulumi install` (and installing a source-based plugin) asks for: a plugin that is
+// a buildable pyproject.toml package is installed into its virtualenv first, then the toolchain installs the
+// dependencies. For pip that always starts with `python -m venv VENV` and `pip install --upgrade pip setuptools
+// wheel` (sdk/v3 v3.274.0 python/toolchain/pip.go:468-585), also over an existing virtualenv (main.go:1311-1377).
+func (h *Host) installPythonDependencies(req *pulumirpc.InstallDependenciesRequest,
 	server pulumirpc.LanguageRuntime_InstallDependenciesServer,
 ) error {
-	tc, err := h.toolchain(req.Info, req.IsPlugin)
+	tc, _, err := h.pythonToolchain(req.Info, req.IsPlugin)
 	if err != nil {
 		return err
 	}
@@ -298,32 +432,30 @@ func (h *Host) InstallDependencies(req *pulumirpc.InstallDependenciesRequest,
 		return err
 	}
 	defer closer.Close()
-	venv, err := tc.VirtualEnvPath(server.Context())
-	if _, statErr := os.Stat(filepath.Join(req.Info.ProgramDirectory, "requirements.txt")); err == nil &&
-		venv != "" && toolchain.IsVirtualEnv(venv) && statErr == nil {
-		// The virtualenv is there: install requirements.txt into it. Pulumi's toolchain would first run
-		// `python -m venv` over it again, which refuses a virtualenv that is a link ("Unable to create
-		// directory"), as a copy of a checkout may have.
-		cmd, err := tc.ModuleCommand(server.Context(), "pip", "install", "-r", "requirements.txt")
+	fmt.Fprint(stdout, "Installing dependencies...\n\n")
+	if req.IsPlugin {
+		buildable, err := toolchain.IsBuildablePackage(req.Info.ProgramDirectory)
 		if err != nil {
-			return err
+			return fmt.Errorf("checking if plugin is a buildable package: %w", err)
 		}
-		cmd.Dir, cmd.Stdout, cmd.Stderr = req.Info.ProgramDirectory, stdout, stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("installing dependencies into %s: %w", venv, err)
+		if buildable {
+			if err := tc.InstallPackage(server.Context(), req.Info.ProgramDirectory, req.UseLanguageVersionTools,
+				true, stdout, stderr); err != nil {
+				return err
+			}
 		}
-		return closer.Close()
 	}
 	if err := tc.InstallDependencies(server.Context(), req.Info.ProgramDirectory, req.UseLanguageVersionTools,
 		true, stdout, stderr); err != nil {
 		return err
 	}
+	fmt.Fprint(stdout, "Finished installing dependencies\n\n")
 	return closer.Close()
 }
 
 func (h *Host) GetProgramDependencies(ctx context.Context, req *pulumirpc.GetProgramDependenciesRequest,
 ) (*pulumirpc.GetProgramDependenciesResponse, error) {
-	tc, err := h.toolchain(req.Info, false)
+	tc, _, err := h.pythonToolchain(req.Info, false)
 	if err != nil {
 		return nil, err
 	}
@@ -338,12 +470,17 @@ func (h *Host) GetProgramDependencies(ctx context.Context, req *pulumirpc.GetPro
 	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
 }
 
+// About answers `pulumi about` (main.go:1453-1485): without program info, the default python with pip.
 func (h *Host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
-	info := req.GetInfo()
-	if info == nil {
-		info = &pulumirpc.ProgramInfo{}
+	opts := toolchain.PythonOptions{Toolchain: toolchain.Pip}
+	if req.GetInfo() != nil {
+		parsed, err := pythonOptions(req.Info, false)
+		if err != nil {
+			return nil, err
+		}
+		opts = parsed
 	}
-	tc, err := h.toolchain(info, false)
+	tc, err := toolchain.ResolveToolchain(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -351,5 +488,12 @@ func (h *Host) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pulumir
 	if err != nil {
 		return nil, err
 	}
-	return &pulumirpc.AboutResponse{Executable: about.PythonExecutable, Version: about.PythonVersion.String()}, nil
+	return &pulumirpc.AboutResponse{
+		Executable: about.PythonExecutable, Version: about.PythonVersion.String(),
+		Metadata: map[string]string{
+			"toolchain":        toolchain.Name(opts.Toolchain),
+			"toolchainVersion": about.ToolchainVersion.String(),
+			"typechecker":      toolchain.TypeCheckerName(opts.Typechecker),
+		},
+	}, nil
 }
