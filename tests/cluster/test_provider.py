@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from testbed.workspace import Workspace, listed_version_differences
-from tools.localcluster import Client, Cluster
+from testbed.localcluster import Client, Cluster
 
 NAMESPACE = "/api/v1/namespaces/gpu-resources"
 PRECIOUS = f"{NAMESPACE}/configmaps/precious"
