@@ -21,8 +21,8 @@ with one line, and the tests that need it say so (they fail under CI).
 
 `testbed/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
 `testbed/standins/launchers.txt` names each provider's launcher (`pulumi-resource-NAME SCRIPT`), written to
-build/engines/plugins/NAME/ and installed into build/engines/pulumi-home's plugin cache at the version the Python SDK
-asks for (each test workspace installs them into its own PULUMI_HOME the same way). A launcher starts
+build/engines/bin/ and build/engines/plugins/NAME/, and installed into build/engines/pulumi-home's plugin cache at
+the version the Python SDK asks for (each test workspace installs them into its own PULUMI_HOME the same way). A launcher starts
 `libexec/pulumi-resource-NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
 testbed/README.md describes the layout.
 """
@@ -59,6 +59,7 @@ PULUMI_HOME = OUT / "pulumi-home"
 DESTS = {"bin": BIN, "libexec": LIBEXEC}
 #: What the engine tiers need in bin/ and plugins/ (tests/engine/conftest.py checks for them).
 REQUIRED = ("bin/pulumi", "bin/pulumi-language-python", "bin/pulumi-language-python-exec",
+            "bin/pulumi-resource-azure-native", "bin/pulumi-resource-kubernetes",
             "plugins/azure-native/pulumi-resource-azure-native", "plugins/kubernetes/pulumi-resource-kubernetes")
 
 
@@ -228,9 +229,14 @@ def launcher(name: str, script: str, python: str) -> str:
 
 
 def install_standins(python: str, log: Callable[[str], None] = print) -> None:
-    """Copy the stand-ins to libexec/standins/ and write each launcher into plugins/<plugin>/, not on PATH: the
-    engine then finds the providers as it finds a user's, in the plugin cache at the version the SDK asks for
-    (install_plugins), and an ambient plugin on PATH would be used whatever version was asked."""
+    """Copy the stand-ins to libexec/standins/ and write each launcher into plugins/<plugin>/ and bin/.
+
+    The tiers set PULUMI_IGNORE_AMBIENT_PLUGINS (testbed/workspace.py), so the engine finds their providers as it
+    finds a user's, in the plugin cache at the version the SDK asks for (install_plugins): a plugin on PATH
+    would be used whatever version was asked (sdk/v3 v3.274.0 go/common/workspace/plugins.go:2211-2281). The
+    copies in bin/ serve whoever runs the CLI with only build/engines/bin first on PATH and an empty plugin
+    cache: the engine takes them as ambient plugins ("using pulumi-resource-NAME from $PATH") and nothing is
+    downloaded."""
     target = LIBEXEC / "standins"
     target.mkdir(parents=True, exist_ok=True)
     for source in sorted(STANDINS.glob("*.py")):
@@ -243,17 +249,18 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
         if len(words) != 2 or not words[0].startswith("pulumi-resource-") or not (STANDINS / words[1]).is_file():
             raise BuildError(f"{STANDINS / 'launchers.txt'}:{number}: expected `pulumi-resource-NAME SCRIPT` with "
                              "SCRIPT in testbed/standins/")
-        path = PLUGINS / words[0].removeprefix("pulumi-resource-") / words[0]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(launcher(words[0], words[1], python))
-        path.chmod(0o755)
+        for path in (PLUGINS / words[0].removeprefix("pulumi-resource-") / words[0], BIN / words[0]):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(launcher(words[0], words[1], python))
+            path.chmod(0o755)
     # kubelogin, the exec credential plugin an AKS kubeconfig runs, is a program on PATH, not a provider.
     kubelogin = BIN / "kubelogin"
     kubelogin.parent.mkdir(parents=True, exist_ok=True)
     kubelogin.write_text("#!/bin/sh\n# Written by `python -m testbed.build build`: the kubelogin stand-in.\n"
                          f'exec {shlex.quote(python)} {shlex.quote(str(target / "kubelogin.py"))} "$@"\n')
     kubelogin.chmod(0o755)
-    log(f"==> testbed/standins: launchers in {PLUGINS.relative_to(ROOT)}/, kubelogin in {BIN.relative_to(ROOT)}/ "
+    log(f"==> testbed/standins: launchers in {PLUGINS.relative_to(ROOT)}/ and {BIN.relative_to(ROOT)}/, kubelogin in "
+        f"{BIN.relative_to(ROOT)}/ "
         f"(python {python})")
 
 

@@ -82,6 +82,10 @@ def engine_env(root: Path, state: Path, record: Path | None = None, kubeconfig: 
     # the tiers check (unlisted_version_warnings).
     for name in ("GPU_AKS_LOCAL_KUBECONFIG", "PULUMI_IGNORE_AMBIENT_PLUGINS", "PULUMI_DEV", CLOUD_ENV):
         env.pop(name, None)
+    # The providers come from this workspace's plugin cache at the versions the SDKs ask for, as a user's do,
+    # not from the launchers make engines also writes into bin/ (testbed/build.py install_standins); the
+    # language hosts are bundled plugins, found beside bin/pulumi (sdk/v3 v3.274.0 plugins.go:2223-2250).
+    env["PULUMI_IGNORE_AMBIENT_PLUGINS"] = "true"
     if cloud is not None:
         env[CLOUD_ENV] = str(cloud)
     if kubeconfig is not None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testbed.localcluster import Client, Cluster
 from testbed.standins.aks_kubeconfig import aks_user_kubeconfig
 from testbed.standins.kubelogin import AKS_SERVER_ID, IDENTITY_ENV, RECORD_ENV
 from testbed.workspace import Workspace
-from testbed.localcluster import Client, Cluster
 
 NAMESPACE = "/api/v1/namespaces/gpu-resources"
 NO_WAIT = [("gpu-aks:access.rolePropagationSeconds", "0")]  # the Azure RBAC wait is a real sleep

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from testbed.workspace import Workspace, listed_version_differences
 from testbed.localcluster import Client, Cluster
+from testbed.workspace import Workspace, listed_version_differences
 
 NAMESPACE = "/api/v1/namespaces/gpu-resources"
 PRECIOUS = f"{NAMESPACE}/configmaps/precious"
@@ -58,3 +58,34 @@ def test_another_teams_namespace_is_refused_not_adopted_and_survives_destroy(
     space.pulumi("destroy", "--yes", "--stack", "dev")
     assert api.get(PRECIOUS)["data"] == {"keep": "me"}
     assert "gpu-aks" not in str(api.get(NAMESPACE)["metadata"])
+
+
+def test_a_stack_created_by_server_side_apply_moves_to_client_side_apply_replacing_nothing(
+        cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """0.4's platform provider created the in-cluster objects by server-side apply (the provider's default);
+    0.5's creates and updates them client-side (components/cluster.py). The first `pulumi up` after the change
+    replaces and deletes nothing: every object keeps its UID."""
+    _gone(api, NAMESPACE)
+    space = Workspace.new(tmp_path_factory.mktemp("apply-upgrade"), kubeconfig=cluster.kubeconfig)
+    program = space.root / "components" / "cluster.py"
+    current = program.read_text()
+    assert "enable_server_side_apply=False" in current
+    program.write_text(current.replace("enable_server_side_apply=False", "enable_server_side_apply=True"))
+    space.init("dev", config=[("gpu-aks:access.rolePropagationSeconds", "0")])
+    space.pulumi("up", "--yes", "--skip-preview", "--stack", "dev")
+    before = _uids(api)
+    assert NAMESPACE in before and len(before) > 1, before  # the namespace and the device plugin's DaemonSets
+    program.write_text(current)
+    up = space.pulumi("up", "--yes", "--skip-preview", "--stack", "dev")
+    assert " replaced" not in up.output and " deleted" not in up.output, up.output[-4000:]
+    assert _uids(api) == before
+    space.pulumi("state", "unprotect", "--all", "--yes", "--stack", "dev")
+    space.pulumi("destroy", "--yes", "--stack", "dev")
+    _gone(api, NAMESPACE)
+
+
+def _uids(api: Client) -> dict[str, str]:
+    """The UIDs of gpu-resources and the DaemonSets in it, by path."""
+    daemonsets = api.get("/apis/apps/v1/namespaces/gpu-resources/daemonsets")["items"]
+    return {NAMESPACE: api.get(NAMESPACE)["metadata"]["uid"],
+            **{f"daemonsets/{item['metadata']['name']}": item["metadata"]["uid"] for item in daemonsets}}

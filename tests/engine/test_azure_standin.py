@@ -7,11 +7,13 @@ be imported."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from testbed.build import BIN
 from tests.engine.conftest import Workspace, new_workspace
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -167,3 +169,19 @@ def test_an_existing_cluster_is_imported(probe: Workspace, tmp_path: Path) -> No
     assert imported["id"] == cluster["id"]
     assert imported["inputs"]["resourceName"] == "c-owner" and imported["inputs"]["dnsPrefix"] == "probe"
     assert "fqdn" not in imported["inputs"] and imported["outputs"]["fqdn"] == cluster["outputs"]["fqdn"]
+
+
+def test_a_user_with_only_build_engines_bin_on_path_deploys_with_nothing_downloaded(probe: Workspace,
+                                                                                     tmp_path: Path) -> None:
+    """Run as a user would without the tiers' workspace: `build/engines/bin` first on PATH, an empty
+    PULUMI_HOME (no plugin cache), ambient plugins allowed. The engine takes the stand-in provider from PATH
+    (`make engines` writes its launcher there) instead of downloading azure-native 3.29.0."""
+    folder = _stack(probe, "path-only")
+    env = {**probe.env, "PULUMI_HOME": str(tmp_path / "empty-pulumi-home")}
+    del env["PULUMI_IGNORE_AMBIENT_PLUGINS"]
+    up = subprocess.run([str(BIN / "pulumi"), "up", "--yes", "--skip-preview", "--stack", "path-only"], cwd=folder,
+                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert up.returncode == 0, up.stdout[-3000:]
+    assert "using pulumi-resource-azure-native from $PATH" in up.stdout
+    assert not (tmp_path / "empty-pulumi-home" / "plugins").exists() or not any(
+        (tmp_path / "empty-pulumi-home" / "plugins").glob("resource-azure-native*")), "a provider was installed"
