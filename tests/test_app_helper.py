@@ -165,9 +165,11 @@ def test_a_pool_of_several_sizes_is_described_by_its_offers():
 
 
 def test_a_contract_without_offers_is_read_from_its_single_size_fields():
-    """Contracts written before pools had `offers` (gpu-aks 0.3) place as they always did."""
-    older = {**PLATFORM, "gpuPools": {name: {k: v for k, v in pool.items() if k != "offers"}
-                                      for name, pool in PLATFORM["gpuPools"].items()}}
+    """Contracts written before pools had `offers` (gpu-aks 0.3, version 2: no `pools` yet, and no prices) place
+    as they always did."""
+    older = {**{k: v for k, v in PLATFORM.items() if k != "pools"}, "contractVersion": 2,
+             "gpuPools": {name: {k: v for k, v in pool.items() if k != "offers"}
+                          for name, pool in PLATFORM["gpuPools"].items()}}
     for _, request_, pool, resource in REQUESTS:
         placement = place(older, request_)
         assert (placement.pool, placement.resource) == (pool, resource)
@@ -178,12 +180,17 @@ DAMAGED_COUNTS = [float("inf"), float("-inf"), float("nan"), "4", 2.5, True, Non
 
 
 @pytest.mark.parametrize("value", DAMAGED_COUNTS)
-def test_a_damaged_sharing_count_is_no_sharing_and_no_traceback(value):
-    """A contract read through a StackReference may be damaged (hand-edited state, an older writer):
-    a sharing `replicas` that is no whole number means no sharing, where `int()` raised OverflowError."""
+def test_a_damaged_sharing_count_is_refused_naming_its_key(value):
+    """A contract read through a StackReference may be damaged (hand-edited state, an older writer): a sharing
+    `replicas` that is no whole number is refused as the contract reader refuses it (`PoolSharing`), where
+    `int()` once raised OverflowError and a later helper read it as no sharing (#50)."""
     pool = copy.deepcopy(PLATFORM["gpuPools"]["t4"])
     pool["sharing"] = {"strategy": "timeSlicing", "replicas": value}
-    assert place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1)).pool == "t4"
+    if value is None:  # no count: one pod per GPU, as before
+        assert place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1)).pool == "t4"
+        return
+    with pytest.raises(ContractError, match=r"^gpuPools\.t4\.sharing\.replicas: expected a whole number"):
+        place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1))
 
 
 @pytest.mark.parametrize("value", DAMAGED_COUNTS)
