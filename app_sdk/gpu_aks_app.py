@@ -13,6 +13,14 @@ nodeSelector, resource limits) that lands the pod there, or raises `PlacementErr
 platform lacks (`ContractError`, a `PlacementError`, naming the key of a damaged contract). The fragment comes straight from the
 platform's outputs contract, so it passes the gpu-aks policy pack by construction.
 
+What it reads (each GPU pool's backend, Spot flag, node counts, taints or tolerations and node selector, labels,
+sharing, and each offer's size, model, resource, count per node, MIG partition, capacity types and price) it
+refuses as gpu-aks's own contract reader does, and a contract whose two versions say different things of it
+is refused too: `place()` never pins a pod where `gpu-aks-explain --platform` refuses the contract. The rest
+(keys it does not read: azureName, devicePlugin, exporter, gpuMemoryGiB, a price's currency and date, version
+2's single-size fields where a pool has `offers`, the CPU and system pools; and keys left out, read as their
+defaults) is the contract reader's alone.
+
 One file, standard library only, so it can be vendored; or installed with
 `pip install "gpu-aks-app @ git+https://github.com/<org>/gpu-aks@main#subdirectory=app_sdk"`
 (a release tag `@v<version>` once one exists).
@@ -132,6 +140,12 @@ MAX_POOL_COUNT = 1_000_000
 MAX_CONTRACT_HOURLY_PRICE = 10_000
 MAX_SHOWN_CHARS = 80
 SHARING_STRATEGIES = ("timeSlicing", "mps")
+#: What backs a pool, and how its nodes are bought (`gpu_aks_policies.pools.model` PoolBackend, CapacityType).
+BACKENDS = ("agentPool", "nodePool")
+CAPACITY_TYPES = ("onDemand", "spot")
+FLAGS = (True, False)
+#: A key the contract leaves out, where that differs from null.
+_ABSENT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -159,15 +173,19 @@ class _Pool:
     strategy: str | None
     #: The `nvidia.com/gpu.accelerator` label value of the pool's (first) model, which a request's model may name.
     accelerator: str | None = None
-    #: The node-count range (None where the contract gives none).
+    #: The node-count range (None where the contract gives none), and whether every node is a Spot VM.
     counts: tuple[int | None, int | None] = (None, None)
+    spot: bool = False
+    #: The nodes' labels that gpu-aks sets (both versions write them; the accelerator ones select nodes).
+    labels: tuple[tuple[str, str], ...] = ()
 
     def says(self) -> tuple[Any, ...]:
         """What the pool says of where a pod lands, whichever version wrote it: the tolerations and the node
         selector as sets (a writer may order them as it likes); not the accelerator, which version 3 gives
         only where the nodes carry it."""
         return (self.backend, self.offers, frozenset(frozenset(t.items()) for t in self.tolerations),
-                frozenset(self.node_selector.items()), self.replicas, self.strategy, self.counts)
+                frozenset(self.node_selector.items()), self.replicas, self.strategy, self.counts, self.spot,
+                frozenset(self.labels))
 
 
 def _mapping(value: Any, key: str) -> Mapping[str, Any]:
@@ -262,12 +280,23 @@ def _toleration(text: Any, key: str) -> dict[str, str]:
     return {"key": taint_key, "operator": "Exists", "effect": effect}
 
 
-def _capacity(value: Any, spot: Any) -> tuple[str, ...]:
-    """How an offer's nodes may be bought (`capacityTypes`); without them (a contract written before
-    gpu-aks 0.4) as its pool's `spot` says."""
-    if isinstance(value, (list, tuple)) and value:
-        return tuple(str(kind) for kind in value)
-    return ("spot",) if spot is True else ("onDemand",)
+def _capacity(value: Any, spot: bool, key: str) -> tuple[str, ...]:
+    """How an offer's nodes may be bought (`capacityTypes`: a non-empty list of distinct CAPACITY_TYPES, as
+    the contract reader reads it); without them (a contract written before gpu-aks 0.4) as its pool's `spot`
+    says."""
+    if value is _ABSENT:
+        return ("spot",) if spot else ("onDemand",)
+    kinds = _list(value, key)
+    if not kinds or len(set(map(str, kinds))) != len(kinds) or not all(kind in CAPACITY_TYPES for kind in kinds):
+        raise ContractError(f"{key}: expected a non-empty list of {' and '.join(CAPACITY_TYPES)}, each once")
+    return tuple(kinds)
+
+
+def _choice(value: Any, key: str, choices: tuple[Any, ...]) -> Any:
+    """One of `choices` (a backend, a flag: null is neither, as the contract reader reads them)."""
+    if value not in choices or isinstance(value, bool) != isinstance(choices[0], bool):
+        raise ContractError(f"{key}: expected {' or '.join(map(str, choices))}")
+    return value
 
 
 def _sharing(value: Any, key: str) -> tuple[int, str | None]:
@@ -276,8 +305,10 @@ def _sharing(value: Any, key: str) -> tuple[int, str | None]:
     if value is None:
         return 1, None
     sharing = _mapping(value, key)
-    replicas = _count(sharing.get("replicas", 1), f"{key}.replicas", least=1) or 1
-    strategy = sharing.get("strategy", "timeSlicing")
+    if "replicas" not in sharing or "strategy" not in sharing:
+        raise ContractError(f"{key}: expected an object with strategy and replicas")
+    replicas = _count(sharing["replicas"], f"{key}.replicas", least=1) or 1
+    strategy = sharing["strategy"]
     if strategy not in SHARING_STRATEGIES:
         raise ContractError(f"{key}.strategy: expected {' or '.join(SHARING_STRATEGIES)}")
     return (replicas, strategy) if replicas > 1 else (1, None)
@@ -291,7 +322,7 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
         raise ContractError(f"{key}.role: expected system, cpu or gpu")
     if pool.get("role") != "gpu":
         return None
-    spot = pool.get("spot")
+    spot = _choice(pool.get("spot", False), f"{key}.spot", FLAGS)
     offers = []
     for index, item in enumerate(_list(pool.get("offers"), f"{key}.offers")):
         offer = _mapping(item, f"{key}.offers[{index}]")
@@ -302,7 +333,7 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
                              _text(offer.get("gpuModel"), f"{key}.offers[{index}].gpuModel"), resource,
                              _count(offer.get("perNode"), f"{key}.offers[{index}].perNode") or 0,
                              _text(offer.get("migPartition"), f"{key}.offers[{index}].migPartition"),
-                             _capacity(offer.get("capacityTypes"), spot),
+                             _capacity(offer.get("capacityTypes", _ABSENT), spot, f"{key}.offers[{index}].capacityTypes"),
                              _price(offer.get("hourlyPrice"), f"{key}.offers[{index}].hourlyPrice")))
     if not offers:
         raise ContractError(f"{key}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
@@ -318,8 +349,9 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
     selector = {ACCELERATOR_LABEL: "nvidia"} if labels.get(ACCELERATOR_LABEL) == "nvidia" else {}
     replicas, strategy = _sharing(pool.get("sharing"), f"{key}.sharing")
     counts = (_count(pool.get("minCount"), f"{key}.minCount"), _count(pool.get("maxCount"), f"{key}.maxCount"))
-    return _Pool("nodePool" if pool.get("backend") == "nodePool" else "agentPool", tuple(offers), tuple(tolerations),
-                 {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL), counts)
+    return _Pool(_choice(pool.get("backend", "agentPool"), f"{key}.backend", BACKENDS), tuple(offers), tuple(tolerations),
+                 {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL), counts, spot,
+                 tuple(labels.items()))
 
 
 def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -337,24 +369,26 @@ def _v2_pool(name: str, raw: Any) -> _Pool:
     """A version 2 GPU pool (`gpuPools.<name>`)."""
     key = f"gpuPools.{_pool_named(name)}"
     pool = _mapping(raw, key)
+    spot = _choice(pool.get("spot", False), f"{key}.spot", FLAGS)
     offers = []
     for index, offer in enumerate(_v2_offers(pool)):
         at = f"{key}.offers[{index}]"
-        resource = offer.get("resource") or pool.get("gpuResource")
+        resource = offer.get("resource") if "resource" in offer else pool.get("gpuResource")
         offers.append(_Offer(_text(offer.get("vmSize"), f"{at}.vmSize"), _text(offer.get("gpuModel"), f"{at}.gpuModel"),
                              _text(resource, f"{at}.resource", optional=False),
                              _count(offer.get("perNode"), f"{at}.perNode") or 0,
                              _text(offer.get("migPartition"), f"{at}.migPartition"),
-                             _capacity(offer.get("capacityTypes"), pool.get("spot")),
+                             _capacity(offer.get("capacityTypes", _ABSENT), spot, f"{at}.capacityTypes"),
                              _price(offer.get("hourlyPrice"), f"{at}.hourlyPrice")))
     tolerations = tuple(_texts(item, f"{key}.tolerations[{index}]")
                         for index, item in enumerate(_list(pool.get("tolerations"), f"{key}.tolerations")))
     replicas, strategy = _sharing(pool.get("sharing"), f"{key}.sharing")
     accelerator = pool.get("accelerator")
     counts = (_count(pool.get("minCount"), f"{key}.minCount"), _count(pool.get("maxCount"), f"{key}.maxCount"))
-    return _Pool("nodePool" if pool.get("kind") == "nodePool" else "agentPool", tuple(offers), tolerations,
+    return _Pool(_choice(pool.get("kind", "agentPool"), f"{key}.kind", BACKENDS), tuple(offers), tolerations,
                  _texts(pool.get("nodeSelector"), f"{key}.nodeSelector"), replicas, strategy,
-                 accelerator if isinstance(accelerator, str) else None, counts)
+                 accelerator if isinstance(accelerator, str) else None, counts, spot,
+                 tuple(_texts(pool.get("labels", {}), f"{key}.labels").items()))
 
 
 def _read_map(platform: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:

@@ -170,7 +170,8 @@ def _read_model(pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list
         if values is None:
             continue
         if values.get("role") == "gpu" and values.get("offers") and not any(offer.resource for offer in values["offers"]):
-            problems.append(f"{key}.{pool_named(name)}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
+            problems.append(f"{key}.{pool_named(name)}.offers: a GPU pool needs an offer with a resource (a GPU size); "
+                            "none has one")
             continue
         read[str(name)] = Pool(**values)
     return read

@@ -218,8 +218,8 @@ def disagreements(gpu_pools: Mapping[str, GpuPoolEntry], cpu_pools: Mapping[str,
     for v3, v2, v2_key, role in ((v3_gpu, gpu_pools, "gpuPools", "GPU"), (v3_cpu, cpu_pools, "cpuPools", "CPU")):
         for name in (*(name for name in v3 if name not in v2), *(name for name in v2 if name not in v3)):
             where, lacking = ("pools", v2_key) if name in v3 else (v2_key, "pools")
-            problems.append(f"{where}.{pool_named(name)}: a {role} pool that {lacking} lacks; the contract's two versions must list "
-                            "the same pools")
+            problems.append(f"{where}.{pool_named(name)}: a {role} pool that {lacking} lacks; the contract's two versions "
+                            "must list the same pools")
     for name, entry in gpu_pools.items():
         if name in v3_gpu:
             written, read = v3_gpu[name], gpu_pool_model(entry)

@@ -236,7 +236,7 @@ def _replace_node(node: Mapping[str, Any], pool: Pool) -> str:
     """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
     backend = node_backend(labels, pool.backend)
-    return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
+    return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_shown(_name(node)), labels)
 
 
 def _offer_of(node: Mapping[str, Any], pool: Pool) -> Offer:
@@ -272,6 +272,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
+    shown = _shown(name)  # a file may name a node with any text; kubectl commands quote it cut, as messages do
     offer = _offer_of(node, pool)
     resource, expected = offer.resource or "", offer.per_node
     problems: list[Problem] = []
@@ -283,19 +284,19 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
     is_ready = ready.get("status") == "True"
     if not is_ready:
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
-                f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
+                f"kubectl describe node {shown}; a node that stays NotReady is replaced by deleting it "
                 f"({_replace_node(node, pool)})")
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
     plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
-                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={name}"
+                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={shown}"
                    if pool.device_plugin != "external" else "the pool's external device plugin registers them")
     written = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
     if count is None:
         problem("gpu-allocatable", f"advertises {shown_value(written, 40)} allocatable {resource}, which is no count of GPUs "
                                    f"(the contract says {expected} per node): the scheduler cannot place GPU pods by it",
-                f"{plugin_hint}; kubectl describe node {name}")
+                f"{plugin_hint}; kubectl describe node {shown}")
     elif count == 0:
         others = {r: n for r, n in advertised.items() if r != resource and n}
         if others:
@@ -307,14 +308,14 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
         else:
             problem("gpu-allocatable", f"advertises no allocatable {resource} (the contract says {expected} per node): "
                                        "pods asking for GPUs stay Pending",
-                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {name})")
+                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {shown})")
     elif count != expected:
         shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
         if shared is not None:
             problem("gpu-sharing", *shared)
         else:
             problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
-                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {name}); a MIG node with "
+                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {shown}); a MIG node with "
                     f"another count has another partition profile than the pool's gpuInstanceProfile")
 
     plugin_state = "external"
@@ -434,8 +435,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
             matched.add(_name(node))
             report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
         if not members and report.min_count > 0:
-            report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_named(pool_name)} although "
-                                           f"minCount is {report.min_count}",
+            report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}="
+                                           f"{pool_named(pool_name)} although minCount is {report.min_count}",
                                            "az aks nodepool show shows the pool's provisioning state; a pool made "
                                            "before gpu-aks 0.2 gets the label on pulumi up"))
         reports.append(report)
@@ -472,7 +473,8 @@ def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], p
             else:
                 message = f"no DCGM exporter pod runs on the node (namespace {platform.gpu_namespace}): its GPUs send no " \
                           "metrics and raise no alerts"
-                fix = (f"kubectl -n {platform.gpu_namespace} describe daemonset {_shown(f'{value}-{report.name}')}: it must tolerate "
+                daemonset = _shown(f"{value}-{report.name}")
+                fix = (f"kubectl -n {platform.gpu_namespace} describe daemonset {daemonset}: it must tolerate "
                        f"the pool's taints and select the pool ({POOL_LABEL}={pool_named(report.name)}); pulumi up restores it")
             node.problems.append(Problem(report.name, node.name, "dcgm-exporter", message, fix))
 
@@ -499,8 +501,8 @@ def render(diagnosis: Diagnosis) -> str:
     if problems:
         lines.append(f"{len(problems)} problem(s):")
         for item in problems:
-            pool = pool_named(item.pool)
-            where = f"node {_shown(item.node)} (pool {pool})" if item.node else f"pool {pool}"
+            named = pool_named(item.pool)
+            where = f"node {_shown(item.node)} (pool {named})" if item.node else f"pool {named}"
             lines.append(f"- {where} [{escape_line(item.check)}]: {escape_line(item.message)}\n  do: {escape_line(item.fix)}")
     else:
         lines.append("healthy: every GPU node advertises its GPUs and runs a ready device plugin")
