@@ -308,9 +308,10 @@ def test_outputs_that_are_no_contract_are_refused_by_key(platform):
 # --- Refused as the contract reader refuses it (#50) --------------------------------------------------------
 
 NAMED = pool_name_contracts(CONTRACTS["dev"])
+NAMED["bad field, version 2 alone"] = {"contractVersion": 2, "gpuPools": NAMED["bad field"]["gpuPools"]}
 
 
-@pytest.mark.parametrize("damage", ["disagree", "one version", "bad field", "agree"])
+@pytest.mark.parametrize("damage", ["disagree", "one version", "bad field", "bad field, version 2 alone", "agree"])
 def test_a_pool_name_in_a_placement_error_is_cut_and_escaped(damage):
     """`place()` quoted a 100,000-character pool name whole (a 200,000-character ContractError where the versions
     disagree), and a name holding a line break forged a line of the app stack's error (#50)."""
