@@ -136,9 +136,9 @@ OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "mig
 #: of the keys it reads, so `place()` never pins a pod on a contract the explainer and `--platform` refuse.
 #: Keys it does not read (azureName, devicePlugin, exporter, gpuMemoryGiB, a price's currency and date) are the
 #: reader's alone: a contract damaged only there is still placed (tests pin which).
-MAX_POOL_COUNT = 1_000_000
-MAX_CONTRACT_HOURLY_PRICE = 10_000
-MAX_SHOWN_CHARS = 80
+_MAX_POOL_COUNT = 1_000_000
+_MAX_HOURLY_PRICE = 10_000
+_MAX_SHOWN_CHARS = 80
 SHARING_STRATEGIES = ("timeSlicing", "mps")
 #: What backs a pool, and how its nodes are bought (`gpu_aks_policies.pools.model` PoolBackend, CapacityType).
 BACKENDS = ("agentPool", "nodePool")
@@ -218,10 +218,10 @@ def _list(value: Any, key: str) -> list[Any]:
 
 def _pool_named(name: str) -> str:
     """A pool's name as a message names it, as `gpu_aks_policies.pools.model.pool_named` does (tests hold the
-    two equal): a contract may hold any text as a pool's name, so it is cut to MAX_SHOWN_CHARS, the rest
+    two equal): a contract may hold any text as a pool's name, so it is cut to _MAX_SHOWN_CHARS, the rest
     counted, and kept on one line with no control character or workflow command (`##[`, a leading `::`).
     Its own small copy because this file is standard library only, to be vendored alone."""
-    text = name if len(name) <= MAX_SHOWN_CHARS else f"{name[:MAX_SHOWN_CHARS]}…({len(name)} characters)"
+    text = name if len(name) <= _MAX_SHOWN_CHARS else f"{name[:_MAX_SHOWN_CHARS]}…({len(name)} characters)"
     if not text.isprintable():  # False for every control, separator and format character
         text = "".join(char if char.isprintable() else "\\n" if char == "\n" else
                        f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}" for char in text)
@@ -232,30 +232,29 @@ def _pool_named(name: str) -> str:
 
 def _count(value: Any, key: str, least: int = 0) -> int | None:
     """A count the contract reader reads (`fields.COUNT`, `REPLICAS`): null, or a whole number from `least` to
-    MAX_POOL_COUNT (a StackReference's 3.0 too)."""
+    _MAX_POOL_COUNT (a StackReference's 3.0 too)."""
     if value is None:
         return None
     count = _whole(value)
-    if count is None or not least <= count <= MAX_POOL_COUNT:
-        raise ContractError(f"{key}: expected a whole number from {least} to {MAX_POOL_COUNT}, or null; got "
+    if count is None or not least <= count <= _MAX_POOL_COUNT:
+        raise ContractError(f"{key}: expected a whole number from {least} to {_MAX_POOL_COUNT}, or null; got "
                             f"{_kind(value) if count is None else count}")
     return count
 
 
 def _price(value: Any, key: str) -> tuple[float | None, float | None]:
     """An offer's `hourlyPrice` as the contract reader reads it (`OfferPrice`): null, or prices from 0 to
-    MAX_CONTRACT_HOURLY_PRICE or null, Spot at or below on-demand (Spot's default max price is the on-demand
+    _MAX_HOURLY_PRICE or null, Spot at or below on-demand (Spot's default max price is the on-demand
     price: learn.microsoft.com/azure/virtual-machines/spot-vms, "Pricing")."""
     if value is None:
         return None, None
     price = _mapping(value, key)
     read = []
     for name in ("onDemand", "spot"):
-        each = price.get(name)
-        if each is not None and (isinstance(each, bool) or not isinstance(each, (int, float)) or not
-                                 math.isfinite(each) or not 0 <= each <= MAX_CONTRACT_HOURLY_PRICE):
-            raise ContractError(f"{key}.{name}: expected a price from 0 to {MAX_CONTRACT_HOURLY_PRICE}, or null")
-        read.append(None if each is None else float(each))
+        each, number = price.get(name), _finite(price.get(name))
+        if each is not None and (number is None or not 0 <= number <= _MAX_HOURLY_PRICE):
+            raise ContractError(f"{key}.{name}: expected a price from 0 to {_MAX_HOURLY_PRICE}, or null")
+        read.append(None if number is None else float(number))
     on_demand, spot = read
     if spot is not None and on_demand is not None and spot > on_demand:
         raise ContractError(f"{key}.spot: {spot:g} is above onDemand {on_demand:g}; Spot never costs more than "
@@ -294,14 +293,15 @@ def _capacity(value: Any, spot: bool, key: str) -> tuple[str, ...]:
 
 def _choice(value: Any, key: str, choices: tuple[Any, ...]) -> Any:
     """One of `choices` (a backend, a flag: null is neither, as the contract reader reads them)."""
-    if value not in choices or isinstance(value, bool) != isinstance(choices[0], bool):
+    # By type too: 1 == True in Python, but JSON's 1 is no flag and its true no backend.
+    if not any(type(value) is type(choice) and value == choice for choice in choices):
         raise ContractError(f"{key}: expected {' or '.join(map(str, choices))}")
     return value
 
 
 def _sharing(value: Any, key: str) -> tuple[int, str | None]:
     """(replicas, strategy) of the contract's `sharing` (null: no sharing), refused as the contract reader
-    refuses it (`PoolSharing`): replicas a whole number from 1 to MAX_POOL_COUNT, strategy timeSlicing or mps."""
+    refuses it (`PoolSharing`): replicas a whole number from 1 to _MAX_POOL_COUNT, strategy timeSlicing or mps."""
     if value is None:
         return 1, None
     sharing = _mapping(value, key)
@@ -446,16 +446,23 @@ def _matches_model(pool: _Pool, offer: _Offer, model: str) -> bool:
     return wanted in (offered, accelerator) or offered.startswith(wanted + " ")
 
 
+def _finite(value: Any) -> int | float | None:
+    """A number read from the contract, or None where it is none: JSON's true is no number (though Python
+    counts it as 1), nor are NaN and the infinities. (This package stands alone, so it does not import
+    `gpu_aks_policies.limits.is_finite_number`; this is the same test.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if isinstance(value, int) or math.isfinite(value) else None
+
+
 def _whole(value: Any) -> int | None:
     """A count read from the contract as an int, or None where it is none: numbers read through a
     StackReference arrive as floats (1 -> 1.0), and a damaged contract may hold NaN, an infinity or
-    text, which `int()` would raise on. (This package stands alone, so it does not import
-    `gpu_aks_policies.limits.is_whole`; this is the same test.)"""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    text, which `int()` would raise on (the same test as `gpu_aks_policies.limits.is_whole`)."""
+    number = _finite(value)
+    if number is None or isinstance(number, float) and not number.is_integer():
         return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    return int(value)
+    return int(number)
 
 
 def _per_node(pool: _Pool) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from typing import get_args
 
 import pytest
 from gpu_aks_app import OFFER_KEYS, POOL_KEYS, ContractError, GpuRequest, Placement, PlacementError, place
@@ -328,11 +329,14 @@ def test_the_helper_names_a_pool_as_the_pack_does(name):
     held equal here."""
     import gpu_aks_app as app
     from gpu_aks_policies import limits
-    from gpu_aks_policies.pools.model import pool_named
+    from gpu_aks_policies.catalog import SharingStrategy
+    from gpu_aks_policies.pools.model import CapacityType, PoolBackend, pool_named
 
     assert app._pool_named(name) == pool_named(name)
-    assert (app.MAX_SHOWN_CHARS, app.MAX_POOL_COUNT, app.MAX_CONTRACT_HOURLY_PRICE) == (
+    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE) == (
         limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE)
+    assert (set(app.BACKENDS), set(app.CAPACITY_TYPES), set(app.SHARING_STRATEGIES)) == (
+        set(get_args(PoolBackend)), set(get_args(CapacityType)), set(get_args(SharingStrategy)))
 
 
 def _first_gpu_pool(contract: dict) -> str:
