@@ -180,9 +180,10 @@ class _Pool:
     labels: tuple[tuple[str, str], ...] = ()
 
     def says(self) -> tuple[Any, ...]:
-        """What the pool says of where a pod lands, whichever version wrote it: the tolerations and the node
-        selector as sets (a writer may order them as it likes); not the accelerator, which version 3 gives
-        only where the nodes carry it."""
+        """What the pool says of where a pod lands, whichever version wrote it: the tolerations, the node
+        selector and the labels as sets (a writer may order them as it likes), the node counts and Spot too,
+        which the contract reader compares as well; not the accelerator, which version 3 gives only where the
+        nodes carry it."""
         return (self.backend, self.offers, frozenset(frozenset(t.items()) for t in self.tolerations),
                 frozenset(self.node_selector.items()), self.replicas, self.strategy, self.counts, self.spot,
                 frozenset(self.labels))
