@@ -13,6 +13,14 @@ nodeSelector, resource limits) that lands the pod there, or raises `PlacementErr
 platform lacks (`ContractError`, a `PlacementError`, naming the key of a damaged contract). The fragment comes straight from the
 platform's outputs contract, so it passes the gpu-aks policy pack by construction.
 
+What it reads (each GPU pool's backend, Spot flag, node counts, taints or tolerations and node selector, labels,
+sharing, and each offer's size, model, resource, count per node, MIG partition, capacity types and price) it
+refuses as gpu-aks's own contract reader does, and a contract whose two versions say different things of it
+is refused too: `place()` never pins a pod where `gpu-aks-explain --platform` refuses the contract. The rest
+(keys it does not read: azureName, devicePlugin, exporter, gpuMemoryGiB, a price's currency and date, version
+2's single-size fields where a pool has `offers`, the CPU and system pools; and keys left out, read as their
+defaults) is the contract reader's alone.
+
 One file, standard library only, so it can be vendored; or installed with
 `pip install "gpu-aks-app @ git+https://github.com/<org>/gpu-aks@main#subdirectory=app_sdk"`
 (a release tag `@v<version>` once one exists).
@@ -121,8 +129,23 @@ GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: The keys this helper reads of a version 3 pool and of each of its offers (tests hold them to the pool
 #: model's JSON names, `gpu_aks_policies.pools.model.Pool` and `Offer`).
-POOL_KEYS = ("role", "backend", "offers", "spot", "taints", "labels", "sharing")
-OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "migPartition")
+POOL_KEYS = ("role", "backend", "offers", "spot", "taints", "labels", "sharing", "minCount", "maxCount")
+OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "migPartition", "hourlyPrice")
+#: The contract reader's bounds on what this helper reads (`gpu_aks_policies.limits` MAX_POOL_COUNT,
+#: MAX_CONTRACT_HOURLY_PRICE, MAX_SHOWN_CHARS; tests hold them equal): the helper refuses what the reader refuses
+#: of the keys it reads, so `place()` never pins a pod on a contract the explainer and `--platform` refuse.
+#: Keys it does not read (azureName, devicePlugin, exporter, gpuMemoryGiB, a price's currency and date) are the
+#: reader's alone: a contract damaged only there is still placed (tests pin which).
+_MAX_POOL_COUNT = 1_000_000
+_MAX_HOURLY_PRICE = 10_000
+_MAX_SHOWN_CHARS = 80
+SHARING_STRATEGIES = ("timeSlicing", "mps")
+#: What backs a pool, and how its nodes are bought (`gpu_aks_policies.pools.model` PoolBackend, CapacityType).
+BACKENDS = ("agentPool", "nodePool")
+CAPACITY_TYPES = ("onDemand", "spot")
+FLAGS = (True, False)
+#: A key the contract leaves out, where that differs from null.
+_ABSENT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -133,6 +156,8 @@ class _Offer:
     per_node: int
     mig_partition: str | None
     capacity_types: tuple[str, ...]
+    #: The list prices of one node an hour (on-demand, Spot), either None where unknown.
+    hourly_price: tuple[float | None, float | None] = (None, None)
 
 
 @dataclass(frozen=True)
@@ -148,13 +173,20 @@ class _Pool:
     strategy: str | None
     #: The `nvidia.com/gpu.accelerator` label value of the pool's (first) model, which a request's model may name.
     accelerator: str | None = None
+    #: The node-count range (None where the contract gives none), and whether every node is a Spot VM.
+    counts: tuple[int | None, int | None] = (None, None)
+    spot: bool = False
+    #: The nodes' labels that gpu-aks sets (both versions write them; the accelerator ones select nodes).
+    labels: tuple[tuple[str, str], ...] = ()
 
     def says(self) -> tuple[Any, ...]:
-        """What the pool says of where a pod lands, whichever version wrote it: the tolerations and the node
-        selector as sets (a writer may order them as it likes); not the accelerator, which version 3 gives
-        only where the nodes carry it."""
+        """What the pool says of where a pod lands, whichever version wrote it: the tolerations, the node
+        selector and the labels as sets (a writer may order them as it likes), the node counts and Spot too,
+        which the contract reader compares as well; not the accelerator, which version 3 gives only where the
+        nodes carry it."""
         return (self.backend, self.offers, frozenset(frozenset(t.items()) for t in self.tolerations),
-                frozenset(self.node_selector.items()), self.replicas, self.strategy)
+                frozenset(self.node_selector.items()), self.replicas, self.strategy, self.counts, self.spot,
+                frozenset(self.labels))
 
 
 def _mapping(value: Any, key: str) -> Mapping[str, Any]:
@@ -185,6 +217,52 @@ def _list(value: Any, key: str) -> list[Any]:
     return list(value)
 
 
+def _pool_named(name: str) -> str:
+    """A pool's name as a message names it, as `gpu_aks_policies.pools.model.pool_named` does (tests hold the
+    two equal): a contract may hold any text as a pool's name, so it is cut to _MAX_SHOWN_CHARS, the rest
+    counted, and kept on one line with no control character or workflow command (`##[`, a leading `::`).
+    Its own small copy because this file is standard library only, to be vendored alone."""
+    text = name if len(name) <= _MAX_SHOWN_CHARS else f"{name[:_MAX_SHOWN_CHARS]}…({len(name)} characters)"
+    if not text.isprintable():  # False for every control, separator and format character
+        text = "".join(char if char.isprintable() else "\\n" if char == "\n" else
+                       f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}" for char in text)
+    if text.lstrip().startswith("::"):
+        text = text.replace(":", "\\x3a", 1)
+    return text.replace("##[", "##\\x5b")
+
+
+def _count(value: Any, key: str, least: int = 0) -> int | None:
+    """A count the contract reader reads (`fields.COUNT`, `REPLICAS`): null, or a whole number from `least` to
+    _MAX_POOL_COUNT (a StackReference's 3.0 too)."""
+    if value is None:
+        return None
+    count = _whole(value)
+    if count is None or not least <= count <= _MAX_POOL_COUNT:
+        raise ContractError(f"{key}: expected a whole number from {least} to {_MAX_POOL_COUNT}, or null; got "
+                            f"{_kind(value) if count is None else count}")
+    return count
+
+
+def _price(value: Any, key: str) -> tuple[float | None, float | None]:
+    """An offer's `hourlyPrice` as the contract reader reads it (`OfferPrice`): null, or prices from 0 to
+    _MAX_HOURLY_PRICE or null, Spot at or below on-demand (Spot's default max price is the on-demand
+    price: learn.microsoft.com/azure/virtual-machines/spot-vms, "Pricing")."""
+    if value is None:
+        return None, None
+    price = _mapping(value, key)
+    read = []
+    for name in ("onDemand", "spot"):
+        each, number = price.get(name), _finite(price.get(name))
+        if each is not None and (number is None or not 0 <= number <= _MAX_HOURLY_PRICE):
+            raise ContractError(f"{key}.{name}: expected a price from 0 to {_MAX_HOURLY_PRICE}, or null")
+        read.append(None if number is None else float(number))
+    on_demand, spot = read
+    if spot is not None and on_demand is not None and spot > on_demand:
+        raise ContractError(f"{key}.spot: {spot:g} is above onDemand {on_demand:g}; Spot never costs more than "
+                            "on-demand (its default max price is the on-demand price)")
+    return on_demand, spot
+
+
 def _kind(value: Any) -> str:
     """What a value is, for a message: never the value itself (a contract may hold anything)."""
     return "null" if value is None else type(value).__name__
@@ -202,34 +280,50 @@ def _toleration(text: Any, key: str) -> dict[str, str]:
     return {"key": taint_key, "operator": "Exists", "effect": effect}
 
 
-def _capacity(value: Any, spot: Any) -> tuple[str, ...]:
-    """How an offer's nodes may be bought (`capacityTypes`); without them (a contract written before
-    gpu-aks 0.4) as its pool's `spot` says."""
-    if isinstance(value, (list, tuple)) and value:
-        return tuple(str(kind) for kind in value)
-    return ("spot",) if spot is True else ("onDemand",)
+def _capacity(value: Any, spot: bool, key: str) -> tuple[str, ...]:
+    """How an offer's nodes may be bought (`capacityTypes`: a non-empty list of distinct CAPACITY_TYPES, as
+    the contract reader reads it); without them (a contract written before gpu-aks 0.4) as its pool's `spot`
+    says."""
+    if value is _ABSENT:
+        return ("spot",) if spot else ("onDemand",)
+    kinds = _list(value, key)
+    if not kinds or len(set(map(str, kinds))) != len(kinds) or not all(kind in CAPACITY_TYPES for kind in kinds):
+        raise ContractError(f"{key}: expected a non-empty list of {' and '.join(CAPACITY_TYPES)}, each once")
+    return tuple(kinds)
 
 
-def _sharing(value: Any) -> tuple[int, str | None]:
-    """(replicas, strategy) of the contract's `sharing`: a count that is no whole number above 1 (a
-    damaged contract's NaN, infinity or text) is no sharing."""
-    if not isinstance(value, Mapping):
+def _choice(value: Any, key: str, choices: tuple[Any, ...]) -> Any:
+    """One of `choices` (a backend, a flag: null is neither, as the contract reader reads them)."""
+    # By type too: 1 == True in Python, but JSON's 1 is no flag and its true no backend.
+    if not any(type(value) is type(choice) and value == choice for choice in choices):
+        raise ContractError(f"{key}: expected {' or '.join(map(str, choices))}")
+    return value
+
+
+def _sharing(value: Any, key: str) -> tuple[int, str | None]:
+    """(replicas, strategy) of the contract's `sharing` (null: no sharing), refused as the contract reader
+    refuses it (`PoolSharing`): replicas a whole number from 1 to _MAX_POOL_COUNT, strategy timeSlicing or mps."""
+    if value is None:
         return 1, None
-    replicas = _whole(value.get("replicas"))
-    strategy = value.get("strategy")
-    return (replicas, strategy if isinstance(strategy, str) else None) if replicas is not None and replicas > 1 \
-        else (1, None)
+    sharing = _mapping(value, key)
+    if "replicas" not in sharing or "strategy" not in sharing:
+        raise ContractError(f"{key}: expected an object with strategy and replicas")
+    replicas = _count(sharing["replicas"], f"{key}.replicas", least=1) or 1
+    strategy = sharing["strategy"]
+    if strategy not in SHARING_STRATEGIES:
+        raise ContractError(f"{key}.strategy: expected {' or '.join(SHARING_STRATEGIES)}")
+    return (replicas, strategy) if replicas > 1 else (1, None)
 
 
 def _v3_pool(name: str, raw: Any) -> _Pool | None:
     """A version 3 pool (`pools.<name>`, the pool model's JSON), or None for a pool that is not a GPU pool."""
-    key = f"pools.{name}"
+    key = f"pools.{_pool_named(name)}"
     pool = _mapping(raw, key)
     if pool.get("role") not in ("system", "cpu", "gpu"):
         raise ContractError(f"{key}.role: expected system, cpu or gpu")
     if pool.get("role") != "gpu":
         return None
-    spot = pool.get("spot")
+    spot = _choice(pool.get("spot", False), f"{key}.spot", FLAGS)
     offers = []
     for index, item in enumerate(_list(pool.get("offers"), f"{key}.offers")):
         offer = _mapping(item, f"{key}.offers[{index}]")
@@ -238,9 +332,10 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
             continue  # a CPU size of the pool: no GPU to ask for
         offers.append(_Offer(_text(offer.get("vmSize"), f"{key}.offers[{index}].vmSize"),
                              _text(offer.get("gpuModel"), f"{key}.offers[{index}].gpuModel"), resource,
-                             max(_whole(offer.get("perNode")) or 0, 0),
+                             _count(offer.get("perNode"), f"{key}.offers[{index}].perNode") or 0,
                              _text(offer.get("migPartition"), f"{key}.offers[{index}].migPartition"),
-                             _capacity(offer.get("capacityTypes"), spot)))
+                             _capacity(offer.get("capacityTypes", _ABSENT), spot, f"{key}.offers[{index}].capacityTypes"),
+                             _price(offer.get("hourlyPrice"), f"{key}.offers[{index}].hourlyPrice")))
     if not offers:
         raise ContractError(f"{key}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
     labels = _texts(pool.get("labels", {}), f"{key}.labels")
@@ -253,9 +348,11 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
     # The node selector the platform writes (components/contract.py `gpu_node_selector`): the pool label,
     # and the accelerator label where the pool's nodes carry it (a NAP NodePool's cannot).
     selector = {ACCELERATOR_LABEL: "nvidia"} if labels.get(ACCELERATOR_LABEL) == "nvidia" else {}
-    replicas, strategy = _sharing(pool.get("sharing"))
-    return _Pool("nodePool" if pool.get("backend") == "nodePool" else "agentPool", tuple(offers), tuple(tolerations),
-                 {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL))
+    replicas, strategy = _sharing(pool.get("sharing"), f"{key}.sharing")
+    counts = (_count(pool.get("minCount"), f"{key}.minCount"), _count(pool.get("maxCount"), f"{key}.maxCount"))
+    return _Pool(_choice(pool.get("backend", "agentPool"), f"{key}.backend", BACKENDS), tuple(offers), tuple(tolerations),
+                 {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL), counts, spot,
+                 tuple(labels.items()))
 
 
 def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -271,23 +368,28 @@ def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _v2_pool(name: str, raw: Any) -> _Pool:
     """A version 2 GPU pool (`gpuPools.<name>`)."""
-    key = f"gpuPools.{name}"
+    key = f"gpuPools.{_pool_named(name)}"
     pool = _mapping(raw, key)
+    spot = _choice(pool.get("spot", False), f"{key}.spot", FLAGS)
     offers = []
     for index, offer in enumerate(_v2_offers(pool)):
         at = f"{key}.offers[{index}]"
-        resource = offer.get("resource") or pool.get("gpuResource")
+        resource = offer.get("resource") if "resource" in offer else pool.get("gpuResource")
         offers.append(_Offer(_text(offer.get("vmSize"), f"{at}.vmSize"), _text(offer.get("gpuModel"), f"{at}.gpuModel"),
                              _text(resource, f"{at}.resource", optional=False),
-                             max(_whole(offer.get("perNode")) or 0, 0), _text(offer.get("migPartition"), f"{at}.migPartition"),
-                             _capacity(offer.get("capacityTypes"), pool.get("spot"))))
+                             _count(offer.get("perNode"), f"{at}.perNode") or 0,
+                             _text(offer.get("migPartition"), f"{at}.migPartition"),
+                             _capacity(offer.get("capacityTypes", _ABSENT), spot, f"{at}.capacityTypes"),
+                             _price(offer.get("hourlyPrice"), f"{at}.hourlyPrice")))
     tolerations = tuple(_texts(item, f"{key}.tolerations[{index}]")
                         for index, item in enumerate(_list(pool.get("tolerations"), f"{key}.tolerations")))
-    replicas, strategy = _sharing(pool.get("sharing"))
+    replicas, strategy = _sharing(pool.get("sharing"), f"{key}.sharing")
     accelerator = pool.get("accelerator")
-    return _Pool("nodePool" if pool.get("kind") == "nodePool" else "agentPool", tuple(offers), tolerations,
+    counts = (_count(pool.get("minCount"), f"{key}.minCount"), _count(pool.get("maxCount"), f"{key}.maxCount"))
+    return _Pool(_choice(pool.get("kind", "agentPool"), f"{key}.kind", BACKENDS), tuple(offers), tolerations,
                  _texts(pool.get("nodeSelector"), f"{key}.nodeSelector"), replicas, strategy,
-                 accelerator if isinstance(accelerator, str) else None)
+                 accelerator if isinstance(accelerator, str) else None, counts, spot,
+                 tuple(_texts(pool.get("labels", {}), f"{key}.labels").items()))
 
 
 def _read_map(platform: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -318,7 +420,8 @@ def _pools(platform: Any) -> dict[str, _Pool]:
     if read3 is not None and read2 is not None:
         for name in dict.fromkeys([*read3, *read2]):
             if name not in read3 or name not in read2 or read3[name].says() != read2[name].says():
-                raise ContractError(f"pools.{name} and gpuPools.{name} disagree: the contract's version 3 and version 2 "
+                shown = _pool_named(name)
+                raise ContractError(f"pools.{shown} and gpuPools.{shown} disagree: the contract's version 3 and version 2 "
                                     "must say the same of a pool; write the contract again from the platform's outputs")
     return read3 if read3 is not None else read2 or {}
 
@@ -344,16 +447,23 @@ def _matches_model(pool: _Pool, offer: _Offer, model: str) -> bool:
     return wanted in (offered, accelerator) or offered.startswith(wanted + " ")
 
 
+def _finite(value: Any) -> int | float | None:
+    """A number read from the contract, or None where it is none: JSON's true is no number (though Python
+    counts it as 1), nor are NaN and the infinities. (This package stands alone, so it does not import
+    `gpu_aks_policies.limits.is_finite_number`; this is the same test.)"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if isinstance(value, int) or math.isfinite(value) else None
+
+
 def _whole(value: Any) -> int | None:
     """A count read from the contract as an int, or None where it is none: numbers read through a
     StackReference arrive as floats (1 -> 1.0), and a damaged contract may hold NaN, an infinity or
-    text, which `int()` would raise on. (This package stands alone, so it does not import
-    `gpu_aks_policies.limits.is_whole`; this is the same test.)"""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    text, which `int()` would raise on (the same test as `gpu_aks_policies.limits.is_whole`)."""
+    number = _finite(value)
+    if number is None or isinstance(number, float) and not number.is_integer():
         return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    return int(value)
+    return int(number)
 
 
 def _per_node(pool: _Pool) -> int:
@@ -391,7 +501,7 @@ def _describe(pools: Mapping[str, _Pool]) -> str:
     def mig(pool: _Pool) -> str:
         partition = pool.offers[0].mig_partition
         return f", MIG {partition}" if partition else ""
-    return ", ".join(f"{name} ({_describe_offers(pool)}{mig(pool)}{_buying(pool)}, {_capacity_text(pool)})"
+    return ", ".join(f"{_pool_named(name)} ({_describe_offers(pool)}{mig(pool)}{_buying(pool)}, {_capacity_text(pool)})"
                      for name, pool in pools.items()) or "none"
 
 

@@ -47,7 +47,7 @@ from .fields import (
     read_fields,
 )
 from .limits import is_number
-from .pools.model import Offer, OfferPrice, Pool, PoolSharing
+from .pools.model import Offer, OfferPrice, Pool, PoolSharing, pool_named
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -166,11 +166,12 @@ def _read_model(pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list
     """Version 3's `pools`: each pool read into the model, its problems named by key."""
     read = {}
     for name, pool in pools.items():
-        values = read_complete(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        values = read_complete(Pool, pool, f"{key}.{pool_named(name)}.", problems, defaults={"name": str(name)})
         if values is None:
             continue
         if values.get("role") == "gpu" and values.get("offers") and not any(offer.resource for offer in values["offers"]):
-            problems.append(f"{key}.{name}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
+            problems.append(f"{key}.{pool_named(name)}.offers: a GPU pool needs an offer with a resource (a GPU size); "
+                            "none has one")
             continue
         read[str(name)] = Pool(**values)
     return read

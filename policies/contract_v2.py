@@ -39,6 +39,7 @@ from .pools.model import (
     PoolSharing,
     offer_field,
     pool_field,
+    pool_named,
     spot_first,
 )
 
@@ -157,7 +158,7 @@ def read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, prob
     `capacityTypes` as its offers'."""
     read = {}
     for name, pool in pools.items():
-        values = read_complete(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        values = read_complete(cls, pool, f"{key}.{pool_named(name)}.", problems, defaults={"name": str(name)})
         if values is None:
             continue
         if cls is GpuPoolEntry and "offers" not in pool:
@@ -217,8 +218,8 @@ def disagreements(gpu_pools: Mapping[str, GpuPoolEntry], cpu_pools: Mapping[str,
     for v3, v2, v2_key, role in ((v3_gpu, gpu_pools, "gpuPools", "GPU"), (v3_cpu, cpu_pools, "cpuPools", "CPU")):
         for name in (*(name for name in v3 if name not in v2), *(name for name in v2 if name not in v3)):
             where, lacking = ("pools", v2_key) if name in v3 else (v2_key, "pools")
-            problems.append(f"{where}.{name}: a {role} pool that {lacking} lacks; the contract's two versions must list "
-                            "the same pools")
+            problems.append(f"{where}.{pool_named(name)}: a {role} pool that {lacking} lacks; the contract's two versions "
+                            "must list the same pools")
     for name, entry in gpu_pools.items():
         if name in v3_gpu:
             written, read = v3_gpu[name], gpu_pool_model(entry)
@@ -241,6 +242,7 @@ def disagreements(gpu_pools: Mapping[str, GpuPoolEntry], cpu_pools: Mapping[str,
 
 
 def _disagree(name: str, v2_key: str, keys: list[str]) -> str:
-    return (f"pools.{name} and {v2_key}.{name} disagree ({', '.join(keys)}): the contract's version 3 and version 2 "
+    shown = pool_named(name)
+    return (f"pools.{shown} and {v2_key}.{shown} disagree ({', '.join(keys)}): the contract's version 3 and version 2 "
             "must say the same of a pool, or readers of each land pods differently; write the contract again from "
             "the platform's outputs")

@@ -3,6 +3,7 @@ they count work (in function calls, never in time: speed belongs in benchmarks/)
 
 from __future__ import annotations
 
+import copy
 import cProfile
 import subprocess
 import sys
@@ -211,3 +212,44 @@ tolerations = st.lists(st.fixed_dictionaries({}, optional={
     "key": st.sampled_from(TOLERATION_KEYS), "operator": st.sampled_from(("Exists", "Equal", "")),
     "value": st.sampled_from(TOLERATION_VALUES), "effect": st.sampled_from(("", "NoSchedule", "NoExecute", "PreferNoSchedule")),
 }), max_size=3)
+
+
+# Pool names a contract may hold: megabytes, a line break that forges an output line, escape sequences.
+
+LONG_POOL_NAME = "p" * 100_000
+POOL_NAMES = (LONG_POOL_NAME, "a\nb", HOSTILE_NAME)
+
+
+def pool_name_contracts(contract: dict[str, Any], names: tuple[str, ...] = POOL_NAMES) -> dict[str, dict[str, Any]]:
+    """The contract with its first GPU pool copied under each of `names` (the original dropped), damaged each way
+    that puts a pool's name into a message: both versions list the pools but disagree (maxCount), the pools are
+    in version 3 only, and a field is bad in both (minCount "x"); and, undamaged, "agree"."""
+    first = next(iter(contract["gpuPools"]))
+
+    def renamed(versions: tuple[str, ...]) -> dict[str, Any]:
+        document = copy.deepcopy(contract)
+        for version in ("pools", "gpuPools"):
+            pool = document[version].pop(first)
+            for name in names if version in versions else ():
+                document[version][name] = {**copy.deepcopy(pool), "name": name}
+                if "nodeSelector" in pool:
+                    document[version][name]["nodeSelector"] = {**pool["nodeSelector"], "gpu-aks.io/pool": name}
+        return document
+
+    agree, disagree, one_version, bad_field = (renamed(("pools", "gpuPools")), renamed(("pools", "gpuPools")),
+                                               renamed(("pools",)), renamed(("pools", "gpuPools")))
+    for name in names:
+        disagree["gpuPools"][name]["maxCount"] = (disagree["gpuPools"][name]["maxCount"] or 0) + 1
+        for version in ("pools", "gpuPools"):
+            bad_field[version][name]["minCount"] = "x"
+    return {"agree": agree, "disagree": disagree, "one version": one_version, "bad field": bad_field}
+
+
+def assert_pool_names_shown_bounded(text: str, names: tuple[str, ...] = POOL_NAMES) -> None:
+    """`text` names the pools cut and escaped: no control character, no forged line, and none of the long
+    name past MAX_SHOWN_CHARS."""
+    from gpu_aks_policies.limits import MAX_SHOWN_CHARS
+
+    assert_inert(text)
+    assert "p" * (MAX_SHOWN_CHARS + 1) not in text and len(text) < 4000, len(text)
+    assert not any(line.startswith("b") for line in text.splitlines()), text  # "a\nb" kept on its line

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from typing import get_args
 
 import pytest
-from gpu_aks_app import ContractError, GpuRequest, Placement, PlacementError, place
+from gpu_aks_app import OFFER_KEYS, POOL_KEYS, ContractError, GpuRequest, Placement, PlacementError, place
+from gpu_aks_policies.contract import ContractError as ReaderError
+from gpu_aks_policies.contract import PlatformContract
 from gpu_aks_policies.rules import POD_RULES
 
 from components.contract import platform_contract
 from components.platform_settings import parse_settings
 from tests.helpers import findings
+from tests.inputs import POOL_NAMES, assert_pool_names_shown_bounded, pool_name_contracts
 
 PLATFORM = platform_contract(parse_settings({"gpuPools": [
     {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 4},
@@ -145,7 +149,6 @@ def test_a_pool_of_several_sizes_serves_a_request_from_the_offers_that_fit(reque
     """A NAP pool's offers are read one by one: a model or count only one size has lands on the pool,
     pinned to that size (so the NodePool provisions it); a request every size serves is not pinned."""
     from gpu_aks_app_testing import as_delivered
-    from gpu_aks_policies.contract import PlatformContract
 
     PlatformContract.from_json(MULTI)  # a contract this release reads
     placement = place(as_delivered(MULTI), request_)
@@ -165,9 +168,11 @@ def test_a_pool_of_several_sizes_is_described_by_its_offers():
 
 
 def test_a_contract_without_offers_is_read_from_its_single_size_fields():
-    """Contracts written before pools had `offers` (gpu-aks 0.3) place as they always did."""
-    older = {**PLATFORM, "gpuPools": {name: {k: v for k, v in pool.items() if k != "offers"}
-                                      for name, pool in PLATFORM["gpuPools"].items()}}
+    """Contracts written before pools had `offers` (gpu-aks 0.3, version 2: no `pools` yet, and no prices) place
+    as they always did."""
+    older = {**{k: v for k, v in PLATFORM.items() if k != "pools"}, "contractVersion": 2,
+             "gpuPools": {name: {k: v for k, v in pool.items() if k != "offers"}
+                          for name, pool in PLATFORM["gpuPools"].items()}}
     for _, request_, pool, resource in REQUESTS:
         placement = place(older, request_)
         assert (placement.pool, placement.resource) == (pool, resource)
@@ -178,12 +183,17 @@ DAMAGED_COUNTS = [float("inf"), float("-inf"), float("nan"), "4", 2.5, True, Non
 
 
 @pytest.mark.parametrize("value", DAMAGED_COUNTS)
-def test_a_damaged_sharing_count_is_no_sharing_and_no_traceback(value):
-    """A contract read through a StackReference may be damaged (hand-edited state, an older writer):
-    a sharing `replicas` that is no whole number means no sharing, where `int()` raised OverflowError."""
+def test_a_damaged_sharing_count_is_refused_naming_its_key(value):
+    """A contract read through a StackReference may be damaged (hand-edited state, an older writer): a sharing
+    `replicas` that is no whole number is refused as the contract reader refuses it (`PoolSharing`), where
+    `int()` once raised OverflowError and a later helper read it as no sharing (#50)."""
     pool = copy.deepcopy(PLATFORM["gpuPools"]["t4"])
     pool["sharing"] = {"strategy": "timeSlicing", "replicas": value}
-    assert place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1)).pool == "t4"
+    if value is None:  # no count: one pod per GPU, as before
+        assert place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1)).pool == "t4"
+        return
+    with pytest.raises(ContractError, match=r"^gpuPools\.t4\.sharing\.replicas: expected a whole number"):
+        place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1))
 
 
 @pytest.mark.parametrize("value", DAMAGED_COUNTS)
@@ -294,3 +304,124 @@ def test_a_damaged_contract_is_a_placement_error_never_a_traceback(stack):
 def test_outputs_that_are_no_contract_are_refused_by_key(platform):
     with pytest.raises(ContractError):
         place(platform, GpuRequest())  # type: ignore[arg-type]
+
+
+# --- Refused as the contract reader refuses it (#50) --------------------------------------------------------
+
+NAMED = pool_name_contracts(CONTRACTS["dev"])
+NAMED["bad field, version 2 alone"] = {"contractVersion": 2, "gpuPools": NAMED["bad field"]["gpuPools"]}
+
+
+@pytest.mark.parametrize("damage", ["disagree", "one version", "bad field", "bad field, version 2 alone", "agree"])
+def test_a_pool_name_in_a_placement_error_is_cut_and_escaped(damage):
+    """`place()` quoted a 100,000-character pool name whole (a 200,000-character ContractError where the versions
+    disagree), and a name holding a line break forged a line of the app stack's error (#50)."""
+    # Undamaged, the contract places nothing for an H100: the error lists every pool by name.
+    with pytest.raises(ContractError if damage != "agree" else PlacementError) as raised:
+        place(NAMED[damage], GpuRequest(model="H100"))
+    assert_pool_names_shown_bounded(str(raised.value))
+    assert "\n" not in str(raised.value) and "(100000 characters)" in str(raised.value)
+
+
+@pytest.mark.parametrize("name", [*POOL_NAMES, "t4", "::add-mask::x", "  ::x", "x##[error]y", "é\u00ad"])
+def test_the_helper_names_a_pool_as_the_pack_does(name):
+    """The helper is standard library only, so it has its own copy of `pool_named` and of the bounds it reads by:
+    held equal here."""
+    import gpu_aks_app as app
+    from gpu_aks_policies import limits
+    from gpu_aks_policies.catalog import SharingStrategy
+    from gpu_aks_policies.pools.model import CapacityType, PoolBackend, pool_named
+
+    assert app._pool_named(name) == pool_named(name)
+    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE) == (
+        limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE)
+    assert (set(app.BACKENDS), set(app.CAPACITY_TYPES), set(app.SHARING_STRATEGIES)) == (
+        set(get_args(PoolBackend)), set(get_args(CapacityType)), set(get_args(SharingStrategy)))
+
+
+def _first_gpu_pool(contract: dict) -> str:
+    return next(iter(contract["gpuPools"]))
+
+
+def _with(contract: dict, *changes: tuple[str, str, object]) -> dict:
+    """The contract with `key` of the first GPU pool (`offers/0/...` of its first offer) set in each version given."""
+    changed = copy.deepcopy(contract)
+    name = _first_gpu_pool(changed)
+    for version, path, value in changes:
+        target = changed[version][name]
+        *parents, key = path.split("/")
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        target[key] = value
+    return changed
+
+
+REFUSED_ALIKE = {
+    "minCount x in both versions": (("pools", "minCount", "x"), ("gpuPools", "minCount", "x")),
+    "maxCount differs": (("gpuPools", "maxCount", 99),),
+    "Spot above on-demand": (("pools", "offers/0/hourlyPrice/spot", 9.0), ("gpuPools", "offers/0/hourlyPrice/spot", 9.0)),
+    "sharing replicas 10**9": (("pools", "sharing", {"strategy": "timeSlicing", "replicas": 10**9}),
+                               ("gpuPools", "sharing", {"strategy": "timeSlicing", "replicas": 10**9})),
+    "capacity type unknown": (("pools", "offers/0/capacityTypes", ["cheap"]), ("gpuPools", "offers/0/capacityTypes", ["cheap"])),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED_ALIKE)
+def test_place_refuses_the_contracts_the_reader_refuses(case):
+    """The explainer and `--platform` exited 2 on these while `place()` pinned a pod to a pool (#50)."""
+    contract = _with(CONTRACTS["dev"], *REFUSED_ALIKE[case])
+    with pytest.raises(ReaderError) as reader:
+        PlatformContract.from_json(contract)
+    with pytest.raises(ContractError) as helper:
+        place(contract, GpuRequest())
+    assert str(helper.value).split(":")[0] in str(reader.value) or "disagree" in str(helper.value), (helper, reader)
+
+
+#: What the helper reads of a pool (by version) and of an offer: damage to any of them that the contract reader
+#: refuses, the helper refuses too.
+HELPER_READS = {"pools": set(POOL_KEYS), "gpuPools": {"kind", "spot", "sharing", "minCount", "maxCount", "tolerations",
+                                                     "nodeSelector", "offers", "labels"}, "offers": set(OFFER_KEYS)}
+
+
+@pytest.mark.parametrize("stack", ["dev", "nap"])
+def test_what_the_helper_reads_it_refuses_as_the_reader_does(stack):
+    document = {key: value for key, value in CONTRACTS[stack].items() if key in (
+        "contractVersion", "gpuPools", "cpuPools", "pools")}
+    gpu = set(document["gpuPools"])
+    checked = 0
+    for where, damaged in _damaged(document):
+        path, value = where.split("=", 1)
+        version, name, *rest = path.strip("/").split("/") + [""]
+        key = rest[-2] if len(rest) > 1 else ""
+        read = HELPER_READS["offers" if "offers" in rest[:-2] else version] if version in HELPER_READS else set()
+        if name not in gpu or key not in read or value == "Ellipsis":
+            continue  # not read by the helper, or a key left out (see the test below)
+        try:
+            PlatformContract.from_json(damaged)
+        except ReaderError:
+            with pytest.raises(ContractError):
+                place(damaged, GpuRequest())
+            checked += 1
+    assert checked > 100, checked
+
+
+#: What is the contract reader's alone (the helper's module docstring says so): keys the helper does not read,
+#: version 2's single-size fields where the pool has `offers`, and keys left out, which the helper reads as their
+#: defaults. A contract damaged only there is refused by the explainer and still placed by `place()`.
+READERS_ALONE = {
+    "azureName": (("gpuPools", "azureName", 5),),
+    "devicePlugin": (("pools", "devicePlugin", "x"),),
+    "gpuMemoryGiB": (("pools", "offers/0/gpuMemoryGiB", "x"), ("gpuPools", "offers/0/gpuMemoryGiB", "x")),
+    "currency": (("pools", "offers/0/hourlyPrice/currency", 5), ("gpuPools", "offers/0/hourlyPrice/currency", 5)),
+    "pool-level capacityTypes": (("pools", "capacityTypes", "x"),),
+    "version 2 gpusPerNode": (("gpuPools", "gpusPerNode", "x"),),
+    "version 2 taints": (("gpuPools", "taints", []),),
+}
+
+
+@pytest.mark.parametrize("case", READERS_ALONE)
+def test_what_the_helper_does_not_read_is_left_to_the_contract_reader(case):
+    contract = _with(CONTRACTS["dev"], *READERS_ALONE[case])
+    with pytest.raises(ReaderError):
+        PlatformContract.from_json(contract)
+    assert place(contract, GpuRequest()).pool == _first_gpu_pool(contract)

@@ -10,9 +10,18 @@ from collections.abc import Callable
 import pytest
 from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.fit import platform_from_outputs
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
 
 from tests.conftest import ROOT
-from tests.inputs import GROWTH_LIMIT, HOSTILE_NAME, assert_inert, growth
+from tests.inputs import (
+    GROWTH_LIMIT,
+    HOSTILE_NAME,
+    LONG_POOL_NAME,
+    POOL_NAMES,
+    assert_inert,
+    assert_pool_names_shown_bounded,
+    growth,
+)
 from tools import doctor
 
 
@@ -45,3 +54,21 @@ def test_an_allocatable_count_no_node_has_is_named_not_read_as_none(allocatable,
             "allocatable nvidia.com/gpu, which is no count of GPUs (the contract says 1 per node)" in out), out
     assert f"  {T4_0}: 1 problem(s); {shown}" in out
     assert_inert(out)
+
+
+def test_pool_and_node_names_are_cut_and_escaped_in_the_report():
+    """A pool named with 100,000 characters was printed whole on its line (and in each problem about it), a
+    name holding a line break forged a report line (#50); node names likewise."""
+    pools = {name: {"taints": [], "labels": {}, "gpuResource": "nvidia.com/gpu", "gpusPerNode": 1, "minCount": minimum}
+             for name, minimum in zip(POOL_NAMES, (1, 0, 1), strict=True)}
+    platform = platform_from_outputs({"gpuPools": pools})
+    # One node in the pool with the line break, advertising no GPUs (a node problem naming both); the others
+    # pools have none although minCount is 1 (a pool problem); a node of no pool (a note).
+    nodes = [{"metadata": {"name": name, "labels": {POOL_LABEL: pool, "kubernetes.azure.com/accelerator": "nvidia"}},
+              "status": {"allocatable": {}, "conditions": [{"type": "Ready", "status": "True"}]}}
+             for name, pool in ((LONG_POOL_NAME.replace("p", "n"), "a\nb"), (HOSTILE_NAME, "nowhere"))]
+    diagnosis = doctor.diagnose(platform, nodes, [])
+    report = doctor.render(diagnosis)
+    assert_pool_names_shown_bounded(report)
+    assert "n" * (MAX_SHOWN_CHARS + 1) not in report
+    assert "pool a\\nb" in report and "- pool pppp" in report and "…(100000 characters)" in report, report

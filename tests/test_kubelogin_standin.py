@@ -5,6 +5,7 @@ and refuses what kubelogin would not run unattended."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,15 @@ def test_a_client_certificate_identity_is_passed_on(tmp_path, capsys):
 def test_nobody_signed_in_is_said(capsys):
     assert kubelogin.main(converted_args("azurecli"), {}) == 1
     assert kubelogin.IDENTITY_ENV in capsys.readouterr().err
+
+
+def test_an_identity_that_is_no_regular_file_is_refused_naming_the_variable(tmp_path, capsys):
+    """GPU_AKS_KUBELOGIN_AS was read whole with `Path.read_text()`: a FIFO hung the credential plugin (and with it
+    every kubectl and `pulumi up` of the cluster tier), /dev/zero ate memory (#50). It is read as every path a
+    tool is given is (`read_file`: a regular file, bounded), refused before any read."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero", str(tmp_path)):
+        assert kubelogin.main(converted_args("azurecli"), {kubelogin.IDENTITY_ENV: path}) == 1
+        error = capsys.readouterr().err
+        assert error.count(kubelogin.IDENTITY_ENV) == 1 and "not a regular file" in error, error

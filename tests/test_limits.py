@@ -79,7 +79,7 @@ def test_clipped_keeps_a_short_text_and_cuts_a_long_one() -> None:
 #: The `isinstance(…, bool)` tests left in the product code, by file and function: how many, and why each
 #: stays. A new one fails `test_no_new_hand_written_bool_test`: call a limits helper, or add it here with why.
 KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
-    ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (standard library only, vendored into app "
+    ("app_sdk/gpu_aks_app.py", "_finite"): (1, "app_sdk stands alone (standard library only, vendored into app "
                                               "repositories): it cannot import gpu_aks_policies"),
     ("app_sdk/gpu_aks_app.py", "place"): (1, "app_sdk stands alone (the request's gpus: an int, not a bool)"),
     ("app_sdk/gpu_aks_app_testing.py", "as_delivered"): (1, "app_sdk stands alone; a bool is passed through "
@@ -97,7 +97,8 @@ KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
 
 #: `math.isfinite` / `isnan` / `isinf` and `float.is_integer` left outside policies/limits.py, and why.
 KEPT_FINITE_TESTS: dict[tuple[str, str], tuple[int, str]] = {
-    ("app_sdk/gpu_aks_app.py", "_whole"): (2, "app_sdk stands alone (the same test as limits.is_whole)"),
+    ("app_sdk/gpu_aks_app.py", "_finite"): (1, "app_sdk stands alone (the same test as limits.is_finite_number)"),
+    ("app_sdk/gpu_aks_app.py", "_whole"): (1, "app_sdk stands alone (the same test as limits.is_whole)"),
     ("policies/declarations.py", "whole_as_int"): (1, "the one conversion of the wire's whole floats to int"),
     ("policies/pools/agentpool.py", "shown_count"): (1, "a whole float shown as an int, below 1e15 (its digits "
                                                         "are exact)"),

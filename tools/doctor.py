@@ -39,7 +39,7 @@ from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
-from gpu_aks_policies.pools.model import Offer, Pool
+from gpu_aks_policies.pools.model import Offer, Pool, pool_named
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -236,7 +236,7 @@ def _replace_node(node: Mapping[str, Any], pool: Pool) -> str:
     """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
     backend = node_backend(labels, pool.backend)
-    return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
+    return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_shown(_name(node)), labels)
 
 
 def _offer_of(node: Mapping[str, Any], pool: Pool) -> Offer:
@@ -255,8 +255,8 @@ def _sharing_count_problem(count: int, expected: int, pool: Pool, resource: str,
     if sharing is None or sharing.replicas < 2:
         return None
     devices = expected // sharing.replicas
-    restart = (f"the plugin reads its config (ConfigMap {shared_plugin_name(pool_name)}, CONFIG_FILE) only when it "
-               f"starts: kubectl -n {namespace} rollout restart daemonset {shared_plugin_name(pool_name)}; pulumi up "
+    restart = (f"the plugin reads its config (ConfigMap {_shown(shared_plugin_name(pool_name))}, CONFIG_FILE) only when it "
+               f"starts: kubectl -n {namespace} rollout restart daemonset {_shown(shared_plugin_name(pool_name))}; pulumi up "
                "restores the DaemonSet and its ConfigMap")
     if count == devices:
         return (f"advertises {count} {resource}, its {devices} device(s) unshared, but the contract says {expected} per "
@@ -272,6 +272,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
+    shown = _shown(name)  # a file may name a node with any text; kubectl commands quote it cut, as messages do
     offer = _offer_of(node, pool)
     resource, expected = offer.resource or "", offer.per_node
     problems: list[Problem] = []
@@ -283,19 +284,19 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
     is_ready = ready.get("status") == "True"
     if not is_ready:
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
-                f"kubectl describe node {name}; a node that stays NotReady is replaced by deleting it "
+                f"kubectl describe node {shown}; a node that stays NotReady is replaced by deleting it "
                 f"({_replace_node(node, pool)})")
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
     plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
-                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={name}"
+                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={shown}"
                    if pool.device_plugin != "external" else "the pool's external device plugin registers them")
     written = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
     if count is None:
         problem("gpu-allocatable", f"advertises {shown_value(written, 40)} allocatable {resource}, which is no count of GPUs "
                                    f"(the contract says {expected} per node): the scheduler cannot place GPU pods by it",
-                f"{plugin_hint}; kubectl describe node {name}")
+                f"{plugin_hint}; kubectl describe node {shown}")
     elif count == 0:
         others = {r: n for r, n in advertised.items() if r != resource and n}
         if others:
@@ -307,14 +308,14 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
         else:
             problem("gpu-allocatable", f"advertises no allocatable {resource} (the contract says {expected} per node): "
                                        "pods asking for GPUs stay Pending",
-                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {name})")
+                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {shown})")
     elif count != expected:
         shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
         if shared is not None:
             problem("gpu-sharing", *shared)
         else:
             problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
-                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {name}); a MIG node with "
+                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {shown}); a MIG node with "
                     f"another count has another partition profile than the pool's gpuInstanceProfile")
 
     plugin_state = "external"
@@ -332,7 +333,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
             plugin_state = "none"
             problem("device-plugin", f"no device-plugin pod runs on the node (namespace {platform.gpu_namespace})",
                     f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
-                    f"taints and select the pool ({POOL_LABEL}={pool_name}); pulumi up restores it")
+                    f"taints and select the pool ({POOL_LABEL}={pool_named(pool_name)}); pulumi up restores it")
 
     if pool.sharing is not None and pool.sharing.strategy == "mps" and pool.device_plugin != "external":
         # NVIDIA's plugin serves MPS shares only while the node's MPS control daemon is healthy
@@ -342,8 +343,8 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
             state = f"pod {_name(daemons[0])} is not Ready ({_pod_state(daemons[0])})" if daemons else "no pod runs here"
             problem("mps-control-daemon", f"the pool shares its GPUs through MPS, but its MPS control daemon {state}: "
                                           "the device plugin serves no MPS shares without it",
-                    f"kubectl -n {platform.gpu_namespace} describe daemonset {mps_daemon_name(pool_name)}; it "
-                    f"must select the pool ({POOL_LABEL}={pool_name}) and tolerate its taints; pulumi up restores it")
+                    f"kubectl -n {platform.gpu_namespace} describe daemonset {_shown(mps_daemon_name(pool_name))}; it "
+                    f"must select the pool ({POOL_LABEL}={pool_named(pool_name)}) and tolerate its taints; pulumi up restores it")
 
     _check_taints(node, pool, problem)
     labels = _labels(node)
@@ -434,8 +435,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
             matched.add(_name(node))
             report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
         if not members and report.min_count > 0:
-            report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}={pool_name} although "
-                                           f"minCount is {report.min_count}",
+            report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}="
+                                           f"{pool_named(pool_name)} although minCount is {report.min_count}",
                                            "az aks nodepool show shows the pool's provisioning state; a pool made "
                                            "before gpu-aks 0.2 gets the label on pulumi up"))
         reports.append(report)
@@ -472,8 +473,9 @@ def check_metrics_exporters(platform: Platform, reports: Sequence[PoolReport], p
             else:
                 message = f"no DCGM exporter pod runs on the node (namespace {platform.gpu_namespace}): its GPUs send no " \
                           "metrics and raise no alerts"
-                fix = (f"kubectl -n {platform.gpu_namespace} describe daemonset {value}-{report.name}: it must tolerate "
-                       f"the pool's taints and select the pool ({POOL_LABEL}={report.name}); pulumi up restores it")
+                daemonset = _shown(f"{value}-{report.name}")
+                fix = (f"kubectl -n {platform.gpu_namespace} describe daemonset {daemonset}: it must tolerate "
+                       f"the pool's taints and select the pool ({POOL_LABEL}={pool_named(report.name)}); pulumi up restores it")
             node.problems.append(Problem(report.name, node.name, "dcgm-exporter", message, fix))
 
 
@@ -484,23 +486,24 @@ def render(diagnosis: Diagnosis) -> str:
     node_count = sum(len(pool.nodes) for pool in diagnosis.pools)
     lines = [f"gpu-aks doctor: {len(diagnosis.pools)} GPU pool(s), {node_count} GPU node(s)"]
     for pool in diagnosis.pools:
-        head = f"pool {escape_line(pool.name)} ({pool.gpus_per_node} {escape_line(pool.gpu_resource)} per node)"
+        head = f"pool {pool_named(pool.name)} ({pool.gpus_per_node} {_shown(pool.gpu_resource)} per node)"
         if pool.scaled_to_zero:
             lines.append(f"{head}: scaled to zero (minCount 0); its nodes are checked once a GPU pod brings one up")
             continue
         lines.append(f"{head}: {len(pool.nodes)} node(s)")
         for node in pool.nodes:
             verdict = "ok" if not node.problems else f"{len(node.problems)} problem(s)"
-            lines.append(f"  {escape_line(node.name)}: {verdict}; {escape_line(node.allocatable)} allocatable, "
+            lines.append(f"  {_shown(node.name)}: {verdict}; {escape_line(node.allocatable)} allocatable, "
                          f"device plugin {escape_line(node.device_plugin)}")
     for name in diagnosis.unmatched_gpu_nodes:
-        lines.append(f"note: GPU node {escape_line(name)} belongs to no pool of this platform ({POOL_LABEL} does not match)")
+        lines.append(f"note: GPU node {_shown(name)} belongs to no pool of this platform ({POOL_LABEL} does not match)")
     problems = diagnosis.problems
     if problems:
         lines.append(f"{len(problems)} problem(s):")
         for item in problems:
-            where = f"node {item.node} (pool {item.pool})" if item.node else f"pool {item.pool}"
-            lines.append(f"- {escape_line(where)} [{item.check}]: {escape_line(item.message)}\n  do: {escape_line(item.fix)}")
+            named = pool_named(item.pool)
+            where = f"node {_shown(item.node)} (pool {named})" if item.node else f"pool {named}"
+            lines.append(f"- {where} [{escape_line(item.check)}]: {escape_line(item.message)}\n  do: {escape_line(item.fix)}")
     else:
         lines.append("healthy: every GPU node advertises its GPUs and runs a ready device plugin")
     return safe_text("\n".join(lines))

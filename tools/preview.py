@@ -46,6 +46,7 @@ from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
 from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
+from pulumi.runtime import rpc
 
 from components.access import DEPLOYER_OUTPUT
 from components.aks_api import kubernetes_minor
@@ -420,10 +421,11 @@ def _values_in(value: Any, most: int) -> int:
 
 
 #: Pulumi's wire format marks secrets, assets, archives, resources and outputs with an object holding
-#: this key (pulumi/runtime/rpc.py, `_special_sig_key`), which the SDK then decodes as such; in a file
-#: only a top-level secret is taken, and anything else was a hang or a crash of the program.
-SPECIAL_SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
-SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
+#: this key, which the SDK then decodes as such; in a file only a top-level secret is taken, and anything
+#: else was a hang or a crash of the program. The SDK's own names (pulumi `sdk/python/lib/pulumi/runtime/rpc.py`),
+#: as the stand-ins take them (testbed/standins/provider.py).
+SPECIAL_SIGNATURE_KEY = rpc._special_sig_key
+SECRET_SIGNATURE = rpc._special_secret_sig
 #: What `pulumi stack output --json` prints for a secret without `--show-secrets`.
 MASKED_SECRET = "[secret]"
 

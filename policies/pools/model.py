@@ -47,10 +47,20 @@ from ..fields import (
     json_field,
     one_of,
 )
+from ..limits import MAX_SHOWN_CHARS
+from ..terminal import escape_field
 
 __all__ = ["BACKEND_NAMES", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
            "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolReading", "PoolRole",
-           "PoolSharing", "offer_field", "pool_field", "spot_first"]
+           "PoolSharing", "offer_field", "pool_field", "pool_named", "spot_first"]
+
+
+def pool_named(name: object) -> str:
+    """A pool's name as every message names it: a contract or a file may hold any text as a pool's name
+    (megabytes, a line break that forges an output line, an escape sequence), so it is cut to
+    MAX_SHOWN_CHARS, the rest counted, and kept on one line with no control (`terminal.escape_field`)."""
+    return escape_field(str(name), MAX_SHOWN_CHARS)
+
 
 #: Who runs the device plugin on a GPU pool's nodes: gpu-aks's DaemonSet, or something else.
 DevicePluginOwner = Literal["gpu-aks", "external"]

@@ -24,9 +24,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import yaml
+from gpu_aks_policies.documents import DocumentError, Limits, read_file
 
 #: The server application ID of AKS-managed Microsoft Entra integration, the same in every tenant: the
 #: `--server-id` of every kubeconfig AKS hands out (learn.microsoft.com/azure/aks/kubelogin-authentication).
@@ -92,6 +92,16 @@ def check_environment(mode: str, env: Mapping[str, str]) -> None:
                              f"{absent + ([] if federated else ['AZURE_FEDERATED_TOKEN_FILE'])}")
 
 
+def read_identity(path: str) -> str:
+    """The kubeconfig GPU_AKS_KUBELOGIN_AS names, read as the tools read every path a user gives them: a regular
+    file of bounded size (`policies/documents.py`, `read_file`), so a FIFO, /dev/zero or a folder is an error
+    that names the variable, not a hang or a flood (as azure_native.py reads GPU_AKS_LOCAL_KUBECONFIG)."""
+    try:
+        return read_file(path, Limits(max_bytes=1024 * 1024))
+    except DocumentError as error:
+        raise LoginError(f"{IDENTITY_ENV}: {error}") from None
+
+
 def signed_in_credential(env: Mapping[str, str]) -> dict[str, str]:
     """The credential of the identity the test signed in as (GPU_AKS_KUBELOGIN_AS): its bearer token, as kubelogin
     prints; or, for a kubeconfig whose user holds a client certificate (the local cluster's admin), that
@@ -100,8 +110,8 @@ def signed_in_credential(env: Mapping[str, str]) -> dict[str, str]:
     if not path:
         raise LoginError(f"nobody is signed in: set {IDENTITY_ENV} to a kubeconfig of the local cluster's identity")
     try:
-        user = yaml.safe_load(Path(path).read_text())["users"][0]["user"]
-    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as error:
+        user = yaml.safe_load(read_identity(path))["users"][0]["user"]
+    except (yaml.YAMLError, KeyError, IndexError, TypeError) as error:
         raise LoginError(f"{IDENTITY_ENV}: {path} is not a kubeconfig with a user ({error})") from None
     if isinstance(user, dict) and isinstance(user.get("token"), str) and user["token"]:
         return {"token": user["token"]}
