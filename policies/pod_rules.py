@@ -27,6 +27,7 @@ from .podspecs import (
 )
 from .rule_config import (
     ANALYZABLE,
+    QUEUE_ADMITS,
     SELECT_GPU_NODES,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
@@ -71,8 +72,15 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admit
     if given:
         note = (" The tolerations it gets without writing them (" + "; ".join(f"{describe(t.toleration)}, {t.source}"
                                                                               for t in given) + ") do not match it.")
+    if pod.queued is not None:
+        # Kueue writes its flavors' tolerations into the pods it admits (`pkg/podset/podset.go`): a platform
+        # team hands the toleration to the flavor once, not to every job.
+        note += (" Add it to the ResourceFlavor's spec.tolerations (Kueue adds them to every pod it admits to the "
+                 "flavor), or")
+    else:
+        note += " Add"
     return (f"{demand.summary} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
-            f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} Add to "
+            f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} to "
             f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
 
@@ -81,7 +89,7 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
     namespace must not refuse it."""
     findings = []
     for pod in pods:
-        if pod.tolerations_from:
+        if pod.tolerations_from or pod.unjudged_queue:
             continue
         demand = gpu_demand(pod, config, context)
         if not demand.any:
@@ -182,7 +190,7 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
     key, value = config.node_label["key"], config.node_label["value"]
     findings = []
     for pod in pods:
-        if pod.own_nodes:
+        if pod.own_nodes or pod.unjudged_queue:
             continue
         demand = gpu_demand(pod, config, context)
         try:
@@ -209,12 +217,23 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
 # --- Rule 4: gpu-workloads-are-analyzable ------------------------------------------------------
 
 
+def _unknown_queue(pod: PodSpec, context: Context) -> str:
+    assert pod.queued is not None
+    scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
+    return (f"{pod.where} waits in Kueue queue '{pod.queued.queue}', and {pod.queued.unknown} is not {scope}: Kueue "
+            "adds the admitting flavor's tolerations and nodeLabels to the pod, so its tolerations, node selection and "
+            "fit are not judged. Check it together with its LocalQueue, ClusterQueue and ResourceFlavors, or with "
+            "--platform when the platform provides the queues (gpu-aks:queues)")
+
+
 def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
     """Say what the rules cannot see: adapter notes, and DRA claims not among the objects checked
     when nothing else already tolerates the GPU taint."""
     findings: list[Finding] = []
     for pod in pods:
         findings.extend(Finding(ANALYZABLE, pod.path, f"{pod.where}: {note}") for note in pod.notes)
+        if pod.queued is not None and pod.queued.unknown and gpu_demand(pod, config, context).any:
+            findings.append(Finding(ANALYZABLE, pod.queued.at, _unknown_queue(pod, context)))
         claims = pod_claims(pod, context, config.gpu_device_classes)
         if not claims.unresolved or claims.gpu:
             continue
@@ -232,3 +251,19 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
             f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(config.gpu_taints[0])], '  ')}"))
     return dedupe(findings)
 
+
+
+# --- Rule 5: queued-gpu-pods-are-admitted --------------------------------------------------------
+
+
+def check_queue_admission(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+    """A GPU pod whose workload waits in a Kueue queue is admitted by it in some way (`workloads/kueue.py`)."""
+    findings = []
+    for pod in pods:
+        if pod.queued is None or not pod.queued.blocked or not gpu_demand(pod, config, context).any:
+            continue
+        reasons = "\n".join(f"  - {reason}" for reason in pod.queued.blocked)
+        findings.append(Finding(QUEUE_ADMITS, pod.queued.at, (
+            f"{pod.where} waits in Kueue queue '{pod.queued.queue}', which never admits it, so its pods are never "
+            f"created:\n{reasons}")))
+    return dedupe(findings)

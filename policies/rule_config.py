@@ -36,6 +36,7 @@ DEVICE_PLUGIN_TOLERATES_POOLS = "device-plugin-tolerates-gpu-pools"
 ANALYZABLE = "gpu-workloads-are-analyzable"
 FIT_A_POOL = "gpu-pods-fit-a-pool"
 NOT_DISRUPTIBLE = "gpu-training-pods-not-disruptible"
+QUEUE_ADMITS = "queued-gpu-pods-are-admitted"
 
 LEVELS = ("advisory", "mandatory", "disabled")
 Level = Literal["advisory", "mandatory", "disabled"]
