@@ -303,7 +303,8 @@ def resolve(pod: PodSpec, queue: str, context: Context) -> Resolution:
     flavors, cohorts = context.table(FLAVORS), context.table(COHORTS)
     local = local_queues.get((namespace, queue))
     if local is None:
-        same_namespace = {key: value for key, value in local_queues.items() if isinstance(key, tuple) and key[0] == namespace}
+        same_namespace: dict[Hashable, Any] = {key: value for key, value in local_queues.items()
+                                                if isinstance(key, tuple) and key[0] == namespace}
         return Resolution(unknown=_unknown("LocalQueue", queue, same_namespace, f"in namespace '{namespace}'"))
     if local.stopped:
         return Resolution(blocked=(f"LocalQueue '{queue}' is stopped (stopPolicy): it admits nothing",))
