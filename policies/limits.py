@@ -254,6 +254,15 @@ MAX_DUPLICATES_REPORTED = 100
 #: answered afresh, not remembered: 4,096 megabyte-long names would hold gigabytes.
 MAX_REMEMBERED_NAME = 320
 
+# --- Used by policies/workloads/kueue.py ------------------------------------------------------------
+
+#: The ways one queued pod may be admitted that are judged (flavor combinations across a ClusterQueue's resource
+#: groups). Ours, because a real ClusterQueue has a handful of flavors and a pod asks from one or two groups.
+MAX_ADMISSIONS = 16
+#: The longest Kueue Cohort `parentName` chain walked. Ours: Kueue sets no bound, and a real hierarchy is a few
+#: levels deep; a longer chain is read as far as this and judged from there.
+MAX_COHORT_DEPTH = 64
+
 # --- Used by policies/quantities.py -----------------------------------------------------------------
 
 #: Ours, because no real Kubernetes quantity is longer: anything longer is refused before a digit is

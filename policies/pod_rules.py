@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from .admission import WRITTEN, Admitted, admit, describe
-from .catalog import GPU_MODEL_LABEL, POOL_LABEL
+from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, GPU_MODEL_LABEL, POOL_LABEL, SKU_GPU_MANUFACTURER_LABEL
 from .demand import GpuDemand, amount_verdicts, gpu_demand
 from .findings import Finding, dedupe, undecided, yaml_list
 from .podspecs import (
@@ -156,7 +156,7 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
 #: `computeRequirements`: DoesNotExist unless `setRequirementsGPU` sets them; karpenter-provider-azure
 #: `pkg/providers/instancetype/instancetype.go`), so a NAP pod that selects one is pinned to GPU nodes.
 GPU_ONLY_LABEL_KEYS = ("kubernetes.azure.com/accelerator", POOL_LABEL, GPU_MODEL_LABEL,
-                       "karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-manufacturer")
+                       "karpenter.azure.com/sku-gpu-name", SKU_GPU_MANUFACTURER_LABEL)
 GPU_ONLY_LABEL_PREFIXES = ("nvidia.com/gpu.",)
 
 
@@ -172,22 +172,60 @@ def _term_selects_gpu_only_label(term: Any) -> bool:
     return False
 
 
-def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str], key: str, value: str) -> bool:
+def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str],
+                      label: Mapping[str, str] | None) -> bool:
+    """Whether the pod selects only GPU nodes: by the platform's GPU label (`label`; gpu-aks's AgentPool label
+    `accelerator: nvidia` when none is known), or by a label only GPU nodes carry."""
+    key, value = (label["key"], label["value"]) if label else (ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE)
     if node_selector.get(key) == value or any(_gpu_only_key(k) for k in node_selector):
         return True
     terms = required_node_terms(pod_spec)
     return bool(terms) and all(_term_pins(term, key, value) or _term_selects_gpu_only_label(term) for term in terms or [])
 
 
-def _node_selection_fix(node_selection_key: str, key: str, value: str) -> str:
+#: What every GPU node carries, by who made it, when the platform is not known: AKS labels its GPU AgentPool
+#: nodes `kubernetes.azure.com/accelerator: nvidia` (`catalog.aks_node_labels`); node auto-provisioning's
+#: Karpenter labels its GPU nodes `karpenter.azure.com/sku-gpu-manufacturer: nvidia` and never the former
+#: (Azure's NodePool CRD refuses labels under kubernetes.azure.com/, and `accelerator` on gpu-aks's NodePools).
+#: Node-selector terms are ORed: one term each selects the GPU nodes of either kind.
+GPU_NODE_TERMS: tuple[tuple[str, str], ...] = (("kubernetes.azure.com/accelerator", "nvidia"),
+                                               (SKU_GPU_MANUFACTURER_LABEL, "nvidia"))
+
+
+def _terms_text(labels: Sequence[tuple[str, str]], indent: str) -> str:
+    return "\n".join(f"{indent}- matchExpressions:\n{indent}  - key: {key}\n{indent}    operator: In\n"
+                     f"{indent}    values: [{value}]" for key, value in labels)
+
+
+def _node_selection_fix(node_selection_key: str, label: Mapping[str, str] | None) -> str:
+    if label is None:
+        terms = _terms_text(GPU_NODE_TERMS, "      " if node_selection_key == "nodeSelector" else "")
+        if node_selection_key == "nodeSelectorTerms":
+            return f"nodeSelectorTerms:\n{terms}"
+        return ("affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+                f"      nodeSelectorTerms:\n{terms}")
     if node_selection_key == "nodeSelectorTerms":
-        return f"nodeSelectorTerms:\n- matchExpressions:\n  - key: {key}\n    operator: In\n    values: [{value}]"
-    return f"nodeSelector:\n  {key}: {value}"
+        return f"nodeSelectorTerms:\n{_terms_text([(label['key'], label['value'])], '')}"
+    return f"nodeSelector:\n  {label['key']}: {label['value']}"
+
+
+def _node_selection_message(pod: PodSpec, demand: GpuDemand, label: Mapping[str, str] | None) -> str:
+    fix = _node_selection_fix(pod.node_selection_key, label)
+    where = pod.path or "the pod spec"
+    if label is not None:
+        return (f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes by the label "
+                f"{label['key']}={label['value']}; with a toleration alone it may also land on other tolerated nodes. "
+                f"Add to {where}:\n{fix}")
+    return (f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes; with a toleration alone it may also "
+            "land on other tolerated nodes. Which label every GPU node carries depends on the platform: AKS labels "
+            "its GPU AgentPool nodes kubernetes.azure.com/accelerator: nvidia, node auto-provisioning (Karpenter) "
+            f"labels its GPU nodes {SKU_GPU_MANUFACTURER_LABEL}: nvidia and not the former, and gpu-aks's "
+            "accelerator: nvidia is on its AgentPools only. Check with --platform for the label your pools' nodes "
+            f"share, or add to {where} this, which selects GPU nodes of either kind:\n{fix}")
 
 
 def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
     """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity)."""
-    key, value = config.node_label["key"], config.node_label["value"]
     findings = []
     for pod in pods:
         if pod.own_nodes or pod.unjudged_queue:
@@ -204,13 +242,10 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
         except UndecidableError as error:
             findings.append(undecided(SELECT_GPU_NODES, error))
             continue
-        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, key, value):
+        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, config.node_label):
             continue
-        findings.append(Finding(
-            SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
-            f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
-            f"a toleration alone it may also land on other tolerated nodes. Add to {pod.path or 'the pod spec'}:\n"
-            f"{_node_selection_fix(pod.node_selection_key, key, value)}"))
+        findings.append(Finding(SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
+                                _node_selection_message(pod, demand, config.node_label)))
     return dedupe(findings)
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_aks_policies.limits import MAX_ADMISSIONS, MAX_COHORT_DEPTH
 from gpu_aks_policies.rule_config import ANALYZABLE, QUEUE_ADMITS, SELECT_GPU_NODES, TOLERATE_GPU_TAINT
 from gpu_aks_policies.workloads import context_of, pod_specs_of
-from gpu_aks_policies.workloads.kueue import MAX_ADMISSIONS, MAX_COHORT_DEPTH, queue_name
+from gpu_aks_policies.workloads.kueue import queue_name
 
 from tests.helpers import DEFAULTS, findings, verdicts
 

@@ -427,3 +427,22 @@ def test_the_pack_reads_a_nodepool_s_nodes_as_linux():
     pool = StackResource("urn:np", NODEPOOL, _node_pool(taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]))
     assert check_device_plugin_coverage([pool, _plugin({"kubernetes.io/os": "linux"})],
                                         parse_rule_config(None)[DEVICE_PLUGIN_TOLERATES_POOLS]) == []
+
+
+def test_without_the_platform_the_advice_selects_gpu_nodes_of_either_kind_and_lands_on_both():
+    """#48: with no --platform the advice no longer names `accelerator: nvidia` as if every GPU node had it (NAP
+    nodes never do): it says the label depends on the platform and gives node-selector terms, ORed, one for
+    AKS's GPU label and one for Karpenter's. A pod that follows it fits a pool of prod (AgentPools) and of nap."""
+    import yaml
+
+    pod = _pod()
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config())
+    [advice] = [v.message for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    assert "depends on the platform" in advice and "accelerator: nvidia\n" not in advice
+    fix = yaml.safe_load(advice[advice.index("affinity:"):])
+    followed = {**pod, "spec": {**pod["spec"], **fix}}
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, followed)], default_rule_config())
+    assert not [v for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    for platform in (PROD, NAP):
+        [explanation] = explain(followed, platform)
+        assert explanation.lands_on, render([explanation])

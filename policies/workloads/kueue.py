@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from ..limits import MAX_LISTED
+from ..limits import MAX_ADMISSIONS, MAX_COHORT_DEPTH, MAX_LISTED
 from ..pod_requests import resource_requests
 from ..podspecs import PodSpec, Queued, Toleration, as_list, as_mapping, as_str, is_mapping
 from ..quantities import QuantityError, parse_quantity
@@ -58,11 +58,6 @@ CLUSTER_QUEUES = "kueue.cluster_queues"
 LOCAL_QUEUES = "kueue.local_queues"
 COHORTS = "kueue.cohorts"
 NAMESPACE_LABELS = "kueue.namespace_labels"
-#: The most ways one pod may be admitted that are judged (flavor combinations across resource groups):
-#: ours, because a real ClusterQueue has a handful of flavors; the rest are counted in a note.
-MAX_ADMISSIONS = 16
-#: The longest Cohort chain walked: Kueue's hierarchy has no bound, but a real one is a few levels deep.
-MAX_COHORT_DEPTH = 64
 
 
 @dataclass(frozen=True)
