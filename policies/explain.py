@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
 from .check import InputError, LoadedObject, load_config, read_inputs
+from .device_classes import device_class_refusals
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
@@ -70,6 +71,9 @@ def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
     config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
     explanations = []
     for loaded in objects:
+        if errors is not None:
+            errors.extend(InputError(loaded.file, loaded.locate(path)[0], message)
+                          for path, message in device_class_refusals(loaded.obj))
         try:
             explained = explain(loaded.obj, platform, config, context)
         except ShapeReachError as error:

@@ -254,6 +254,12 @@ MAX_DUPLICATES_REPORTED = 100
 #: answered afresh, not remembered: 4,096 megabyte-long names would hold gigabytes.
 MAX_REMEMBERED_NAME = 320
 
+# --- Used by policies/device_classes.py -------------------------------------------------------------
+
+#: Kubernetes: a DRA CEL selector has at most 10 Ki characters (k8s.io/api v0.37.2 `resource/v1/types.go`,
+#: `CELSelectorExpressionMaxLength`); the API server refuses longer ones.
+MAX_CEL_SELECTOR_CHARS = 10 * 1024
+
 # --- Used by policies/workloads/kueue.py ------------------------------------------------------------
 
 #: The ways one queued pod may be admitted that are judged (flavor combinations across a ClusterQueue's resource
