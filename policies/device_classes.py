@@ -127,8 +127,13 @@ def _plainly_not_bool(tree: Any) -> bool:
 
 
 def _is_device(node: Any) -> bool:
-    primary = node.children[0] if getattr(node, "data", None) == "member" and node.children else None
-    inner = primary.children[0] if getattr(primary, "data", None) == "primary" and primary.children else None
+    """Whether `node` is the member `device` itself."""
+    if getattr(node, "data", None) != "member" or not node.children:
+        return False
+    primary = node.children[0]
+    if getattr(primary, "data", None) != "primary" or not primary.children:
+        return False
+    inner = primary.children[0]
     return getattr(inner, "data", None) == "ident" and str(inner.children[0]) == DEVICE_VARIABLE
 
 
