@@ -361,8 +361,12 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def parsed_pool(self, reader: Reader) -> ParsedPool:
         values = reader.values
+        driver_elsewhere = values["gpuProfile"]["driver"] == "None"
         return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
-                          plugin_elsewhere="gpuProfile.driver: None" if values["gpuProfile"]["driver"] == "None" else None,
+                          plugin_elsewhere="gpuProfile.driver: None" if driver_elsewhere else None,
+                          claims_refused="it has gpuProfile.driver: None, so its driver and GPU software are managed "
+                                         "elsewhere (e.g. the NVIDIA GPU Operator, which runs its own DRA driver)"
+                          if driver_elsewhere else None,
                           min_count=values["minCount"] if reader.ok("minCount") else None,
                           sharing=values["sharing"]["strategy"],
                           # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU

@@ -97,6 +97,10 @@ DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
 #: Label keys a NodePool may not set: Azure's NodePool CRD refuses `accelerator` and most of
 #: `kubernetes.azure.com/`, and `karpenter.sh/` is Karpenter's own.
 RESERVED_NODEPOOL_LABELS = ("accelerator",)
+#: Why a NodePool cannot serve GPUs through DRA (`gpu-aks:dra`).
+NAP_REFUSES_CLAIMS = ("it is a NAP NodePool, and Karpenter does not provision nodes for pods that ask through "
+                      "ResourceClaims (Azure's Karpenter chart sets ignoreDRARequests: true; kubernetes-sigs/karpenter"
+                      "#3228), so they would never get a node; serve claims from a GPU AgentPool (gpuPools)")
 RESERVED_NODEPOOL_PREFIXES = ("karpenter.sh/", "karpenter.azure.com/", "kubernetes.azure.com/", "kubernetes.io/",
                               "k8s.io/")
 #: Well-known labels the CRD lets a NodePool's template set, but which pick its instance types: Karpenter
@@ -683,7 +687,8 @@ class NapPoolKind:
         # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
         # the cluster autoscaler, sizes them (no minCount).
         return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values),
-                                sharing=(pool.values.get("sharing") or {}).get("strategy"))
+                                sharing=(pool.values.get("sharing") or {}).get("strategy"),
+                                claims_refused=NAP_REFUSES_CLAIMS)
                      for pool in root.lists.get(self.config_key, []))
 
     def offers(self, pool: NapGpuPoolSettings) -> tuple[Offer, ...]:

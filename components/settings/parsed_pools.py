@@ -46,6 +46,8 @@ class ParsedPool:
     pod_subnet: bool = False
     #: The Arm64 (Grace) VM sizes the pool may bring.
     arm64_sizes: tuple[str, ...] = ()
+    #: Why NVIDIA's DRA driver cannot serve the pool's GPUs (`gpu-aks:dra`), or None where it can.
+    claims_refused: str | None = None
 
     @property
     def key(self) -> str:

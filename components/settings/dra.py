@@ -1,0 +1,114 @@
+"""`gpu-aks:dra`: GPU pools that hand out their GPUs through Dynamic Resource Allocation (DRA, GA in
+Kubernetes 1.34) with NVIDIA's DRA driver for GPUs, instead of the device plugin.
+
+The driver (kubernetes-sigs/dra-driver-nvidia-gpu; released as NVIDIA's `nvidia-dra-driver-gpu` chart, pinned
+here at 25.8.1) runs a kubelet plugin on the served nodes that publishes each GPU (and each MIG device) in a
+ResourceSlice, and its chart creates the DeviceClasses `gpu.nvidia.com` and `mig.nvidia.com`
+(`deployments/helm/nvidia-dra-driver-gpu/templates/deviceclass-{gpu,mig}.yaml`). A pod asks for a GPU through
+a ResourceClaim of one of those classes; with `extendedResource`, gpu-aks also creates a DeviceClass whose
+`extendedResourceName` is `nvidia.com/gpu` (KEP-5004, locked on in 1.37), so a plain `nvidia.com/gpu` pod
+is served through DRA on these pools: kube-scheduler makes its claim itself
+(k8s.io/kubernetes v1.37.2 `pkg/scheduler/framework/plugins/dynamicresources/extendeddynamicresources.go`),
+on nodes that do not advertise `nvidia.com/gpu` through a device plugin (`noderesources/fit.go`,
+`shouldDelegateResourceToDRA`). The 25.8.1 chart's own `gpu.nvidia.com` sets no `extendedResourceName`
+(its development chart, 0.5.0-dev, does).
+
+Refused, with the reason:
+- a pool the device plugin also serves: both would hand the same GPUs out twice (NVIDIA/aicr#332);
+- a NAP NodePool: Karpenter does not provision nodes for pods that ask through claims (Azure's Karpenter chart
+  sets `ignoreDRARequests: true`; kubernetes-sigs/karpenter#3228), so such pods would never get a node;
+- a pool whose driver is managed elsewhere (`gpuProfile.driver: None`), and a pool that shares its GPUs
+  (`sharing` is the device plugin's config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_aks_policies.catalog import GPU_RESOURCE
+from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, describe, string_list_problem, text
+
+from components.settings.common import dns_label_problem
+from components.settings.parsed_pools import parsed_pools
+
+#: NVIDIA's released chart (NGC Helm repository `https://helm.ngc.nvidia.com/nvidia`, chart `nvidia-dra-driver-gpu`),
+#: the version whose templates were read (dra-driver-nvidia-gpu tag v25.8.1).
+DRA_CHART = "nvidia-dra-driver-gpu"
+DRA_CHART_VERSION = "25.8.1"
+DRA_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+DRA_NAMESPACE = "nvidia-dra-driver-gpu"
+#: The DeviceClasses the chart creates (`resources.gpus.enabled`, its default).
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+MIG_DEVICE_CLASS = "mig.nvidia.com"
+#: The DeviceClass gpu-aks adds for KEP-5004: the chart's `gpu.nvidia.com` selector, with `nvidia.com/gpu` as
+#: its extended resource. Named in gpu-aks's domain so it never collides with a class the chart may add.
+EXTENDED_DEVICE_CLASS = "nvidia-gpu.gpu-aks.io"
+
+_SOURCE = "kubernetes-sigs/dra-driver-nvidia-gpu v25.8.1 deployments/helm/nvidia-dra-driver-gpu"
+
+
+@dataclass(frozen=True)
+class DraSettings:
+    #: The GPU pools served through DRA (their names). The one place this is stored.
+    pools: tuple[str, ...] = ()
+    #: `nvidia.com/gpu` is served through DRA on those pools (KEP-5004).
+    extended_resource: bool = True
+    namespace: str = DRA_NAMESPACE
+
+    def serves(self, pool_name: str) -> bool:
+        return pool_name in self.pools
+
+    @property
+    def device_classes(self) -> tuple[str, ...]:
+        """The DeviceClasses a DRA pool's GPUs are claimed by."""
+        return (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, *((EXTENDED_DEVICE_CLASS,) if self.extended_resource else ()))
+
+
+def dra_pool_names(raw: Mapping[str, Any]) -> list[str]:
+    """The pool names `dra.pools` lists in the raw document (for sections parsed before this one: the device
+    plugin's default leaves them out)."""
+    section = raw.get("dra")
+    pools = section.get("pools") if isinstance(section, Mapping) else None
+    return [name for name in pools if isinstance(name, str)] if isinstance(pools, list) else []
+
+
+def _pools_can_serve_claims(reader: Reader) -> None:
+    gpu_pools = {pool.name: pool for pool in parsed_pools(reader) if pool.gpu}
+    served_by_plugin = reader.root.get("devicePlugin.pools") if reader.root.ok("devicePlugin") else []
+    for index, name in enumerate(reader.get("pools")):
+        pool = gpu_pools.get(name)
+        where = f"pools[{index}]"
+        if pool is None:
+            reader.problem(where, f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
+        elif pool.claims_refused:
+            reader.problem(where, f"{describe(name)} cannot be served through DRA: {pool.claims_refused}")
+        elif name in (served_by_plugin or []):
+            reader.problem(where, f"{describe(name)} is also in devicePlugin.pools: the device plugin and the DRA driver "
+                                  "would both hand out its GPUs, so two pods could get the same GPU (NVIDIA/aicr#332); "
+                                  "remove it from one of them")
+        elif pool.sharing:
+            reader.problem(where, f"{describe(name)} shares its GPUs ({pool.sharing}), which is gpu-aks's device plugin's "
+                                  "config; a DRA pool gives each claim whole GPUs or MIG devices: remove its sharing")
+
+
+def _dra(reader: Reader) -> DraSettings:
+    return DraSettings(pools=tuple(dict.fromkeys(reader.get("pools"))), extended_resource=reader.get("extendedResource"),
+                       namespace=reader.get("namespace"))
+
+
+DRA = Section(
+    "dra", "GPU pools served through Dynamic Resource Allocation by NVIDIA's DRA driver (its chart "
+    f"{DRA_CHART} {DRA_CHART_VERSION}) instead of the device plugin; see docs/gpu-capacity.md, \"DRA pools\".", (
+        Key("pools", "The GPU pools (AgentPools) the DRA driver serves; the device plugin then leaves them out.",
+            "list of strings", [], check=string_list_problem, source=_SOURCE),
+        Check(_pools_can_serve_claims, reads=("pools",),
+              doc="`dra.pools` names GPU AgentPools that the device plugin does not also serve (NVIDIA/aicr#332), "
+                  "that are not NAP NodePools (Karpenter provisions nothing for claims: kubernetes-sigs/karpenter#3228), "
+                  "whose driver AKS installs, and that do not share their GPUs."),
+        boolean("extendedResource", f"Serve `{GPU_RESOURCE}` through DRA on those pools (KEP-5004): gpu-aks adds the "
+                f"DeviceClass {EXTENDED_DEVICE_CLASS} with `extendedResourceName: {GPU_RESOURCE}`, so pods written "
+                "for the device plugin land there unchanged.", True, attr="extended_resource"),
+        text("namespace", "The namespace of the DRA driver.", DRA_NAMESPACE, check=dns_label_problem, source=_SOURCE),
+    ), build=_dra, listed=("pools", "extendedResource", "namespace"))
