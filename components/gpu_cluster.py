@@ -33,6 +33,7 @@ from components.cluster import NETWORK_OUTPUT, AksCluster, AksClusterArgs
 from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
+from components.dra_driver import GpuDraDriver, GpuDraDriverArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract, PoolContract
 from components.node_pools import PoolArgs, PoolComponent
@@ -335,6 +336,10 @@ class GpuCluster(pulumi.ComponentResource):
                 GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
                     settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
                     after=[device_plugin, *gpu_pools, *access.ready]), top)
+        dra_pools = [pool for pool in pools.gpu if settings.dra.serves(pool.name)]
+        if dra_pools:
+            GpuDraDriver(child_name("nvidia-dra-driver"), GpuDraDriverArgs(
+                settings.dra, dra_pools, cluster.provider, after=[*gpu_pools, *access.ready]), top)
         observability = settings.observability
         #: Contract fields: the workspace's PromQL endpoint and the dashboard's URL, null where there is none.
         query_endpoint: pulumi.Input[str | None] = None

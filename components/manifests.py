@@ -275,3 +275,33 @@ def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
     """The DaemonSets of `device_plugin_manifests` (the plugins and the MPS control daemons)."""
     return [manifest for manifest in device_plugin_manifests(namespace_name, image, mig_strategy, pools)
             if manifest["kind"] == "DaemonSet"]
+
+
+# --- DRA (NVIDIA's DRA driver for GPUs) --------------------------------------------------------------
+
+
+def dra_driver_values(pools: Sequence[Pool]) -> dict[str, Any]:
+    """The values gpu-aks gives NVIDIA's `nvidia-dra-driver-gpu` chart (25.8.1 `values.yaml`, `validation.yaml`):
+    GPUs on (`gpuResourcesEnabledOverride`: the 25.8 chart refuses `resources.gpus.enabled` without it, saying
+    NVIDIA does not yet support it), ComputeDomains (IMEX, for multi-node NVLink) off, and the kubelet plugin
+    pinned to the DRA pools and tolerating their taints: its default affinity wants NFD's or GPU Feature
+    Discovery's labels, which AKS nodes do not carry (as for the device plugin's chart)."""
+    return {
+        "gpuResourcesEnabledOverride": True,
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+        "kubeletPlugin": {"affinity": pin_to_pools([pool.name for pool in pools]),
+                          "tolerations": _gpu_tolerations(pools)},
+    }
+
+
+def extended_resource_device_class(name: str, resource: str) -> dict[str, Any]:
+    """The KEP-5004 DeviceClass: the chart's `gpu.nvidia.com` selector (25.8.1 `templates/deviceclass-gpu.yaml`)
+    with `extendedResourceName`, so a pod asking for `resource` is served by these devices where no device plugin
+    advertises it."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": name, "labels": dict(PART_OF)},
+            "spec": {"selectors": [{"cel": {"expression": NVIDIA_GPU_SELECTOR}}], "extendedResourceName": resource}}
+
+
+#: NVIDIA's `gpu.nvidia.com` DeviceClass selector (dra-driver-nvidia-gpu v25.8.1 `templates/deviceclass-gpu.yaml`).
+NVIDIA_GPU_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"

@@ -6,6 +6,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
+from gpu_aks_policies.rules import default_rule_config
+
+from components.manifests import dra_driver_values
+from components.pools import platform_pools
 from components.settings.dra import EXTENDED_DEVICE_CLASS, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS
 from tests.test_settings import BASE, problems, settings
 
@@ -48,3 +53,34 @@ def test_pools_the_driver_cannot_serve_are_refused_by_name():
     assert dra[0].startswith("gpu-aks:dra.pools[0]: 'gput4' cannot be served through DRA: it has gpuProfile.driver: None")
     assert dra[1].startswith("gpu-aks:dra.pools[1]: 'shared' shares its GPUs (timeSlicing)")
     assert dra[2] == "gpu-aks:dra.pools[2]: 'cpu' is not a GPU pool; GPU pools: gput4, shared"
+
+
+# --- The pack: a release of NVIDIA's DRA driver serves the pools its kubelet plugin runs on ----------------
+
+
+def _agent_pool(name: str) -> StackResource:
+    return StackResource(f"urn:{name}", "azure-native:containerservice:AgentPool", {
+        "agentPoolName": name, "vmSize": "Standard_NC24ads_A100_v4", "enableAutoScaling": True, "minCount": 0,
+        "maxCount": 1, "nodeTaints": ["sku=gpu:NoSchedule"], "nodeLabels": {"gpu-aks.io/pool": name}})
+
+
+def _release(values: dict[str, Any]) -> StackResource:
+    return StackResource("urn:dra", "kubernetes:helm.sh/v3:Release", {"chart": "nvidia-dra-driver-gpu", "values": values})
+
+
+def _coverage(*resources: StackResource) -> list[str]:
+    config = default_rule_config()["device-plugin-tolerates-gpu-pools"]
+    return [finding.message for finding in check_device_plugin_coverage(resources, config)]
+
+
+def test_the_dra_drivers_kubelet_plugin_serves_the_pools_gpu_aks_pins_it_to():
+    pools = [pool for pool in platform_pools(settings(_with(dra={"pools": ["gput4"]}))).gpu if pool.name == "gput4"]
+    values = dra_driver_values(pools)
+    pool = _agent_pool("gput4")
+    assert _coverage(pool, _release(values)) == []
+    # The chart's own affinity wants NFD's labels, which AKS nodes lack: the pool is left unserved.
+    [unserved] = _coverage(pool, _release({"kubeletPlugin": {"tolerations": values["kubeletPlugin"]["tolerations"]}}))
+    assert "not served by any NVIDIA device plugin or DRA driver" in unserved
+    assert "urn:dra does not select its nodes" in unserved
+    [untolerated] = _coverage(pool, _release({"kubeletPlugin": {"affinity": values["kubeletPlugin"]["affinity"]}}))
+    assert "urn:dra does not tolerate sku=gpu:NoSchedule" in untolerated

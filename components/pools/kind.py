@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from components.pools.agentpool import AgentPoolSpec
     from components.settings.device_plugin import DevicePluginSettings
+    from components.settings.dra import DraSettings
     from components.settings.observability import ObservabilitySettings
     from components.settings.parsed_pools import ParsedPool
 
@@ -37,6 +38,10 @@ class PlatformView(Protocol):
     @property
     def device_plugin(self) -> DevicePluginSettings:
         """gpu-aks's device-plugin DaemonSets: which pools they serve, and how."""
+
+    @property
+    def dra(self) -> DraSettings:
+        """The pools NVIDIA's DRA driver serves instead (`gpu-aks:dra`)."""
 
 
 class PoolKind(Protocol):

@@ -29,19 +29,17 @@ from typing import Any
 
 from gpu_aks_policies.catalog import GPU_RESOURCE
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, describe, string_list_problem, text
+from gpu_aks_policies.dra_driver import DRA_DRIVER_CHARTS, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS
 
 from components.settings.common import dns_label_problem
 from components.settings.parsed_pools import parsed_pools
 
 #: NVIDIA's released chart (NGC Helm repository `https://helm.ngc.nvidia.com/nvidia`, chart `nvidia-dra-driver-gpu`),
 #: the version whose templates were read (dra-driver-nvidia-gpu tag v25.8.1).
-DRA_CHART = "nvidia-dra-driver-gpu"
+DRA_CHART = DRA_DRIVER_CHARTS[0]
 DRA_CHART_VERSION = "25.8.1"
 DRA_CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 DRA_NAMESPACE = "nvidia-dra-driver-gpu"
-#: The DeviceClasses the chart creates (`resources.gpus.enabled`, its default).
-GPU_DEVICE_CLASS = "gpu.nvidia.com"
-MIG_DEVICE_CLASS = "mig.nvidia.com"
 #: The DeviceClass gpu-aks adds for KEP-5004: the chart's `gpu.nvidia.com` selector, with `nvidia.com/gpu` as
 #: its extended resource. Named in gpu-aks's domain so it never collides with a class the chart may add.
 EXTENDED_DEVICE_CLASS = "nvidia-gpu.gpu-aks.io"
