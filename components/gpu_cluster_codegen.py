@@ -159,6 +159,8 @@ class _Builder:
             annotation = "list[int]"
         elif key.type == "map of strings":
             annotation = "dict[str, str]"
+        elif key.type == "map of integers":
+            annotation = "dict[str, int]"
         else:
             raise CodegenError(f"{path} is declared as {key.type!r}: declare its structure beside it (Key.shape) "
                                "so GpuCluster's inputs can type it (no input may be typed Any)")

@@ -15,7 +15,7 @@ schemas and hold the sharing pieces to a copy of NVIDIA's source (`tests/fixture
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -305,3 +305,39 @@ def extended_resource_device_class(name: str, resource: str) -> dict[str, Any]:
 
 #: NVIDIA's `gpu.nvidia.com` DeviceClass selector (dra-driver-nvidia-gpu v25.8.1 `templates/deviceclass-gpu.yaml`).
 NVIDIA_GPU_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+
+
+# --- Kueue (gpu-aks:queues) ----------------------------------------------------------------------------
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+
+
+def kueue_objects(teams: Sequence[Any], pools: Sequence[Pool], room: Mapping[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    """The ResourceFlavors (one per GPU pool), ClusterQueues (one per team) and LocalQueues (one per team and
+    namespace) of `gpu-aks:queues` (`components/settings/queues.py`). `room`: per pool, the CPU (millicores) and
+    memory (bytes) its nodes give pods at its largest, the flavor's quota of each (None-free: 0 when unknown)."""
+    objects: list[dict[str, Any]] = []
+    for pool in pools:
+        objects.append({"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
+                        "metadata": {"name": pool.name, "labels": dict(PART_OF)},
+                        "spec": {"nodeLabels": {POOL_LABEL: pool.name}, "tolerations": pool_tolerations([pool])}})
+    resources = {pool.name: pool.gpu_offers[0].resource for pool in pools if pool.gpu_offers}
+    for team in teams:
+        named = [pool for pool in pools if pool.name in team.gpus and pool.name in resources]
+        covered = ["cpu", "memory", *dict.fromkeys(resources[pool.name] for pool in named)]
+        flavors = []
+        for pool in named:
+            cpu, memory = room.get(pool.name, (0, 0))
+            quotas = {"cpu": f"{cpu}m", "memory": str(memory), **{name: 0 for name in covered[2:]}}
+            quotas[resources[pool.name]] = team.gpus[pool.name]
+            flavors.append({"name": pool.name, "resources": [{"name": name, "nominalQuota": quotas[name]}
+                                                               for name in covered]})
+        objects.append({"apiVersion": KUEUE_API, "kind": "ClusterQueue",
+                        "metadata": {"name": team.name, "labels": dict(PART_OF)},
+                        "spec": {"namespaceSelector": {"matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(team.namespaces)}]},
+                            "resourceGroups": [{"coveredResources": covered, "flavors": flavors}] if flavors else []}})
+        objects += [{"apiVersion": KUEUE_API, "kind": "LocalQueue",
+                     "metadata": {"name": team.name, "namespace": namespace_name, "labels": dict(PART_OF)},
+                     "spec": {"clusterQueue": team.name}} for namespace_name in team.namespaces]
+    return objects

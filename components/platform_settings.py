@@ -39,6 +39,7 @@ from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
 from components.settings.node_baseline import SUBNETS_CHECK
 from components.settings.observability import OBSERVABILITY, ObservabilitySettings
 from components.settings.pools import GpuAgentPoolSettings, SystemPoolSettings, UserAgentPoolSettings
+from components.settings.queues import QUEUES, QueuesSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = ["DOCUMENT", "TOP_LEVEL_KEYS", "PlatformSettings", "parse_settings", "reference_markdown"]
@@ -59,6 +60,7 @@ class PlatformSettings:
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     dra: DraSettings = field(default_factory=DraSettings)
+    queues: QueuesSettings = field(default_factory=QueuesSettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -178,6 +180,7 @@ def _platform(reader: Reader) -> PlatformSettings:
         maintenance=built["maintenance"],
         observability=built["observability"],
         dra=built["dra"],
+        queues=built["queues"],
         warnings=tuple(reader.problems.warnings),
     )
 
@@ -210,7 +213,7 @@ DOCUMENT = Document(
                                                              f"{MAX_NON_AGENT_POOLS} in {_NON_AGENT_POOL_KEYS} "
                                                              "(gpu-aks's own bound)."),
                      SUBNETS_CHECK,
-                     DEVICE_PLUGIN, DRA, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
+                     DEVICE_PLUGIN, DRA, QUEUES, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY,
                      # Each kind's rules across sections, last: they may read any section.
                      *(check for kind in KINDS for check in kind.root_checks)),

@@ -221,7 +221,8 @@ CASES = [
       "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
-      "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, dra, admissionPolicy, smokeTest, maintenance, observability"]),
+      "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, dra, queues, admissionPolicy, smokeTest, "
+      "maintenance, observability"]),
     ("unquoted Kubernetes version", {**BASE, "cluster": {"kubernetesVersion": 1.3}},
      ["gpu-aks:cluster.kubernetesVersion: 1.3 is not a Kubernetes version like \"1.37\" or \"1.37.2\" (quote it "
       "in YAML)"]),
