@@ -20,7 +20,7 @@ One file, standard library only, so it can be vendored; or installed with
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,14 +81,220 @@ class Placement:
                 "nodeSelector": {**extra.get("nodeSelector", {}), **self.node_selector}}
 
 
-def _pools(platform: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Accepts the whole outputs document or the `gpuPools` map alone."""
+class ContractError(PlacementError):
+    """The platform's outputs are not a contract this helper reads; the message names the key."""
+
+
+#: The labels gpu-aks pins a pod to a pool with (`gpu_aks_policies.catalog`: POOL_LABEL, ACCELERATOR_LABEL; the
+#: GPU-model label AKS-pool nodes carry): the same node selector the platform writes in version 2's
+#: `gpuPools.<name>.nodeSelector`.
+POOL_LABEL = "gpu-aks.io/pool"
+ACCELERATOR_LABEL = "accelerator"
+GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"
+#: Kubernetes' taint effects (k8s.io/api core/v1 `TaintEffect`).
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: The keys this helper reads of a version 3 pool and of each of its offers (tests hold them to the pool
+#: model's JSON names, `gpu_aks_policies.pools.model.Pool` and `Offer`).
+POOL_KEYS = ("role", "backend", "offers", "spot", "taints", "labels", "sharing")
+OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "migPartition")
+
+
+@dataclass(frozen=True)
+class _Offer:
+    vm_size: str | None
+    gpu_model: str | None
+    resource: str | None
+    per_node: int
+    mig_partition: str | None
+    capacity_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """A GPU pool as this helper reads it, from version 3's `pools` or version 2's `gpuPools` alike."""
+
+    backend: str
+    offers: tuple[_Offer, ...]
+    tolerations: tuple[dict[str, str], ...]
+    node_selector: dict[str, str]
+    #: How many pods share one GPU (1: no sharing), and how (timeSlicing, mps).
+    replicas: int
+    strategy: str | None
+    #: The `nvidia.com/gpu.accelerator` label value of the pool's (first) model, which a request's model may name.
+    accelerator: str | None = None
+
+    def says(self) -> tuple[Any, ...]:
+        """What the pool says of where a pod lands, whichever version wrote it: the tolerations and the node
+        selector as sets (a writer may order them as it likes); not the accelerator, which version 3 gives
+        only where the nodes carry it."""
+        return (self.backend, self.offers, frozenset(frozenset(t.items()) for t in self.tolerations),
+                frozenset(self.node_selector.items()), self.replicas, self.strategy)
+
+
+def _mapping(value: Any, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ContractError(f"{key}: expected an object, got {_kind(value)}")
+    return value
+
+
+def _text(value: Any, key: str, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ContractError(f"{key}: expected a string, got {_kind(value)}")
+    return value
+
+
+def _texts(value: Any, key: str) -> dict[str, str]:
+    """A map of strings to strings (labels, a node selector, a toleration)."""
+    mapping = _mapping(value, key)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+        raise ContractError(f"{key}: expected a map of strings to strings")
+    return dict(mapping)
+
+
+def _list(value: Any, key: str) -> list[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise ContractError(f"{key}: expected a list, got {_kind(value)}")
+    return list(value)
+
+
+def _kind(value: Any) -> str:
+    """What a value is, for a message: never the value itself (a contract may hold anything)."""
+    return "null" if value is None else type(value).__name__
+
+
+def _toleration(text: Any, key: str) -> dict[str, str]:
+    """The narrowest toleration of one `key=value:Effect` taint, as the platform writes it in version 2's
+    `tolerations` (gpu_aks_policies.scheduling `toleration_for`)."""
+    head, _, effect = _text(text, key, optional=False).rpartition(":")  # type: ignore[union-attr]
+    taint_key, _, value = head.partition("=")
+    if not taint_key or effect not in TAINT_EFFECTS:
+        raise ContractError(f"{key}: expected a taint key=value:Effect (effect {', '.join(TAINT_EFFECTS)})")
+    if value:
+        return {"key": taint_key, "operator": "Equal", "value": value, "effect": effect}
+    return {"key": taint_key, "operator": "Exists", "effect": effect}
+
+
+def _capacity(value: Any, spot: Any) -> tuple[str, ...]:
+    """How an offer's nodes may be bought (`capacityTypes`); without them (a contract written before
+    gpu-aks 0.4) as its pool's `spot` says."""
+    if isinstance(value, (list, tuple)) and value:
+        return tuple(str(kind) for kind in value)
+    return ("spot",) if spot is True else ("onDemand",)
+
+
+def _sharing(value: Any) -> tuple[int, str | None]:
+    """(replicas, strategy) of the contract's `sharing`: a count that is no whole number above 1 (a
+    damaged contract's NaN, infinity or text) is no sharing."""
+    if not isinstance(value, Mapping):
+        return 1, None
+    replicas = _whole(value.get("replicas"))
+    strategy = value.get("strategy")
+    return (replicas, strategy if isinstance(strategy, str) else None) if replicas is not None and replicas > 1 \
+        else (1, None)
+
+
+def _v3_pool(name: str, raw: Any) -> _Pool | None:
+    """A version 3 pool (`pools.<name>`, the pool model's JSON), or None for a pool that is not a GPU pool."""
+    key = f"pools.{name}"
+    pool = _mapping(raw, key)
+    if pool.get("role") not in ("system", "cpu", "gpu"):
+        raise ContractError(f"{key}.role: expected system, cpu or gpu")
+    if pool.get("role") != "gpu":
+        return None
+    spot = pool.get("spot")
+    offers = []
+    for index, item in enumerate(_list(pool.get("offers"), f"{key}.offers")):
+        offer = _mapping(item, f"{key}.offers[{index}]")
+        resource = _text(offer.get("resource"), f"{key}.offers[{index}].resource")
+        if not resource:
+            continue  # a CPU size of the pool: no GPU to ask for
+        offers.append(_Offer(_text(offer.get("vmSize"), f"{key}.offers[{index}].vmSize"),
+                             _text(offer.get("gpuModel"), f"{key}.offers[{index}].gpuModel"), resource,
+                             max(_whole(offer.get("perNode")) or 0, 0),
+                             _text(offer.get("migPartition"), f"{key}.offers[{index}].migPartition"),
+                             _capacity(offer.get("capacityTypes"), spot)))
+    if not offers:
+        raise ContractError(f"{key}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
+    labels = _texts(pool.get("labels", {}), f"{key}.labels")
+    # One toleration per distinct taint, as the platform writes them (components/manifests.py `pool_tolerations`).
+    tolerations: list[dict[str, str]] = []
+    for index, text in enumerate(_list(pool.get("taints", []), f"{key}.taints")):
+        toleration = _toleration(text, f"{key}.taints[{index}]")
+        if toleration not in tolerations:
+            tolerations.append(toleration)
+    # The node selector the platform writes (components/contract.py `gpu_node_selector`): the pool label,
+    # and the accelerator label where the pool's nodes carry it (a NAP NodePool's cannot).
+    selector = {ACCELERATOR_LABEL: "nvidia"} if labels.get(ACCELERATOR_LABEL) == "nvidia" else {}
+    replicas, strategy = _sharing(pool.get("sharing"))
+    return _Pool("nodePool" if pool.get("backend") == "nodePool" else "agentPool", tuple(offers), tuple(tolerations),
+                 {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL))
+
+
+def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The GPUs the pool may bring, one offer per VM size (the contract's `offers`: an AgentPool-backed
+    pool has one, a NAP NodePool one per size it may choose). A contract without `offers` (before
+    gpu-aks 0.4) describes its one offer in the single-size fields."""
+    offers = pool.get("offers")
+    if isinstance(offers, (list, tuple)) and any(isinstance(offer, Mapping) for offer in offers):
+        return [offer for offer in offers if isinstance(offer, Mapping)]
+    return [{"vmSize": pool.get("vmSize"), "gpuModel": pool.get("gpuModel"), "resource": pool.get("gpuResource"),
+             "perNode": pool.get("gpusPerNode"), "migPartition": pool.get("migPartition")}]
+
+
+def _v2_pool(name: str, raw: Any) -> _Pool:
+    """A version 2 GPU pool (`gpuPools.<name>`)."""
+    key = f"gpuPools.{name}"
+    pool = _mapping(raw, key)
+    offers = []
+    for index, offer in enumerate(_v2_offers(pool)):
+        at = f"{key}.offers[{index}]"
+        resource = offer.get("resource") or pool.get("gpuResource")
+        offers.append(_Offer(_text(offer.get("vmSize"), f"{at}.vmSize"), _text(offer.get("gpuModel"), f"{at}.gpuModel"),
+                             _text(resource, f"{at}.resource", optional=False),
+                             max(_whole(offer.get("perNode")) or 0, 0), _text(offer.get("migPartition"), f"{at}.migPartition"),
+                             _capacity(offer.get("capacityTypes"), pool.get("spot"))))
+    tolerations = tuple(_texts(item, f"{key}.tolerations[{index}]")
+                        for index, item in enumerate(_list(pool.get("tolerations"), f"{key}.tolerations")))
+    replicas, strategy = _sharing(pool.get("sharing"))
+    accelerator = pool.get("accelerator")
+    return _Pool("nodePool" if pool.get("kind") == "nodePool" else "agentPool", tuple(offers), tolerations,
+                 _texts(pool.get("nodeSelector"), f"{key}.nodeSelector"), replicas, strategy,
+                 accelerator if isinstance(accelerator, str) else None)
+
+
+def _read_map(platform: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    found = platform.get(key)
+    return None if found is None else _mapping(found, key)
+
+
+def _pools(platform: Any) -> dict[str, _Pool]:
+    """The GPU pools of the whole outputs document (version 3's `pools` first; a contract that has it also
+    has version 2's `gpuPools`, which must say the same), of version 3's `pools` map alone, or of the
+    `gpuPools` map alone."""
+    if not isinstance(platform, Mapping):
+        raise ContractError(f"expected the platform's outputs (an object), got {_kind(platform)}")
     version = platform.get("contractVersion")
-    if version is not None and version not in SUPPORTED_CONTRACT_VERSIONS:
-        raise PlacementError(f"the platform's outputs contract is version {version}; this helper reads "
-                             f"{SUPPORTED_CONTRACT_VERSIONS}: upgrade gpu-aks-app")
-    pools = platform.get("gpuPools", platform)
-    return {name: pool for name, pool in pools.items() if isinstance(pool, Mapping)}
+    # A whole number (a StackReference's 3.0 too); JSON's true is none, though Python counts it as 1.
+    if version is not None and _whole(version) not in SUPPORTED_CONTRACT_VERSIONS:
+        shown = version if _whole(version) is not None else _kind(version)
+        raise ContractError(f"the platform's outputs contract is version {shown}; this helper reads "
+                            f"{SUPPORTED_CONTRACT_VERSIONS}: upgrade gpu-aks-app")
+    v3, v2 = _read_map(platform, "pools"), _read_map(platform, "gpuPools")
+    if v3 is None and v2 is None and version is None:
+        # A map alone: version 3's pools carry their role, version 2's GPU pools do not.
+        whole = all(isinstance(pool, Mapping) and "role" in pool for pool in platform.values()) and bool(platform)
+        v3, v2 = (platform, None) if whole else (None, platform)
+    read3 = None if v3 is None else {str(name): pool for name, raw in v3.items()
+                                     if (pool := _v3_pool(str(name), raw)) is not None}
+    read2 = None if v2 is None else {str(name): _v2_pool(str(name), raw) for name, raw in v2.items()}
+    if read3 is not None and read2 is not None:
+        for name in dict.fromkeys([*read3, *read2]):
+            if name not in read3 or name not in read2 or read3[name].says() != read2[name].says():
+                raise ContractError(f"pools.{name} and gpuPools.{name} disagree: the contract's version 3 and version 2 "
+                                    "must say the same of a pool; write the contract again from the platform's outputs")
+    return read3 if read3 is not None else read2 or {}
 
 
 #: The well-known label every node carries with its VM size, on AgentPool and NAP (Karpenter) nodes alike
@@ -100,34 +306,15 @@ CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 _KARPENTER_CAPACITY = {"spot": "spot", "onDemand": "on-demand"}
 
 
-def _offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The GPUs the pool may bring, one offer per VM size (the contract's `offers`: an AgentPool-backed
-    pool has one, a NAP NodePool one per size it may choose). A contract without `offers` (before
-    gpu-aks 0.4) describes its one offer in the single-size fields."""
-    offers = pool.get("offers")
-    if isinstance(offers, (list, tuple)) and any(isinstance(offer, Mapping) for offer in offers):
-        return [offer for offer in offers if isinstance(offer, Mapping)]
-    return [{"vmSize": pool.get("vmSize"), "gpuModel": pool.get("gpuModel"), "resource": pool.get("gpuResource"),
-             "perNode": pool.get("gpusPerNode"), "migPartition": pool.get("migPartition")}]
+def _spot_only(offers: Sequence[_Offer]) -> bool:
+    return all(offer.capacity_types == ("spot",) for offer in offers)
 
 
-def _capacity_types(pool: Mapping[str, Any], offer: Mapping[str, Any]) -> list[str]:
-    """How the offer's nodes may be bought (the contract's `capacityTypes`); an offer without them (a
-    contract written before gpu-aks 0.4) is bought as its pool's `spot` says."""
-    kinds = offer.get("capacityTypes")
-    if isinstance(kinds, (list, tuple)) and kinds:
-        return [str(kind) for kind in kinds]
-    return ["spot"] if pool.get("spot") else ["onDemand"]
-
-
-def _spot_only(pool: Mapping[str, Any], offers: list[Mapping[str, Any]]) -> bool:
-    return all(_capacity_types(pool, offer) == ["spot"] for offer in offers)
-
-
-def _matches_model(pool: Mapping[str, Any], offer: Mapping[str, Any], model: str) -> bool:
-    wanted, offered = model.lower(), str(offer.get("gpuModel") or "").lower()
+def _matches_model(pool: _Pool, offer: _Offer, model: str) -> bool:
+    wanted, offered = model.lower(), (offer.gpu_model or "").lower()
     # The accelerator label value names the pool's (first) model: it matches the offers of that model.
-    accelerator = str(pool.get("accelerator") or "").lower() if offered == str(pool.get("gpuModel") or "").lower() else ""
+    first = (pool.offers[0].gpu_model or "").lower()
+    accelerator = (pool.accelerator or "").lower() if offered == first else ""
     return wanted in (offered, accelerator) or offered.startswith(wanted + " ")
 
 
@@ -143,62 +330,54 @@ def _whole(value: Any) -> int | None:
     return int(value)
 
 
-def _offer_per_node(offer: Mapping[str, Any]) -> int:
-    return max(_whole(offer.get("perNode")) or 0, 0)
-
-
-def _per_node(pool: Mapping[str, Any]) -> int:
+def _per_node(pool: _Pool) -> int:
     """The most one node of the pool advertises, over its offers."""
-    return max((_offer_per_node(offer) for offer in _offers(pool)), default=0)
+    return max((offer.per_node for offer in pool.offers), default=0)
 
 
-def _describe_offers(pool: Mapping[str, Any]) -> str:
-    offers = _offers(pool)
-    if len(offers) == 1:
-        return str(offers[0].get("gpuModel"))
-    return " or ".join(f"{offer.get('gpuModel')} x{_offer_per_node(offer)}" for offer in offers)
+def _describe_offers(pool: _Pool) -> str:
+    if len(pool.offers) == 1:
+        return str(pool.offers[0].gpu_model)
+    return " or ".join(f"{offer.gpu_model} x{offer.per_node}" for offer in pool.offers)
 
 
-def _replicas(pool: Mapping[str, Any]) -> int:
-    """How many pods share one GPU of the pool (the contract's `sharing`, null when none); 1: no sharing."""
-    sharing = pool.get("sharing")
-    replicas = _whole(sharing.get("replicas")) if isinstance(sharing, Mapping) else None
-    return replicas if replicas is not None and replicas > 1 else 1
-
-
-def _share(pool: Mapping[str, Any]) -> str | None:
+def _share(pool: _Pool) -> str | None:
     """What one share of a shared pool is: "1/4 of a T4, time-sliced"."""
-    replicas = _replicas(pool)
-    if replicas == 1:
+    if pool.replicas == 1:
         return None
-    how = "shared through MPS" if pool["sharing"].get("strategy") == "mps" else "time-sliced"
-    model = str(pool.get("gpuModel") or "GPU")
-    device = f"a MIG {pool['migPartition']} slice of {_a(model)}" if pool.get("migPartition") else _a(model)
-    return f"1/{replicas} of {device}, {how}"
+    how = "shared through MPS" if pool.strategy == "mps" else "time-sliced"
+    first = pool.offers[0]
+    model = first.gpu_model or "GPU"
+    device = f"a MIG {first.mig_partition} slice of {_a(model)}" if first.mig_partition else _a(model)
+    return f"1/{pool.replicas} of {device}, {how}"
 
 
 def _a(model: str) -> str:
     return f"a{'n' if model[:1] in 'AEFHILMNORSX' else ''} {model}"
 
 
-def _capacity(pool: Mapping[str, Any]) -> str:
+def _capacity_text(pool: _Pool) -> str:
     share = _share(pool)
     return f"{_per_node(pool)} shares per node, each {share}" if share else f"{_per_node(pool)} per node"
 
 
-def _describe(pools: Mapping[str, Mapping[str, Any]]) -> str:
-    return ", ".join(f"{name} ({_describe_offers(pool)}{', MIG ' + str(pool['migPartition']) if pool.get('migPartition') else ''}"
-                     f"{_buying(pool)}, {_capacity(pool)})"
+def _describe(pools: Mapping[str, _Pool]) -> str:
+    def mig(pool: _Pool) -> str:
+        partition = pool.offers[0].mig_partition
+        return f", MIG {partition}" if partition else ""
+    return ", ".join(f"{name} ({_describe_offers(pool)}{mig(pool)}{_buying(pool)}, {_capacity_text(pool)})"
                      for name, pool in pools.items()) or "none"
 
 
-def _buying(pool: Mapping[str, Any]) -> str:
-    kinds = {kind for offer in _offers(pool) for kind in _capacity_types(pool, offer)}
+def _buying(pool: _Pool) -> str:
+    kinds = {kind for offer in pool.offers for kind in offer.capacity_types}
     return ", Spot or on-demand" if len(kinds) > 1 else ", Spot" if kinds == {"spot"} else ""
 
 
-def _keep(candidates: dict[str, tuple[Mapping[str, Any], list[Mapping[str, Any]]]],
-          wanted: Any) -> dict[str, tuple[Mapping[str, Any], list[Mapping[str, Any]]]]:
+Candidates = dict[str, tuple[_Pool, list[_Offer]]]
+
+
+def _keep(candidates: Candidates, wanted: Any) -> Candidates:
     """The candidates with the offers `wanted(pool, offer)` keeps; a pool with none left is dropped."""
     kept = {name: (pool, [offer for offer in offers if wanted(pool, offer)]) for name, (pool, offers) in candidates.items()}
     return {name: (pool, offers) for name, (pool, offers) in kept.items() if offers}
@@ -213,7 +392,7 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
     if not pools:
         raise PlacementError("the platform has no GPU pools")
     # Each pool with the offers (VM sizes) that can still serve the request.
-    candidates = {name: (pool, _offers(pool)) for name, pool in pools.items()}
+    candidates: Candidates = {name: (pool, list(pool.offers)) for name, pool in pools.items()}
     if request.pool is not None:
         if request.pool not in pools:
             raise PlacementError(f"the platform has no GPU pool {request.pool!r}; GPU pools: {_describe(pools)}")
@@ -239,39 +418,39 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
                              "device plugin refuses more, as two shares may be one GPU's worth); ask for gpus=1, or "
                              f"for whole GPUs from an unshared pool. GPU pools: {_describe(pools)}")
     if request.mig_partition is not None:
-        candidates = _keep(candidates, lambda pool, offer: offer.get("migPartition") == request.mig_partition)
+        candidates = _keep(candidates, lambda pool, offer: offer.mig_partition == request.mig_partition)
         if not candidates:
             raise PlacementError(f"the platform has no MIG pool with {request.mig_partition} partitions; GPU pools: "
                                  f"{_describe(pools)}")
     elif request.pool is None:
         # A plain GPU request should get a whole GPU, not a MIG slice.
-        candidates = _keep(candidates, lambda pool, offer: not offer.get("migPartition"))
+        candidates = _keep(candidates, lambda pool, offer: not offer.mig_partition)
         if not candidates:
             raise PlacementError(f"the platform has only MIG pools for this request; ask for a mig_partition. GPU "
                                  f"pools: {_describe(pools)}")
     if request.spot is not None:
         wanted_capacity = "spot" if request.spot else "onDemand"
-        candidates = _keep(candidates, lambda pool, offer: wanted_capacity in _capacity_types(pool, offer))
+        candidates = _keep(candidates, lambda pool, offer: wanted_capacity in offer.capacity_types)
         if not candidates:
             raise PlacementError(f"the platform has no {'Spot' if request.spot else 'on-demand'} pool for this "
                                  f"request; GPU pools: {_describe(pools)}")
-    fitting = _keep(candidates, lambda pool, offer: request.gpus <= _offer_per_node(offer))
+    fitting = _keep(candidates, lambda pool, offer: request.gpus <= offer.per_node)
     if not fitting:
-        largest = max(_offer_per_node(offer) for _, offers in candidates.values() for offer in offers)
+        largest = max(offer.per_node for _, offers in candidates.values() for offer in offers)
         raise PlacementError(f"{request.gpus} GPUs is more than any matching node has (at most {largest} per node); "
                              f"GPU pools: {_describe(pools)}")
     # On-demand before Spot, then the tightest fit, then by name: the same answer every time.
-    chosen = {name: (pool, min(offers, key=_offer_per_node)) for name, (pool, offers) in fitting.items()}
-    name, (pool, offer) = min(chosen.items(), key=lambda item: (_spot_only(item[1][0], [item[1][1]]),
-                                                                _offer_per_node(item[1][1]), item[0]))
-    node_selector = dict(pool["nodeSelector"])
-    if any(other not in fitting[name][1] for other in _offers(pool)) and offer.get("vmSize"):
+    chosen = {name: (pool, min(offers, key=lambda offer: offer.per_node)) for name, (pool, offers) in fitting.items()}
+    name, (pool, offer) = min(chosen.items(), key=lambda item: (_spot_only([item[1][1]]), item[1][1].per_node,
+                                                                item[0]))
+    node_selector = dict(pool.node_selector)
+    if any(other not in fitting[name][1] for other in pool.offers) and offer.vm_size:
         # The pool may bring sizes that cannot serve the request (another GPU, too few per node): pin
         # the pod to the size chosen, so a NAP NodePool provisions that one for it.
-        node_selector[INSTANCE_TYPE_LABEL] = str(offer["vmSize"])
-    if request.spot is not None and len(_capacity_types(pool, offer)) > 1 and pool.get("kind") == "nodePool":
+        node_selector[INSTANCE_TYPE_LABEL] = offer.vm_size
+    if request.spot is not None and len(offer.capacity_types) > 1 and pool.backend == "nodePool":
         # A NodePool that buys both takes Spot first: pin the capacity type the request asks for.
         node_selector[CAPACITY_TYPE_LABEL] = _KARPENTER_CAPACITY["spot" if request.spot else "onDemand"]
-    return Placement(pool=name, resource=str(offer.get("resource") or pool["gpuResource"]), gpus=request.gpus,
-                     tolerations=[dict(t) for t in pool["tolerations"]], node_selector=node_selector,
+    return Placement(pool=name, resource=str(offer.resource), gpus=request.gpus,
+                     tolerations=[dict(t) for t in pool.tolerations], node_selector=node_selector,
                      share=_share(pool))

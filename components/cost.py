@@ -94,7 +94,8 @@ def pool_cost(pool: Pool, table: PriceTable, region: str) -> PoolCost:
                        "so no ceiling")
     hourly = min(first) if first else None
     # A pool that may shrink to no node costs nothing at its floor, priced or not.
-    at_min = 0.0 if pool.min_count == 0 else hourly * pool.min_count * HOURS_PER_MONTH if hourly is not None else None
+    floor = pool.min_count or 0  # the platform's pools always have their counts
+    at_min = 0.0 if floor == 0 else hourly * floor * HOURS_PER_MONTH if hourly is not None else None
     # The ceiling is the dearest candidate's: unknown while any size it may bring has no bound.
     at_max = max(ceilings) if ceilings and not unbounded and not pool.uncatalogued else None
     return PoolCost(

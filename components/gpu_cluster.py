@@ -345,7 +345,7 @@ class GpuCluster(pulumi.ComponentResource):
         query_endpoint: pulumi.Input[str | None] = None
         dashboard_url: pulumi.Input[str | None] = None
         if observability.enabled:
-            watched_pools = exporter_pools(pools)
+            watched_pools = exporter_pools(pools, observability)
             if watched_pools:
                 GpuMetricsExporter(child_name("dcgm-exporter"), GpuMetricsExporterArgs(
                     observability, settings.device_plugin.namespace, watched_pools, cluster.provider,

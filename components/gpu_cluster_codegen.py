@@ -23,7 +23,6 @@ an output of another resource and failing later.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import keyword
 import re
@@ -33,8 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpu_aks_policies import contract
+from gpu_aks_policies import contract_v2
 from gpu_aks_policies.declarations import Document, Key, ListOf, Section, Shape
+from gpu_aks_policies.fields import json_fields
+from gpu_aks_policies.pools import model as pool_model
 
 from components.aks_api import API_VERSION, AUTOSCALER_SETTINGS, EXPANDERS
 from components.platform_settings import DOCUMENT
@@ -314,10 +315,10 @@ def render(args_model: ArgsModel) -> str:
 # --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
-OUTPUT_TYPES: dict[type, str] = {contract.OfferPrice: "OfferPriceContract",
-                                 contract.GpuOfferEntry: "GpuOfferContract", contract.PoolSharing: "PoolSharingContract",
-                                 contract.CpuPoolEntry: "CpuPoolContract", contract.GpuPoolEntry: "GpuPoolContract",
-                                 contract.OfferEntry: "OfferContract", contract.PoolEntry: "PoolContract"}
+OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract",
+                                 contract_v2.GpuOfferEntry: "GpuOfferContract", pool_model.PoolSharing: "PoolSharingContract",
+                                 contract_v2.CpuPoolEntry: "CpuPoolContract", contract_v2.GpuPoolEntry: "GpuPoolContract",
+                                 pool_model.Offer: "OfferContract", pool_model.Pool: "PoolContract"}
 #: The contract types a toleration as a map of strings; the schema gives it its keys.
 TOLERATION = TypeSpec("Toleration", "A Kubernetes toleration of one of the pool's taints.", (
     FieldSpec("key", "str", "The taint key.", required=True),
@@ -331,7 +332,7 @@ def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
     """A contract field's annotation (as `policies/contract.py` writes it) as the TypedDict's, and
     whether the field is always there (a field that may be null is NotRequired)."""
     required = not annotation.endswith(" | None")
-    annotation = annotation.removesuffix(" | None")
+    annotation = annotation.removesuffix(" | None").replace("Mapping[str, str]", "dict[str, str]")
     if json_name == "tolerations":
         return "list[Toleration]", required
     names = {cls.__name__: name for cls, name in OUTPUT_TYPES.items()}
@@ -340,7 +341,7 @@ def output_annotation(annotation: str, json_name: str) -> tuple[str, bool]:
         return f"list[{inner}]", required
     if annotation in names:
         return names[annotation], required
-    if typing.get_origin(getattr(contract, annotation, None)) is typing.Literal:
+    if typing.get_origin(getattr(pool_model, annotation, getattr(contract_v2, annotation, None))) is typing.Literal:
         return "str", required  # a closed set in the contract; the documentation names the values
     assert annotation in ("str", "int", "float", "bool", "dict[str, str]"), f"no output type for {annotation}"
     return annotation, required
@@ -351,7 +352,7 @@ def outputs_model() -> tuple[TypeSpec, ...]:
     specs = [TOLERATION]
     for cls, name in OUTPUT_TYPES.items():
         fields = []
-        for field in dataclasses.fields(cls):
+        for field in json_fields(cls):
             annotation, required = output_annotation(str(field.type), field.metadata["json"])
             fields.append(FieldSpec(field.metadata["json"], annotation, field.metadata["doc"], required=required))
         specs.append(TypeSpec(name, " ".join((cls.__doc__ or "").split()), tuple(fields)))

@@ -145,7 +145,7 @@ class GpuPoolContract(TypedDict):
 
 
 class OfferContract(TypedDict):
-    """One VM size a pool may bring (version 3; the model's `Offer`): how its nodes are bought (with the size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
+    """One VM size a pool may bring (version 3; Karpenter's `Offering`): how its nodes are bought (with the size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
 
     vmSize: str
     """The VM size."""
@@ -170,7 +170,7 @@ class OfferContract(TypedDict):
 
 
 class PoolContract(TypedDict):
-    """Every pool of the platform, system and CPU pools included (version 3): the one pool model (`gpu_aks_policies.pools.model.Pool`) serialized. Version 2's `gpuPools` and `cpuPools` are written from the same model."""
+    """Every pool of the platform, system and CPU pools included (version 3): the one pool model, whatever backs the pool. Version 2's `gpuPools` and `cpuPools` are written from the same model."""
 
     name: str
     """The pool's name in the stack config."""

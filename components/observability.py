@@ -85,10 +85,11 @@ def azure_monitor_profile(settings: ObservabilitySettings) -> dict[str, Any] | N
 # --- Which pools are watched: settings questions, answered from the pools' facts -------------------
 
 
-def exporter_pools(pools: PlatformPools) -> tuple[Pool, ...]:
-    """The pools the DCGM exporter runs on once observability is on: those gpu-aks's device plugin
-    serves (a pool with an external driver has its GPU Operator's exporter)."""
-    return pools.exported
+def exporter_pools(pools: PlatformPools, settings: ObservabilitySettings) -> tuple[Pool, ...]:
+    """The pools the DCGM exporter runs on once observability is on (`Pool.exporter` says where it runs
+    now): those gpu-aks's device plugin serves (a pool with an external driver has its GPU Operator's
+    exporter), unless the exporter is switched off."""
+    return pools.served if settings.exporter_enabled else ()
 
 
 def agent_daemonsets(settings: PlatformSettings, pools: PlatformPools) -> list[str]:
@@ -96,7 +97,7 @@ def agent_daemonsets(settings: PlatformSettings, pools: PlatformPools) -> list[s
     plugin = settings.device_plugin
     names = [ds["metadata"]["name"] for ds in device_plugin_daemonsets(plugin.namespace, plugin.image,
                                                                        plugin.mig_strategy, pools.served)]
-    names += [exporter_name(pool.name) for pool in exporter_pools(pools)]
+    names += [exporter_name(pool.name) for pool in exporter_pools(pools, settings.observability)]
     return names
 
 
@@ -104,7 +105,7 @@ def platform_alert_rules(settings: PlatformSettings, pools: PlatformPools | None
     """The alerts a stack's settings give: what the Azure rule group holds when observability is on, and
     what the rule file holds either way."""
     pools = pools or platform_pools(settings)
-    return alert_rules(settings.observability.alerts, list(exporter_pools(pools)),
+    return alert_rules(settings.observability.alerts, list(exporter_pools(pools, settings.observability)),
                        settings.device_plugin.namespace, agent_daemonsets(settings, pools))
 
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.limits import (
     MAX_ITEMS,
@@ -34,6 +33,7 @@ from gpu_aks_policies.limits import (
     clipped,
     is_finite_number,
 )
+from gpu_aks_policies.pools.model import CapacityType, Offer, OfferPrice, Pool
 from gpu_aks_policies.terminal import escape_line
 
 #: A month of a node that runs all the time, as Azure's pricing calculator counts it.
@@ -111,6 +111,25 @@ class PriceTable:
                                 for size, price in sorted(sizes.items())}
                        for region, sizes in sorted(self.prices.items())},
         }
+
+
+def offer_price(offer: Offer, prices: PriceTable | None, region: str | None) -> OfferPrice | None:
+    """The list price of one node of the offer an hour, from the price table (the explainer tells a pod
+    what its node costs and its part of it); None without a table or a region."""
+    if prices is None or not region:
+        return None
+    on_demand = prices.hourly(region, offer.vm_size, "onDemand")
+    spot = prices.hourly(region, offer.vm_size, "spot")
+    if on_demand is None and spot is None:
+        return None
+    return OfferPrice(on_demand=on_demand, spot=spot, currency=prices.currency, as_of=prices.as_of.isoformat())
+
+
+def priced(pool: Pool, prices: PriceTable | None, region: str | None) -> Pool:
+    """The pool with each offer's list price (Karpenter's `Offering` carries its price: the platform's
+    pricing fills it, as Karpenter's pricing provider fills its offerings)."""
+    return replace(pool, offers=tuple(replace(offer, hourly_price=offer_price(offer, prices, region))
+                                      for offer in pool.offers))
 
 
 def _shown(value: Any) -> str:

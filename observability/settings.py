@@ -61,7 +61,7 @@ class AlertSettings:
 
 def pool_description(pool: Pool) -> str:
     """What the pool's nodes are, for the dashboard's row title (`Standard_NC4as_T4_v3, T4`)."""
-    description = "; ".join(f"{offer.vm_size}, {offer.gpu_sku.model}" + (
+    description = "; ".join(f"{offer.vm_size}, {offer.gpu_model}" + (
         f", MIG {offer.gpu_instance_profile}" if offer.gpu_instance_profile else "") for offer in pool.gpu_offers)
     if shares_per_gpu(pool) > 1 and pool.sharing is not None:
         description += f", {pool.sharing.replicas} slices per GPU by {sharing_name(pool.sharing.strategy)}"

@@ -55,8 +55,8 @@ from .documents import (
     safe_text,
 )
 from .podspecs import PodSpec, object_identity
-from .rule_config import RuleConfig, RuleConfigError, with_platform_node_label, with_platform_sharing
-from .rules import RULES, Rule, parse_rule_config, read_rule_config_file, with_platform_taints
+from .rule_config import RuleConfig, RuleConfigError
+from .rules import RULES, Rule, parse_rule_config, read_rule_config_file
 from .scope import request_scope
 from .terminal import EncodedJson, escape_line, json_output, json_string, run_cli
 from .workloads import Context, context_of, pod_specs_of
@@ -291,9 +291,6 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
                   platform: Platform | None = None, report: Report | None = None) -> Report:
     report = report or Report()
     context = context_of(o.obj for o in objects)
-    if platform is not None:
-        configs = with_platform_sharing(with_platform_taints(configs, platform.gpu_taints()), platform.gpu_sharing())
-        configs = with_platform_node_label(configs, platform.gpu_node_label())
     for loaded in objects:
         report.checked += 1
         for path, message in device_class_refusals(loaded.obj):  # an object the API server refuses outright

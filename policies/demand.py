@@ -27,7 +27,7 @@ from .podspecs import (
     is_gpu_resource,
 )
 from .quantities import QuantityError, format_amount, parse_quantity, shown
-from .rule_config import GpuSharing, RuleConfig
+from .rule_config import RuleConfig
 from .secrets import is_secret
 from .workloads import Claims, Context, pod_claims
 
@@ -143,6 +143,17 @@ class LimitProblem:
         return f"{self.text}. {self.advice}"
 
 
+@dataclass(frozen=True)
+class GpuSharing:
+    """What the platform offers to share a GPU, as its pools say (`fit.Platform.gpu_sharing`, with
+    `--platform`): the resources its MIG pools advertise, and its pools that share each GPU between pods
+    (time-slicing or MPS), each as "nvidia.com/gpu: 1 on pool notebooks (1/4 of a T4, time-sliced)". The
+    fractional-GPU advice offers these only."""
+
+    mig_resources: tuple[str, ...] = ()
+    shared_pools: tuple[str, ...] = ()
+
+
 def sharing_advice(sharing: GpuSharing | None) -> str:
     """How to share a GPU, as far as the platform offers it: nothing is suggested that nothing sets up
     (no time-slicing or MPS unless the platform's outputs say a pool shares its GPUs)."""
@@ -246,11 +257,12 @@ class AmountVerdict:
         return self.ask.limit_path if self.ask.limit is not ABSENT else self.ask.request_path
 
 
-def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]:
+def amount_verdicts(pod: PodSpec, config: RuleConfig, sharing: GpuSharing | None = None) -> Iterator[AmountVerdict]:
     """Every GPU amount of the pod the API server refuses, or cannot be judged yet, as
     `gpu-limits-are-whole-numbers` and the fit both judge them: containers whose GPU amounts the
     controller writes are not judged, nor the shares `gpuMarkers.resources` names (Volcano vGPU, HAMi
-    memory or cores: not counts of GPUs)."""
+    memory or cores: not counts of GPUs). `sharing`: what the platform offers instead of a fraction,
+    when the platform is known."""
     for container, result in zip(pod.containers, asks_by_container(pod, _asked_patterns(config)), strict=True):
         if isinstance(result, UndecidableError):
             yield AmountVerdict(container, None, unknown=result)
@@ -262,7 +274,7 @@ def amount_verdicts(pod: PodSpec, config: RuleConfig) -> Iterator[AmountVerdict]
                     is_gpu_resource(ask.resource, config.gpu_markers.resources):
                 continue
             try:
-                problem = limit_problem(ask, config.gpu_sharing)
+                problem = limit_problem(ask, sharing)
             except UndecidableError as error:
                 yield AmountVerdict(container, ask, unknown=error)
                 continue

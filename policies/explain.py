@@ -33,7 +33,7 @@ from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
 from .rule_config import TOLERATE_GPU_TAINT, RuleConfig, RuleConfigError
-from .rules import default_rule_config, with_platform_taints
+from .rules import default_rule_config
 from .terminal import escape_line, run_cli
 from .workloads import Context, context_of, pod_specs_of
 from .workloads.shapes import ShapeReachError
@@ -44,7 +44,7 @@ def explain(obj: Any, platform: Platform | Mapping[str, Any], config: RuleConfig
     """One explanation per pod spec the object leads to, against the platform's GPU pools (a
     Platform, or the outputs contract as a dict)."""
     platform = platform if isinstance(platform, Platform) else platform_from_outputs(platform)
-    config = config or with_platform_taints(default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = config or default_rule_config()[TOLERATE_GPU_TAINT]
     context = context or context_of([obj])
     kind, name = object_identity(obj)
     return [explain_pod(kind, name, pod, platform, config, context)
@@ -57,7 +57,7 @@ def explain_all(objects: Iterable[Mapping[str, Any]], platform: Platform,
     rule's settings (GPU resources, declared workload shapes) the explainer reads."""
     objects = list(objects)
     context = context_of(objects)
-    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = (configs or default_rule_config())[TOLERATE_GPU_TAINT]
     return [e for obj in objects for e in explain(obj, platform, config, context)]
 
 
@@ -68,7 +68,7 @@ def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
     pod spec, as the checker names those of a finding. An object that cannot be explained (a declared
     shape's path reaching too far) is an input error in `errors`."""
     context = context_of([loaded.obj for loaded in objects])
-    config = with_platform_taints(configs or default_rule_config(), platform.gpu_taints())[TOLERATE_GPU_TAINT]
+    config = (configs or default_rule_config())[TOLERATE_GPU_TAINT]
     explanations = []
     for loaded in objects:
         if errors is not None:

@@ -29,16 +29,8 @@ from .catalog import (
     sharing_name,
     sharing_phrase,
 )
-from .contract import (
-    CapacityType,
-    ContractError,
-    OfferEntry,
-    PlatformContract,
-    PoolEntry,
-    PoolSharing,
-    spot_first,
-)
-from .demand import amount_of, amount_verdicts, gpu_demand
+from .contract import ContractError, PlatformContract
+from .demand import GpuSharing, amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
 from .limits import MAX_SHOWN_CHARS, clipped
@@ -53,8 +45,9 @@ from .podspecs import (
     asks_by_container,
     is_gpu_resource,
 )
+from .pools.model import CapacityType, Offer, Pool, PoolSharing, spot_first
 from .quantities import format_amount
-from .rule_config import FIT_A_POOL, GpuSharing, RuleConfig
+from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
@@ -76,7 +69,7 @@ class PlatformError(ValueError):
 @dataclass(frozen=True)
 class Platform:
     """The platform's GPU pools, as its typed outputs contract gives them: every reader here reads the
-    pool model (`PoolEntry`, version 3's serialization) and a pool's GPUs from its `offers`, whatever
+    pool model (`Pool`, version 3's `pools`) and a pool's GPUs from its `offers`, whatever
     backs the pool and whichever contract version wrote it."""
 
     contract: PlatformContract
@@ -90,8 +83,8 @@ class Platform:
         return self._kinds[name]
 
     @cached_property
-    def pools(self) -> Mapping[str, PoolEntry]:
-        """The GPU pools, as the pool model serialized (read once from a contract of any version)."""
+    def pools(self) -> Mapping[str, Pool]:
+        """The GPU pools, as the pool model (read once from a contract of any version)."""
         return self.contract.gpu_pool_models()
 
     @property
@@ -154,7 +147,7 @@ def _model(name: str) -> str:
     return clipped(name, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS)
 
 
-def _device(offer: OfferEntry, count: int = 1) -> str:
+def _device(offer: Offer, count: int = 1) -> str:
     """One (or `count`) of what the offer advertises, in words: "a T4", "a MIG 2g.20gb slice of an A100 80GB"."""
     model = _model(offer.gpu_model or "GPU")
     if offer.mig_partition:
@@ -163,7 +156,7 @@ def _device(offer: OfferEntry, count: int = 1) -> str:
     return _a(model) if count == 1 else f"{count} {model} GPUs"
 
 
-def share_of(offer: OfferEntry, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
+def share_of(offer: Offer, sharing: PoolSharing | None, amount: Fraction = Fraction(1)) -> str:
     """What `amount` of the offer's resource gives a pod on its pool: "a whole T4", "a MIG 2g.20gb
     slice of an A100 80GB", "1/4 of a T4, time-sliced"."""
     count = int(amount) if amount.denominator == 1 else 1
@@ -237,7 +230,7 @@ class PoolVerdict:
     gets: tuple[str, ...] = ()
     #: The offers the pod may land on when it fits: the pool's VM sizes, each with the capacity types,
     #: that its node selection admits and whose nodes have the GPUs it asks for.
-    offers: tuple[OfferEntry, ...] = ()
+    offers: tuple[Offer, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,7 +309,7 @@ def _wanted(pod: Mapping[str, Any]) -> list[str]:
     return wanted
 
 
-def _where_from(key: str, pool: PoolEntry) -> str:
+def _where_from(key: str, pool: Pool) -> str:
     """Why a node of this pool never carries `key`, when it is another kind of node's label."""
     if key.startswith(("karpenter.sh/", "karpenter.azure.com/")) and pool.backend != "nodePool":
         return " (Karpenter sets it on node auto-provisioning (NAP) nodes only; this pool is an AKS AgentPool)"
@@ -326,7 +319,7 @@ def _where_from(key: str, pool: PoolEntry) -> str:
 
 
 def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], kinds: Sequence[NodeKind],
-                      pool: PoolEntry) -> list[str]:
+                      pool: Pool) -> list[str]:
     """Why no node the pool may bring passes the pod's node selection (each nodeSelector entry no node
     has, then the affinity; or that no one node has them all)."""
     reasons = []
@@ -369,17 +362,17 @@ def _tolerating(admitted: Admitted) -> Tolerating:
     return Tolerating((item.toleration, item.source == WRITTEN) for item in admitted.tolerations)
 
 
-def _offered(offer: OfferEntry) -> str:
+def _offered(offer: Offer) -> str:
     return f"MIG {offer.mig_partition} slices as {offer.resource}" if offer.mig_partition else \
         f"whole GPUs as {offer.resource}"
 
 
-def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[OfferEntry]) -> list[OfferEntry]:
+def _fitting_offers(asks: Mapping[str, Fraction], offers: Sequence[Offer]) -> list[Offer]:
     return [offer for offer in offers
             if all(offer.resource == resource and amount <= offer.per_node for resource, amount in asks.items())]
 
 
-def _sharing_reasons(per_container: Mapping[str, Fraction], pool: PoolEntry) -> list[str]:
+def _sharing_reasons(per_container: Mapping[str, Fraction], pool: Pool) -> list[str]:
     """A container asking for more than one share of a shared pool: NVIDIA's plugin, configured with
     `failRequestsGreaterThanOne` (gpu-aks always sets it), fails it at the kubelet (`internal/rm/rm.go`,
     "maximum request size for shared resources is 1"), since two shares may be one GPU's worth."""
@@ -394,7 +387,7 @@ def _sharing_reasons(per_container: Mapping[str, Fraction], pool: PoolEntry) -> 
             for resource, amount in per_container.items() if resource in shared and amount > 1]
 
 
-def _what_it_gets(asks: Mapping[str, Fraction], pool: PoolEntry, offers: Sequence[OfferEntry]) -> list[str]:
+def _what_it_gets(asks: Mapping[str, Fraction], pool: Pool, offers: Sequence[Offer]) -> list[str]:
     """What the pod gets on a pool it fits, from the `offers` it may land on, and why; then what may
     happen to it there."""
     gets: list[str] = []
@@ -414,7 +407,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: PoolEntry, offers: Sequenc
     priced = [offer for offer in dict.fromkeys(fitting or offers) if _dearest_rate(offer) is not None]
     if len(priced) > 2:
         # A NodePool of many sizes: its cheapest and its dearest node, not a line per size.
-        def rate(offer: OfferEntry) -> float:
+        def rate(offer: Offer) -> float:
             return _dearest_rate(offer) or 0.0
 
         priced = [min(priced, key=rate), max(priced, key=rate)]
@@ -442,7 +435,7 @@ def _money(value: float) -> str:
     return f"{value:,.4f}".rstrip("0").rstrip(".") if value < 100 else f"{value:,.2f}"
 
 
-def _dearest_rate(offer: OfferEntry) -> float | None:
+def _dearest_rate(offer: Offer) -> float | None:
     """The most one node of the offer lists at an hour (Spot never above on-demand), or None."""
     price = offer.hourly_price
     if price is None:
@@ -451,7 +444,7 @@ def _dearest_rate(offer: OfferEntry) -> float | None:
     return max(rates) if rates else None
 
 
-def _price_line(offer: OfferEntry, amount: Fraction) -> str:
+def _price_line(offer: Offer, amount: Fraction) -> str:
     """What one node of the offer lists at an hour, at each capacity type the pod may get, and the pod's
     part of it (the share of the node's `resource` it asks for: GPUs, MIG slices or shares)."""
     price = offer.hourly_price
@@ -487,7 +480,7 @@ def _price_line(offer: OfferEntry, amount: Fraction) -> str:
     return line + f" (list prices of {escape_line(price.as_of)}, before discounts; disks and egress not counted)"
 
 
-def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[OfferEntry]) -> list[str]:
+def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[Offer]) -> list[str]:
     """Why no node the pool may bring has the GPUs the pod asks for (nothing when one has)."""
     if not asks or _fitting_offers(asks, offers):
         return []
@@ -523,10 +516,10 @@ def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     return selected, certain
 
 
-def _offers_of(kinds: Sequence[NodeKind]) -> tuple[OfferEntry, ...]:
+def _offers_of(kinds: Sequence[NodeKind]) -> tuple[Offer, ...]:
     """The kinds' offers, each with the capacity types among the kinds (in the pool's offer order)."""
     capacities: dict[int, list[CapacityType]] = {}
-    offers: dict[int, OfferEntry] = {}
+    offers: dict[int, Offer] = {}
     for kind in kinds:
         offers.setdefault(id(kind.offer), kind.offer)
         capacities.setdefault(id(kind.offer), []).append(kind.capacity_type)
@@ -534,7 +527,7 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[OfferEntry, ...]:
 
 
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
-                 name: str, pool: PoolEntry, tolerating: Tolerating | None = None,
+                 name: str, pool: Pool, tolerating: Tolerating | None = None,
                  per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
                  kinds: Sequence[NodeKind] | None = None) -> PoolVerdict:
     """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
@@ -618,15 +611,13 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     """Where the pod lands, judged with the rules' own code: its GPU demand (`demand.gpu_demand`,
     markers included), the amounts the API server refuses (`demand.amount_verdicts`, as
     `gpu-limits-are-whole-numbers`) and admission with the config's Namespaces (`admit`)."""
-    if config.gpu_sharing is None:
-        # The refusal's advice names what this platform offers, as the hints below do.
-        config = replace(config, gpu_sharing=platform.gpu_sharing())
     asks = pod_gpu_asks(pod, config)
     demand = gpu_demand(pod, config, context)
     shares = [f"container '{ask.container.name}' asking for {ask.resource}" for ask in demand.asks
               if is_gpu_resource(ask.resource, config.gpu_markers.resources)]
     refusals = [f"container '{verdict.container.name}' {verdict.problem.text}"
-                for verdict in amount_verdicts(pod, config) if verdict.problem is not None]
+                # The refusal's advice names what this platform offers, as the hints below do.
+                for verdict in amount_verdicts(pod, config, platform.gpu_sharing()) if verdict.problem is not None]
     try:
         admitted = admit(pod, context, config.admission_plugins, config.namespaces)
     except UndecidableError:
@@ -677,7 +668,7 @@ def _model_family(model: str) -> str:
 _CAPACITY_WORDS = {"spot": "Spot", "onDemand": "on-demand"}
 
 
-def node_choice(offers: Sequence[OfferEntry]) -> str:
+def node_choice(offers: Sequence[Offer]) -> str:
     """What a node of a pool may be, when it may be more than one thing: "one of H100 x1, A100 x1,
     Spot or on-demand" (empty for a pool of one size and one capacity type)."""
     # Karpenter tries Spot first whatever order a contract lists them in.

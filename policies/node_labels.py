@@ -49,7 +49,7 @@ from .catalog import (
     gpu_sku,
     vcpus_in_size_name,
 )
-from .contract import CapacityType, OfferEntry, PoolEntry
+from .pools.model import CapacityType, Offer, Pool
 
 # Kubernetes' well-known labels (k8s.io/api core/v1 well_known_labels.go); the first three in the catalog.
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -127,7 +127,7 @@ class NodeLabels:
 class NodeKind:
     """One kind of node a pool may bring: an offer (a VM size) bought one way (Spot or on-demand)."""
 
-    offer: OfferEntry
+    offer: Offer
     capacity_type: CapacityType
     labels: NodeLabels
 
@@ -141,7 +141,7 @@ def _with_aliases(known: dict[str, str], unknown: set[str], absent: frozenset[st
     return NodeLabels(known, UnknownKeys(frozenset(unknown - set(known)), (_AKS,), absent | frozenset(known)))
 
 
-def _common(offer: OfferEntry, region: str | None) -> tuple[dict[str, str], set[str]]:
+def _common(offer: Offer, region: str | None) -> tuple[dict[str, str], set[str]]:
     sku = gpu_sku(offer.vm_size or "")
     known = {OS_LABEL: "linux", ARCH_LABEL: sku.arch if sku else "amd64"}
     unknown = {HOSTNAME_LABEL, ZONE_LABEL}
@@ -156,7 +156,7 @@ def _common(offer: OfferEntry, region: str | None) -> tuple[dict[str, str], set[
     return known, unknown
 
 
-def agent_pool_node_labels(name: str, pool: PoolEntry, offer: OfferEntry, capacity_type: CapacityType,
+def agent_pool_node_labels(name: str, pool: Pool, offer: Offer, capacity_type: CapacityType,
                            region: str | None) -> NodeLabels:
     """What AKS puts on a node of an AgentPool-backed GPU pool, with the pool's own `nodeLabels`.
     The zone is `0` on a non-zonal pool and `<region>-<n>` on a zonal one; the contract does not say
@@ -174,7 +174,7 @@ def agent_pool_node_labels(name: str, pool: PoolEntry, offer: OfferEntry, capaci
     return _with_aliases(known, unknown, frozenset() if capacity_type == "spot" else frozenset({SPOT_LABEL}))
 
 
-def nap_node_labels(name: str, pool: PoolEntry, offer: OfferEntry, capacity_type: CapacityType,
+def nap_node_labels(name: str, pool: Pool, offer: Offer, capacity_type: CapacityType,
                     region: str | None) -> NodeLabels:
     """What Karpenter and its Azure provider put on a node of a NAP NodePool (its `metadata.name` is
     the pool's name), with the NodePool's template labels."""
@@ -214,7 +214,7 @@ def nap_node_labels(name: str, pool: PoolEntry, offer: OfferEntry, capacity_type
     return _with_aliases(known, unknown, frozenset({"kubernetes.azure.com/accelerator"}))
 
 
-def node_kinds(name: str, pool: PoolEntry, region: str | None) -> Iterator[NodeKind]:
+def node_kinds(name: str, pool: Pool, region: str | None) -> Iterator[NodeKind]:
     """Every kind of node the pool may bring, in Karpenter's order of preference: Spot before on-demand
     (`karpenter.sh/capacity-type` lists are a set; Karpenter tries Spot first whatever their order)."""
     labelled = nap_node_labels if pool.backend == "nodePool" else agent_pool_node_labels

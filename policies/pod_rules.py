@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .admission import WRITTEN, Admitted, admit, describe
 from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, GPU_MODEL_LABEL, POOL_LABEL, SKU_GPU_MANUFACTURER_LABEL
@@ -42,11 +42,23 @@ from .scheduling import (
 )
 from .workloads import Context, pod_claims
 
+if TYPE_CHECKING:
+    from .fit import Platform
+
+# With `--platform` (the checker), the rules take the platform: its GPU pools say which taints a GPU pod
+# must tolerate, which label every GPU node carries, and what it offers instead of a fraction of a GPU.
+
 # --- What a pod asks for ------------------------------------------------------------------------
 
 
-def gpu_tolerations(admitted: Admitted, config: RuleConfig) -> list[Any]:
-    return [t for t in admitted.tolerations if any(tolerates(t.toleration, taint) for taint in config.gpu_taints)]
+def gpu_taints(config: RuleConfig, platform: Platform | None) -> tuple[Mapping[str, str], ...]:
+    """The GPU taints a GPU pod must tolerate: those the platform's GPU pools carry, else the config's
+    `gpuTaints`."""
+    return (platform.gpu_taints() if platform is not None else ()) or config.gpu_taints
+
+
+def gpu_tolerations(admitted: Admitted, taints: Sequence[Mapping[str, str]]) -> list[Any]:
+    return [t for t in admitted.tolerations if any(tolerates(t.toleration, taint) for taint in taints)]
 
 
 def _has_unknown_field(admitted: Admitted) -> bool:
@@ -64,8 +76,8 @@ def _taint_advice(taints: tuple[tuple[str, str, str], ...]) -> tuple[str, str]:
     return " or ".join(format_taint(t) for t in as_dicts), yaml_list([toleration_for(as_dicts[0])], "  ")
 
 
-def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admitted: Admitted) -> str:
-    wanted, fix = _taint_advice(tuple((t["key"], t.get("value") or "", t["effect"]) for t in config.gpu_taints))
+def _tolerate_message(pod: PodSpec, demand: GpuDemand, taints: Sequence[Mapping[str, str]], admitted: Admitted) -> str:
+    wanted, fix = _taint_advice(tuple((t["key"], t.get("value") or "", t["effect"]) for t in taints))
     given = [t for t in admitted.tolerations
              if t.source != WRITTEN and t.toleration.get("key") != "node.kubernetes.io/memory-pressure"]
     note = ""
@@ -84,9 +96,11 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, config: RuleConfig, admit
             f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
 
-def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                          platform: Platform | None = None) -> list[Finding]:
     """A pod that asks for a GPU must tolerate one of the GPU taints once admission has run, and its
     namespace must not refuse it."""
+    taints = gpu_taints(config, platform)
     findings = []
     for pod in pods:
         if pod.tolerations_from or pod.unjudged_queue:
@@ -105,24 +119,26 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
         if admitted.refusals:
             findings.append(Finding(TOLERATE_GPU_TAINT, path, f"{demand.summary} ({pod.where}), but the API server "
                                                               f"refuses the pod: {'; '.join(admitted.refusals)}"))
-        elif not gpu_tolerations(admitted, config):
-            ert_could_match = any(is_extended_resource_name(t["key"]) for t in config.gpu_taints)
+        elif not gpu_tolerations(admitted, taints):
+            ert_could_match = any(is_extended_resource_name(t["key"]) for t in taints)
             if _has_unknown_field(admitted) or (admitted.incomplete and ert_could_match):
                 findings.append(undecided(TOLERATE_GPU_TAINT, UndecidableError(path)))
             else:
-                findings.append(Finding(TOLERATE_GPU_TAINT, path, _tolerate_message(pod, demand, config, admitted)))
+                findings.append(Finding(TOLERATE_GPU_TAINT, path, _tolerate_message(pod, demand, taints, admitted)))
     return dedupe(findings)
 
 
 # --- Rule 2: gpu-limits-are-whole-numbers ------------------------------------------------------
 
 
-def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Context | None = None) -> list[Finding]:
+def check_gpu_limits(pods: Sequence[PodSpec], config: RuleConfig, context: Context | None = None, *,
+                     platform: Platform | None = None) -> list[Finding]:
     """Every GPU amount is what the API server accepts: a whole, non-negative number in limits,
     equal to any request. Containers whose GPU amounts the controller writes are not judged."""
+    sharing = platform.gpu_sharing() if platform is not None else None
     findings = []
     for pod in pods:
-        for verdict in amount_verdicts(pod, config):
+        for verdict in amount_verdicts(pod, config, sharing):
             if verdict.unknown is not None:
                 findings.append(undecided(WHOLE_GPU_LIMITS, verdict.unknown))
             else:
@@ -224,8 +240,14 @@ def _node_selection_message(pod: PodSpec, demand: GpuDemand, label: Mapping[str,
             f"share, or add to {where} this, which selects GPU nodes of either kind:\n{fix}")
 
 
-def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
-    """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity)."""
+def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                             platform: Platform | None = None) -> list[Finding]:
+    """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity). Where
+    the config names no label, the platform's GPU nodes name one they all carry; with no platform either, the
+    advice says it depends on the platform."""
+    label = config.node_label
+    if platform is not None and label is None:
+        label = platform.gpu_node_label()
     findings = []
     for pod in pods:
         if pod.own_nodes or pod.unjudged_queue:
@@ -242,10 +264,10 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
         except UndecidableError as error:
             findings.append(undecided(SELECT_GPU_NODES, error))
             continue
-        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, config.node_label):
+        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, label):
             continue
         findings.append(Finding(SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
-                                _node_selection_message(pod, demand, config.node_label)))
+                                _node_selection_message(pod, demand, label)))
     return dedupe(findings)
 
 
@@ -261,9 +283,11 @@ def _unknown_queue(pod: PodSpec, context: Context) -> str:
             "--platform when the platform provides the queues (gpu-aks:queues)")
 
 
-def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                     platform: Platform | None = None) -> list[Finding]:
     """Say what the rules cannot see: adapter notes, and DRA claims not among the objects checked
     when nothing else already tolerates the GPU taint."""
+    taints = gpu_taints(config, platform)
     findings: list[Finding] = []
     for pod in pods:
         findings.extend(Finding(ANALYZABLE, pod.path, f"{pod.where}: {note}") for note in pod.notes)
@@ -273,17 +297,17 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
         if not claims.unresolved or claims.gpu:
             continue
         try:
-            if gpu_tolerations(admit(pod, context, config.admission_plugins, config.namespaces), config):
+            if gpu_tolerations(admit(pod, context, config.admission_plugins, config.namespaces), taints):
                 continue
         except UndecidableError:
             continue
         scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
-        wanted = " or ".join(format_taint(t) for t in config.gpu_taints)
+        wanted = " or ".join(format_taint(t) for t in taints)
         findings.append(Finding(
             ANALYZABLE, join(pod.path, "resourceClaims"),
             f"{pod.where} uses {', '.join(claims.unresolved)}, which is not {scope}. If it asks for a GPU device class "
             f"({', '.join(config.gpu_device_classes)}), the pod lands on GPU nodes and must tolerate {wanted}; check it "
-            f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(config.gpu_taints[0])], '  ')}"))
+            f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(taints[0])], '  ')}"))
     return dedupe(findings)
 
 
@@ -291,7 +315,8 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
 # --- Rule 5: queued-gpu-pods-are-admitted --------------------------------------------------------
 
 
-def check_queue_admission(pods: Sequence[PodSpec], config: RuleConfig, context: Context) -> list[Finding]:
+def check_queue_admission(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                          platform: Platform | None = None) -> list[Finding]:
     """A GPU pod whose workload waits in a Kueue queue is admitted by it in some way (`workloads/kueue.py`)."""
     findings = []
     for pod in pods:

@@ -41,12 +41,13 @@ from .scheduling import (
 from .terminal import escape_line
 
 if TYPE_CHECKING:
-    from .pools.model import AsWritten, Pool, PoolFact
+    from .pools.model import AsWritten, Pool, PoolFact, PoolReading
 
 # --- Pools and the device plugin -----------------------------------------------------------------
 # The pools come from the backend readers (`gpu_aks_policies.pools`), each as the one pool model
-# (`pools.model.Pool`): these rules never read a backend's properties, so a pool of a new backend is
-# judged by the same rules.
+# (`pools.model.Pool`) with its reading (`PoolReading`: where each fact is written, which a preview
+# hides): these rules never read a backend's properties, so a pool of a new backend is judged by the
+# same rules.
 
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
 #: The resource types that may serve a pool's GPUs: device-plugin DaemonSets, and releases of NVIDIA's DRA driver.
@@ -86,19 +87,12 @@ class PoolProblem:
         return f"{self.reason}. Fix: {self.fix}" if self.fix else self.reason
 
 
-def require(pool: Pool, *facts: PoolFact) -> None:
+def require(read: PoolReading, *facts: PoolFact) -> None:
     """Raises UndecidableError, at the path of the value not known yet, for the first of `facts` the
     preview hides in this pool: the rule then reports this one pool as undecided."""
     for fact in facts:
-        if fact in pool.unknown:
-            raise UndecidableError(pool.unknown[fact])
-
-
-def _as_written(pool: Pool) -> AsWritten:
-    if pool.written is None:
-        raise ValueError(f"the pool {pool.key} was not read from a resource: the pool rules judge what "
-                         "gpu_aks_policies.pools.pools_of reads")
-    return pool.written
+        if fact in read.unknown:
+            raise UndecidableError(read.unknown[fact])
 
 
 def _taint_fix(written: AsWritten, taint: Mapping[str, str]) -> str:
@@ -111,12 +105,12 @@ def _taint_fix(written: AsWritten, taint: Mapping[str, str]) -> str:
     return f"{written.taints_field}: [{{{fields}}}]"
 
 
-def pool_problems(pool: Pool, config: RuleConfig) -> list[PoolProblem]:
+def pool_problems(read: PoolReading, config: RuleConfig) -> list[PoolProblem]:
     """Why `gpu-node-pools-are-tainted` refuses a GPU pool (none when it passes). The pack reports each
     at the pool's resource; the platform runs the same on its own pools before anything is created
     (`components/pools/rules.py`), reported at the config key. Raises UndecidableError."""
-    require(pool, "taints")
-    written = _as_written(pool)
+    require(read, "taints")
+    pool, written = read.pool, read.written
     problems = [PoolProblem("taints", problem) for problem in written.taint_problems]
     taints = [parse_taint(taint) for taint in pool.taints]
     if not any(taint == dict(gpu_taint) and taint["effect"] == "NoSchedule"
@@ -125,30 +119,30 @@ def pool_problems(pool: Pool, config: RuleConfig) -> list[PoolProblem]:
         problems.append(PoolProblem(
             "taints", f"carries no NoSchedule GPU taint ({wanted}), so any pod may land on its expensive nodes and "
                       f"GPU pods cannot rely on it", _taint_fix(written, config.gpu_taints[0])))
-    require(pool, "count")
+    require(read, "count")
     if not written.autoscaled:
         problems.append(PoolProblem(
             "scaling", f"is not autoscaled within bounds ({written.bounds}); GPU pools should scale, to zero when idle",
             written.bounds_fix))
-    elif pool.min_count > pool.max_count:
+    elif (pool.min_count or 0) > (pool.max_count or 0):
         problems.append(PoolProblem(
             "scaling", f"has {' '.join(written.lower)} above {' '.join(written.upper)}",
             f"{written.lower[0]} <= {written.upper[0]}"))
     return problems
 
 
-def gpu_sizes(pool: Pool) -> list[str]:
+def gpu_sizes(read: PoolReading) -> list[str]:
     """The pool's GPU VM sizes: a pool with none is no GPU pool, and the GPU pool rule passes it.
     Raises UndecidableError."""
-    require(pool, "offers")
-    return [size for size in pool.vm_sizes if is_gpu_vm_size(size)]
+    require(read, "offers")
+    return [size for size in read.pool.vm_sizes if is_gpu_vm_size(size)]
 
 
-def needs_device_plugin(pool: Pool) -> bool:
-    """A device plugin the stack installs must serve the pool (`Pool.needs_device_plugin`). Raises
+def needs_device_plugin(read: PoolReading) -> bool:
+    """A device plugin the stack installs must serve the pool (`PoolReading.needs_device_plugin`). Raises
     UndecidableError."""
-    require(pool, "plugin")
-    return pool.needs_device_plugin
+    require(read, "plugin")
+    return read.needs_device_plugin
 
 
 def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: RuleConfig) -> list[Finding]:
@@ -158,14 +152,14 @@ def check_gpu_node_pool(resource_type: str, props: Mapping[str, Any], config: Ru
         pools = pools_of(resource_type, props)
     except UndecidableError as error:
         return [undecided(TAINTED_GPU_POOLS, error)]
-    for pool in pools:
+    for read in pools:
         try:
-            sizes = gpu_sizes(pool)
+            sizes = gpu_sizes(read)
             if not sizes:
                 continue
-            for problem in pool_problems(pool, config):
-                findings.append(Finding(TAINTED_GPU_POOLS, pool.source["pool"],
-                                        f"{_pool_named(pool, sizes)} {problem.text}"))
+            for problem in pool_problems(read, config):
+                findings.append(Finding(TAINTED_GPU_POOLS, read.source["pool"],
+                                        f"{_pool_named(read.pool, sizes)} {problem.text}"))
         except UndecidableError as error:
             findings.append(undecided(TAINTED_GPU_POOLS, error))
     return findings
@@ -216,11 +210,12 @@ def device_plugins(resources: Sequence[StackResource]) -> list[Plugin]:
     return plugins + [(r, [kubelet_plugin_pod(r.props)]) for r in resources if is_dra_driver_release(r.type, r.props)]
 
 
-def plugin_gaps(pool: Pool, plugins: Sequence[Plugin]) -> list[str]:
+def plugin_gaps(read: PoolReading, plugins: Sequence[Plugin]) -> list[str]:
     """Why each plugin misses the pool's nodes, or [] when one of them serves it (one is enough). The
     pack reports the gaps at the pool's resource; the platform runs the same on its own pools before
     anything is created (`components/pools/rules.py`). Raises UndecidableError."""
-    require(pool, "taints", "labels", "mig")
+    require(read, "taints", "labels", "mig")
+    pool = read.pool
     taints = [parse_taint(taint) for taint in pool.taints]
     labels, mig = pool.labels, pool.mig
     gaps: list[str] = []
@@ -245,16 +240,17 @@ def check_device_plugin_coverage(resources: Sequence[StackResource], config: Rul
         except UndecidableError as error:
             findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
             continue
-        for pool in pools:
+        for read in pools:
             try:
-                gaps = plugin_gaps(pool, plugins)
+                gaps = plugin_gaps(read, plugins)
             except UndecidableError as error:
                 findings.append(undecided(DEVICE_PLUGIN_TOLERATES_POOLS, error, resource.urn))
                 continue
             if gaps:
                 findings.append(Finding(
-                    DEVICE_PLUGIN_TOLERATES_POOLS, pool.source["pool"],
-                    f"{_pool_named(pool, pool.vm_sizes)} {UNSERVED}: " + "; ".join(gaps), subject=resource.urn))
+                    DEVICE_PLUGIN_TOLERATES_POOLS, read.source["pool"],
+                    f"{_pool_named(read.pool, read.pool.vm_sizes)} {UNSERVED}: " + "; ".join(gaps),
+                    subject=resource.urn))
     return findings
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .admission import AKS_ADMISSION_PLUGINS
@@ -129,17 +129,6 @@ class GpuMarkers:
 
 
 @dataclass(frozen=True)
-class GpuSharing:
-    """What the platform offers to share a GPU, when it is known (`--platform`): the resources its MIG
-    pools advertise, and its pools that share each GPU between pods (time-slicing or MPS), each as
-    "nvidia.com/gpu: 1 on pool notebooks (1/4 of a T4, time-sliced)". The fractional-GPU advice
-    offers these only."""
-
-    mig_resources: tuple[str, ...] = ()
-    shared_pools: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class RuleConfig:
     """One policy's settings, defaults applied."""
 
@@ -153,8 +142,6 @@ class RuleConfig:
     #: (namespace, its annotations) for the Namespaces the pack's config names, sorted by name.
     namespaces: tuple[tuple[str, Mapping[str, str]], ...] = ()
     gpu_markers: GpuMarkers = GpuMarkers()
-    #: None when the platform is not known (no `--platform`): then the advice stays generic.
-    gpu_sharing: GpuSharing | None = None
     #: Kinds the config declares the shape of (`workloadShapes`; `gpu_aks_policies.workloads.shapes`).
     workload_shapes: tuple[WorkloadShape, ...] = ()
 
@@ -388,26 +375,3 @@ def parse_configs(raw: Any, rules: Mapping[str, Declared]) -> dict[str, RuleConf
     if problems.items:
         raise RuleConfigError(problems.items)
     return configs
-
-
-def platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...],
-                    rules: Mapping[str, Declared]) -> dict[str, RuleConfig]:
-    """The configs with the GPU taints the platform's pools really carry (from `--platform`), for
-    the rules that take `gpuTaints`."""
-    return {name: replace(config, gpu_taints=taints) if taints and "gpuTaints" in rules[name].parameters else config
-            for name, config in configs.items()}
-
-
-def with_platform_node_label(configs: Mapping[str, RuleConfig], label: Mapping[str, str] | None) -> dict[str, RuleConfig]:
-    """The configs with the GPU-node label the platform's GPU nodes all carry (from `--platform`), where
-    the config names none: the node-selection advice then names a label the pod can really select."""
-    if not label:
-        return dict(configs)
-    return {name: replace(config, node_label=dict(label)) if config.node_label is None else config
-            for name, config in configs.items()}
-
-
-def with_platform_sharing(configs: Mapping[str, RuleConfig], sharing: GpuSharing) -> dict[str, RuleConfig]:
-    """The configs with what the platform offers to share a GPU (from `--platform`): the advice for a
-    fractional GPU then names only those (MIG resources, time-sliced pools) or says there are none."""
-    return {name: replace(config, gpu_sharing=sharing) for name, config in configs.items()}

@@ -56,7 +56,6 @@ from .rule_config import (
     RuleConfig,
     RuleConfigError,
     parse_configs,
-    platform_taints,
 )
 from .workloads import Context
 
@@ -81,7 +80,8 @@ class Rule:
     #: The config properties it takes, by name (`rule_config.PARAMETERS`).
     parameters: tuple[str, ...]
     check: Callable[..., list[Finding]]
-    #: Pod rules that need the platform's outputs are called with `platform=` and `identity=`.
+    #: Pod rules that need the platform's outputs are called with `platform=` and `identity=`; the others
+    #: take `platform=` where one is known (its GPU pools' taints, node label and GPU sharing).
     needs_platform: bool = False
 
     def check_pods(self, pods: Sequence[PodSpec], config: RuleConfig, context: Context,
@@ -90,7 +90,7 @@ class Rule:
         and none is given."""
         if self.needs_platform:
             return self.check(pods, config, context, platform=platform, identity=identity) if platform else []
-        return self.check(pods, config, context)
+        return self.check(pods, config, context, platform=platform)
 
     @property
     def schema(self) -> dict[str, Mapping[str, Any]]:
@@ -184,11 +184,6 @@ def read_rule_config_file(path: str, limits: Limits = RULE_CONFIG_FILE_LIMITS) -
     except RuleConfigError as error:
         raise RuleConfigError([f"{path}: {problem}" for problem in error.problems]) from None
     return raw if isinstance(raw, dict) else {}
-
-
-def with_platform_taints(configs: Mapping[str, RuleConfig], taints: tuple[Mapping[str, str], ...]) -> dict[str, RuleConfig]:
-    """The configs with the GPU taints the platform's pools really carry (from `--platform`)."""
-    return platform_taints(configs, taints, RULES)
 
 
 # --- The reference page ------------------------------------------------------------------------

@@ -4,9 +4,10 @@ and fails with a message that says what the platform lacks."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 
 import pytest
-from gpu_aks_app import GpuRequest, PlacementError, place
+from gpu_aks_app import ContractError, GpuRequest, Placement, PlacementError, place
 from gpu_aks_policies.rules import POD_RULES
 
 from components.contract import platform_contract
@@ -100,7 +101,7 @@ def test_the_testing_helpers_platform_is_shaped_like_the_real_contract():
     assert set(real) <= set(sample)
     real_pool, sample_pool = real["gpuPools"]["gput4"], sample["gpuPools"]["gput4"]
     assert set(real_pool) == set(sample_pool)
-    # Version 3's pool model entry, as the platform writes it from `Pool.to_entry`.
+    # Version 3's pool, as the platform writes it (`Pool.to_json`).
     assert {k: v for k, v in sample["pools"]["gput4"].items() if k != "azureName"} == \
         {k: v for k, v in real["pools"]["gput4"].items() if k != "azureName"}
     assert {k: v for k, v in sample_pool.items() if k != "azureName"} == {k: v for k, v in real_pool.items()
@@ -193,3 +194,103 @@ def test_a_damaged_per_node_count_serves_nothing_and_says_so(value):
         offer["perNode"] = value
     with pytest.raises(PlacementError, match="t4"):
         place({"gpuPools": {"t4": pool}}, GpuRequest(gpus=1))
+
+
+# --- What the helper reads: version 3 first, as the pool model's JSON says it ---------------------------------
+
+
+def _stack_contracts() -> dict[str, dict]:
+    from tools.observability import stack_settings
+
+    return {stack: platform_contract(stack_settings(stack)) for stack in ("dev", "prod", "nap")}
+
+
+CONTRACTS = _stack_contracts()
+#: Requests of every kind: each lands, or fails with the same reason, whichever version the helper reads.
+ASKED = [GpuRequest(), GpuRequest(gpus=2), GpuRequest(gpus=8), GpuRequest(model="T4"), GpuRequest(model="H100"),
+         GpuRequest(model="A100"), GpuRequest(spot=True), GpuRequest(spot=False), GpuRequest(shared=True),
+         GpuRequest(mig_partition="2g.20gb"), GpuRequest(mig_partition="1g.10gb"), GpuRequest(gpus=3, spot=True)]
+
+
+def _outcome(platform: dict, request_: GpuRequest) -> object:
+    try:
+        return place(platform, request_)
+    except PlacementError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("stack", CONTRACTS)
+def test_the_helper_reads_version_3_as_the_platform_writes_version_2(stack):
+    """Version 3's `pools` (the pool model's JSON: taints and labels, no tolerations or node selector) gives
+    every request the placement version 2's `gpuPools` gives, so reading version 3 first changes nothing
+    while the platform writes both, and nothing when it writes version 3 alone."""
+    contract = CONTRACTS[stack]
+    v3 = {key: value for key, value in contract.items() if key not in ("gpuPools", "cpuPools")}
+    v2 = {key: value for key, value in contract.items() if key != "pools"} | {"contractVersion": 2}
+    placed = 0
+    for request_ in [*ASKED, *(GpuRequest(pool=name) for name in contract["gpuPools"])]:
+        outcome = _outcome(contract, request_)
+        assert outcome == _outcome(v3, request_) == _outcome(v2, request_) == _outcome(contract["pools"], request_), \
+            request_
+        placed += isinstance(outcome, Placement)
+    assert placed
+
+
+def test_a_contract_whose_two_versions_disagree_is_refused_naming_both_keys():
+    contract = copy.deepcopy(CONTRACTS["prod"])
+    name = next(iter(contract["gpuPools"]))
+    contract["gpuPools"][name]["tolerations"] = []
+    with pytest.raises(ContractError, match=rf"pools\.{name} and gpuPools\.{name} disagree"):
+        place(contract, GpuRequest())
+
+
+def _damaged(document: dict) -> Iterator[tuple[str, dict]]:
+    """The document with one key at a time removed, or its value replaced by each kind of JSON value, in
+    every pool and offer of both versions, and at the top."""
+    junk = [None, True, -1, 1.5, float("nan"), "x", [], {}, [1], {"a": 1}]
+
+    def variants(path: str, container: dict) -> Iterator[tuple[str, dict]]:
+        for key in list(container):
+            for value in [*junk, ...]:
+                damaged = copy.deepcopy(document)
+                target = damaged
+                for part in path.split("/") if path else []:
+                    target = target[int(part)] if isinstance(target, list) else target[part]
+                if value is ...:
+                    del target[key]
+                else:
+                    target[key] = value
+                yield f"{path}/{key}={value!r}", damaged
+
+    yield from variants("", document)
+    for version in ("pools", "gpuPools"):
+        for name, pool in document[version].items():
+            yield from variants(f"{version}/{name}", pool)
+            for index, offer in enumerate(pool.get("offers") or []):
+                yield from variants(f"{version}/{name}/offers/{index}", offer)
+
+
+@pytest.mark.parametrize("stack", ["dev", "nap"])
+def test_a_damaged_contract_is_a_placement_error_never_a_traceback(stack):
+    """Any key missing or of the wrong kind anywhere in a pool: `place` places, or raises PlacementError
+    (ContractError naming the key where the contract is damaged), never AttributeError, KeyError,
+    TypeError or a bare ValueError (#50)."""
+    document = {key: value for key, value in CONTRACTS[stack].items() if key in (
+        "contractVersion", "gpuPools", "cpuPools", "pools")}
+    tried = 0
+    for where, damaged in _damaged(document):
+        for platform in (damaged, {k: v for k, v in damaged.items() if k != "gpuPools"}):
+            try:
+                place(platform, GpuRequest())
+            except PlacementError as error:
+                assert type(error) in (PlacementError, ContractError), where
+            tried += 1
+    assert tried > 500
+
+
+@pytest.mark.parametrize("platform", [None, 3, "outputs", [], {"gpuPools": []}, {"pools": "x"},
+                                      {"pools": {"t4": []}}, {"contractVersion": True, "gpuPools": {}},
+                                      {"contractVersion": [2], "gpuPools": {}}])
+def test_outputs_that_are_no_contract_are_refused_by_key(platform):
+    with pytest.raises(ContractError):
+        place(platform, GpuRequest())  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from datetime import date
@@ -292,15 +293,27 @@ def test_the_app_helpers_testing_platform_matches_the_schema_and_the_reader():
     assert (testing.CONTRACT_VERSION, testing.POOL_LABEL, testing.SPOT_TAINT) == (CONTRACT_VERSION, POOL_LABEL, SPOT_TAINT)
 
 
+def _keys_read(function: object, name: str) -> set[str]:
+    """The keys a helper function reads of `name` (`name.get("key")`, `name["key"]`)."""
+    return set(re.findall(rf"""\b{name}(?:\.get\(|\[)["']([A-Za-z]+)["']""", inspect.getsource(function)))
+
+
 def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has():
+    """The helper (standard library only) reads version 3's `pools` as the pool model's JSON names
+    them (`Pool`, `Offer`), and version 2's `gpuPools` as its entries do."""
     import gpu_aks_app as app
+    from gpu_aks_policies.fields import json_names
+    from gpu_aks_policies.pools.model import Offer, Pool
 
     assert app.SUPPORTED_CONTRACT_VERSIONS == READABLE_CONTRACT_VERSIONS
-    source = Path(app.__file__).read_text()
-    read = set(re.findall(r"""pool(?:\.get\(|\[)["']([A-Za-z]+)["']""", source))
-    assert read, "the helper reads pools with pool.get('key') / pool['key']"
-    assert read <= set(json_schema()["$defs"]["GpuPoolEntry"]["properties"]), read
-    for version in (99, "banana"):
+    assert set(app.POOL_KEYS) <= set(json_names(Pool)) and set(app.OFFER_KEYS) <= set(json_names(Offer))
+    assert _keys_read(app._v3_pool, "pool") == set(app.POOL_KEYS)
+    assert _keys_read(app._v3_pool, "offer") == set(app.OFFER_KEYS)
+    read = _keys_read(app._v2_pool, "pool") | _keys_read(app._v2_offers, "pool")
+    assert read and read <= set(json_schema()["$defs"]["GpuPoolEntry"]["properties"]), read
+    offer_read = _keys_read(app._v2_pool, "offer")
+    assert offer_read and offer_read <= set(json_schema()["$defs"]["GpuOfferEntry"]["properties"]), offer_read
+    for version in (99, "banana", True):
         with pytest.raises(app.PlacementError):
             app.place({**EXPORTED["dev"], "contractVersion": version}, app.GpuRequest())
         with pytest.raises(ContractError):
@@ -328,15 +341,61 @@ def test_platform_readers_read_versions_2_and_3_alike(stack, request):
 
 
 def test_a_version_3_contract_is_read_from_its_pool_model_and_a_gpu_pool_needs_a_gpu_offer(dev_run):
-    """The readers read `pools` (the model serialized) when a contract has it: `gpuPools` is then
-    version 2's copy for older readers. A GPU pool whose offers bring no GPU is refused, by key."""
+    """The readers read `pools` (the pool model) when a contract has it: `gpuPools` is then version 2's
+    copy for older readers. A GPU pool whose offers bring no GPU is refused, by key."""
     from gpu_aks_policies.fit import platform_from_outputs
 
     outputs = json.loads(json.dumps(dev_run.stack_outputs))
     [name] = [name for name, pool in outputs["pools"].items() if pool["role"] == "gpu"][:1]
-    outputs["pools"][name]["taints"] = ["team=ml:NoSchedule"]
-    assert platform_from_outputs(outputs).pools[name].taints == ("team=ml:NoSchedule",)
+    outputs["pools"][name]["zones"] = ["2"]  # version 2 has no zones
+    assert platform_from_outputs(outputs).pools[name].zones == ("2",)
     for offer in outputs["pools"][name]["offers"]:
         offer["resource"] = None
     with pytest.raises(ContractError, match=rf"pools\.{name}\.offers: a GPU pool needs an offer with a resource"):
         PlatformContract.from_json(outputs)
+
+
+#: (how the contract is damaged, the problem named): each in one version only.
+DISAGREEING = {
+    "taints": (lambda o, gpu, cpu: o["pools"][gpu].update(taints=["team=ml:NoSchedule"]),
+               r"pools\.{gpu} and gpuPools\.{gpu} disagree \(taints\)"),
+    "perNode": (lambda o, gpu, cpu: o["gpuPools"][gpu]["offers"][0].update(perNode=7),
+                r"pools\.{gpu} and gpuPools\.{gpu} disagree \(offers\)"),
+    "plugin and count": (lambda o, gpu, cpu: o["gpuPools"][gpu].update(devicePlugin="external", maxCount=9),
+                         r"pools\.{gpu} and gpuPools\.{gpu} disagree \(maxCount, devicePlugin\)"),
+    "a GPU pool": (lambda o, gpu, cpu: o["pools"].pop(gpu), r"gpuPools\.{gpu}: a GPU pool that pools lacks"),
+    "a CPU pool": (lambda o, gpu, cpu: o["cpuPools"].pop(cpu), r"pools\.{cpu}: a CPU pool that cpuPools lacks"),
+    "a CPU size": (lambda o, gpu, cpu: o["cpuPools"][cpu].update(vmSize="Standard_D2ds_v5"),
+                   r"pools\.{cpu} and cpuPools\.{cpu} disagree \(offers\)"),
+}
+
+
+@pytest.mark.parametrize(("edit", "keys"), DISAGREEING.values(), ids=DISAGREEING)
+def test_a_contract_whose_two_versions_disagree_is_refused_naming_both_keys(dev_run, edit, keys):
+    """The explainer reads `pools`, an app helper before version 3 `gpuPools`: where they disagree, one
+    would place a pod the other says fits nowhere (#50), so the contract is refused, naming both keys."""
+    outputs = json.loads(json.dumps(dev_run.stack_outputs))
+    gpu = next(name for name, pool in outputs["pools"].items() if pool["role"] == "gpu")
+    cpu = next(name for name, pool in outputs["pools"].items() if pool["role"] == "cpu")
+    PlatformContract.from_json(outputs)  # as the platform writes it, the two agree
+    edit(outputs, gpu, cpu)
+    with pytest.raises(ContractError, match=keys.format(gpu=gpu, cpu=cpu)):
+        PlatformContract.from_json(outputs)
+
+
+def test_a_spot_price_above_on_demand_is_refused_by_key(dev_run):
+    """Spot's default max price (-1) is the on-demand price: a contract that lists Spot dearer is no price
+    Azure charges, and the explainer would state it to a pod (#50). Each version's price is refused."""
+    outputs = json.loads(json.dumps(dev_run.stack_outputs))
+    name = next(name for name, pool in outputs["gpuPools"].items() if pool["offers"][0]["hourlyPrice"])
+    prices = [outputs[version][name]["offers"][0]["hourlyPrice"] for version in ("pools", "gpuPools")]
+    for price in prices:
+        price["spot"] = price["onDemand"]
+    PlatformContract.from_json(outputs)  # at on-demand: the most Spot costs
+    for price in prices:
+        price["spot"] = price["onDemand"] + 0.01
+    with pytest.raises(ContractError) as error:
+        PlatformContract.from_json(outputs)
+    for version in ("gpuPools", "pools"):
+        assert re.search(rf"{version}\.{name}\.offers\[0\]\.hourlyPrice\.spot: [0-9.]+ is above onDemand",
+                         str(error.value)), version

@@ -49,7 +49,7 @@ def test_every_pool_of_a_stack_is_priced_from_the_shipped_table():
 def _pool(name: str, vm_size: str, capacity: str, min_count: int, max_count: int) -> Pool:
     """An AgentPool of one size bought at one capacity type."""
     return Pool(name=name, key=f"gpuPools[{name}]", backend="agentPool", role="gpu", azure_name=name,
-                offers=(Offer(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),  # type: ignore[arg-type]
+                offers=(Offer.sized(vm_size, gpu_sku(vm_size), capacity_types=(capacity,)),),
                 min_count=min_count, max_count=max_count, spot=capacity == "spot", zones=())
 
 

@@ -61,12 +61,12 @@ def test_a_long_json_string_is_still_located_and_its_duplicates_found():
 
 
 _NODE_CHOICE = """
-from gpu_aks_policies.contract import OfferEntry
 from gpu_aks_policies.fit import node_choice
+from gpu_aks_policies.pools.model import Offer
 def offer(model, gpus):
-    return OfferEntry(vm_size="Standard_X", gpu_model=model, gpu_memory_gib=80, gpus_per_vm=gpus,
-                         resource="nvidia.com/gpu", per_node=gpus, mig_partition=None,
-                         capacity_types=("spot", "onDemand"), hourly_price=None)
+    return Offer(vm_size="Standard_X", gpu_model=model, gpu_memory_gib=80, gpus_per_vm=gpus,
+                 resource="nvidia.com/gpu", per_node=gpus, mig_partition=None,
+                 capacity_types=("spot", "onDemand"), hourly_price=None)
 n = 300_000
 print(node_choice([offer("H100" + " NVL" * n, 1), offer("H100" + " " * n + "80GB", 2)]))
 print(node_choice([offer("A100 80GB SXM", 1), offer("H100 NVL", 2), offer("80GB", 1)]))

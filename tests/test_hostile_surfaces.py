@@ -432,7 +432,7 @@ def test_every_valid_pool_name_and_namespace_stays_inside_its_promql_string(name
     except SettingsError:
         assume(False)  # a name the settings refuse for another reason (reserved words)
     expressions = [rule.expr for rule in platform_alert_rules(platform)]
-    board = grafana_dashboard(list(exporter_pools(platform_pools(platform))),
+    board = grafana_dashboard(list(exporter_pools(platform_pools(platform), platform.observability)),
                               platform.observability.alerts)
     queries = _dashboard_queries(board)
     expressions += queries

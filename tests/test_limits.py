@@ -84,7 +84,7 @@ KEPT_BOOL_TESTS: dict[tuple[str, str], tuple[int, str]] = {
                                                             "as it is, not made a float"),
     ("components/settings/common.py", "shown"): (1, "takes a bool too (every JSON scalar is quoted by repr)"),
     ("components/aks_api.py", "_boolean"): (1, "a boolean key: the value must be true or false"),
-    ("policies/contract.py", "_Flag.read"): (1, "a boolean field: the value must be true or false"),
+    ("policies/fields.py", "_Flag.read"): (1, "a boolean field: the value must be true or false"),
     ("policies/declarations.py", "bool_problem"): (1, "the boolean keys' check: true or false"),
     ("policies/quantities.py", "parse_quantity"): (1, "a bool gets its own message ('is a boolean, not a "
                                                       "quantity')"),

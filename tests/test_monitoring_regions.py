@@ -14,6 +14,7 @@ from components.observability import (
     ENDPOINT_ASSOCIATION_NAME,
     GpuObservability,
     GpuObservabilityArgs,
+    exporter_pools,
     private_link_endpoint_name,
     same_region,
 )
@@ -45,7 +46,7 @@ def run(observability: dict, private: bool = False, workspace_region: str | None
     answer = {"location": workspace_region} if workspace_region else {}
     result = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         settings.observability, settings.cluster, "rg", "cluster-id",
-        list(platform_pools(settings).exported), "gpu-resources",
+        list(exporter_pools(platform_pools(settings), settings.observability)), "gpu-resources",
         ["nvidia-device-plugin-daemonset"])), "unit", mocks=PlatformMocks(extra_calls={INVOKE: lambda _a: answer}))
     assert expect_error or result.error is None, result.error
     return result

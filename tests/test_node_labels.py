@@ -246,7 +246,7 @@ def test_version_3_pools_say_the_same_capacity_types_and_spot_as_gpu_pools():
 
 
 def test_the_contract_orders_capacity_types_spot_first_as_karpenter_tries_them():
-    from gpu_aks_policies.contract import spot_first
+    from gpu_aks_policies.pools.model import spot_first
     assert spot_first(["onDemand", "spot"]) == ("spot", "onDemand")
     pools = platform_contract(parse_settings({
         "cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2},
@@ -369,10 +369,10 @@ def test_the_platform_builds_each_pool_s_kinds_of_node_once():
 
 
 def test_the_node_choice_says_spot_first_whatever_order_the_contract_lists():
-    from gpu_aks_policies.contract import OfferEntry
     from gpu_aks_policies.fit import node_choice
-    offers = (OfferEntry(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
-                            resource="nvidia.com/gpu", per_node=1, capacity_types=("onDemand", "spot")),)
+    from gpu_aks_policies.pools.model import Offer
+    offers = (Offer(vm_size="Standard_NC40ads_H100_v5", gpu_model="H100 NVL", gpus_per_vm=1,
+                    resource="nvidia.com/gpu", per_node=1, capacity_types=("onDemand", "spot")),)
     assert node_choice(offers) == "H100 x1, Spot or on-demand"
 
 

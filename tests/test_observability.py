@@ -25,6 +25,7 @@ from components.observability import (
     DCR_NAME_LENGTH,
     action_group_short_name,
     azure_monitor_profile,
+    exporter_pools,
     msprom_name,
     platform_alert_rules,
 )
@@ -187,7 +188,7 @@ def dashboard_queries(board: dict[str, Any]) -> list[str]:
 
 def test_every_dashboard_query_uses_exported_metrics_and_each_pool_has_a_row():
     platform = settings({"enabled": True})
-    board = grafana_dashboard(list(platform_pools(platform).exported))
+    board = grafana_dashboard(list(exporter_pools(platform_pools(platform), platform.observability)))
     used = {name for query in dashboard_queries(board) for name in metric_names(query)}
     assert used and used <= KNOWN_METRICS, used - KNOWN_METRICS
     rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
@@ -256,7 +257,7 @@ def test_grafana_and_a_given_workspace():
                                                              "microsoft.insights/actionGroups/oncall"}})
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         platform.observability, platform.cluster, "rg", "cluster-id",
-        list(platform_pools(platform).exported), "gpu-resources",
+        list(exporter_pools(platform_pools(platform), platform.observability)), "gpu-resources",
         ["nvidia-device-plugin-daemonset"], deployer_principal_type="ServicePrincipal")), "unit",
         mocks=PlatformMocks(extra_calls={WORKSPACE_INVOKE: lambda _args: {"location": "westeurope"}}))
     assert run.error is None, run.error
@@ -440,7 +441,7 @@ def test_grafana_gets_its_explicit_name():
     from tools.mockrun import run_pulumi
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         platform.observability, platform.cluster, "rg", "cluster-id",
-        list(platform_pools(platform).exported), "gpu-resources",
+        list(exporter_pools(platform_pools(platform), platform.observability)), "gpu-resources",
         ["nvidia-device-plugin-daemonset"])), "unit")
     assert run.error is None, run.error
     assert run.one("azure-native:dashboard:Grafana").inputs["workspaceName"] == grafana_name(platform.cluster.name)

@@ -4,13 +4,13 @@ documentation, and what the dev and prod stacks export fits them value by value.
 
 from __future__ import annotations
 
-import dataclasses
+import collections.abc
 import types
 import typing
 from typing import Any, NotRequired, get_args, get_origin
 
 import pytest
-from gpu_aks_policies import contract
+from gpu_aks_policies.fields import json_fields
 
 from components import gpu_cluster_codegen, gpu_cluster_outputs
 from components.gpu_cluster import GpuCluster
@@ -33,6 +33,8 @@ def _plain(annotation: Any) -> Any:
         return str
     if get_origin(annotation) is tuple:
         return list[_plain(get_args(annotation)[0])]  # type: ignore[misc]
+    if get_origin(annotation) is collections.abc.Mapping:
+        return dict[get_args(annotation)]  # type: ignore[misc]
     if annotation in gpu_cluster_codegen.OUTPUT_TYPES:
         return getattr(gpu_cluster_outputs, gpu_cluster_codegen.OUTPUT_TYPES[annotation])
     return annotation
@@ -42,8 +44,8 @@ def _plain(annotation: Any) -> Any:
 def test_each_typed_dict_has_the_contract_fields_types_and_docs(cls):
     typed = getattr(gpu_cluster_outputs, gpu_cluster_codegen.OUTPUT_TYPES[cls])
     hints = typing.get_type_hints(typed)
-    contract_hints = typing.get_type_hints(cls, vars(contract))
-    specs = {spec.metadata["json"]: spec for spec in dataclasses.fields(cls)}
+    contract_hints = typing.get_type_hints(cls)
+    specs = {spec.metadata["json"]: spec for spec in json_fields(cls)}
     assert list(hints) == list(specs)
     for name, spec in specs.items():
         expected = _plain(contract_hints[spec.name])

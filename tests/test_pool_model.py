@@ -242,17 +242,15 @@ def test_the_pack_reads_the_programs_pools_as_the_settings_read_them(stack):
     registered = {}
     for resource in run.resources:
         for read in pools_of(resource.type, resource.inputs):
-            registered[read.name] = read
+            registered[read.pool.name] = read
     settings_ = settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack, environ={})
-    judged = {read.name: read for kind in KINDS for pool in kind.pools(settings_)
+    judged = {read.pool.name: read for kind in KINDS for pool in kind.pools(settings_)
               for resource_type, props in resources_of(kind.resources(pool)) for read in pools_of(resource_type, props)}
     assert judged and set(judged) <= set(registered)
     for name, read in judged.items():
         other = registered[name]
-        assert (read.offers, read.taints, read.labels, read.min_count, read.max_count, read.needs_device_plugin,
-                read.written, read.unknown) == \
-            (other.offers, other.taints, other.labels, other.min_count, other.max_count, other.needs_device_plugin,
-             other.written, other.unknown), name
+        assert (read.pool, read.needs_device_plugin, read.written, read.unknown) == \
+            (other.pool, other.needs_device_plugin, other.written, other.unknown), name
     # The device-plugin DaemonSets the settings judge are the ones the program registers.
     plugins = {resource.inputs["metadata"]["name"]: resource.inputs for resource in run.resources
                if is_device_plugin_daemonset(resource.type, resource.inputs)}

@@ -1,6 +1,6 @@
 """The pack half of pools (`gpu_aks_policies.pools`): each backend recognises its resources and reads
-each pool they declare into the one pool model (`Pool`); the rules judge any registered backend's
-pools without reading its fields."""
+each pool they declare into the one pool model (`Pool`), with its reading beside it (`PoolReading`);
+the rules judge any registered backend's pools without reading its fields."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from gpu_aks_policies import pools
 from gpu_aks_policies.podspecs import UNKNOWN
 from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage, check_gpu_node_pool
 from gpu_aks_policies.pools import is_pool_resource, pools_of
-from gpu_aks_policies.pools.model import AsWritten, Offer, Pool
+from gpu_aks_policies.pools.model import AsWritten, Offer, Pool, PoolReading
 from gpu_aks_policies.pools.registry import register
 from gpu_aks_policies.rules import RULES
 
@@ -36,41 +36,43 @@ def test_the_agent_pool_kind_recognizes_agent_pools_and_cluster_profiles(resourc
 
 
 def test_an_agent_pool_is_read_into_the_pool_model_with_where_each_fact_is_written():
-    [pool] = pools_of("azure-native:containerservice:AgentPool",
+    [read] = pools_of("azure-native:containerservice:AgentPool",
                       {**T4, "agentPoolName": "t4", "scaleSetPriority": "Spot", "gpuInstanceProfile": "MIG1g",
                        "nodeLabels": {"team": "ml"}, "maxCount": 3.0, "nodeTaints": ["sku=gpu:NoSchedule", "bad"]})
+    pool = read.pool
     assert (pool.name, pool.azure_name, pool.backend, pool.role, pool.vm_sizes, pool.mig, pool.spot) == \
         ("t4", "t4", "agentPool", "gpu", ("Standard_NC4as_T4_v3",), True, True)
-    assert [offer.gpu_sku.model for offer in pool.gpu_offers] == ["T4"] and pool.offers[0].capacity_types == ("spot",)
+    assert [offer.gpu_model for offer in pool.gpu_offers] == ["T4"] and pool.offers[0].capacity_types == ("spot",)
     assert pool.taints == ("sku=gpu:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule")
-    assert (pool.min_count, pool.max_count, pool.unknown) == (0, 3, {})
-    assert pool.written == AsWritten(
+    assert (pool.min_count, pool.max_count, read.unknown) == (0, 3, {})
+    assert read.written == AsWritten(
         True, "enableAutoScaling: True, minCount: 0, maxCount: 3",
         "enableAutoScaling: true, minCount: 0, maxCount: <the most GPUs nodes you will pay for>", ("minCount", "0"),
         ("maxCount", "3"), taint_problems=("taint 'bad' has no effect: write it as key=value:Effect, e.g. "
                                            "'sku=gpu:NoSchedule'",))
-    assert (pool.source["pool"], pool.source["taints"], pool.source["offers"]) == ("nodeTaints", "nodeTaints", "vmSize")
+    assert (read.source["pool"], read.source["taints"], read.source["offers"]) == ("nodeTaints", "nodeTaints", "vmSize")
     assert pool.labels["team"] == "ml" and pool.labels["kubernetes.azure.com/agentpool"] == "t4"
-    assert pool.needs_device_plugin
+    assert read.needs_device_plugin
 
 
 def test_a_fixed_size_agent_pool_has_its_count_as_both_bounds():
-    [pool] = pools_of("azure-native:containerservice:AgentPool",
+    [read] = pools_of("azure-native:containerservice:AgentPool",
                       {"agentPoolName": "sys", "vmSize": "Standard_D4ds_v5", "mode": "System", "count": 2.0})
-    assert (pool.role, pool.min_count, pool.max_count, pool.gpu, pool.needs_device_plugin) == ("system", 2, 2, False, False)
-    assert pool.written is not None and not pool.written.autoscaled
-    assert pool.written.bounds == "enableAutoScaling: None, minCount: None, maxCount: None"
+    pool = read.pool
+    assert (pool.role, pool.min_count, pool.max_count, pool.gpu, read.needs_device_plugin) == ("system", 2, 2, False, False)
+    assert not read.written.autoscaled
+    assert read.written.bounds == "enableAutoScaling: None, minCount: None, maxCount: None"
 
 
 def test_cluster_profiles_are_pools_at_their_own_path_and_an_unknown_value_stays_in_its_pool():
     profiles = [{**T4, "name": "gpu"}, {**T4, "vmSize": UNKNOWN}]
     first, second = pools_of("azure-native:containerservice:ManagedCluster", {"agentPoolProfiles": profiles})
-    assert (first.name, first.source["pool"], second.name, second.source["pool"]) == (
+    assert (first.pool.name, first.source["pool"], second.pool.name, second.source["pool"]) == (
         "gpu", "agentPoolProfiles[0]", "#1", "agentPoolProfiles[1]")
-    assert (first.azure_name, second.azure_name) == ("gpu", None)
+    assert (first.pool.azure_name, second.pool.azure_name) == ("gpu", None)
     # The preview hides the second pool's size alone: its other facts are read.
     assert (first.unknown, second.unknown) == ({}, {"offers": "agentPoolProfiles[1].vmSize"})
-    assert second.taints == ("sku=gpu:NoSchedule",) and second.written is not None and second.written.autoscaled
+    assert second.pool.taints == ("sku=gpu:NoSchedule",) and second.written.autoscaled
     findings = check_gpu_node_pool("azure-native:containerservice:ManagedCluster",
                                    {"agentPoolProfiles": [{**profiles[0], "nodeTaints": []}, profiles[1]]}, POOL_CONFIG)
     assert [(f.path, f.decided) for f in findings] == [("agentPoolProfiles[0]", True),
@@ -83,18 +85,20 @@ def test_cluster_profiles_are_pools_at_their_own_path_and_an_unknown_value_stays
 ])
 def test_a_pool_whose_driver_or_plugin_someone_else_runs_needs_no_self_installed_plugin(gpu_profile, served):
     props = {**T4, "agentPoolName": "t4", **({"gpuProfile": gpu_profile} if gpu_profile else {})}
-    [pool] = pools_of("azure-native:containerservice:AgentPool", props)
-    assert pool.needs_device_plugin is served
+    [read] = pools_of("azure-native:containerservice:AgentPool", props)
+    assert read.needs_device_plugin is served
 
 
-def _karpenterish(props: Mapping[str, Any]) -> Pool:
+def _karpenterish(props: Mapping[str, Any]) -> PoolReading:
     """A stand-in backend's pool: one that may bring several sizes, with its own field names."""
     name, limit, taints = str(props["name"]), props.get("limit"), "spec.template.spec.taints"
-    return Pool(name, name, "nodePool", "gpu", None, tuple(Offer(size) for size in props["sizes"]), 0, limit or 0,
-                False, (), taints=tuple(props.get("taints", ())), labels={"karpenter.sh/nodepool": name},
-                source={"pool": taints}, needs_device_plugin=True,
-                written=AsWritten(limit is not None, f"spec.limits: {limit}", "spec.limits.nvidia.com/gpu: <most GPUs>",
-                                  ("min", "0"), ("spec.limits", str(limit)), taints, taints_as_text=False))
+    pool = Pool(name=name, key=name, role="gpu", backend="nodePool", azure_name=None,
+                offers=tuple(Offer(size) for size in props["sizes"]), min_count=0, max_count=limit or 0, spot=False,
+                zones=(), taints=tuple(props.get("taints", ())), labels={"karpenter.sh/nodepool": name})
+    return PoolReading(pool, source={"pool": taints}, needs_device_plugin=True,
+                       written=AsWritten(limit is not None, f"spec.limits: {limit}",
+                                         "spec.limits.nvidia.com/gpu: <most GPUs>", ("min", "0"),
+                                         ("spec.limits", str(limit)), taints, taints_as_text=False))
 
 
 @pytest.fixture
@@ -102,7 +106,7 @@ def stand_in_backend(monkeypatch):
     monkeypatch.setattr(pools.registry, "BACKENDS", list(pools.BACKENDS))
 
     @register("standIn", lambda resource_type: resource_type == "test:karpenter.sh/v1:NodePool")
-    def stand_in(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
+    def stand_in(resource_type: str, props: Mapping[str, Any]) -> list[PoolReading]:
         return [_karpenterish(props)]
 
     return "test:karpenter.sh/v1:NodePool"
@@ -169,8 +173,8 @@ _EVERYWHERE = StackResource("urn:plugin", "kubernetes:apps/v1:DaemonSet", {"spec
 def test_a_value_the_preview_hides_leaves_undecided_only_the_rule_that_needs_its_fact(field, hidden, tainted_rule,
                                                                                        plugin_rule):
     props = {**T4, "agentPoolName": "t4", field: UNKNOWN}
-    [pool] = pools_of("azure-native:containerservice:AgentPool", props)
-    assert pool.unknown == hidden
+    [read] = pools_of("azure-native:containerservice:AgentPool", props)
+    assert read.unknown == hidden
     verdicts = []
     for findings in (check_gpu_node_pool("azure-native:containerservice:AgentPool", props, POOL_CONFIG),
                      check_device_plugin_coverage([_EVERYWHERE, StackResource("urn:t4", "azure-native:containerservice:"
@@ -188,18 +192,19 @@ def test_a_nodepool_is_read_into_the_pool_model_in_its_own_field_names():
             "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}, {"key": "a b", "effect": "NoSchedule"}],
                      "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
                                        "values": ["Standard_ND96isr_H100_v5", "Standard_NC999_future"]}]}}}}
-    [pool] = pools_of("kubernetes:karpenter.sh/v1:NodePool", nodepool)
+    [read] = pools_of("kubernetes:karpenter.sh/v1:NodePool", nodepool)
+    pool = read.pool
     assert (pool.name, pool.backend, pool.role, pool.azure_name) == ("h100", "nodePool", "gpu", None)
     # The catalog's size carries its GPUs; one the catalog lacks is offered as written, without them.
     assert [(offer.vm_size, offer.gpus) for offer in pool.offers] == [("Standard_ND96isr_H100_v5", 8),
                                                                      ("Standard_NC999_future", 0)]
     # 16 GPUs admit two 8-GPU nodes: the pool's bounds count nodes, as the platform's NodePools do.
-    assert (pool.min_count, pool.max_count, pool.taints, pool.needs_device_plugin) == (
+    assert (pool.min_count, pool.max_count, pool.taints, read.needs_device_plugin) == (
         0, 2, ("nvidia.com/gpu:NoSchedule",), True)
     assert pool.labels == {"kubernetes.io/os": "linux", "beta.kubernetes.io/os": "linux", "team": "ml",
                            "karpenter.sh/nodepool": "h100"}
-    written = pool.written
-    assert written is not None and written.autoscaled and written.bounds == "spec.limits: nvidia.com/gpu: 16"
+    written = read.written
+    assert written.autoscaled and written.bounds == "spec.limits: nvidia.com/gpu: 16"
     assert (written.taints_field, written.taints_as_text) == ("spec.template.spec.taints", False)
     assert [problem.split(" has ")[0] for problem in written.taint_problems] == ["taint 'a b:NoSchedule'"]
-    assert (pool.source["pool"], pool.source["count"], pool.unknown) == ("spec.template.spec.taints", "spec.limits", {})
+    assert (read.source["pool"], read.source["count"], read.unknown) == ("spec.template.spec.taints", "spec.limits", {})

@@ -496,21 +496,28 @@ def test_gpu_markers_config_is_validated():
 
 
 def test_the_fractional_advice_offers_only_what_the_platform_has():
-    from dataclasses import replace
+    from types import SimpleNamespace
 
-    from gpu_aks_policies.rule_config import GpuSharing
+    from gpu_aks_policies.demand import GpuSharing
 
     half = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "half"}, "spec": {
         "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 0.5}}}]}}
     config = DEFAULTS[WHOLE_GPU_LIMITS]
+    context = context_of([half])
+    pods = pod_specs_of(half, context, config.workload_shapes)
+
+    def on(sharing: GpuSharing) -> list:
+        # The rule takes the platform (`--platform`) and asks it what it offers instead of a fraction.
+        return POD_RULES[WHOLE_GPU_LIMITS].check(pods, config, context, platform=SimpleNamespace(gpu_sharing=lambda: sharing))
+
     [unknown] = findings(half, WHOLE_GPU_LIMITS, config)
     assert "time-slicing" not in unknown.message and "nvidia.com/mig-<profile>" in unknown.message
-    [none] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing()))
+    [none] = on(GpuSharing())
     assert "this platform offers no GPU sharing (no MIG or shared pools): ask for a whole GPU" in none.message
-    [mig] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing(("nvidia.com/mig-2g.20gb",))))
+    [mig] = on(GpuSharing(("nvidia.com/mig-2g.20gb",)))
     assert "ask for a MIG partition (nvidia.com/mig-2g.20gb)" in mig.message and "time-sliced" not in mig.message
     shared = "nvidia.com/gpu: 1 on pool nb (1/4 of a T4, time-sliced)"
-    [sliced] = findings(half, WHOLE_GPU_LIMITS, replace(config, gpu_sharing=GpuSharing((), shared_pools=(shared,))))
+    [sliced] = on(GpuSharing((), shared_pools=(shared,)))
     assert f"ask for {shared}" in sliced.message and "MIG" not in sliced.message
 
 

@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
-from gpu_aks_policies.contract import OfferEntry, PoolEntry
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
+from gpu_aks_policies.pools.model import Offer, Pool
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
@@ -226,20 +226,20 @@ def _pod_state(pod: Mapping[str, Any]) -> str:
     return as_str(status.get("phase"), "unknown phase")
 
 
-def _replace_node(node: Mapping[str, Any], pool: PoolEntry) -> str:
+def _replace_node(node: Mapping[str, Any], pool: Pool) -> str:
     """How a broken node is replaced: its backend says (the backend whose own label it carries, else its pool's)."""
     labels = {str(k): as_str(v) for k, v in _labels(node).items()}
     backend = node_backend(labels, pool.backend)
     return (backend.nodes if backend is not None else NodeFacts()).replace_hint(_name(node), labels)
 
 
-def _offer_of(node: Mapping[str, Any], pool: PoolEntry) -> OfferEntry:
+def _offer_of(node: Mapping[str, Any], pool: Pool) -> Offer:
     """The pool's offer the node is (its VM size; a NAP pool brings several), else the first."""
     size = as_str(_labels(node).get(INSTANCE_TYPE_LABEL)).lower()
     return next((offer for offer in pool.offers if (offer.vm_size or "").lower() == size), pool.offers[0])
 
 
-def _sharing_count_problem(count: int, expected: int, pool: PoolEntry, resource: str, pool_name: str,
+def _sharing_count_problem(count: int, expected: int, pool: Pool, resource: str, pool_name: str,
                            namespace: str) -> tuple[str, str] | None:
     """What a shared pool's node count says, when it disagrees with the contract: the node advertises its
     GPUs times the replicas (NVIDIA `internal/rm/device_map.go`); one advertising its GPUs alone, or
@@ -262,7 +262,7 @@ def _sharing_count_problem(count: int, expected: int, pool: PoolEntry, resource:
     return None
 
 
-def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platform: Platform,
+def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
     name = _name(node)
@@ -358,7 +358,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: PoolEntry, platfo
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 
-def _check_taints(node: Mapping[str, Any], pool: PoolEntry, problem: Any) -> None:
+def _check_taints(node: Mapping[str, Any], pool: Pool, problem: Any) -> None:
     expected = []
     for text in pool.taints:
         try:

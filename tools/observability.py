@@ -66,7 +66,7 @@ def recording_rules_text(settings: PlatformSettings) -> str:
 def generated_files(settings: PlatformSettings) -> dict[str, str]:
     return {RULES_FILE: rules_text(settings),
             RECORDING_FILE: recording_rules_text(settings),
-            DASHBOARD_FILE: dashboard_json(exporter_pools(platform_pools(settings)),
+            DASHBOARD_FILE: dashboard_json(exporter_pools(platform_pools(settings), settings.observability),
                                            settings.observability.alerts)}
 
 

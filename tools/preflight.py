@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_aks_policies.catalog import gpu_sku
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped, is_int
 from gpu_aks_policies.pools.model import CapacityNeed, Pool
@@ -306,16 +307,17 @@ def declared_gpu_problems(pools: Sequence[Pool], skus: Mapping[str, SkuOffer]) -
     list (the `GPUs` capability of `az vm list-skus`) must agree with the declared count."""
     problems = []
     for pool in pools:
-        for sku in (offer.gpu_sku for offer in pool.gpu_offers if offer.gpu_sku.family == "declared"):
-            listed = skus.get(sku.vm_size.lower())
+        # A GPU offer of a size the catalog lacks has the GPUs the stack declares.
+        for offer in (offer for offer in pool.gpu_offers if gpu_sku(offer.vm_size) is None):
+            listed = skus.get(offer.vm_size.lower())
             if listed is None:
                 continue  # check_capacity already says the size is not offered
             if listed.gpus is None:
-                problems.append(f"{pool.key}.gpu: Azure's SKU list gives {sku.vm_size} no GPUs capability, so it is "
+                problems.append(f"{pool.key}.gpu: Azure's SKU list gives {offer.vm_size} no GPUs capability, so it is "
                                 "not a GPU size; pick an N-series size")
-            elif listed.gpus != sku.gpus:
-                problems.append(f"{pool.key}.gpu.count: {sku.gpus} declared, but Azure's SKU list gives "
-                                f"{sku.vm_size} {listed.gpus} GPUs; declare count: {listed.gpus}")
+            elif listed.gpus != offer.gpus:
+                problems.append(f"{pool.key}.gpu.count: {offer.gpus} declared, but Azure's SKU list gives "
+                                f"{offer.vm_size} {listed.gpus} GPUs; declare count: {listed.gpus}")
     return problems
 
 

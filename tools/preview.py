@@ -246,7 +246,7 @@ MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 def _offer_text(offer: Offer) -> str:
-    return f"{offer.gpu_sku.model}, {offer.per_node} {offer.resource} per node" + (
+    return f"{offer.gpu_model}, {offer.per_node} {offer.resource} per node" + (
         f" (MIG {offer.mig_partition})" if offer.mig_partition else "")
 
 

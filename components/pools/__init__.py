@@ -72,11 +72,6 @@ class PlatformPools:
         """The GPU pools gpu-aks's device plugin serves."""
         return tuple(pool for pool in self.pools if pool.served)
 
-    @property
-    def exported(self) -> tuple[Pool, ...]:
-        """The GPU pools gpu-aks's DCGM exporter watches once observability is on."""
-        return tuple(pool for pool in self.pools if pool.exporter)
-
     def capacity(self) -> tuple[CapacityNeed, ...]:
         return tuple(need for pool in self.pools for need in pool.capacity)
 

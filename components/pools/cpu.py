@@ -89,7 +89,7 @@ class CpuPoolKind(UserAgentPoolKind):
         key = f"{self.config_key}[{pool.name}]"
         return Pool(
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
-            offers=(Offer(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
+            offers=(Offer.sized(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
             max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),

@@ -33,7 +33,6 @@ from gpu_aks_policies.catalog import (
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
-from gpu_aks_policies.contract import PoolSharing
 from gpu_aks_policies.declarations import (
     MISSING,
     Check,
@@ -47,7 +46,7 @@ from gpu_aks_policies.declarations import (
     is_whole_number,
 )
 from gpu_aks_policies.limits import is_whole
-from gpu_aks_policies.pools.model import Offer, Pool
+from gpu_aks_policies.pools.model import Offer, Pool, PoolSharing
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
@@ -384,8 +383,9 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def offers(self, pool: GpuAgentPoolSettings) -> tuple[Offer, ...]:
         # A shared pool's node advertises its GPUs (or MIG instances) times the replicas.
-        return (Offer(pool.vm_size, pool.gpu, pool.gpu_resource, pool.advertised_per_node, pool.gpu_instance_profile,
-                         pool.mig_partition, capacity_types(pool)),)
+        return (Offer.sized(pool.vm_size, pool.gpu, resource=pool.gpu_resource, per_node=pool.advertised_per_node,
+                            gpu_instance_profile=pool.gpu_instance_profile, mig_partition=pool.mig_partition,
+                            capacity_types=capacity_types(pool)),)
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
@@ -395,7 +395,7 @@ class GpuPoolKind(UserAgentPoolKind):
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             device_plugin="gpu-aks" if pool.device_plugin else "external",
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
-            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
             deletes_before_replace=pool.keep_azure_name)

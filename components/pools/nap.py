@@ -44,7 +44,6 @@ from gpu_aks_policies.catalog import (
     unsupported_gpu_sku,
     vcpus_in_size_name,
 )
-from gpu_aks_policies.contract import PoolSharing, spot_first
 from gpu_aks_policies.declarations import (
     MISSING,
     Check,
@@ -59,7 +58,7 @@ from gpu_aks_policies.declarations import (
     text,
 )
 from gpu_aks_policies.limits import NODEPOOL_MAX_LABELS, go_duration_problem
-from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
+from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool, PoolSharing, spot_first
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
@@ -697,8 +696,8 @@ class NapPoolKind:
         # A shared NodePool's node advertises its GPUs times the replicas; Karpenter still plans with
         # physical GPUs (its instance types' `nvidia.com/gpu` capacity), so `limits` count those.
         replicas = pool.sharing.replicas if pool.sharing else 1
-        return tuple(Offer(sku.vm_size, sku, GPU_RESOURCE, sku.gpus * replicas, capacity_types=capacity)
-                     for sku in pool.offered)
+        return tuple(Offer.sized(sku.vm_size, sku, resource=GPU_RESOURCE, per_node=sku.gpus * replicas,
+                                 capacity_types=capacity) for sku in pool.offered)
 
     def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
         """Each candidate size at the most nodes the NodePool's limits admit of it, per capacity type it may
@@ -714,9 +713,11 @@ class NapPoolKind:
             name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None,
             # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
             min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.offered), default=0),
-            spot=pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
+            # Every node a Spot VM: a NodePool that may fall back to on-demand is not a Spot pool (#38).
+            spot=set(pool.capacity_types) == {"spot"}, zones=(), taints=pool.taints,
+            labels={**pool.labels, POOL_LABEL: pool.name},
             offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
-            exporter=pool.device_plugin and settings.observability.exporter_enabled,
+            exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet)

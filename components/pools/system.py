@@ -102,7 +102,7 @@ class SystemPoolKind:
     def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> Pool:
         return Pool(
             name=pool.name, key=self.config_key, backend="agentPool", role="system", azure_name=pool.name,
-            offers=(Offer(pool.vm_size),), min_count=pool.min_count, max_count=pool.max_count, spot=False,
+            offers=(Offer.sized(pool.vm_size),), min_count=pool.min_count, max_count=pool.max_count, spot=False,
             zones=pool.availability_zones, taints=(CRITICAL_ADDONS_TAINT,) if pool.only_critical_addons else (),
             subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id,

@@ -8,9 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpu_aks_policies.catalog import gpu_sku
-from gpu_aks_policies.contract import CapacityType
 from gpu_aks_policies.declarations import Check
-from gpu_aks_policies.pools.model import CapacityNeed
+from gpu_aks_policies.pools.model import CapacityNeed, CapacityType
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import surge_nodes

@@ -12,7 +12,7 @@ import re
 from collections import abc
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..catalog import SPOT_TAINT, aks_node_labels, gpu_sku, is_gpu_vm_size, node_count_problem
 from ..limits import is_number
@@ -20,10 +20,8 @@ from ..podspecs import join, known, list_at, mapping_at
 from ..quantities import shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
 from ..secrets import is_secret
+from .model import AsWritten, Offer, Pool, PoolFact, PoolReading, PoolRole
 from .registry import NO_TAINTS, NodeFacts, read_fact, register
-
-if TYPE_CHECKING:
-    from .model import AsWritten, Pool, PoolFact, PoolRole
 
 _AGENT_POOL_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:AgentPool")
 _MANAGED_CLUSTER_TYPE = re.compile(r"azure-native:containerservice(/v[0-9a-z]+)?:ManagedCluster")
@@ -60,8 +58,6 @@ def _taints(path: str, props: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple
 def _bounds(path: str, props: Mapping[str, Any]) -> tuple[AsWritten, int, int]:
     """How the pool's node count is bounded as written, and its bounds (a fixed-size pool: its count
     twice; 0 where the resource writes no usable count)."""
-    from .model import AsWritten  # as in _agent_pool
-
     autoscaling = known(props.get("enableAutoScaling"), join(path, "enableAutoScaling"))
     min_count = known(props.get("minCount"), join(path, "minCount"))
     max_count = known(props.get("maxCount"), join(path, "maxCount"))
@@ -97,22 +93,18 @@ def _needs_device_plugin(props: Mapping[str, Any]) -> bool:
     return True
 
 
-def _agent_pool(path: str, name: str, props: Mapping[str, Any], azure_name: str | None) -> Pool:
+def _agent_pool(path: str, name: str, props: Mapping[str, Any], azure_name: str | None) -> PoolReading:
     """One AgentPool body (`props`) at `path` in its resource, as the one pool model: each fact read
     once, on its own (a value the preview does not know yet hides that fact alone). `name` is its
     Azure name as written, or `#<index>` for a nameless profile (`azure_name` None)."""
-    # Imported here: a plain check (`gpu_aks_policies.check`) loads this reader but never the outputs
-    # contract the model imports (tests/test_check.py, NOT_LOADED_BY_A_PLAIN_CHECK), unless it meets a pool.
-    from .model import AsWritten, Offer, Pool
-
     unknown: dict[PoolFact, str] = {}
     vm_size = read_fact(unknown, "offers", lambda: known(props.get("vmSize"), join(path, "vmSize")), None)
     profile = read_fact(unknown, "mig", lambda: known(props.get("gpuInstanceProfile"),
                                                       join(path, "gpuInstanceProfile")), None)
     spot = props.get("scaleSetPriority") == "Spot"
     sizes = (vm_size,) if isinstance(vm_size, str) else ()
-    offers = tuple(Offer(size, gpu_sku(size), gpu_instance_profile=str(profile) if profile else None,
-                         capacity_types=("spot",) if spot else ("onDemand",)) for size in sizes)
+    offers = tuple(Offer.sized(size, gpu_sku(size), gpu_instance_profile=str(profile) if profile else None,
+                               capacity_types=("spot",) if spot else ("onDemand",)) for size in sizes)
     taints, problems = read_fact(unknown, "taints", lambda: _taints(path, props), NO_TAINTS)
     written, min_count, max_count = read_fact(unknown, "count", lambda: _bounds(path, props),
                                               (AsWritten(False, "", _BOUNDS_FIX), 0, 0))
@@ -127,15 +119,15 @@ def _agent_pool(path: str, name: str, props: Mapping[str, Any], azure_name: str 
     role: PoolRole = "system" if props.get("mode") == "System" else \
         "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu"
     taints_path = join(path, "nodeTaints")
-    return Pool(
-        name, name, "agentPool", role, azure_name, offers, min_count, max_count, spot,
-        tuple(zone for zone in zones if isinstance(zone, str)), taints=taints,
-        labels=read_fact(unknown, "labels", labels, {}),
-        source={"pool": path or taints_path, "offers": join(path, "vmSize"), "mig": join(path, "gpuInstanceProfile"),
-                "taints": taints_path, "count": join(path, "maxCount"), "labels": join(path, "nodeLabels"),
-                "plugin": join(path, "gpuProfile")},
-        unknown=unknown, written=replace(written, taint_problems=problems),
-        needs_device_plugin=_needs_device_plugin(props))
+    pool = Pool(name=name, key=name, role=role, backend="agentPool", azure_name=azure_name, offers=offers,
+                min_count=min_count, max_count=max_count, spot=spot,
+                zones=tuple(zone for zone in zones if isinstance(zone, str)), taints=taints,
+                labels=read_fact(unknown, "labels", labels, {}))
+    return PoolReading(
+        pool, source={"pool": path or taints_path, "offers": join(path, "vmSize"), "mig": join(path, "gpuInstanceProfile"),
+                      "taints": taints_path, "count": join(path, "maxCount"), "labels": join(path, "nodeLabels"),
+                      "plugin": join(path, "gpuProfile")},
+        written=replace(written, taint_problems=problems), unknown=unknown, needs_device_plugin=_needs_device_plugin(props))
 
 
 def _recognizes(resource_type: str) -> bool:
@@ -150,7 +142,7 @@ NODES = NodeFacts(gpu_labels={"kubernetes.azure.com/accelerator": "nvidia"},
 
 @register("agentPool", _recognizes, source="azure-native containerservice AgentPool; ManagedCluster agentPoolProfiles",
           nodes=NODES)
-def agent_pools(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
+def agent_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolReading]:
     if _AGENT_POOL_TYPE.fullmatch(resource_type):
         name = props.get("agentPoolName") or props.get("name") or ""
         name = name if isinstance(name, str) else ""

@@ -17,76 +17,179 @@ the preflight and the preview read only it. No reader branches on the kind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import MISSING, dataclass, field
+from typing import Any, Literal, get_args
 
-from ..catalog import GpuSku, vcpus_in_size_name
-from ..contract import (
-    CapacityType,
-    DevicePluginOwner,
-    OfferEntry,
-    PoolBackend,
-    PoolEntry,
-    PoolRole,
-    PoolSharing,
-    spot_first,
+from ..catalog import GpuSku, SharingStrategy, vcpus_in_size_name
+from ..fields import (
+    COUNT,
+    FLAG,
+    LABELS,
+    OPTIONAL_COUNT,
+    OPTIONAL_TEXT,
+    PRICE,
+    REPLICAS,
+    TAINTS,
+    TEXT,
+    ZONES,
+    Choices,
+    Kind,
+    Object,
+    Objects,
+    Written,
+    choice,
+    json_field,
+    one_of,
 )
 
-__all__ = ["BACKEND_NAMES", "CapacityNeed", "CapacityType", "DevicePluginOwner", "Offer", "Pool", "PoolBackend",
-           "PoolRole", "PoolSharing"]
+__all__ = ["BACKEND_NAMES", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
+           "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolReading", "PoolRole",
+           "PoolSharing", "offer_field", "pool_field", "spot_first"]
+
+#: Who runs the device plugin on a GPU pool's nodes: gpu-aks's DaemonSet, or something else.
+DevicePluginOwner = Literal["gpu-aks", "external"]
+#: What backs a pool (its backend; version 2 calls it `kind`): an AKS AgentPool (fixed size or
+#: cluster-autoscaled), or a NAP / Karpenter `karpenter.sh/v1` NodePool, which may bring several VM sizes.
+PoolBackend = Literal["agentPool", "nodePool"]
+#: What the pool is for: the inline system pool, a CPU user pool, a GPU pool.
+PoolRole = Literal["system", "cpu", "gpu"]
+#: How a node's VMs are bought: Azure's on-demand or Spot priority (Karpenter's
+#: `karpenter.sh/capacity-type` values `on-demand` and `spot`, spelled as the contract spells keys).
+CapacityType = Literal["onDemand", "spot"]
 
 #: Each backend (the resource a pool is written as; contract v2 calls it the pool's `kind`) as
 #: messages name it (a recorded pool that moved to another backend, ...).
 BACKEND_NAMES: dict[str, str] = {"agentPool": "an AKS agent pool", "nodePool": "a NAP (Karpenter) NodePool"}
 
 
-@dataclass(frozen=True)
-class Offer:
-    """One VM size a pool may bring (an AgentPool brings one; a NAP NodePool several), as Karpenter's
-    `Offering`: the size, the capacity types it is bought at (in the order tried; with the size, what
-    prices it), and on a GPU size the GPUs and what a node advertises of them."""
+def spot_first(capacity_types: Iterable[Any]) -> tuple[CapacityType, ...]:
+    """Capacity types in the order Karpenter tries them: Spot before on-demand, whatever the list's
+    order (kubernetes-sigs/karpenter: a NodePool's `capacity-type` requirement is a set, and Azure's
+    provider orders offerings by price, Spot first)."""
+    return tuple(sorted(dict.fromkeys(capacity_types), key=lambda kind: kind != "spot"))
 
-    vm_size: str
-    #: The size's GPUs, or None for a CPU size.
-    sku: GpuSku | None = None
-    #: The extended resource a pod asks for: nvidia.com/gpu, or nvidia.com/mig-<partition> under mixed MIG
-    #: ("" on a CPU size).
-    resource: str = ""
-    #: How many of `resource` one node advertises: GPUs, MIG instances (or GPUs x replicas when shared).
-    per_node: int = 0
-    #: `gpuInstanceProfile` (MIG1g ...) and its partition name (1g.10gb ...), or None without MIG.
-    gpu_instance_profile: str | None = None
-    mig_partition: str | None = None
-    capacity_types: tuple[CapacityType, ...] = ("onDemand",)
+
+CAPACITY_TYPES = Choices({"type": "array", "minItems": 1, "uniqueItems": True,
+                          "items": {"type": "string", "enum": list(get_args(CapacityType))}},
+                         "a non-empty list of " + " and ".join(get_args(CapacityType)))
+
+#: The fields every pool shape shares (the model's `Pool`, contract version 2's `gpuPools` and
+#: `cpuPools` entries): (kind, documentation, default).
+POOL_FIELDS: Mapping[str, tuple[Kind, str, Any]] = {
+    "name": (TEXT, "The pool's name in the stack config.", MISSING),
+    "azureName": (OPTIONAL_TEXT, "The pool's name in Azure (the config name plus a hash of its create-only "
+                                 "properties). Version 2.", None),
+    "poolLabel": (LABELS, "The label every node of the pool carries (gpu-aks.io/pool), stable across replacements. "
+                          "Version 2.", {}),
+    "vmSize": (OPTIONAL_TEXT, "The VM size of the nodes.", None),
+    "minCount": (COUNT, "Fewest nodes the autoscaler keeps.", None),
+    "maxCount": (COUNT, "Most nodes the autoscaler adds.", None),
+    "taints": (TAINTS, "The nodes' taints, as key=value:Effect.", ()),
+    "labels": (LABELS, "The nodes' labels that gpu-aks sets.", {}),
+    "spot": (FLAG, "Spot VMs (AKS adds the Spot label and taint).", False),
+}
+
+
+def pool_field(json_name: str, reader_needs: bool = False, **options: Any) -> Any:
+    """A field of `POOL_FIELDS`, with its default (`options` may name none, for a field the model
+    always has, and what a reader takes when the JSON lacks it: `absent`)."""
+    kind, doc, default = POOL_FIELDS[json_name]
+    return json_field(json_name, kind, doc, options.pop("default", default), reader_needs=reader_needs, **options)
+
+
+#: The fields of an offer, in version 2's GPU offers and the model's `Offer` alike: (kind, documentation, default).
+OFFER_FIELDS: Mapping[str, tuple[Kind, str, Any]] = {
+    "gpuModel": (OPTIONAL_TEXT, "The GPU model (\"T4\", \"A100 80GB\", \"H100\").", None),
+    "gpuMemoryGiB": (COUNT, "Memory of one GPU in GiB.", None),
+    "gpusPerVm": (COUNT, "Physical GPUs per VM.", None),
+    "migPartition": (OPTIONAL_TEXT, "The MIG partition (1g.10gb ...), or null.", None),
+    "capacityTypes": (CAPACITY_TYPES, "How the nodes are bought: onDemand, spot, or both (a NodePool with both "
+                                      "tries Spot first and falls back to on-demand).", ("onDemand",)),
+}
+
+
+def offer_field(json_name: str) -> Any:
+    kind, doc, default = OFFER_FIELDS[json_name]
+    return json_field(json_name, kind, doc, default)
+
+
+@dataclass(frozen=True)
+class OfferPrice(Written):
+    """The list price of one node of the offer, per hour, as the platform's price table gave it when the
+    contract was written (Azure Retail Prices: pay-as-you-go, Linux; no discount)."""
+
+    on_demand: float | None = json_field("onDemand", PRICE, "On-demand (pay-as-you-go) price of one node an hour, "
+                                         "or null.", None)
+    spot: float | None = json_field("spot", PRICE, "Spot price of one node an hour, or null (never above on-demand: "
+                                    "Spot's default max price is the on-demand price).", None)
+    currency: str = json_field("currency", TEXT, "The prices' currency (USD).", "USD")
+    as_of: str = json_field("asOf", TEXT, "The date of the prices (YYYY-MM-DD).", "")
+
+    def problems(self, key: str) -> list[str]:
+        """A Spot price above the on-demand one is no price Azure charges: Spot's default max price (-1) is
+        the on-demand price (learn.microsoft.com/azure/virtual-machines/spot-vms, "Pricing")."""
+        if self.spot is not None and self.on_demand is not None and self.spot > self.on_demand:
+            return [f"{key}.spot: {self.spot:g} is above onDemand {self.on_demand:g}; Spot never costs more than "
+                    "on-demand (its default max price is the on-demand price)"]
+        return []
+
+
+@dataclass(frozen=True)
+class PoolSharing(Written):
+    """How the device plugin shares each GPU of the pool between pods."""
+
+    strategy: SharingStrategy = json_field("strategy", one_of(SharingStrategy), "timeSlicing or mps.", "timeSlicing",
+                                           reader_needs=True)
+    replicas: int = json_field("replicas", REPLICAS, "How many pods share one GPU (or one MIG instance).", 1,
+                               reader_needs=True)
+
+
+@dataclass(frozen=True)
+class Offer(Written):
+    """One VM size a pool may bring (version 3; Karpenter's `Offering`): how its nodes are bought (with the
+    size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
+
+    vm_size: str = json_field("vmSize", TEXT, "The VM size.", reader_needs=True, absent="")
+    #: In the order tried (Spot first where both).
+    capacity_types: tuple[CapacityType, ...] = offer_field("capacityTypes")
+    gpu_model: str | None = offer_field("gpuModel")
+    gpu_memory_gib: int | None = json_field("gpuMemoryGiB", OPTIONAL_COUNT, "Memory of one GPU in GiB; null on a CPU "
+                                            "size.", None)
+    gpus_per_vm: int | None = json_field("gpusPerVm", OPTIONAL_COUNT, "Physical GPUs per VM; null on a CPU size.", None)
+    resource: str | None = json_field("resource", OPTIONAL_TEXT, "The extended resource a pod asks for (nvidia.com/gpu, "
+                                      "or nvidia.com/mig-<profile> under migStrategy mixed); null on a CPU size.", None)
+    per_node: int = json_field("perNode", COUNT, "How many of `resource` one node advertises (GPUs, MIG instances, or "
+                               "GPUs times the sharing replicas); 0 on a CPU size.", 0)
+    gpu_instance_profile: str | None = json_field("gpuInstanceProfile", OPTIONAL_TEXT, "The MIG profile (MIG1g ...), "
+                                                  "or null.", None)
+    mig_partition: str | None = offer_field("migPartition")
+    # Karpenter's `Offering` carries its price (kubernetes-sigs/karpenter `pkg/cloudprovider/types.go`); the
+    # platform's pricing fills it (`components.pricing.priced`).
+    hourly_price: OfferPrice | None = json_field("hourlyPrice", Object(OfferPrice), "The list price of one node an hour "
+                                                 "(on-demand and Spot), or null when the platform had none.", None)
+
+    @classmethod
+    def sized(cls, vm_size: str, sku: GpuSku | None = None, **facts: Any) -> Offer:
+        """An offer of `vm_size`, with the GPUs of its `sku` (the catalog's, or the stack's declaration of a
+        size the catalog lacks; None: a CPU size, or one gpu-aks does not know)."""
+        if sku is not None:
+            facts = {"gpu_model": sku.model, "gpu_memory_gib": sku.gpu_memory_gib, "gpus_per_vm": sku.gpus, **facts}
+        return cls(vm_size, **facts)
 
     @property
     def gpu(self) -> bool:
-        return self.sku is not None
-
-    @property
-    def gpu_sku(self) -> GpuSku:
-        """The GPUs of an offer of `Pool.gpu_offers` (a CPU offer has none: ValueError)."""
-        if self.sku is None:
-            raise ValueError(f"{self.vm_size} brings no GPU")
-        return self.sku
+        """The size brings GPUs: their count is known, or a pod asks for its `resource`."""
+        return self.gpus_per_vm is not None or bool(self.resource)
 
     @property
     def gpus(self) -> int:
         """GPUs per node (for a GPU ceiling); 0 on a CPU size."""
-        return self.sku.gpus if self.sku is not None else 0
+        return self.gpus_per_vm or 0
 
     @property
     def mig(self) -> bool:
         return self.gpu_instance_profile is not None
-
-    def to_entry(self) -> OfferEntry:
-        """The offer as contract version 3 writes it."""
-        sku = self.sku
-        return OfferEntry(vm_size=self.vm_size, capacity_types=self.capacity_types,
-                          gpu_model=sku.model if sku else None, gpu_memory_gib=sku.gpu_memory_gib if sku else None,
-                          gpus_per_vm=sku.gpus if sku else None, resource=self.resource or None, per_node=self.per_node,
-                          gpu_instance_profile=self.gpu_instance_profile, mig_partition=self.mig_partition)
 
 
 @dataclass(frozen=True)
@@ -116,35 +219,52 @@ class CapacityNeed:
         return None if per_node is None else per_node * self.nodes
 
 
+# One pool as every reader sees it, whatever kind of pool it is, and the contract's `pools.<name>` field
+# for field. Computed once per pool: from the settings by the platform's kinds
+# (`components.pools.platform_pools`), from an AgentPool or NodePool resource by the pack's backend
+# readers (`gpu_aks_policies.pools.pools_of`), or from the outputs contract
+# (`contract.PlatformContract.from_json`); nothing downstream re-derives it. The fields without a JSON
+# name are the platform's own facts and stay out of the contract.
 @dataclass(frozen=True)
-class Pool:
-    """One pool as every reader outside its kind module sees it. Computed once per pool: from the
-    settings by the platform's kinds (`components.pools.platform_pools`), or from an AgentPool or
-    NodePool resource by the pack's backend readers (`gpu_aks_policies.pools.pools_of`); nothing
-    downstream re-derives it."""
+class Pool(Written):
+    """Every pool of the platform, system and CPU pools included (version 3): the one pool model,
+    whatever backs the pool. Version 2's `gpuPools` and `cpuPools` are written from the same model."""
 
-    name: str
+    name: str = pool_field("name")
     #: How the pool is named in the stack config (`gpuPools[gput4]`), for messages.
-    key: str
-    backend: PoolBackend
-    role: PoolRole
+    key: str = json_field("key", TEXT, "How the stack config names the pool (gpuPools[t4], systemPool).", absent="")
+    role: PoolRole = json_field("role", one_of(PoolRole), "What the pool is for: system, cpu or gpu.",
+                                reader_needs=True, absent="cpu")
+    backend: PoolBackend = json_field("backend", one_of(PoolBackend), "What backs the pool: an AKS AgentPool "
+                                      "(agentPool) or a NAP Karpenter NodePool (nodePool).", absent="agentPool")
     #: The pool's Azure name (AgentPools), or None where Azure names nothing (a NodePool).
-    azure_name: str | None
+    azure_name: str | None = pool_field("azureName", default=MISSING, absent=None)
     #: Every size its nodes may have, CPU sizes included (an AgentPool: one).
-    offers: tuple[Offer, ...]
-    min_count: int
-    max_count: int
-    spot: bool
-    zones: tuple[str, ...]
+    offers: tuple[Offer, ...] = json_field("offers", Objects(Offer), "Every VM size the pool may bring.",
+                                           reader_needs=True, absent=())
+    #: None only where a contract wrote none.
+    min_count: int | None = pool_field("minCount", default=MISSING, absent=None)
+    max_count: int | None = pool_field("maxCount", default=MISSING, absent=None)
+    #: Every node is a Spot VM (a NodePool that may fall back to on-demand is not a Spot pool, #38).
+    spot: bool = pool_field("spot", default=MISSING, absent=False)
+    capacity_types: tuple[CapacityType, ...] = json_field(
+        "capacityTypes", CAPACITY_TYPES, "How the pool's nodes may be bought, over its offers, Spot first as Karpenter "
+        "tries them; `spot` is true only when every node is a Spot VM. Derived from the offers when absent.",
+        ("onDemand",), init=False)
+    zones: tuple[str, ...] = json_field("zones", ZONES, "The availability zones of the pool's nodes; [] for any.", ())
     #: The taints and labels gpu-aks gives the nodes (the Spot taint included where AKS adds it).
-    taints: tuple[str, ...] = ()
-    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[str, ...] = pool_field("taints")
+    labels: Mapping[str, str] = pool_field("labels")
     #: How pods share each GPU (time-slicing or MPS), or None: each pod gets whole GPUs or MIG instances.
-    sharing: PoolSharing | None = None
-    #: Who runs the device plugin on a GPU pool's nodes; None on CPU pools.
-    device_plugin: DevicePluginOwner | None = None
+    sharing: PoolSharing | None = json_field("sharing", Object(PoolSharing), "How pods share a GPU (time-slicing or "
+                                             "MPS), or null.", None)
+    device_plugin: DevicePluginOwner | None = json_field(
+        "devicePlugin", choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner)) + " or null",
+                               nullable=True),
+        "Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools.", None)
     #: gpu-aks's DCGM exporter runs on the pool (observability on, the pool served by gpu-aks's plugin).
-    exporter: bool = False
+    exporter: bool = json_field("exporter", FLAG, "gpu-aks's DCGM exporter runs on the pool's nodes.", False)
+    # The platform's own facts, which the contract does not carry.
     capacity: tuple[CapacityNeed, ...] = ()
     #: Your subnets the pool's nodes and pods join (`vnetSubnetID`, `podSubnetID`); () in AKS's VNet.
     subnets: tuple[str, ...] = ()
@@ -160,20 +280,10 @@ class Pool:
     #: GPU names or sizes the pool may bring that gpu-aks's catalog lacks (a NodePool's): neither
     #: offered nor priced, so the pool's cost has no ceiling.
     uncatalogued: tuple[str, ...] = ()
-    # What a backend reader (`gpu_aks_policies.pools.pools_of`) keeps of the resource it read the pool
-    # from, for the pool rules; the platform's kinds, which fill the model from settings, leave it out.
-    #: Where each fact is written: a resource path (`agentPoolProfiles[0].nodeTaints`, `spec.limits`) or a
-    #: config key. "pool" is where a finding about the whole pool points.
-    source: Mapping[PoolFact, str] = field(default_factory=dict)
-    #: The facts a preview hides, each with the path of the value not known yet: a rule that needs one
-    #: leaves this pool undecided and judges the others (`pool_rules.require`).
-    unknown: Mapping[PoolFact, str] = field(default_factory=dict)
-    #: The node-count bounds and taints as the resource writes them, in the backend's own field names.
-    written: AsWritten | None = None
-    #: A device plugin the stack installs itself must serve the nodes: NVIDIA GPUs whose driver AKS (or
-    #: NAP) installs and whose plugin nothing else manages. (`device_plugin` says who runs it, where the
-    #: platform knows.)
-    needs_device_plugin: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "capacity_types",
+                           spot_first(kind for offer in self.offers for kind in offer.capacity_types))
 
     @property
     def gpu_offers(self) -> tuple[Offer, ...]:
@@ -205,22 +315,11 @@ class Pool:
         reports engine activity instead of GPU_UTIL."""
         return any(offer.mig for offer in self.offers)
 
-    def to_entry(self) -> PoolEntry:
-        """The pool as contract version 3 writes it (`pools.<name>`): the model serialized."""
-        # A NodePool that may fall back to on-demand is not a Spot pool (#38): `spot` is every node a Spot VM.
-        capacity = spot_first(kind for offer in self.offers for kind in offer.capacity_types)
-        return PoolEntry(name=self.name, key=self.key, role=self.role, backend=self.backend, azure_name=self.azure_name,
-                         offers=tuple(offer.to_entry() for offer in self.offers), min_count=self.min_count,
-                         max_count=self.max_count, spot=capacity == ("spot",), capacity_types=capacity,
-                         zones=tuple(self.zones), taints=tuple(self.taints),
-                         labels=dict(self.labels), sharing=self.sharing, device_plugin=self.device_plugin,
-                         exporter=self.exporter)
-
     def nodes_at_most(self, offer: Offer) -> int:
         """The most nodes of one offer: its capacity need's (a NodePool's limits admit fewer big nodes),
         else maxCount."""
         size = offer.vm_size.lower()
-        return next((need.max_count for need in self.capacity if need.vm_size.lower() == size), self.max_count)
+        return next((need.max_count for need in self.capacity if need.vm_size.lower() == size), self.max_count or 0)
 
 
 #: The facts of a pool a backend reader reads one by one, each of which a preview may hide on its own:
@@ -252,3 +351,23 @@ class AsWritten:
     taints_as_text: bool = True
     #: Why each taint written that is not among `Pool.taints` is no taint.
     taint_problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolReading:
+    """A pool as a backend reader (`gpu_aks_policies.pools.pools_of`) read it from one resource: the
+    `Pool`, and beside it what the pool rules need of that resource. The platform's kinds, which fill
+    the model from settings, have none of this."""
+
+    pool: Pool
+    #: Where each fact is written: a resource path (`agentPoolProfiles[0].nodeTaints`, `spec.limits`).
+    #: "pool" is where a finding about the whole pool points.
+    source: Mapping[PoolFact, str]
+    #: The node-count bounds and taints as the resource writes them, in the backend's own field names.
+    written: AsWritten
+    #: The facts a preview hides, each with the path of the value not known yet: a rule that needs one
+    #: leaves this pool undecided and judges the others (`pool_rules.require`).
+    unknown: Mapping[PoolFact, str] = field(default_factory=dict)
+    #: A device plugin the stack installs itself must serve the nodes: NVIDIA GPUs whose driver AKS (or
+    #: NAP) installs and whose plugin nothing else manages.
+    needs_device_plugin: bool = False

@@ -17,7 +17,7 @@ from collections import abc
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from operator import ge, gt, le, lt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..catalog import (
     AKS_MAX_NODES_PER_CLUSTER,
@@ -33,10 +33,8 @@ from ..limits import go_int
 from ..podspecs import UndecidableError, join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, format_taint, parse_taint
+from .model import AsWritten, Offer, Pool, PoolFact, PoolReading
 from .registry import NO_TAINTS, NO_TEXTS, NodeFacts, read_fact, register
-
-if TYPE_CHECKING:
-    from .model import AsWritten, Pool, PoolFact
 
 _NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
 _CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource"
@@ -196,8 +194,6 @@ def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> t
     (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
     NodePool the API server takes has it. Each such limit is named with why. With the most nodes the
     limits admit of any size the NodePool may bring (0 where they bound nothing)."""
-    from .model import AsWritten  # as in _node_pool
-
     spec = mapping_at(props.get("spec"), "spec")
     limits = mapping_at(spec.get("limits"), _LIMITS)
     bounding, unusable = {}, []
@@ -244,13 +240,9 @@ def _node_labels(name: str, props: Mapping[str, Any]) -> dict[str, str]:
     return {OS_LABEL: "linux", "beta.kubernetes.io/os": "linux", **written, NODEPOOL_LABEL: name}
 
 
-def _node_pool(name: str, props: Mapping[str, Any]) -> Pool:
+def _node_pool(name: str, props: Mapping[str, Any]) -> PoolReading:
     """One NodePool (`props`: the custom resource's inputs) as the one pool model: each fact read once,
     on its own (a value the preview does not know yet hides that fact alone)."""
-    # Imported here: a plain check (`gpu_aks_policies.check`) loads this reader but never the outputs
-    # contract the model imports (tests/test_check.py, NOT_LOADED_BY_A_PLAIN_CHECK), unless it meets a pool.
-    from .model import AsWritten, Offer, Pool
-
     unknown: dict[PoolFact, str] = {}
     sizes = read_fact(unknown, "offers", lambda: _vm_sizes(props), NO_TEXTS)
 
@@ -267,13 +259,14 @@ def _node_pool(name: str, props: Mapping[str, Any]) -> Pool:
     # not the device plugin: whoever declares an NVIDIA NodePool runs one.
     needs_plugin = read_fact(unknown, "plugin", lambda: any(gpu_sku(size) is not None for size in known_sizes()), False)
     # Sizes the catalog lacks are offers without a GPU sku: the rules say by its name whether one is a GPU size.
-    return Pool(
-        name, name, "nodePool", "gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu", None,
-        tuple(Offer(size, gpu_sku(size)) for size in sizes), 0, max_count, False, (), taints=taints,
-        labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}),
-        source={"pool": _TAINTS, "offers": _REQUIREMENTS, "taints": _TAINTS, "count": _LIMITS, "labels": _LABELS,
-                "plugin": _REQUIREMENTS},
-        unknown=unknown, written=replace(written, taints_field=_TAINTS, taints_as_text=False, taint_problems=problems),
+    pool = Pool(name=name, key=name, role="gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu", backend="nodePool",
+                azure_name=None, offers=tuple(Offer.sized(size, gpu_sku(size)) for size in sizes), min_count=0,
+                max_count=max_count, spot=False, zones=(), taints=taints,
+                labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}))
+    return PoolReading(
+        pool, source={"pool": _TAINTS, "offers": _REQUIREMENTS, "taints": _TAINTS, "count": _LIMITS, "labels": _LABELS,
+                      "plugin": _REQUIREMENTS},
+        written=replace(written, taints_field=_TAINTS, taints_as_text=False, taint_problems=problems), unknown=unknown,
         needs_device_plugin=needs_plugin)
 
 
@@ -316,7 +309,7 @@ NODES = NodeFacts(taint_prefixes=("karpenter.sh/",), gpu_labels={_GPU_MANUFACTUR
 
 
 @register("nodePool", _recognizes, source="karpenter.sh/v1 NodePool (AKS node auto-provisioning)", nodes=NODES)
-def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
+def node_pools(resource_type: str, props: Mapping[str, Any]) -> list[PoolReading]:
     metadata = mapping_at(props.get("metadata"), "metadata")
     name = metadata.get("name")
     return [_node_pool(name if isinstance(name, str) else "", props)]

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..podspecs import UndecidableError
 
 if TYPE_CHECKING:
-    from .model import Pool, PoolFact
+    from .model import PoolFact, PoolReading
 
-#: (resource type, resource properties) -> the pools the resource declares.
-PoolsOf = Callable[[str, Mapping[str, Any]], "list[Pool]"]
+#: (resource type, resource properties) -> the pools the resource declares, each with its reading.
+PoolsOf = Callable[[str, Mapping[str, Any]], "list[PoolReading]"]
 _Fact = TypeVar("_Fact")
 #: No text, and no texts with no problems: what a hidden size or taint list reads as.
 NO_TEXTS: tuple[str, ...] = ()
@@ -98,9 +98,10 @@ def is_pool_resource(resource_type: str) -> bool:
     return backend_of(resource_type) is not None
 
 
-def pools_of(resource_type: str, props: Mapping[str, Any]) -> list[Pool]:
-    """The pools a resource declares (none for a resource no backend recognises). Raises
-    UndecidableError when an unknown preview value hides which pools there are."""
+def pools_of(resource_type: str, props: Mapping[str, Any]) -> list[PoolReading]:
+    """The pools a resource declares, each as the pool model with what was read of the resource beside
+    it (none for a resource no backend recognises). Raises UndecidableError when an unknown preview value
+    hides which pools there are."""
     backend = backend_of(resource_type)
     return backend.pools_of(resource_type, props) if backend is not None else []
 
