@@ -315,7 +315,7 @@ def render(args_model: ArgsModel) -> str:
 # --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
-OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract",
+OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract", pool_model.Allocatable: "AllocatableContract",
                                  contract_v2.GpuOfferEntry: "GpuOfferContract", pool_model.PoolSharing: "PoolSharingContract",
                                  contract_v2.CpuPoolEntry: "CpuPoolContract", contract_v2.GpuPoolEntry: "GpuPoolContract",
                                  pool_model.Offer: "OfferContract", pool_model.Pool: "PoolContract"}

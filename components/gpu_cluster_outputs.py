@@ -34,6 +34,25 @@ class OfferPriceContract(TypedDict):
     """The date of the prices (YYYY-MM-DD)."""
 
 
+class AllocatableContract(TypedDict):
+    """What one node of the offer gives pods: its allocatable (the VM's vCPUs and memory less what AKS reserves on an AgentPool node, or what Karpenter plans a NAP node to keep; `node_capacity`), and what gpu-aks's own DaemonSets on the pool ask of it. A null figure is not known (a size gpu-aks's list lacks)."""
+
+    cpuMillicores: NotRequired[int]
+    """The node's allocatable CPU, in millicores."""
+    memoryBytes: NotRequired[int]
+    """The node's allocatable memory, in bytes."""
+    ephemeralStorageBytes: NotRequired[int]
+    """The node's allocatable ephemeral storage, in bytes; null when not known."""
+    pods: NotRequired[int]
+    """How many pods the node runs at most (maxPods)."""
+    daemonSetCpuMillicores: int
+    """What gpu-aks's DaemonSets on the pool ask of each node's CPU, in millicores."""
+    daemonSetMemoryBytes: int
+    """What they ask of its memory, in bytes."""
+    daemonSetPods: int
+    """How many of its pod slots they take."""
+
+
 class GpuOfferContract(TypedDict):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
 
@@ -167,6 +186,8 @@ class OfferContract(TypedDict):
     """The MIG partition (1g.10gb ...), or null."""
     hourlyPrice: NotRequired[OfferPriceContract]
     """The list price of one node an hour (on-demand and Spot), or null when the platform had none."""
+    allocatable: NotRequired[AllocatableContract]
+    """What one node gives pods: its allocatable CPU, memory, storage and pods, and what gpu-aks's DaemonSets there ask; absent when not known. Version 3 of 0.5."""
 
 
 class PoolContract(TypedDict):

@@ -37,6 +37,11 @@ CONFIG_HASH_ANNOTATION = "gpu-aks.io/device-plugin-config-sha256"
 _CONFIG_KEY = DEVICE_PLUGIN_CONFIG_FILE.rsplit("/", 1)[1]
 _CONFIG_DIR = DEVICE_PLUGIN_CONFIG_FILE.rsplit("/", 1)[0]
 
+#: What NVIDIA's plugin and its MPS control daemon ask of each node (and may use at most).
+PLUGIN_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+#: What gpu-aks's DCGM exporter asks of each node it runs on (`components/dcgm_exporter.py`).
+EXPORTER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "200m", "memory": "512Mi"}}
+
 RESTRICTED_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 #: What NVIDIA's chart sets when a MIG strategy is in use (`requiresCapSysAdmin`).
 MIG_SECURITY_CONTEXT = {"capabilities": {"add": ["SYS_ADMIN"]}}
@@ -94,7 +99,7 @@ def device_plugin_daemonset(
         "image": image,
         "env": env,
         "securityContext": dict(MIG_SECURITY_CONTEXT if mig else RESTRICTED_SECURITY_CONTEXT),
-        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "resources": dict(PLUGIN_RESOURCES),
         "volumeMounts": [{"name": "device-plugin", "mountPath": KUBELET_DEVICE_PLUGINS}],
     }
     pod: dict[str, Any] = {
@@ -198,7 +203,7 @@ def mps_control_daemon(namespace_name: str, image: str, pool: Pool) -> dict[str,
     lack, so the daemon is pinned to the pool's nodes by gpu-aks's pool label and tolerates the
     pool's taints, as the plugin is; and the config is mounted directly, as for the plugin."""
     labels = {"app.kubernetes.io/name": MPS_CONTROL_DAEMON_APP, "name": f"{mps_daemon_name(pool.name)}-ds"}
-    resources = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+    resources = dict(PLUGIN_RESOURCES)
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",

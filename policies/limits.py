@@ -254,6 +254,12 @@ MAX_DUPLICATES_REPORTED = 100
 #: answered afresh, not remembered: 4,096 megabyte-long names would hold gigabytes.
 MAX_REMEMBERED_NAME = 320
 
+# --- Used by policies/fields.py ---------------------------------------------------------------------
+
+#: The most bytes (or millicores) a contract may say one node gives pods. Ours, because it is more than any VM's
+#: memory or disk (Azure's largest sizes have a few TiB of memory): a figure above it is not a real node's.
+MAX_NODE_AMOUNT = 2**50
+
 # --- Used by policies/device_classes.py -------------------------------------------------------------
 
 #: Kubernetes: a DRA CEL selector has at most 10 Ki characters (k8s.io/api v0.37.2 `resource/v1/types.go`,

@@ -52,6 +52,7 @@ from gpu_aks_policies.scheduling import parse_taint
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
 from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
+from components.pools.room import with_room
 from components.pools.user import (
     UserAgentPoolKind,
     agent_pool_facts,
@@ -389,7 +390,7 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return Pool(
+        return with_room(Pool(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
             offers=self.offers(pool), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
@@ -398,7 +399,7 @@ class GpuPoolKind(UserAgentPoolKind):
             exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
-            deletes_before_replace=pool.keep_azure_name)
+            deletes_before_replace=pool.keep_azure_name), settings, pool.baseline.max_pods)
 
 
 GPU = GpuPoolKind()

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from gpu_aks_policies.declarations import Check, ListOf, Reader, Section
 
     from components.pools.agentpool import AgentPoolSpec
+    from components.settings.cluster import ClusterSettings
     from components.settings.device_plugin import DevicePluginSettings
     from components.settings.dra import DraSettings
     from components.settings.observability import ObservabilitySettings
@@ -30,6 +31,10 @@ class PlatformView(Protocol):
     @property
     def pools(self) -> Mapping[str, tuple[Any, ...]]:
         """Each kind's pools, by the kind's config key."""
+
+    @property
+    def cluster(self) -> ClusterSettings:
+        """The cluster: its network decides the pools' default maxPods."""
 
     @property
     def observability(self) -> ObservabilitySettings:

@@ -65,6 +65,7 @@ from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
+from components.pools.room import with_room
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import subnet_problem
 from components.settings.parsed_pools import ParsedPool, parsed_pools
@@ -709,7 +710,7 @@ class NapPoolKind:
 
     def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return Pool(
+        return with_room(Pool(
             name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None,
             # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
             min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.offered), default=0),
@@ -720,7 +721,8 @@ class NapPoolKind:
             exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
-            subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet)
+            subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet),
+            settings, os_disk_gb=pool.os_disk_size_gb)
 
     def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
         return (KubernetesObjectsSpec(pool.name, (

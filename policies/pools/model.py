@@ -26,6 +26,7 @@ from ..fields import (
     COUNT,
     FLAG,
     LABELS,
+    OPTIONAL_AMOUNT,
     OPTIONAL_COUNT,
     OPTIONAL_TEXT,
     PRICE,
@@ -42,8 +43,9 @@ from ..fields import (
     json_field,
     one_of,
 )
+from ..node_capacity import NodeResources
 
-__all__ = ["BACKEND_NAMES", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
+__all__ = ["BACKEND_NAMES", "Allocatable", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
            "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolReading", "PoolRole",
            "PoolSharing", "offer_field", "pool_field", "spot_first"]
 
@@ -146,6 +148,42 @@ class PoolSharing(Written):
 
 
 @dataclass(frozen=True)
+class Allocatable(Written):
+    """What one node of the offer gives pods: its allocatable (the VM's vCPUs and memory less what AKS reserves on
+    an AgentPool node, or what Karpenter plans a NAP node to keep; `node_capacity`), and what gpu-aks's own
+    DaemonSets on the pool ask of it. A null figure is not known (a size gpu-aks's list lacks)."""
+
+    cpu_millicores: int | None = json_field("cpuMillicores", OPTIONAL_AMOUNT, "The node's allocatable CPU, in "
+                                            "millicores.", None)
+    memory_bytes: int | None = json_field("memoryBytes", OPTIONAL_AMOUNT, "The node's allocatable memory, in bytes.",
+                                          None)
+    ephemeral_storage_bytes: int | None = json_field("ephemeralStorageBytes", OPTIONAL_AMOUNT, "The node's "
+                                                     "allocatable ephemeral storage, in bytes; null when not known.",
+                                                     None)
+    pods: int | None = json_field("pods", OPTIONAL_COUNT, "How many pods the node runs at most (maxPods).", None)
+    daemon_set_cpu_millicores: int = json_field("daemonSetCpuMillicores", COUNT, "What gpu-aks's DaemonSets on the "
+                                                "pool ask of each node's CPU, in millicores.", 0)
+    daemon_set_memory_bytes: int = json_field("daemonSetMemoryBytes", OPTIONAL_AMOUNT, "What they ask of its memory, "
+                                              "in bytes.", 0)
+    daemon_set_pods: int = json_field("daemonSetPods", COUNT, "How many of its pod slots they take.", 0)
+
+    @property
+    def node(self) -> NodeResources:
+        return NodeResources(self.cpu_millicores, self.memory_bytes, self.ephemeral_storage_bytes, self.pods)
+
+    @property
+    def for_pods(self) -> NodeResources:
+        """What the node has left for other pods once gpu-aks's DaemonSets run on it."""
+        return self.node.less(NodeResources(self.daemon_set_cpu_millicores, self.daemon_set_memory_bytes or 0, 0,
+                                            self.daemon_set_pods))
+
+    @classmethod
+    def of(cls, node: NodeResources, daemon_sets: NodeResources) -> Allocatable:
+        return cls(node.cpu_milli, node.memory, node.ephemeral_storage, node.pods, daemon_sets.cpu_milli or 0,
+                   daemon_sets.memory or 0, daemon_sets.pods or 0)
+
+
+@dataclass(frozen=True)
 class Offer(Written):
     """One VM size a pool may bring (version 3; Karpenter's `Offering`): how its nodes are bought (with the
     size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
@@ -168,6 +206,12 @@ class Offer(Written):
     # platform's pricing fills it (`components.pricing.priced`).
     hourly_price: OfferPrice | None = json_field("hourlyPrice", Object(OfferPrice), "The list price of one node an hour "
                                                  "(on-demand and Spot), or null when the platform had none.", None)
+    # What kube-scheduler's NodeResourcesFit compares a pod's requests with (`node_capacity`); the platform's
+    # pool kinds fill it (`components/pools/room.py`).
+    allocatable: Allocatable | None = json_field("allocatable", Object(Allocatable), "What one node gives pods: its "
+                                                 "allocatable CPU, memory, storage and pods, and what gpu-aks's "
+                                                 "DaemonSets there ask; absent when not known. Version 3 of 0.5.",
+                                                 None, since=3)
 
     @classmethod
     def sized(cls, vm_size: str, sku: GpuSku | None = None, **facts: Any) -> Offer:
