@@ -107,7 +107,8 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2
-    return 1 if any(e.asks_for_gpus and not e.lands_on and not e.pod.own_nodes for e in explanations) else 0
+    return 1 if any(e.asks_for_gpus and not e.lands_on and not e.pod.own_nodes and not e.unjudged
+                    for e in explanations) else 0
 
 
 def run() -> None:

@@ -35,6 +35,7 @@ from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
 from .limits import MAX_SHOWN_CHARS, clipped
 from .node_labels import SKU_GPU_MANUFACTURER_LABEL, NodeKind, every_node_carries, node_kinds
+from .pod_requests import PodRequests, pod_requests
 from .podspecs import (
     ABSENT,
     GpuAsk,
@@ -47,6 +48,7 @@ from .podspecs import (
 )
 from .pools.model import CapacityType, Offer, Pool, PoolSharing, spot_first
 from .quantities import format_amount
+from .resource_fit import fitting, shortfall_reasons, sizes_note
 from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
@@ -252,6 +254,8 @@ class PodExplanation:
     choices: Mapping[str, str] = field(default_factory=dict)
     #: `file:line` of the pod's spec, when the explanation came from a file.
     location: str = field(default="", compare=False)
+    #: Why where it runs is not judged: its queue never admits it, or the queue's objects are not known.
+    unjudged: str = ""
 
     @property
     def asks_for_gpus(self) -> bool:
@@ -529,9 +533,10 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[Offer, ...]:
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
                  name: str, pool: Pool, tolerating: Tolerating | None = None,
                  per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
-                 kinds: Sequence[NodeKind] | None = None) -> PoolVerdict:
+                 kinds: Sequence[NodeKind] | None = None, requests: PodRequests | None = None) -> PoolVerdict:
     """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
-    `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`)."""
+    `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`); `requests`:
+    what the pod asks of a node's CPU, memory and storage (`pod_requests`), judged against each offer's room."""
     reasons, notes = [], []
     taints = []
     for text in pool.taints:
@@ -560,6 +565,8 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
         reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, pool)
     offers = _offers_of(selected) if selected else pool.offers
     reasons += _gpu_reasons(asks, offers)
+    gpu_fitting = [offer for offer in offers if not asks or _fitting_offers(asks, (offer,))]
+    reasons += _room_reasons(requests, gpu_fitting or offers)
     reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
     if claims:
         reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
@@ -571,8 +578,21 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
                          if any(key in kind.labels.unknown for kind in selected)})
         notes.append(f"cannot tell offline: it selects {', '.join(unseen) or 'node fields'}, whose value only the "
                      "live node shows (the checker does not count this pool out)")
-    landing = tuple(offer for offer in offers if not asks or _fitting_offers(asks, (offer,)))
+    landing = tuple(_with_room(requests, gpu_fitting))
+    note = sizes_note(requests, gpu_fitting, landing) if requests is not None else ""
+    if note:
+        notes.append(note)
     return PoolVerdict(name, True, (), tuple(notes), tuple(_what_it_gets(asks, pool, landing)), landing)
+
+
+def _room_reasons(requests: PodRequests | None, offers: Sequence[Offer]) -> list[str]:
+    """Why no node the pool may bring has room for the pod's CPU, memory and storage (`resource_fit`)."""
+    return shortfall_reasons(requests, offers) if requests is not None and requests.any else []
+
+
+def _with_room(requests: PodRequests | None, offers: Sequence[Offer]) -> list[Offer]:
+    """The offers whose node has room for the pod (all of them when it asks nothing of CPU or memory)."""
+    return list(offers) if requests is None or not requests.any else fitting(requests, offers)
 
 
 def _selected_keys(pod: Mapping[str, Any], node_selector: Mapping[str, Any]) -> set[str]:
@@ -625,8 +645,13 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     refusals += admitted.refusals
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
+    if pod.unjudged_queue:
+        # Kueue never admits it, or its queue's objects are not known: where it would run is not guessed.
+        return PodExplanation(kind, name, pod, asks, demand.claims.gpu, (), tuple(refusals),
+                              gpu_markers=(*demand.markers, *shares), unjudged=_queue_unjudged(pod))
+    requests = pod_requests(pod)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
-                                  platform.contract.location, platform.node_kinds(pool_name))
+                                  platform.contract.location, platform.node_kinds(pool_name), requests)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:
@@ -644,6 +669,15 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                for choice in [node_choice(verdict.offers)] if choice}
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
                           tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices)
+
+
+def _queue_unjudged(pod: PodSpec) -> str:
+    queued = pod.queued
+    assert queued is not None
+    if queued.blocked:
+        return f"Kueue queue '{queued.queue}' never admits it: " + "; ".join(queued.blocked)
+    return (f"it waits in Kueue queue '{queued.queue}', and {queued.unknown} is not among the objects checked nor the "
+            "platform's queues: the flavor Kueue admits it to decides its tolerations and node selection")
 
 
 #: Qualifiers of a GPU model that say its memory or form, not what it is ("A100 80GB", "H100 NVL").
@@ -693,7 +727,7 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
     reported at once. The reasons read as the explainer's: per pool, one per line."""
     findings = []
     for pod in pods:
-        if pod.own_nodes:
+        if pod.own_nodes or pod.unjudged_queue:
             continue
         explanation = explain_pod(kind, name, pod, platform, config, context)
         if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
@@ -706,6 +740,14 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
             lines.extend(f"  - {reason}" for reason in verdict.reasons)
         findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
     return findings
+
+
+def _landing_entry(verdict: PoolVerdict, choice: str) -> str:
+    """A pool the pod lands on, with the VM sizes it can get there: "gput4 (Standard_NC4as_T4_v3)", "h100
+    (Standard_NC40ads_H100_v5 or Standard_NC80adis_H100_v5): one of H100 x1, H100 x2, Spot or on-demand"."""
+    sizes = " or ".join(dict.fromkeys(_model(offer.vm_size) for offer in verdict.offers))
+    entry = f"{verdict.pool} ({sizes})" if sizes else verdict.pool
+    return escape_line(f"{entry}: {choice}" if choice else entry)
 
 
 def render(explanations: Sequence[PodExplanation]) -> str:
@@ -722,6 +764,10 @@ def render(explanations: Sequence[PodExplanation]) -> str:
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
+        elif explanation.unjudged:
+            lines.append(f"  lands on: not judged: {escape_line(explanation.unjudged)}")
+            lines.extend(f"  note: {note}" for note in explanation.pod.notes)
+            continue
         elif not explanation.asks_for_gpus:
             # A CPU-only pod (a Ray head, a driver) belongs on CPU nodes: the GPU pools' taints keep it off
             # them, as they should, so there is nothing to tolerate.
@@ -730,10 +776,9 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.extend(f"  note: {note}" for note in explanation.pod.notes)
             continue
         else:
-            landing = [f"pool {pool}: {explanation.choices[pool]}" if pool in explanation.choices else pool
-                       for pool in explanation.lands_on]
-            separator = "; " if explanation.choices else ", "
-            lines.append(f"  lands on: {separator.join(map(escape_line, landing)) or 'no GPU pool'}")
+            landing = [_landing_entry(verdict, explanation.choices.get(verdict.pool, ""))
+                       for verdict in explanation.verdicts if verdict.fits]
+            lines.append(f"  lands on: {'; '.join(landing) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
                 lines.extend(f"  {escape_line(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))

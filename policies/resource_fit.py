@@ -63,6 +63,17 @@ def fitting(asked: PodRequests, offers: Sequence[Any]) -> list[Any]:
     return [offer for offer in offers if not shortfalls(asked, room_of(offer))]
 
 
+@dataclass(frozen=True)
+class _NoRoom:
+    cpu_milli: int | None = None
+    memory: int | None = None
+    ephemeral_storage: int | None = None
+    pods: int | None = None
+
+
+_NO_ROOM = _NoRoom()
+
+
 def room_of(offer: Any) -> Room | None:
     allocatable = getattr(offer, "allocatable", None)
     return None if allocatable is None else allocatable.for_pods
@@ -73,14 +84,17 @@ def shortfall_reasons(asked: PodRequests, offers: Sequence[Any]) -> list[str]:
     reason for the whole pool (nothing when one offer has room)."""
     if not offers or fitting(asked, offers):
         return []
-    per_offer = [(offer, shortfalls(asked, room_of(offer))) for offer in offers]
-    # The offer that comes closest: the fewest resources short, then the largest (the last a NodePool may bring).
-    offer, short = min(per_offer, key=lambda item: len(item[1]))
-    asks = " and ".join(item.asked for item in short)
-    gives = " and ".join(item.gives for item in short)
-    node = f"a {offer.vm_size} node" if len(offers) == 1 else f"its largest node, {offer.vm_size},"
-    return [f"it asks for {asks}, but {node} gives pods {gives} (after what AKS reserves and gpu-aks's DaemonSets "
-            "there ask)"]
+    # The offer that comes closest: the fewest resources short, then the most CPU (a NodePool's largest size).
+    offer = min(offers, key=lambda each: (len(shortfalls(asked, room_of(each))),
+                                          -((room_of(each) or _NO_ROOM).cpu_milli or 0)))
+    short = shortfalls(asked, room_of(offer))
+    node = f"a {offer.vm_size} node" if len(offers) == 1 else f"the largest node it may bring, {offer.vm_size},"
+    allocatable = offer.allocatable
+    reserved = (f"its allocatable, {cpus(allocatable.cpu_millicores)} CPUs and {gib(allocatable.memory_bytes)}, less "
+                "what gpu-aks's DaemonSets there ask" if allocatable.cpu_millicores is not None
+                and allocatable.memory_bytes is not None else "after what the node reserves")
+    return [f"it asks for {' and '.join(item.asked for item in short)}, but {node} gives pods "
+            f"{' and '.join(item.gives for item in short)} ({reserved})"]
 
 
 def sizes_note(asked: PodRequests, offers: Sequence[Any], landing: Sequence[Any]) -> str:

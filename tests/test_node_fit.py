@@ -5,9 +5,13 @@ docs' worked examples, and karpenter-provider-azure's `Tax Calculator` suite (`s
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from gpu_aks_policies.check import LoadedObject, check_objects
+from gpu_aks_policies.explain import explain
+from gpu_aks_policies.fit import platform_from_outputs, render
 from gpu_aks_policies.node_capacity import (
     GIB,
     MIB,
@@ -22,6 +26,10 @@ from gpu_aks_policies.node_capacity import (
 )
 from gpu_aks_policies.pod_requests import cpus, gib, spec_requests
 from gpu_aks_policies.podspecs import UNKNOWN
+from gpu_aks_policies.rules import default_rule_config
+
+from components.contract import platform_contract
+from tools.observability import stack_settings
 
 
 def _container(name: str, cpu: str, restart: str | None = None, **more: Any) -> dict[str, Any]:
@@ -162,3 +170,65 @@ def test_daemon_sets_take_their_requests_and_a_pod_slot_each():
 def test_default_max_pods_follow_the_network():
     assert [default_max_pods(*network) for network in (("azure", "overlay"), ("azure", None), ("kubenet", None),
                                                        ("none", None))] == [250, 30, 110, 250]
+
+
+# --- Where a pod is placed: --platform, the explainer ---------------------------------------------
+
+SKU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def _gpu_pod(cpu: str, memory: str, name: str = "p") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"tolerations": [SKU], "containers": [{"name": "c", "image": "i", "resources": {
+                "requests": {"cpu": cpu, "memory": memory}, "limits": {"nvidia.com/gpu": 1}}}]}}
+
+
+def _fit_findings(pod: dict[str, Any], outputs: dict[str, Any]) -> list[str]:
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(outputs))
+    return [v.message for v in report.violations if v.policy == "gpu-pods-fit-a-pool"]
+
+
+def test_a_pod_that_asks_more_cpu_than_a_t4_node_gives_fits_no_dev_pool():
+    """#48: the explainer placed a 1-GPU pod asking for 10 CPUs and 64 GiB on dev's T4 pool; kube-scheduler's
+    NodeResourcesFit leaves it Pending. The reason names the size and what its node gives pods."""
+    dev = platform_contract(stack_settings("dev"))
+    [explanation] = explain(_gpu_pod("10", "64Gi"), dev)
+    assert explanation.lands_on == []
+    [reason] = [v for v in explanation.verdicts if v.pool == "gput4"][0].reasons
+    assert reason.startswith("it asks for 10 CPUs and 64 GiB of memory, but a Standard_NC4as_T4_v3 node gives pods "
+                             "3.81 CPUs and 22.9 GiB (its allocatable, 3.86 CPUs and 22.97 GiB")
+    [finding] = _fit_findings(_gpu_pod("10", "64Gi"), dev)
+    assert "not gput4:\n  - it asks for 10 CPUs" in finding
+    [fits] = explain(_gpu_pod("2", "8Gi"), dev)
+    assert fits.lands_on == ["gput4"] and "lands on: gput4 (Standard_NC4as_T4_v3)" in render([fits])
+    assert _fit_findings(_gpu_pod("2", "8Gi"), dev) == []
+
+
+def test_a_nap_pool_whose_larger_size_fits_names_that_size():
+    nap = platform_contract(stack_settings("nap"))
+    [explanation] = explain(_gpu_pod("50", "64Gi"), nap)
+    text = render([explanation])
+    assert explanation.lands_on == ["h100"]
+    assert "lands on: h100 (Standard_NC80adis_H100_v5): H100 x2" in text
+    assert "only Standard_NC80adis_H100_v5 has room for it: Standard_NC40ads_H100_v5 gives pods 39.45 CPUs" in text
+    assert "not a100:\n    - it asks for 50 CPUs, but a Standard_NC24ads_A100_v4 node gives pods 23.61 CPUs" in text
+
+
+def test_a_pod_that_asks_more_cpu_than_any_size_has_is_a_mandatory_finding_naming_the_largest():
+    nap = platform_contract(stack_settings("nap"))
+    [finding] = _fit_findings(_gpu_pod("500", "1Gi"), nap)
+    assert ("not h100:\n  - it asks for 500 CPUs, but the largest node it may bring, Standard_NC80adis_H100_v5, gives "
+            "pods 79.05 CPUs") in finding
+
+
+def test_init_containers_and_sidecars_count_as_the_scheduler_counts_them():
+    """A 2-CPU app container with a 3-CPU init container asks for 3; with a 2-CPU sidecar before the init, 5."""
+    dev = platform_contract(stack_settings("dev"))
+    pod = _gpu_pod("2", "1Gi")
+    pod["spec"]["initContainers"] = [{"name": "init", "image": "i", "resources": {"requests": {"cpu": "3"}}}]
+    assert explain(pod, dev)[0].lands_on == ["gput4"]
+    with_sidecar = copy.deepcopy(pod)
+    with_sidecar["spec"]["initContainers"].insert(0, {"name": "proxy", "image": "i", "restartPolicy": "Always",
+                                                      "resources": {"requests": {"cpu": "2"}}})
+    [explanation] = explain(with_sidecar, dev)
+    assert explanation.lands_on == [] and "it asks for 5 CPUs" in explanation.verdicts[0].reasons[0]

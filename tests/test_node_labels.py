@@ -171,7 +171,7 @@ def test_agent_pool_node_labels_come_from_aks():
 def test_the_node_choice_names_only_the_sizes_the_pod_can_land_on():
     """A 2-GPU pod on a NodePool of 1- and 2-GPU H100 sizes lands only on the 2-GPU size."""
     text = render(explain(_pod(gpus=2), NAP))
-    assert "lands on: pool h100: H100 x2, Spot or on-demand" in text, text
+    assert "lands on: h100 (Standard_NC80adis_H100_v5): H100 x2, Spot or on-demand" in text, text
     assert "H100 x1" not in text
 
 
