@@ -296,3 +296,24 @@ def test_a_damaged_contract_is_a_placement_error_never_a_traceback(stack):
 def test_outputs_that_are_no_contract_are_refused_by_key(platform):
     with pytest.raises(ContractError):
         place(platform, GpuRequest())  # type: ignore[arg-type]
+
+
+def test_a_request_for_cpu_and_memory_is_placed_where_a_node_gives_pods_that_much():
+    """#48: `place()` judges CPU and memory as kube-scheduler's NodeResourcesFit would, from the contract's
+    `allocatable` (less gpu-aks's DaemonSets), and pins a NAP pool to the size with room."""
+    from gpu_aks_app import GpuRequest, PlacementError, place
+
+    from tools.observability import stack_settings
+
+    dev, nap = platform_contract(stack_settings("dev")), platform_contract(stack_settings("nap"))
+    placed = place(dev, GpuRequest(cpu="2", memory="8Gi"))
+    assert placed.pool == "gput4" and placed.requests == {"cpu": "2", "memory": "8Gi"}
+    container = placed.pod_spec([{"name": "c", "image": "i"}])["containers"][0]
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}, "requests": {"cpu": "2", "memory": "8Gi"}}
+    with pytest.raises(PlacementError, match=r"10 CPUs and 64 GiB of memory is more than any matching node gives pods "
+                                             r"\(the most: Standard_NC4as_T4_v3 gives 3.81 CPUs and 22.9 GiB"):
+        place(dev, GpuRequest(cpu=10, memory="64Gi"))
+    big = place(nap, GpuRequest(model="H100", cpu="50"))
+    assert big.node_selector["node.kubernetes.io/instance-type"] == "Standard_NC80adis_H100_v5"
+    with pytest.raises(PlacementError, match="cpu must be a Kubernetes quantity"):
+        place(dev, GpuRequest(cpu="lots"))

@@ -304,12 +304,13 @@ def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has
     them (`Pool`, `Offer`), and version 2's `gpuPools` as its entries do."""
     import gpu_aks_app as app
     from gpu_aks_policies.fields import json_names
-    from gpu_aks_policies.pools.model import Offer, Pool
+    from gpu_aks_policies.pools.model import Allocatable, Offer, Pool
 
     assert app.SUPPORTED_CONTRACT_VERSIONS == READABLE_CONTRACT_VERSIONS
     assert set(app.POOL_KEYS) <= set(json_names(Pool)) and set(app.OFFER_KEYS) <= set(json_names(Offer))
     assert _keys_read(app._v3_pool, "pool") == set(app.POOL_KEYS)
     assert _keys_read(app._v3_pool, "offer") == set(app.OFFER_KEYS)
+    assert _keys_read(app._room, "allocatable") == set(app.ALLOCATABLE_KEYS) <= set(json_names(Allocatable))
     read = _keys_read(app._v2_pool, "pool") | _keys_read(app._v2_offers, "pool")
     assert read and read <= set(json_schema()["$defs"]["GpuPoolEntry"]["properties"]), read
     offer_read = _keys_read(app._v2_pool, "offer")
