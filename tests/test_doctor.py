@@ -231,3 +231,20 @@ def test_a_node_is_held_to_the_offer_of_its_own_vm_size():
     node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "Standard_NC4as_T4_v3"
     diagnosis = diagnose(platform_from_outputs(platform), nodes["items"], load("pods-healthy.json")["items"])
     assert [(p.node, p.check) for p in diagnosis.problems] == [(T4_0, "gpu-count")]
+
+
+def test_a_node_that_gives_pods_less_than_the_contract_says_is_named():
+    """#48: pods are placed by the contract's `allocatable` (AKS's reservations); a node whose allocatable CPU is
+    less, or whose memory is less beyond the kernel's margin, is said. The recorded nodes are prod's own sizes."""
+    from components.contract import platform_contract
+    from tools.observability import stack_settings
+
+    platform = platform_from_outputs(platform_contract(stack_settings("prod")))
+    nodes = load("nodes-healthy.json")
+    pods = load("pods-healthy.json")
+    assert not [p for p in diagnose(platform, nodes["items"], pods["items"]).problems if p.check == "allocatable"]
+    t4 = next(node for node in nodes["items"] if node["metadata"]["name"] == T4_0)
+    t4["status"]["allocatable"] = {**t4["status"]["allocatable"], "cpu": "3500m", "memory": "12Gi"}
+    [short] = [p for p in diagnose(platform, nodes["items"], pods["items"]).problems if p.check == "allocatable"]
+    assert short.node == T4_0 and "cpu 3.5 where the contract says 3.86" in short.message
+    assert "memory 12 GiB where the contract says" in short.message

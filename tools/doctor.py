@@ -36,6 +36,8 @@ from typing import Any, TextIO
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
+from gpu_aks_policies.node_capacity import KARPENTER_VM_MEMORY_OVERHEAD
+from gpu_aks_policies.pod_requests import cpus, gib
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
 from gpu_aks_policies.pools.model import Offer, Pool
@@ -262,6 +264,36 @@ def _sharing_count_problem(count: int, expected: int, pool: Pool, resource: str,
     return None
 
 
+#: How much less memory than the contract says a node may report before the doctor says so: the kubelet's
+#: capacity is the kernel's MemTotal, below the VM's listed memory by what the kernel keeps (a few percent, not
+#: known offline); Karpenter's Azure provider assumes 7.5% (`--vm-memory-overhead-percent`).
+MEMORY_MARGIN = KARPENTER_VM_MEMORY_OVERHEAD
+
+
+def _check_room(node: Mapping[str, Any], offer: Offer, problem: Any) -> None:
+    """The node gives pods at least what the contract says (`Offer.allocatable`, which `--platform`, the
+    explainer and the app helper place pods by): a node whose allocatable CPU (exact: vCPUs less kube-reserved)
+    or memory (beyond the kernel's margin) is less leaves pods sized to the contract Pending (NodeResourcesFit)."""
+    said = offer.allocatable
+    allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
+    if said is None:
+        return
+    short = []
+    for resource, contract, scale, margin, shown in (
+            ("cpu", said.cpu_millicores, 1000, 0.0, cpus), ("memory", said.memory_bytes, 1, MEMORY_MARGIN, gib)):
+        try:
+            live = parse_quantity(allocatable.get(resource)) * scale if allocatable.get(resource) is not None else None
+        except QuantityError:
+            live = None
+        if contract is not None and live is not None and live < contract * (1 - margin):
+            short.append(f"{resource} {shown(int(live))} where the contract says {shown(contract)}")
+    if short:
+        problem("allocatable", f"the node's allocatable is less than the contract's: {'; '.join(short)}: pods sized to "
+                               "the contract (gpu-aks-check --platform, the app helper) may stay Pending here",
+                f"kubectl describe node {_name(node)} (Allocatable); the contract follows AKS's documented reservations "
+                "(node-resource-reservations): report the node image and size")
+
+
 def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
@@ -339,6 +371,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
                     f"kubectl -n {platform.gpu_namespace} describe daemonset {mps_daemon_name(pool_name)}; it "
                     f"must select the pool ({POOL_LABEL}={pool_name}) and tolerate its taints; pulumi up restores it")
 
+    _check_room(node, offer, problem)
     _check_taints(node, pool, problem)
     labels = _labels(node)
     wrong = {k: v for k, v in pool.labels.items() if labels.get(k) != v}
