@@ -58,7 +58,7 @@ class GpuRequest:
     mig_partition: str | None = None
     spot: bool | None = None
     shared: bool | None = None
-    cpu: str | int | float | None = None
+    cpu: str | int | None = None
     memory: str | int | None = None
 
 
@@ -265,9 +265,11 @@ _SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "m
 
 
 def _amount(value: Any, what: str) -> Fraction:
-    """A request's quantity ("500m", "64Gi", 10) exactly; PlacementError naming `what` when it is none."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-        return Fraction(value)
+    """A request's quantity ("500m", "0.5", "64Gi", or a whole number such as 10) exactly; PlacementError naming
+    `what` when it is none."""
+    whole = _whole(value)
+    if whole is not None and whole >= 0:
+        return Fraction(whole)
     if isinstance(value, str):
         text = value.strip()
         suffix = next((s for s in ("Ki", "Mi", "Gi", "Ti", "Pi", "m", "k", "M", "G", "T", "P") if text.endswith(s)), "")

@@ -316,6 +316,7 @@ def render(args_model: ArgsModel) -> str:
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
 OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract", pool_model.Allocatable: "AllocatableContract",
+                                 pool_model.PoolClaims: "PoolClaimsContract",
                                  contract_v2.GpuOfferEntry: "GpuOfferContract", pool_model.PoolSharing: "PoolSharingContract",
                                  contract_v2.CpuPoolEntry: "CpuPoolContract", contract_v2.GpuPoolEntry: "GpuPoolContract",
                                  pool_model.Offer: "OfferContract", pool_model.Pool: "PoolContract"}

@@ -53,6 +53,15 @@ class AllocatableContract(TypedDict):
     """How many of its pod slots they take."""
 
 
+class PoolClaimsContract(TypedDict):
+    """How a GPU pool hands out its GPUs through Dynamic Resource Allocation (NVIDIA's DRA driver for GPUs, `gpu-aks:dra`) instead of a device plugin: the DeviceClasses its GPUs are claimed by, and the extended resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
+
+    deviceClasses: list[str]
+    """The DeviceClasses whose claims the pool's GPUs serve (gpu.nvidia.com, mig.nvidia.com)."""
+    extendedResource: NotRequired[str]
+    """The extended resource served through DRA on the pool (nvidia.com/gpu), or null: pods there ask through claims only."""
+
+
 class GpuOfferContract(TypedDict):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
 
@@ -148,7 +157,7 @@ class GpuPoolContract(TypedDict):
     labels: dict[str, str]
     """The nodes' labels that gpu-aks sets."""
     devicePlugin: NotRequired[str]
-    """Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None)."""
+    """Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None); null on a pool that hands out its GPUs through DRA (version 3's `dra`)."""
     dcgmExporter: NotRequired[str]
     """Whether gpu-aks's DCGM exporter runs on the pool's nodes (the doctor then expects a Ready exporter pod on each); absent in contracts written before gpu-aks 0.3."""
     tolerations: list[Toleration]
@@ -225,3 +234,5 @@ class PoolContract(TypedDict):
     """Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools."""
     exporter: bool
     """gpu-aks's DCGM exporter runs on the pool's nodes."""
+    dra: NotRequired[PoolClaimsContract]
+    """How the pool hands out its GPUs through DRA claims (NVIDIA's DRA driver), or absent: through a device plugin. Version 3 of 0.5."""

@@ -34,7 +34,7 @@ from .fields import (
     read_fields,
 )
 from .limits import is_number
-from .pools.model import Allocatable, Offer, OfferPrice, Pool, PoolSharing
+from .pools.model import Allocatable, Offer, OfferPrice, Pool, PoolClaims, PoolSharing
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -165,7 +165,7 @@ def json_schema() -> dict[str, Any]:
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: object_schema(cls, (cls.__doc__ or "").strip(), False)
                   for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry, Pool, Offer,
-                              Allocatable)},
+                              Allocatable, PoolClaims)},
     }
     return schema
 
@@ -193,6 +193,7 @@ def contract_markdown() -> str:
         "## `pools.<name>.offers[]`", "", (Offer.__doc__ or "").strip(), "", *field_table(Offer), "",
         "## `pools.<name>.offers[].allocatable`", "", (Allocatable.__doc__ or "").strip(), "",
         *field_table(Allocatable), "",
+        "## `pools.<name>.dra`", "", (PoolClaims.__doc__ or "").strip(), "", *field_table(PoolClaims), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "
         "to null, empty or false when absent (older contracts). A pool without `offers` (written before pools "
         "had offers) reads as one offer made of its single-size fields, `kind` as agentPool and `sharing` as null.", "",

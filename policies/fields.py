@@ -25,7 +25,7 @@ from .limits import (
 from .quantities import shown
 
 __all__ = ["COUNT", "FLAG", "LABELS", "OPTIONAL_AMOUNT", "OPTIONAL_COUNT", "OPTIONAL_TEXT", "PRICE", "REPLICAS",
-           "RESOURCE", "TAINTS", "TEXT", "TOLERATIONS", "ZONES", "Choices", "Kind", "Nested", "Object", "Objects",
+           "NAMES", "RESOURCE", "TAINTS", "TEXT", "TOLERATIONS", "ZONES", "Choices", "Kind", "Nested", "Object", "Objects",
            "Pools", "Version", "Written", "choice", "field_table", "json_field", "json_fields", "json_names",
            "object_schema", "one_of", "read_fields", "write_fields"]
 
@@ -224,6 +224,7 @@ TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
 RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
 PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_CONTRACT_HOURLY_PRICE},
                f"a price from 0 to {MAX_CONTRACT_HOURLY_PRICE}, or null")
+NAMES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of names")
 ZONES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of zone names")
 
 

@@ -46,7 +46,7 @@ from .podspecs import (
     asks_by_container,
     is_gpu_resource,
 )
-from .pools.model import CapacityType, Offer, Pool, PoolSharing, spot_first
+from .pools.model import CapacityType, Offer, Pool, PoolClaims, PoolSharing, spot_first
 from .quantities import format_amount
 from .resource_fit import fitting, shortfall_reasons, sizes_note
 from .rule_config import FIT_A_POOL, RuleConfig
@@ -533,7 +533,8 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[Offer, ...]:
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
                  name: str, pool: Pool, tolerating: Tolerating | None = None,
                  per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
-                 kinds: Sequence[NodeKind] | None = None, requests: PodRequests | None = None) -> PoolVerdict:
+                 kinds: Sequence[NodeKind] | None = None, requests: PodRequests | None = None,
+                 claim_classes: Sequence[str] = ()) -> PoolVerdict:
     """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
     `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`); `requests`:
     what the pod asks of a node's CPU, memory and storage (`pod_requests`), judged against each offer's room."""
@@ -564,13 +565,11 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     if not selected:
         reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, pool)
     offers = _offers_of(selected) if selected else pool.offers
-    reasons += _gpu_reasons(asks, offers)
+    reasons += _extended_through_dra(asks, pool) or _gpu_reasons(asks, offers)
     gpu_fitting = [offer for offer in offers if not asks or _fitting_offers(asks, (offer,))]
     reasons += _room_reasons(requests, gpu_fitting or offers)
     reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
-    if claims:
-        reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
-                       "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
+    reasons += _claim_reasons(claims, claim_classes, pool)
     if reasons:
         return PoolVerdict(name, False, tuple(reasons), tuple(notes))
     if not certain:
@@ -582,7 +581,46 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     note = sizes_note(requests, gpu_fitting, landing) if requests is not None else ""
     if note:
         notes.append(note)
+    if pool.dra is not None and (claims or asks):
+        notes.append(_through_dra(pool.dra, claim_classes, asks))
     return PoolVerdict(name, True, (), tuple(notes), tuple(_what_it_gets(asks, pool, landing)), landing)
+
+
+def _claim_reasons(claims: Sequence[str], classes: Sequence[str], pool: Pool) -> list[str]:
+    """Whether the pool's GPUs serve the pod's DRA claims: a DRA pool (`Pool.dra`) serves its DeviceClasses'
+    claims; a device-plugin pool publishes no devices, so a claim there is never allocated."""
+    if not claims:
+        return []
+    if pool.dra is None:
+        return ["it asks for GPUs through DRA claims, but this pool hands out its GPUs through NVIDIA's device plugin "
+                "(nvidia.com/gpu) and publishes no devices to claims, so the claims are never allocated"]
+    missing = [name for name in classes if name not in pool.dra.device_classes]
+    if missing:
+        return [f"its claims ask for the DeviceClass {', '.join(missing)}, which this pool's GPUs do not serve (it "
+                f"serves {', '.join(pool.dra.device_classes) or 'none'})"]
+    return []
+
+
+def _extended_through_dra(asks: Mapping[str, Fraction], pool: Pool) -> list[str]:
+    """On a DRA pool, a pod asking for an extended GPU resource is served only where the pool maps that resource
+    to DRA (KEP-5004): no device plugin advertises it on the pool's nodes."""
+    if pool.dra is None or not asks:
+        return []
+    unmapped = [resource for resource in asks if resource != pool.dra.extended_resource]
+    if not unmapped:
+        return []
+    return [f"it asks for {', '.join(unmapped)}, but this pool hands out its GPUs through DRA claims (DeviceClasses "
+            f"{', '.join(pool.dra.device_classes)}) and no device plugin advertises {unmapped[0]} there"
+            + ("" if pool.dra.extended_resource else "; map it with gpu-aks:dra.extendedResource, or ask through a "
+               "claim")]
+
+
+def _through_dra(dra: PoolClaims, classes: Sequence[str], asks: Mapping[str, Fraction]) -> str:
+    if classes:
+        return (f"gets its GPUs through its claims ({', '.join(classes)}), which NVIDIA's DRA driver allocates from the "
+                "GPUs it publishes for each node")
+    return (f"its {', '.join(asks)} is served through DRA (KEP-5004): kube-scheduler makes a claim of the DeviceClass "
+            f"whose extendedResourceName is {dra.extended_resource} and allocates the node's GPUs to it")
 
 
 def _room_reasons(requests: PodRequests | None, offers: Sequence[Offer]) -> list[str]:
@@ -651,7 +689,8 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                               gpu_markers=(*demand.markers, *shares), unjudged=_queue_unjudged(pod))
     requests = pod_requests(pod)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
-                                  platform.contract.location, platform.node_kinds(pool_name), requests)
+                                  platform.contract.location, platform.node_kinds(pool_name), requests,
+                                  demand.claims.classes)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:

@@ -205,7 +205,7 @@ def test_unknown_contract_versions_are_refused_naming_the_versions_read(version)
     ("spot", "yes", "gpuPools.gput4.spot: expected true or false, got 'yes'"),
     ("taints", "sku=gpu:NoSchedule", "gpuPools.gput4.taints: expected a list of key=value:Effect strings"),
     ("labels", {"a": 1}, "gpuPools.gput4.labels: expected a map of label keys to values"),
-    ("devicePlugin", "nvidia", "gpuPools.gput4.devicePlugin: expected gpu-aks or external, got 'nvidia'"),
+    ("devicePlugin", "nvidia", "gpuPools.gput4.devicePlugin: expected gpu-aks or external or null, got 'nvidia'"),
 ])
 def test_each_bad_pool_value_is_named_by_its_key(key, value, expected):
     document = json.loads(json.dumps(EXPORTED["dev"]))

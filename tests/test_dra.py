@@ -6,9 +6,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpu_aks_policies.explain import explain_all
+from gpu_aks_policies.fit import platform_from_outputs
 from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
 from gpu_aks_policies.rules import default_rule_config
 
+from components.contract import platform_contract
 from components.manifests import dra_driver_values
 from components.pools import platform_pools
 from components.settings.dra import EXTENDED_DEVICE_CLASS, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS
@@ -84,3 +87,49 @@ def test_the_dra_drivers_kubelet_plugin_serves_the_pools_gpu_aks_pins_it_to():
     assert "urn:dra does not select its nodes" in unserved
     [untolerated] = _coverage(pool, _release({"kubeletPlugin": {"affinity": values["kubeletPlugin"]["affinity"]}}))
     assert "urn:dra does not tolerate sku=gpu:NoSchedule" in untolerated
+
+
+# --- The contract and --platform: will this claim get a GPU here ---------------------------------------------
+
+DRA_POOL = {"name": "a100dra", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 1}
+CLAIM_TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                  "metadata": {"name": "single-gpu", "namespace": "default"},
+                  "spec": {"spec": {"devices": {"requests": [{"name": "gpu",
+                                                              "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}}
+SKU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def _pod(name: str, **resources: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"tolerations": [SKU], "containers": [{"name": "c", "image": "i", "resources": resources}]}
+    if "claims" in resources:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def _platform(extended: bool = True) -> dict[str, Any]:
+    raw = _with(dra={"pools": ["a100dra"], "extendedResource": extended})
+    raw["gpuPools"].append(DRA_POOL)
+    return platform_contract(settings(raw))
+
+
+def test_the_contract_publishes_each_pools_device_classes_and_the_mapping():
+    pools = _platform()["pools"]
+    assert pools["a100dra"]["dra"] == {"deviceClasses": [GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, EXTENDED_DEVICE_CLASS],
+                                       "extendedResource": "nvidia.com/gpu"}
+    assert pools["a100dra"]["devicePlugin"] is None and "dra" not in pools["gput4"]
+    assert _platform(extended=False)["pools"]["a100dra"]["dra"]["extendedResource"] is None
+    read = platform_from_outputs(_platform()).pools["a100dra"]
+    assert read.dra is not None and read.dra.extended_resource == "nvidia.com/gpu"
+
+
+def test_a_claim_gets_a_gpu_on_the_dra_pool_and_never_on_a_device_plugin_pool():
+    claim, plain = _pod("claim", claims=[{"name": "gpu"}]), _pod("plain", limits={"nvidia.com/gpu": 1})
+    [claimed, written] = explain_all([CLAIM_TEMPLATE, claim, plain], platform_from_outputs(_platform()))
+    assert claimed.lands_on == ["a100dra"]
+    [device_plugin] = [v for v in claimed.verdicts if v.pool == "gput4"]
+    assert "publishes no devices to claims, so the claims are never allocated" in device_plugin.reasons[0]
+    assert written.lands_on == ["gput4", "a100dra"]  # KEP-5004: nvidia.com/gpu served through DRA there
+    [unmapped] = explain_all([plain], platform_from_outputs(_platform(extended=False)))
+    assert unmapped.lands_on == ["gput4"]
+    [reason] = [v for v in unmapped.verdicts if v.pool == "a100dra"][0].reasons
+    assert "no device plugin advertises nvidia.com/gpu there; map it with gpu-aks:dra.extendedResource" in reason

@@ -20,6 +20,7 @@ from gpu_aks_policies.catalog import (
     DEFAULT_GPU_TAINT,
     GPU_MODEL_LABEL,
     GPU_PARTITION_LABEL,
+    GPU_RESOURCE,
     GPU_SKUS,
     MIN_SHARING_REPLICAS,
     MPS_MAX_REPLICAS,
@@ -46,7 +47,7 @@ from gpu_aks_policies.declarations import (
     is_whole_number,
 )
 from gpu_aks_policies.limits import is_whole
-from gpu_aks_policies.pools.model import Offer, Pool, PoolSharing
+from gpu_aks_policies.pools.model import Offer, Pool, PoolClaims, PoolSharing
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
@@ -390,11 +391,15 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
+        through_dra = settings.dra.serves(pool.name)
         return with_room(Pool(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
             offers=self.offers(pool), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
-            device_plugin="gpu-aks" if pool.device_plugin else "external",
+            # A DRA pool has no device plugin at all: NVIDIA's DRA driver hands out its GPUs (`gpu-aks:dra`).
+            device_plugin=None if through_dra else "gpu-aks" if pool.device_plugin else "external",
+            dra=PoolClaims(settings.dra.device_classes, GPU_RESOURCE if settings.dra.extended_resource else None)
+            if through_dra else None,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),

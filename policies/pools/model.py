@@ -26,6 +26,7 @@ from ..fields import (
     COUNT,
     FLAG,
     LABELS,
+    NAMES,
     OPTIONAL_AMOUNT,
     OPTIONAL_COUNT,
     OPTIONAL_TEXT,
@@ -45,9 +46,9 @@ from ..fields import (
 )
 from ..node_capacity import NodeResources
 
-__all__ = ["BACKEND_NAMES", "Allocatable", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
-           "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolReading", "PoolRole",
-           "PoolSharing", "offer_field", "pool_field", "spot_first"]
+__all__ = ["Allocatable", "AsWritten", "BACKEND_NAMES", "CAPACITY_TYPES", "CapacityNeed", "CapacityType",
+           "DevicePluginOwner", "OFFER_FIELDS", "Offer", "OfferPrice", "POOL_FIELDS", "Pool", "PoolBackend",
+           "PoolClaims", "PoolReading", "PoolRole", "PoolSharing", "offer_field", "pool_field", "spot_first"]
 
 #: Who runs the device plugin on a GPU pool's nodes: gpu-aks's DaemonSet, or something else.
 DevicePluginOwner = Literal["gpu-aks", "external"]
@@ -263,6 +264,19 @@ class CapacityNeed:
         return None if per_node is None else per_node * self.nodes
 
 
+@dataclass(frozen=True)
+class PoolClaims(Written):
+    """How a GPU pool hands out its GPUs through Dynamic Resource Allocation (NVIDIA's DRA driver for GPUs,
+    `gpu-aks:dra`) instead of a device plugin: the DeviceClasses its GPUs are claimed by, and the extended
+    resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
+
+    device_classes: tuple[str, ...] = json_field("deviceClasses", NAMES, "The DeviceClasses whose claims the pool's GPUs "
+                                                 "serve (gpu.nvidia.com, mig.nvidia.com).", ())
+    extended_resource: str | None = json_field("extendedResource", OPTIONAL_TEXT, "The extended resource served through "
+                                               "DRA on the pool (nvidia.com/gpu), or null: pods there ask through "
+                                               "claims only.", None)
+
+
 # One pool as every reader sees it, whatever kind of pool it is, and the contract's `pools.<name>` field
 # for field. Computed once per pool: from the settings by the platform's kinds
 # (`components.pools.platform_pools`), from an AgentPool or NodePool resource by the pack's backend
@@ -308,6 +322,10 @@ class Pool(Written):
         "Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools.", None)
     #: gpu-aks's DCGM exporter runs on the pool (observability on, the pool served by gpu-aks's plugin).
     exporter: bool = json_field("exporter", FLAG, "gpu-aks's DCGM exporter runs on the pool's nodes.", False)
+    #: The pool hands out its GPUs through DRA claims (`gpu-aks:dra`), or None: through a device plugin.
+    dra: PoolClaims | None = json_field("dra", Object(PoolClaims), "How the pool hands out its GPUs through DRA claims "
+                                        "(NVIDIA's DRA driver), or absent: through a device plugin. Version 3 of 0.5.",
+                                        None, since=3)
     # The platform's own facts, which the contract does not carry.
     capacity: tuple[CapacityNeed, ...] = ()
     #: Your subnets the pool's nodes and pods join (`vnetSubnetID`, `podSubnetID`); () in AKS's VNet.
