@@ -332,14 +332,17 @@ class GpuCluster(pulumi.ComponentResource):
         if settings.device_plugin.enabled and served_pools:
             device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
                 settings.device_plugin, served_pools, cluster.provider, after=access.ready), top)
-            if settings.smoke_test.enabled:
-                GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
-                    settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
-                    after=[device_plugin, *gpu_pools, *access.ready]), top)
-        dra_pools = [pool for pool in pools.gpu if settings.dra.serves(pool.name)]
+        dra_pools = [pool for pool in pools.gpu if pool.dra is not None]
+        dra_driver: GpuDraDriver | None = None
         if dra_pools:
-            GpuDraDriver(child_name("nvidia-dra-driver"), GpuDraDriverArgs(
+            dra_driver = GpuDraDriver(child_name("nvidia-dra-driver"), GpuDraDriverArgs(
                 settings.dra, dra_pools, cluster.provider, after=[*gpu_pools, *access.ready]), top)
+        if settings.smoke_test.enabled and (device_plugin or dra_driver):
+            GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
+                settings.smoke_test, settings.device_plugin.namespace,
+                [*(served_pools if device_plugin else ()), *dra_pools], cluster.provider,
+                after=[*([device_plugin] if device_plugin else []), *([dra_driver] if dra_driver else []), *gpu_pools,
+                       *access.ready]), top)
         observability = settings.observability
         #: Contract fields: the workspace's PromQL endpoint and the dashboard's URL, null where there is none.
         query_endpoint: pulumi.Input[str | None] = None

@@ -133,3 +133,17 @@ def test_a_claim_gets_a_gpu_on_the_dra_pool_and_never_on_a_device_plugin_pool():
     assert unmapped.lands_on == ["gput4"]
     [reason] = [v for v in unmapped.verdicts if v.pool == "a100dra"][0].reasons
     assert "no device plugin advertises nvidia.com/gpu there; map it with gpu-aks:dra.extendedResource" in reason
+
+
+def test_the_smoke_test_asks_a_dra_pool_through_a_claim_and_lands_there():
+    """The smoke test proves what an app uses: on a DRA pool a claim of gpu.nvidia.com, judged by the same fit."""
+    from components.smoke_test import smoke_claim_template, smoke_job_spec
+
+    contract = _platform()
+    pool = platform_from_outputs(contract).pools["a100dra"]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "smoke", "namespace": "gpu-resources"},
+           "spec": smoke_job_spec(pool, "nvcr.io/nvidia/pytorch:25.10-py3", "gpu-smoke-check")}
+    template = smoke_claim_template(pool, "gpu-resources")
+    assert job["spec"]["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    [explained] = explain_all([template, job], platform_from_outputs(contract))
+    assert explained.lands_on == ["a100dra"]

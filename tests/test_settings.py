@@ -304,7 +304,7 @@ CASES = [
       "Audit, without both Deny and Warn (the API refuses that pair)"]),
     ("smoke test with nothing to test", {**BASE, "devicePlugin": {"enabled": False}, "smokeTest": {"enabled": True}},
      ["gpu-aks:smokeTest.enabled: true, but no GPU pool is served by gpu-aks's device plugin (devicePlugin.enabled "
-      "or devicePlugin.pools), so there is nothing to test"]),
+      "or devicePlugin.pools) nor by the DRA driver (dra.pools), so there is nothing to test"]),
     # --- A new user's first hour ---
     ("region under the project namespace", {**BASE, "location": "eastus2"},
      ["gpu-aks:location: the Azure region is read from azure-native:location; write `azure-native:location: "
