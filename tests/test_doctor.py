@@ -248,3 +248,39 @@ def test_a_node_that_gives_pods_less_than_the_contract_says_is_named():
     [short] = [p for p in diagnose(platform, nodes["items"], pods["items"]).problems if p.check == "allocatable"]
     assert short.node == T4_0 and "cpu 3.5 where the contract says 3.86" in short.message
     assert "memory 12 GiB where the contract says" in short.message
+
+
+def test_a_dra_pool_node_is_judged_by_the_dra_drivers_kubelet_plugin():
+    """#48: a DRA pool advertises no nvidia.com/gpu (its GPUs are in ResourceSlices, which the DRA driver's kubelet
+    plugin writes): its node is healthy with a Ready kubelet-plugin pod, in whatever namespace the driver runs,
+    and named without one; the device plugin's checks do not apply there."""
+    from components.contract import platform_contract
+    from tools.observability import stack_settings
+
+    outputs = platform_contract(stack_settings("prod"))
+    outputs["pools"]["t4spot"] = {**outputs["pools"]["t4spot"], "devicePlugin": None,
+                                  "dra": {"deviceClasses": ["gpu.nvidia.com"], "extendedResource": None}}
+    outputs["gpuPools"]["t4spot"] = {**outputs["gpuPools"]["t4spot"], "devicePlugin": None}
+    platform = platform_from_outputs(outputs)
+    nodes = load("nodes-healthy.json")
+    t4 = next(node for node in nodes["items"] if node["metadata"]["name"] == T4_0)
+    for key in ("capacity", "allocatable"):
+        t4["status"][key].pop("nvidia.com/gpu")
+    pods = load("pods-healthy.json")
+    pods["items"] = [pod for pod in pods["items"]
+                     if pod["spec"].get("nodeName") != T4_0 or "device-plugin" not in pod["metadata"]["name"]]
+    without = [(p.node, p.check) for p in diagnose(platform, nodes["items"], pods["items"]).problems]
+    assert without == [(T4_0, "dra-driver")]
+    plugin = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin-x7k2p", "namespace": "nvidia-dra-driver-gpu",
+                           "labels": {"nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+              "spec": {"nodeName": T4_0},
+              "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    pods["items"].append(plugin)
+    diagnosis = diagnose(platform, nodes["items"], pods["items"])
+    assert [(p.node, p.check) for p in diagnosis.problems] == []
+    [report] = [node for pool in diagnosis.pools if pool.name == "t4spot" for node in pool.nodes]
+    assert "through DRA (gpu.nvidia.com)" in report.allocatable and "kubelet-plugin-x7k2p ready" in report.device_plugin
+    plugin["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    [problem] = diagnose(platform, nodes["items"], pods["items"]).problems
+    assert problem.check == "dra-driver" and "is not Ready" in problem.message
