@@ -57,7 +57,7 @@ class PoolClaimsContract(TypedDict):
     """How a GPU pool hands out its GPUs through Dynamic Resource Allocation (NVIDIA's DRA driver for GPUs, `gpu-aks:dra`) instead of a device plugin: the DeviceClasses its GPUs are claimed by, and the extended resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
 
     deviceClasses: list[str]
-    """The DeviceClasses whose claims the pool's GPUs serve (gpu.nvidia.com, mig.nvidia.com)."""
+    """The DeviceClasses whose claims the pool's GPUs serve: gpu.nvidia.com, or mig.nvidia.com on a MIG pool (its GPUs are published as MIG devices only)."""
     extendedResource: NotRequired[str]
     """The extended resource served through DRA on the pool (nvidia.com/gpu), or null: pods there ask through claims only."""
 

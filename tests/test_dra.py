@@ -27,9 +27,9 @@ def _with(**sections: Any) -> dict[str, Any]:
 def test_a_dra_pool_leaves_the_device_plugin_and_gets_the_drivers_classes():
     result = settings(_with(dra={"pools": ["gput4"]}))
     assert result.dra.pools == ("gput4",) and result.device_plugin.pools == ()
-    assert result.dra.device_classes == (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, EXTENDED_DEVICE_CLASS)
-    assert settings(_with(dra={"pools": ["gput4"], "extendedResource": False})).dra.device_classes == \
-        (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS)
+    assert result.dra.device_classes() == (GPU_DEVICE_CLASS, EXTENDED_DEVICE_CLASS)
+    assert settings(_with(dra={"pools": ["gput4"], "extendedResource": False})).dra.device_classes() == \
+        (GPU_DEVICE_CLASS,)
     assert settings(BASE).device_plugin.pools == ("gput4",) and settings(BASE).dra.pools == ()
 
 
@@ -114,12 +114,26 @@ def _platform(extended: bool = True) -> dict[str, Any]:
 
 def test_the_contract_publishes_each_pools_device_classes_and_the_mapping():
     pools = _platform()["pools"]
-    assert pools["a100dra"]["dra"] == {"deviceClasses": [GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, EXTENDED_DEVICE_CLASS],
+    assert pools["a100dra"]["dra"] == {"deviceClasses": [GPU_DEVICE_CLASS, EXTENDED_DEVICE_CLASS],
                                        "extendedResource": "nvidia.com/gpu"}
     assert pools["a100dra"]["devicePlugin"] is None and "dra" not in pools["gput4"]
     assert _platform(extended=False)["pools"]["a100dra"]["dra"]["extendedResource"] is None
     read = platform_from_outputs(_platform()).pools["a100dra"]
     assert read.dra is not None and read.dra.extended_resource == "nvidia.com/gpu"
+
+
+def test_a_mig_pools_devices_are_mig_devices_only():
+    """NVIDIA's driver publishes a GPU in MIG mode as its MIG devices only (v25.8.1 `cmd/gpu-kubelet-plugin/
+    nvlib.go`, enumerateGpusAndMigDevices): a MIG DRA pool serves mig.nvidia.com, neither gpu.nvidia.com nor
+    the KEP-5004 class (whose selector is gpu.nvidia.com's), so nvidia.com/gpu is not mapped there."""
+    raw = _with(dra={"pools": ["a100dra"]})
+    raw["gpuPools"].append({**DRA_POOL, "gpuInstanceProfile": "MIG1g"})
+    pool = platform_contract(settings(raw))["pools"]["a100dra"]
+    assert pool["dra"] == {"deviceClasses": [MIG_DEVICE_CLASS], "extendedResource": None}
+    whole = {**CLAIM_TEMPLATE, "metadata": {"name": "single-gpu", "namespace": "default"}}
+    [claimed] = explain_all([whole, _pod("claim", claims=[{"name": "gpu"}])], platform_from_outputs(
+        platform_contract(settings(raw))))
+    assert claimed.lands_on == []
 
 
 def test_a_claim_gets_a_gpu_on_the_dra_pool_and_never_on_a_device_plugin_pool():

@@ -392,14 +392,15 @@ class GpuPoolKind(UserAgentPoolKind):
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
         through_dra = settings.dra.serves(pool.name)
+        mig = pool.gpu_instance_profile is not None
         return with_room(Pool(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
             offers=self.offers(pool), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             # A DRA pool has no device plugin at all: NVIDIA's DRA driver hands out its GPUs (`gpu-aks:dra`).
             device_plugin=None if through_dra else "gpu-aks" if pool.device_plugin else "external",
-            dra=PoolClaims(settings.dra.device_classes, GPU_RESOURCE if settings.dra.extended_resource else None)
-            if through_dra else None,
+            dra=PoolClaims(settings.dra.device_classes(mig), GPU_RESOURCE if settings.dra.maps_extended_resource(mig)
+                           else None) if through_dra else None,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),

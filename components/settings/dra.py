@@ -58,10 +58,18 @@ class DraSettings:
     def serves(self, pool_name: str) -> bool:
         return pool_name in self.pools
 
-    @property
-    def device_classes(self) -> tuple[str, ...]:
-        """The DeviceClasses a DRA pool's GPUs are claimed by."""
-        return (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, *((EXTENDED_DEVICE_CLASS,) if self.extended_resource else ()))
+    def device_classes(self, mig: bool = False) -> tuple[str, ...]:
+        """The DeviceClasses a DRA pool's devices are claimed by. The driver publishes a GPU whose MIG mode is on
+        as its MIG devices only, and any other GPU whole (v25.8.1 `cmd/gpu-kubelet-plugin/nvlib.go`,
+        `enumerateGpusAndMigDevices`): a MIG pool's devices are `mig.nvidia.com`'s, and the KEP-5004 class, whose
+        selector is `gpu.nvidia.com`'s, finds none there."""
+        if mig:
+            return (MIG_DEVICE_CLASS,)
+        return (GPU_DEVICE_CLASS, *((EXTENDED_DEVICE_CLASS,) if self.extended_resource else ()))
+
+    def maps_extended_resource(self, mig: bool = False) -> bool:
+        """`nvidia.com/gpu` is served through DRA on such a pool (KEP-5004)."""
+        return self.extended_resource and not mig
 
 
 def dra_pool_names(raw: Mapping[str, Any]) -> list[str]:

@@ -271,7 +271,8 @@ class PoolClaims(Written):
     resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
 
     device_classes: tuple[str, ...] = json_field("deviceClasses", NAMES, "The DeviceClasses whose claims the pool's GPUs "
-                                                 "serve (gpu.nvidia.com, mig.nvidia.com).", ())
+                                                 "serve: gpu.nvidia.com, or mig.nvidia.com on a MIG pool (its GPUs "
+                                                 "are published as MIG devices only).", ())
     extended_resource: str | None = json_field("extendedResource", OPTIONAL_TEXT, "The extended resource served through "
                                                "DRA on the pool (nvidia.com/gpu), or null: pods there ask through "
                                                "claims only.", None)
