@@ -47,6 +47,7 @@ from components.observability import (
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
+from components.queues import GpuQueues, GpuQueuesArgs
 from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
 from components.settings import PROJECT, SettingsError, pool_key
 from components.settings.common import recorded_secret
@@ -359,6 +360,9 @@ class GpuCluster(pulumi.ComponentResource):
                 dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
+        if settings.queues.enabled and pools.gpu:
+            GpuQueues(child_name("kueue"), GpuQueuesArgs(settings.queues, pools.gpu, cluster.provider,
+                                                         after=[*gpu_pools, *access.ready]), top)
         if settings.admission_policy.enabled and pools.gpu:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
                 settings.admission_policy, pools.gpu, cluster.provider, after=access.ready), top)

@@ -44,3 +44,31 @@ def test_a_job_queued_to_a_team_is_admitted_to_its_pools_flavor_and_tolerates_th
     other_namespace = copy.deepcopy(job)
     other_namespace["metadata"]["namespace"] = "web"
     assert verdicts(other_namespace, together=[other_namespace, *objects])[QUEUE_ADMITS] == []  # no LocalQueue there
+
+
+def test_the_program_installs_kueue_and_the_queues_with_room_for_the_teams_pools():
+    """The platform installs Kueue's chart at the pinned version and the objects above, each after the release
+    (their CRDs come with it), with the team namespaces; the ClusterQueue's CPU and memory quota is what the
+    pool's nodes give pods (the contract's allocatable less gpu-aks's DaemonSets) times its maxCount."""
+    import json
+
+    from components.queues import queue_room
+    from components.settings.queues import KUEUE_CHART, KUEUE_VERSION
+    from tests.conftest import ROOT
+    from tools.mockrun import config_from_stack_file, run_program
+
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
+    config["gpu-aks:queues"] = json.dumps({"enabled": True, "teams": [TEAM]})
+    run = run_program(ROOT, "dev", config)
+    assert run.error is None, run.error
+    [release] = [r for r in run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("chart") == KUEUE_CHART]
+    assert release.inputs["version"] == KUEUE_VERSION and release.inputs["namespace"] == "kueue-system"
+    objects = {(r.inputs["kind"], r.inputs["metadata"]["name"]): r for r in run.resources
+               if r.type.startswith("kubernetes:kueue.x-k8s.io/")}
+    assert set(objects) == {("ResourceFlavor", "gput4"), ("ClusterQueue", "team-a"), ("LocalQueue", "team-a")}
+    quotas = objects[("ClusterQueue", "team-a")].inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    cpu, memory = queue_room(platform_pools(settings(BASE)).gpu)["gput4"]
+    assert cpu == (3860 - 50) * 2  # a T4 node's allocatable less the device plugin, on maxCount 2 nodes
+    assert {q["name"]: q["nominalQuota"] for q in quotas} == {"cpu": f"{cpu}m", "memory": str(memory),
+                                                              "nvidia.com/gpu": 2}
+    assert any(r.type == "kubernetes:core/v1:Namespace" and r.inputs["metadata"]["name"] == "ml" for r in run.resources)

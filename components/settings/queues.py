@@ -9,8 +9,10 @@ Helm chart at a pinned version, and gpu-aks creates what Kueue admits jobs with:
   resource its ClusterQueue does not cover (`flavorassigner.go`, "resource unavailable in ClusterQueue");
 - one LocalQueue per team and namespace, named after the team.
 
-The contract lists these objects (`queues`), so `gpu-aks-check --platform` judges a queued job by the flavors
-its queue admits it to.
+The team namespaces are created by the platform (labelled as gpu-aks's). The contract does not list the queue
+objects: the checker and the explainer judge a queued job by its queue's flavors when the queue objects are checked
+with it (`kubectl get resourceflavors,clusterqueues,localqueues -A -o yaml` beside the job's files); without them
+the job's pods are left unjudged, with an advisory naming what to add.
 
 AKS also offers Kueue as a managed extension; it is in preview and has no API version the azure-native provider
 pinned here (3.29.0) can call, so gpu-aks installs Kueue's own chart.
