@@ -29,7 +29,7 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt requirements-docs.txt p
 # an editable install does not, and where PYTHONDONTWRITEBYTECODE is set (this project's machines)
 # nothing ever writes it, so each command compiled ~100 modules from source again: 0.17 s of the
 # offline preview and most of the checker's start-up. Only what changed since is compiled.
-BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks engines __main__.py
+BYTECODE_DIRS := components policies tools observability gpu_aks_plugin app_sdk benchmarks testbed __main__.py
 # policies/venv: the pack's PulumiPolicy.yaml says `virtualenv: venv`, and the Pulumi CLI starts the pack
 # with that folder's python (`pulumi preview --policy-pack policies`); it is this checkout's virtualenv,
 # which holds everything the pack needs.
@@ -37,10 +37,10 @@ setup: $(BIN)/.installed ## create ./venv and install everything (requirements-d
 	@$(BIN)/python -m compileall -q $(BYTECODE_DIRS) >/dev/null
 	@test -e policies/venv || ln -s ../$(VENV) policies/venv
 
-# The owners' programs the engine and cluster tiers run, built from the Go modules under engines/ into
-# build/engines/bin (tools/engines.py; a second run takes seconds). Needs Go 1.26.
+# The owners' programs the engine and cluster tiers run, built from the Go modules under testbed/engines/
+# into build/engines/bin (testbed/build.py; a second run takes seconds). Needs Go 1.26.
 engines: setup ## build the Pulumi CLI, its language hosts, the stand-in providers and the control plane (needs Go)
-	$(BIN)/python -m tools.engines build
+	$(BIN)/python -m testbed.build build
 
 # Without Go the engine and cluster tiers are skipped with one line; under CI=true they fail instead.
 ENGINES_IF_GO = @if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory engines; \
@@ -87,7 +87,7 @@ check-bad: setup ## the checker over manifests that break the rules on purpose (
 # mypy cannot follow the editable install's import hook (gpu_aks_policies -> policies/), so a link in
 # build/ gives it the one import name; policies/ itself is checked first on its own (relative imports).
 MYPY_LINK := build/mypy-path/gpu_aks_policies
-MYPY_PACKAGES := -p components -p tools -p observability -p gpu_aks_plugin -m gpu_aks_app -m gpu_aks_app_testing
+MYPY_PACKAGES := -p components -p tools -p testbed -p observability -p gpu_aks_plugin -m gpu_aks_app -m gpu_aks_app_testing
 lint: setup ## ruff and mypy (within 2 GB and 2 minutes)
 	$(BIN)/ruff check .
 	$(BIN)/mypy policies

@@ -62,6 +62,20 @@ class GpuRequest:
     memory: str | int | None = None
 
 
+#: How long a GPU node may take to come up before AKS gives up on it: the cluster autoscaler's
+#: `max-node-provision-time`, 15 minutes unless the platform sets it (azure-mgmt-containerservice 40.1.0,
+#: `ManagedClusterPropertiesAutoScalerProfile.max_node_provision_time`: "The default is '15m'"), and Karpenter's
+#: for a NAP node (sigs.k8s.io/karpenter v1.15.0 `pkg/controllers/nodeclaim/lifecycle/liveness.go`,
+#: `registrationTimeout = time.Minute * 15`). A pool that idles at zero nodes makes every pod wait that long at worst.
+NODE_PROVISION_SECONDS = 15 * 60
+#: What pulumi-kubernetes gives a Deployment or a Job to become ready when nothing says otherwise
+#: (provider/v4 `pkg/await/deployment.go` DefaultDeploymentTimeoutMins, `pkg/await/job.go` DefaultJobTimeoutMins).
+PROVIDER_AWAIT_SECONDS = 10 * 60
+#: The annotation on a Kubernetes object that sets how long pulumi-kubernetes awaits it, read when the resource
+#: has no customTimeouts (provider/v4 `pkg/metadata/overrides.go` TimeoutDuration; `pkg/metadata/annotations.go`).
+TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
+
+
 @dataclass(frozen=True)
 class Placement:
     pool: str
@@ -78,6 +92,14 @@ class Placement:
     def limits(self) -> dict[str, int]:
         # A limit alone also sets the request: GPUs cannot be overcommitted.
         return {self.resource: self.gpus}
+
+    def await_annotations(self, workload_seconds: int = PROVIDER_AWAIT_SECONDS) -> dict[str, str]:
+        """Annotations for the workload's own metadata (the Deployment's or the Job's, not its pod template's)
+        so that `pulumi up` awaits it as long as a GPU node may take to come up, plus `workload_seconds` for the
+        workload itself once its node is there (its image pull and start; a Job's run): by default the
+        provider's own allowance. Without them the provider's 10 minutes must cover a scale-up from zero too,
+        and `pulumi up` can fail while AKS is still bringing the node up."""
+        return {TIMEOUT_ANNOTATION: str(NODE_PROVISION_SECONDS + workload_seconds)}
 
     def pod_spec(self, containers: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         """A pod spec with the placement applied: tolerations, nodeSelector, and the GPU limit on the

@@ -18,14 +18,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import engines
+from testbed import build
+from testbed.workspace import copy_checkout, engine_env
 
 TARGET = 1.10
 
 
 def _run(env: dict[str, str], cwd: Path, *args: str) -> float:
     started = time.perf_counter()
-    done = subprocess.run([str(engines.BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd, env=env,
+    done = subprocess.run([str(build.BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -38,16 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    if engines.missing():
-        print(f"engines not built ({', '.join(engines.missing())}): run `make engines`", file=sys.stderr)
+    if build.missing():
+        print(f"engines not built ({', '.join(build.missing())}): run `make engines`", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="gpu-aks-engine-bench-") as scratch:
         root = Path(scratch) / "repo"
         root.mkdir()
-        engines.copy_checkout(root)
+        copy_checkout(root)
         state = Path(scratch) / "state"
         state.mkdir()
-        env = engines.engine_env(root, state)
+        env = engine_env(root, state)
         _run(env, root, "stack", "init", args.stack)
         _run(env, root, "preview", "--stack", args.stack)  # warm: plugin start-up caches, bytecode
         with_pack, without = [], []
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             without.append(_run(env, root, "preview", "--stack", args.stack))
     best_with, best_without = min(with_pack), min(without)
     ratio = best_with / best_without
-    print(f"pulumi preview {args.stack} on the real engine ({engines.BIN.relative_to(engines.ROOT)}/pulumi), "
+    print(f"pulumi preview {args.stack} on the real engine ({build.BIN.relative_to(build.ROOT)}/pulumi), "
           f"best of {args.runs}:")
     print(f"  without the pack: {best_without:.2f} s")
     print(f"  with the pack:    {best_with:.2f} s")

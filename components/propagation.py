@@ -21,7 +21,7 @@ import pulumi.dynamic
 class _WaitProvider(pulumi.dynamic.ResourceProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         # Azure never assigns the all-zero subscription; the engine tier's stand-in for Azure issues every ID
-        # under it (engines/standins/azure_native.py, docs/azure-only.md). Nothing propagates there.
+        # under it (testbed/standins/azure_native.py, docs/azure-only.md). Nothing propagates there.
         if not all(assignment.startswith("/subscriptions/00000000-0000-0000-0000-000000000000/")
                    for assignment in str(props["roleAssignmentId"]).split(",")):
             time.sleep(max(0.0, min(float(props["seconds"]), 1800.0)))

@@ -7,30 +7,14 @@ resource is registered. Warnings (a Kubernetes version near its end of support) 
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from datetime import date
 from typing import Any
 
 import pulumi
-from gpu_aks_policies.quantities import shown
 
 from components.settings import PROJECT, SettingsError
+from components.settings.common import TODAY_VARIABLE, today
 
-#: Set to an ISO date to judge Kubernetes versions as of that day (reproducible previews and tests).
-TODAY_VARIABLE = "GPU_AKS_TODAY"
-
-
-def today(environ: Mapping[str, str] = os.environ) -> date:
-    value = environ.get(TODAY_VARIABLE)
-    if not value:
-        return date.today()
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        # Quoted short: the variable may hold anything, thousands of characters included.
-        raise SettingsError([f"{TODAY_VARIABLE}={shown(value, 40)} is not an ISO date like 2026-11-22"]) from None
-
+__all__ = ["TODAY_VARIABLE", "read_raw_config", "today"]
 
 def _project_keys() -> list[str]:
     keys = set(pulumi.runtime.config.CONFIG.get()) | set(pulumi.runtime.get_config_env())

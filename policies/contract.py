@@ -20,7 +20,15 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .catalog import DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
-from .contract_v2 import CpuPoolEntry, GpuOfferEntry, GpuPoolEntry, disagreements, gpu_pool_model, read_pools
+from .contract_v2 import (
+    CpuPoolEntry,
+    GpuOfferEntry,
+    GpuPoolEntry,
+    cpu_pool_model,
+    disagreements,
+    gpu_pool_model,
+    read_pools,
+)
 from .fields import (
     OPTIONAL_TEXT,
     TEXT,
@@ -100,6 +108,15 @@ class PlatformContract(Written):
         return {name: replace(pool, offers=tuple(offer for offer in pool.offers if offer.resource))
                 for name, pool in self.pools.items() if pool.role == "gpu"}
 
+    def pool_models(self) -> dict[str, Pool]:
+        """Every GPU and CPU pool as the pool model, whichever version wrote the contract (before version 3,
+        read from `gpuPools` and `cpuPools`: `contract_v2`). The system pool, which only version 3 lists, is
+        left out: no workload of an app lands there."""
+        if self.pools is None:
+            return {**{name: gpu_pool_model(pool) for name, pool in self.gpu_pools.items()},
+                    **{name: cpu_pool_model(pool) for name, pool in self.cpu_pools.items()}}
+        return {name: pool for name, pool in self.pools.items() if pool.role in ("gpu", "cpu")}
+
     # --- Reading -------------------------------------------------------------------------------
 
     @classmethod
@@ -144,7 +161,10 @@ def _read_model(pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list
     """Version 3's `pools`: each pool read into the model, its problems named by key."""
     read = {}
     for name, pool in pools.items():
+        before = len(problems)
         values = read_fields(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if len(problems) > before:
+            continue  # each problem is named; a pool with one is not built
         if values.get("role") == "gpu" and values.get("offers") and not any(offer.resource for offer in values["offers"]):
             problems.append(f"{key}.{name}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
             continue

@@ -159,7 +159,10 @@ def read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, prob
     `capacityTypes` as its offers'."""
     read = {}
     for name, pool in pools.items():
+        before = len(problems)
         values = read_fields(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if len(problems) > before:
+            continue  # each problem is named; a pool with one is not built
         if cls is GpuPoolEntry and "offers" not in pool:
             values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
         if cls is GpuPoolEntry and "capacityTypes" not in pool and values.get("offers"):
@@ -184,6 +187,15 @@ def gpu_pool_model(pool: GpuPoolEntry) -> Pool:
                 labels=pool.labels, sharing=pool.sharing, device_plugin=pool.device_plugin,
                 exporter=pool.dcgm_exporter == "gpu-aks")
 
+
+
+def cpu_pool_model(pool: CpuPoolEntry) -> Pool:
+    """A version-2 CPU pool as the pool model: one offer, its VM size (what version 3 writes for it)."""
+    capacity: tuple[CapacityType, ...] = ("spot",) if pool.spot else ("onDemand",)
+    return Pool(name=pool.name, key=f"cpuPools[{pool.name}]", role="cpu", backend="agentPool",
+                azure_name=pool.azure_name, offers=(Offer(vm_size=pool.vm_size, capacity_types=capacity),)
+                if pool.vm_size else (), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
+                taints=pool.taints, labels=pool.labels)
 
 #: What both versions say of a GPU pool and of each of its offers, by the model's field and version 3's
 #: key: readers of either version (an app helper reads `gpuPools` first if it predates version 3) must

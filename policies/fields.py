@@ -157,8 +157,17 @@ class Nested(Kind):
         raise NotImplementedError
 
 
+class UnreadableError(ValueError):
+    """An object whose fields had problems, each already named in `problems`: it is not built (a field it
+    needs may be missing), and nothing more is said of it."""
+
+
 def _read_object(cls: type, value: Mapping[str, Any], key: str, problems: list[str]) -> Any:
-    read = cls(**read_fields(cls, value, f"{key}.", problems))
+    before = len(problems)
+    values = read_fields(cls, value, f"{key}.", problems)
+    if len(problems) > before:
+        raise UnreadableError
+    read = cls(**values)
     problems.extend(read.problems(key) if hasattr(read, "problems") else ())
     return read
 
@@ -294,6 +303,8 @@ def read_fields(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[s
         try:
             values[spec.name] = kind.read_nested(value, f"{prefix}{name}", problems) if isinstance(kind, Nested) \
                 else kind.read(value)
+        except UnreadableError:
+            continue
         except ValueError:
             got = f", got {shown(value)}" if kind.show_value else ""
             problems.append(f"{prefix}{name}: expected {kind.expected}{got}")

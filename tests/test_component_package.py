@@ -60,9 +60,11 @@ from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, full_stack_pack_config, program_snapshot, resource_graph
 from tests.plugin_host import load_manifest, plugin_dirs, plugin_project_fields, run_plugin_command
-from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource, config_from_stack_file
+from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource
 
 # The tests start the plugin over gRPC and run the program under mocks: `make test` and CI run them, `make test-fast` does not.
+from tools.stacks import config_from_stack_file
+
 pytestmark = pytest.mark.slow
 
 TOKEN = "gpu-aks:index:GpuCluster"

@@ -172,7 +172,8 @@ from components.settings import SettingsError  # noqa: E402
 from components.settings.access import ClusterAdmin  # noqa: E402
 from components.settings.pool_upgrade import SPOT_UPGRADE_REASON  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
-from tools.mockrun import PlatformMocks, config_from_stack_file, run_program  # noqa: E402
+from tools.mockrun import PlatformMocks, run_program  # noqa: E402
+from tools.stacks import config_from_stack_file  # noqa: E402
 
 TODAY = date(2026, 11, 23)
 GPU = {"gpuPools": [{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3"}]}

@@ -17,7 +17,7 @@ from components.pools import platform_pools
 from components.pricing import HOURS_PER_MONTH, read_answer_files, read_price_table, table_from_json, table_from_pages
 from tests.conftest import ROOT
 from tools import preview
-from tools.mockrun import settings_from_stack_file
+from tools.stacks import settings_from_stack_file
 
 PAGES = [ROOT / "tests" / "fixtures" / "prices" / "eastus2-page1.json",
          ROOT / "tests" / "fixtures" / "prices" / "eastus2-page2.json"]

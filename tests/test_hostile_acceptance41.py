@@ -143,7 +143,8 @@ def test_the_program_registers_nothing_for_a_secret_device_plugin_section():
     # As the engine runs the program after `pulumi config set --secret gpu-aks:devicePlugin ...`: the value
     # decrypted, its key marked secret.
     from components.settings import PROJECT
-    from tools.mockrun import config_from_stack_file, run_program
+    from tools.mockrun import run_program
+    from tools.stacks import config_from_stack_file
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
     config = {**config, f"{PROJECT}:devicePlugin": json.dumps(_SECRET_SECTIONS["devicePlugin"])}
     assert run_program(ROOT, "dev", config).error is None

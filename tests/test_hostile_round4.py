@@ -42,9 +42,10 @@ from tests.test_hostile_surfaces import gpu_pod, line_of
 from tests.test_nap_settings import _parse, _problems, _with
 from tools import preflight, prices
 from tools.analyzer import PolicyPackProcess
-from tools.mockrun import StackFileError, config_from_stack_file, run_program, settings_from_stack_file
+from tools.mockrun import run_program
 from tools.preview import PreviewInputError, run_stack_program
 from tools.preview import main as preview_main
+from tools.stacks import StackFileError, config_from_stack_file, settings_from_stack_file
 
 RULES = parse_rule_config(None)
 

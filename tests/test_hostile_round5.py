@@ -312,7 +312,8 @@ def test_a_secret_pool_section_is_refused_without_being_printed(key, raw):
 
 
 def test_the_program_registers_nothing_for_a_secret_pool_section():
-    from tools.mockrun import config_from_stack_file, run_program
+    from tools.mockrun import run_program
+    from tools.stacks import config_from_stack_file
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
     run = run_program(ROOT, "dev", config, [f"{PROJECT}:gpuPools"])
     assert run.error is not None and "gpu-aks:gpuPools: is a secret" in str(run.error)

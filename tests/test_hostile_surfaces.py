@@ -599,7 +599,7 @@ def test_hostile_production_keys_are_every_problem_at_once_with_file_and_line(tm
 
 
 def test_ten_thousand_ranges_are_one_problem_on_the_line_of_the_key(tmp_path):
-    from tools.mockrun import settings_from_stack_file
+    from tools.stacks import settings_from_stack_file
     text = (ROOT / "Pulumi.prod.yaml").read_text().replace(
         "        - 203.0.113.0/24\n", "".join(f"        - 10.{i // 256}.{i % 256}.0/24\n" for i in range(10_000)))
     stack_file = tmp_path / "Pulumi.prod.yaml"

@@ -61,7 +61,7 @@ def test_a_pool_of_one_size_and_one_capacity_needs_no_choice():
 def test_the_nap_stacks_contract_admits_a_tolerating_pod_and_refuses_one_that_does_not():
     from components.contract import platform_contract
     from tests.conftest import ROOT
-    from tools.mockrun import settings_from_stack_file
+    from tools.stacks import settings_from_stack_file
 
     contract = platform_contract(settings_from_stack_file(ROOT / "Pulumi.nap.yaml", "nap"))
     pools = contract["gpuPools"]

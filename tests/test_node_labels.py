@@ -34,7 +34,7 @@ SKU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"
 
 
 def _nap() -> dict[str, Any]:
-    from tools.mockrun import settings_from_stack_file
+    from tools.stacks import settings_from_stack_file
     return platform_contract(settings_from_stack_file(ROOT / "Pulumi.nap.yaml", "nap"))
 
 
@@ -310,7 +310,7 @@ def test_a_contract_without_prices_explains_as_before():
 
 
 def _settings_of(stack: str) -> Any:
-    from tools.mockrun import settings_from_stack_file
+    from tools.stacks import settings_from_stack_file
     return settings_from_stack_file(ROOT / f"Pulumi.{stack}.yaml", stack)
 
 

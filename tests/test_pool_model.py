@@ -35,7 +35,7 @@ from components.pools import KINDS
 from components.pools.rules import own_plugin_resources, resources_of
 from components.settings import SettingsError
 from tests.conftest import ROOT, run_stack
-from tools.mockrun import settings_from_stack_file
+from tools.stacks import settings_from_stack_file
 
 RULE = default_rule_config()[TAINTED_GPU_POOLS]
 OFF = parse_rule_config({TAINTED_GPU_POOLS: {"enforcementLevel": "disabled"}})[TAINTED_GPU_POOLS]

@@ -132,7 +132,7 @@ def test_hostile_files_exit_2_without_hanging_or_a_traceback(tmp_path, capsys):
 
 
 def test_an_invalid_stack_config_lists_each_problem_on_its_own_line(tmp_path, capsys, monkeypatch):
-    # The preflight reads the stack as the program does (tools.mockrun.settings_from_stack_file).
+    # The preflight reads the stack as the program does (tools.stacks.settings_from_stack_file).
     monkeypatch.setenv("GPU_AKS_TODAY", "the 5th\x1b[2J")
     assert preflight.main(["prod", "--usage", "/dev/null", "--skus", "/dev/null"]) == 2
     err = capsys.readouterr().err
@@ -194,3 +194,16 @@ def test_names_from_azures_answers_cannot_steer_the_report(tmp_path):
     assert "\x1b" not in out and "##[" not in out
     assert not any(line.lstrip().startswith("::") for line in out.splitlines())
     assert "standardNCADSA100v4Family\\n" in out
+
+
+def test_the_tools_that_read_a_stack_file_do_not_load_the_mock_runtime():
+    """The preflight and the observability files read the stack file with `tools.stacks`, as the program
+    reads its config, without the preview's mock runtime (`tools.mockrun`); the preflight, a real-Azure
+    tool, loads no Pulumi at all."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nimport tools.preflight\nfirst = 'pulumi' in sys.modules\nimport tools.observability\n"
+              "print(first, 'tools.mockrun' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.stdout.split() == ["False", "False"], result.stderr

@@ -11,7 +11,8 @@ import yaml
 
 from components.platform_settings import parse_settings
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
-from tools.mockrun import config_from_stack_file, run_program
+from tools.mockrun import run_program
+from tools.stacks import config_from_stack_file
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"

@@ -36,8 +36,9 @@ from components.replacements import (
 from components.settings.common import RECORD_SECRET
 from components.settings.network import NETWORK_UPGRADES, PROVIDER_REPLACES_ON, network_upgrade_warnings
 from tests.conftest import ROOT
-from tools.mockrun import PlatformMocks, config_from_stack_file, own_stack_reference, run_program, settings_from_stack_file
+from tools.mockrun import PlatformMocks, own_stack_reference, run_program
 from tools.preview import load_previous_outputs, main, run_stack_program
+from tools.stacks import config_from_stack_file, settings_from_stack_file
 
 
 def _record(stack: str = "dev") -> dict[str, Any]:

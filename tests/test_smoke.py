@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import kubernetes_validate
 
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
-from tools.mockrun import config_from_stack_file, run_program
+from tools.mockrun import run_program
+from tools.stacks import config_from_stack_file
 
 sys.path.insert(0, str(ROOT / "smoke"))
 import gpu_check

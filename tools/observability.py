@@ -34,8 +34,7 @@ from components.settings import SettingsError
 from observability.dashboard import dashboard_json
 from observability.recording_rules import prometheus_recording_rule_file, recording_rule_groups
 from observability.rules import prometheus_rule_file
-from tools.mockrun import StackFileError, settings_from_stack_file
-from tools.stacks import STACK_NAME, stacks
+from tools.stacks import STACK_NAME, StackFileError, settings_from_stack_file, stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build") / "observability"

@@ -38,8 +38,7 @@ from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 from components.platform_settings import PlatformSettings
 from components.pools import platform_pools
 from components.settings import SettingsError
-from tools.mockrun import StackFileError, settings_from_stack_file
-from tools.stacks import STACK_NAME
+from tools.stacks import STACK_NAME, StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/

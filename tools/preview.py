@@ -58,18 +58,9 @@ from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import RECORD_SECRET
 from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
-from tools.mockrun import (
-    PlatformMocks,
-    ProgramRun,
-    RegisteredResource,
-    StackFileError,
-    config_from_stack_file,
-    own_stack_reference,
-    run_program,
-    settings_from_stack_file,
-)
+from tools.mockrun import PlatformMocks, ProgramRun, RegisteredResource, own_stack_reference, run_program
 from tools.preflight import capacity_lines
-from tools.stacks import stacks
+from tools.stacks import StackFileError, config_from_stack_file, settings_from_stack_file, stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +123,7 @@ def run_stack_program(stack: str, root: Path = ROOT, stack_file: Path | None = N
 
 
 def _located(stack_file: Path, stack: str) -> SettingsError | None:
-    """The stack's settings problems, each with its file and line (`mockrun.located_problems`)."""
+    """The stack's settings problems, each with its file and line (`stacks.located_problems`)."""
     try:
         settings_from_stack_file(stack_file, stack)
     except SettingsError as error:

@@ -4,6 +4,7 @@ checks several sections use (node counts, zones, surge, namespace names)."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
 )
 from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
 from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped, is_int
+from gpu_aks_policies.quantities import shown as quoted
 from gpu_aks_policies.terminal import escape_text
 
 from components.aks_api import API_VERSION
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
+#: Set to an ISO date to judge Kubernetes versions as of that day (reproducible previews and tests).
+TODAY_VARIABLE = "GPU_AKS_TODAY"
 ZONES = ("1", "2", "3")
 
 
@@ -230,3 +234,15 @@ def shown(value: Any, masked: bool = False) -> str:
     # repr escapes controls but not `##[`, which the Actions runner reads as a command anywhere in a
     # line the engine prints (a warning, a RunError).
     return escape_text(clipped(text, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS))
+
+
+def today(environ: Mapping[str, str] = os.environ) -> date:
+    """The day Kubernetes versions are judged as of: `GPU_AKS_TODAY` where set (an ISO date), else today."""
+    value = environ.get(TODAY_VARIABLE)
+    if not value:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        # Quoted short: the variable may hold anything, thousands of characters included.
+        raise SettingsError([f"{TODAY_VARIABLE}={quoted(value, 40)} is not an ISO date like 2026-11-22"]) from None

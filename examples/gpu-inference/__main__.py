@@ -16,6 +16,10 @@ DEFAULT_IMAGE = "vllm/vllm-openai:v0.14.0"
 #: vLLM's OpenAI-compatible server listens here; `/health` answers once the engine is up (vLLM's
 #: Kubernetes deployment guide probes it).
 PORT = 8000
+#: How long the startup probe lets vLLM start (60 probes 10 s apart: the first start downloads the model).
+STARTUP_SECONDS = 60 * 10
+#: Pulling vLLM's image, several GiB, onto a new node.
+IMAGE_PULL_SECONDS = 10 * 60
 #: GPUs without bfloat16 (compute capability below 8.0): vLLM refuses bfloat16 models there and asks
 #: for `--dtype half` ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0").
 NO_BFLOAT16 = {"T4"}
@@ -39,7 +43,8 @@ def pod_spec(placement: Placement, pools: dict[str, Any]) -> dict[str, Any]:
                  "--port", str(PORT)],
         "ports": [{"name": "http", "containerPort": PORT}],
         # The model downloads on first start: give it time before liveness counts, then probe health.
-        "startupProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10, "failureThreshold": 60},
+        "startupProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,
+                         "failureThreshold": STARTUP_SECONDS // 10},
         "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
@@ -51,7 +56,10 @@ def pod_spec(placement: Placement, pools: dict[str, Any]) -> dict[str, Any]:
 
 deployment = k8s.apps.v1.Deployment(
     "gpu-inference",
-    metadata={"labels": labels},
+    # `pulumi up` waits for the server to be ready: for a GPU node to come up (the pool may idle at zero), the
+    # image to be pulled and the model to load, not the provider's default 10 minutes.
+    metadata=placement.apply(lambda p: {"labels": labels,
+                                        "annotations": p.await_annotations(IMAGE_PULL_SECONDS + STARTUP_SECONDS)}),
     spec=pulumi.Output.all(placement, gpu_pools).apply(lambda args: {
         "replicas": config.get_int("replicas") or 1,
         "selector": {"matchLabels": labels},

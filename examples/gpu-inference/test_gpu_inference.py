@@ -46,6 +46,8 @@ def test_the_server_lands_on_the_t4_pool_in_half_precision_behind_a_service():
         [deployment] = mocks.of_type("kubernetes:apps/v1:Deployment")
         assert service.inputs["spec"]["selector"] == deployment.inputs["spec"]["selector"]["matchLabels"]
         assert service.inputs["spec"]["ports"][0]["targetPort"] == "http"
+        # pulumi up awaits the server for a GPU node (15 min), the image (10 min) and the model (10 min).
+        assert deployment.inputs["metadata"]["annotations"] == {"pulumi.com/timeoutSeconds": "2100"}
 
     # Both registered before the check looks (the Service registers after the Deployment).
     return pulumi.Output.all(program["deployment"].urn, program["service"].urn).apply(check)

@@ -25,7 +25,8 @@ check = {
 }
 job = k8s.batch.v1.Job(
     "gpu-check",
-    metadata={"labels": {"app": "gpu-check"}},
+    # `pulumi up` waits for the Job to complete: first for a GPU node to come up (the pool may idle at zero).
+    metadata=placement.apply(lambda p: {"labels": {"app": "gpu-check"}, "annotations": p.await_annotations()}),
     spec=placement.apply(lambda p: {
         "backoffLimit": 0,
         "template": {"metadata": {"labels": {"app": "gpu-check"}},

@@ -40,6 +40,9 @@ def test_the_job_lands_on_the_platforms_t4_pool():
         assert pod["nodeSelector"] == {"accelerator": "nvidia", "gpu-aks.io/pool": "gput4"}
         assert pod["tolerations"] == [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
         assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
+        # pulumi up awaits the Job for a GPU node (15 min) and then the provider's own 10 minutes.
+        [job] = mocks.of_type("kubernetes:batch/v1:Job")
+        assert job.inputs["metadata"]["annotations"] == {"pulumi.com/timeoutSeconds": "1500"}
 
     return program["job"].urn.apply(check)
 

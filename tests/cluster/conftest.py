@@ -1,48 +1,40 @@
-"""The `cluster` tier: a real control plane (etcd, kube-apiserver, kube-scheduler from engines/kube/,
-`make engines`) started once per test session by `tools.localcluster`.
+"""The `cluster` tier: a real cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler from
+testbed/engines/kube/ and kwok from testbed/engines/kwok/, `make engines`) started once per test session by
+`testbed.localcluster`.
 
 Where the binaries are not built (no Go here), the tier's modules are not collected and the run ends
-with one line saying so. Under CI (`CI=true`) a missing binary fails every test of the tier instead:
-CI builds the engines first, so their absence there is a broken build, not a machine without Go."""
+with one line saying so; under CI (`CI=true`) a missing binary fails every test of the tier instead
+(`testbed.tiers`)."""
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tools import localcluster
+from testbed import build, localcluster
+from testbed.tiers import Tier
 
 HERE = Path(__file__).resolve().parent
-SKIPPED = pytest.StashKey[str]()
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Registered here until pytest.ini (owned by the engine tier's change) lists it.
-    config.addinivalue_line("markers", "cluster: runs against a real kube-apiserver and kube-scheduler "
-                                       "(tools/localcluster.py); needs `make engines`")
+def _missing() -> str | None:
+    """The cluster's programs, and for the platform's own `pulumi up` the CLI and the real
+    pulumi-kubernetes provider (`make engines` builds them all)."""
+    try:
+        localcluster.programs()
+    except localcluster.ClusterError as error:
+        return str(error)
+    absent = build.missing() + [f"libexec/{name}" for name in ("pulumi-resource-kubernetes",)
+                                if not os.access(build.LIBEXEC / name, os.X_OK)]
+    return f"{', '.join(absent)} not built in build/engines: run `make engines`" if absent else None
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.name.startswith("test_") and not _ci():
-        missing = _missing()
-        if missing:
-            config.stash[SKIPPED] = missing
-            return True
-    return None
-
-
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if SKIPPED in config.stash:
-        terminalreporter.write_line(f"cluster tier skipped: {config.stash[SKIPPED]}", yellow=True)
+TIER = Tier("cluster", _missing)
+pytest_ignore_collect = TIER.ignore_collect
+pytest_terminal_summary = TIER.terminal_summary
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -52,22 +44,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-@functools.cache
-def _missing() -> str | None:
-    try:
-        localcluster.binaries()
-    except localcluster.ClusterError as error:
-        return str(error)
-    return None
-
-
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[localcluster.Cluster]:
-    missing = _missing()
-    if missing:
-        if _ci():
-            pytest.fail(f"the cluster tier cannot run under CI: {missing}", pytrace=False)
-        pytest.skip(f"cluster tier: {missing}")  # only when a test of the tier is named though not built
+    TIER.require()
     with localcluster.running(tmp_path_factory.mktemp("localcluster")) as running:
         yield running
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from gpu_aks_policies.admission_policy import POLICY_NAME
 
-from tools.localcluster import ROOT, Client, stack_nodes
+from testbed.build import ROOT
+from testbed.localcluster import Client, register, stack_nodes
 
 STACKS = ("dev", "prod", "nap")
 _current: dict[str, str] = {}
@@ -34,15 +35,16 @@ def use_stack(api: Client, stack: str, copies: int = 2) -> None:
     if _current.get("stack") == f"{stack}x{copies}":
         return
     forget_stack(api)
-    for node in stack_nodes(outputs_of(stack), copies=copies):
-        api.register_node(node)
+    register(api, stack_nodes(outputs_of(stack), copies=copies))
     _current["stack"] = f"{stack}x{copies}"
 
 
 def forget_stack(api: Client) -> None:
-    """Deletes every node (a test that changed them leaves them to be registered afresh)."""
+    """Deletes every node (a test that changed them leaves them to be registered afresh), once it is gone
+    (the pods bound to it go too: the pod garbage collector deletes a gone node's pods)."""
     for node in api.get("/api/v1/nodes")["items"]:
         api.delete(f"/api/v1/nodes/{node['metadata']['name']}")
+    api.wait_for("every node to go", lambda: not api.get("/api/v1/nodes")["items"])
     _current.clear()
 
 

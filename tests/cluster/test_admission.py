@@ -32,10 +32,10 @@ from gpu_aks_policies.rule_config import WHOLE_GPU_LIMITS, RuleConfig
 from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 
+from testbed.localcluster import ApiError, Client
 from tests.cluster.pods import dns_label, written_pod
 from tests.cluster.stacks import no_policy
 from tests.test_admission_policy import CONFIGS, EDGE_CASES, corpus_files
-from tools.localcluster import ApiError, Client
 
 VAP = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"

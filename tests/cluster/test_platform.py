@@ -1,59 +1,24 @@
 """The platform for real: the real Pulumi engine's `pulumi up` of dev, prod and nap, with the stand-in
-Azure handing out the local API server's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) and the real
-pulumi-kubernetes provider, creates every Kubernetes object of the stack in kube-apiserver; a second
-`up` changes nothing; `destroy` removes them all.
+Azure handing out the local cluster's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) and the real
+pulumi-kubernetes provider, creates every Kubernetes object of the stack in kube-apiserver and waits, as
+the provider does, for its DaemonSets' pods, which kube-controller-manager makes on the stack's GPU nodes
+and kwok runs; a second `up` changes nothing; `destroy` removes them all.
 
-Server-side validation, defaulting and the CRDs' own CEL rules are the API server's: Karpenter's
-published CRDs (tests/fixtures/karpenter/) are installed first. Azure Managed Prometheus' PodMonitor
-CRD (`azmonitoring.coreos.com`) is not among the fixtures, so a stand-in CRD that keeps every field
-serves prod's PodMonitor (it proves the group, version and kind, not the schema)."""
+Server-side validation, defaulting and the CRDs' own CEL rules are the API server's: the local cluster
+serves Karpenter's published CRDs (tests/fixtures/karpenter/) and a stand-in PodMonitor CRD
+(`testbed.localcluster.control_plane`), as AKS serves them with NAP and managed Prometheus."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, whole
-from tools.localcluster import ENGINES_BIN, ROOT, Client, Cluster
-
-LIBEXEC = ENGINES_BIN.parent / "libexec"
-PULUMI_ENGINES = ("pulumi", "pulumi-language-python", "pulumi-resource-azure-native", "pulumi-resource-kubernetes")
-CRD_FILES = ("karpenter.sh_nodepools.yaml", "karpenter.azure.com_aksnodeclasses.yaml")
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-#: A PodMonitor CRD that keeps every field: the group, version, kind and scope Azure Managed Prometheus
-#: watches (FACTS.md, "GPU observability on AKS").
-POD_MONITOR_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podmonitors.azmonitoring.coreos.com", "labels": {"gpu-aks.io/test": "stand-in"}},
-    "spec": {"group": "azmonitoring.coreos.com", "scope": "Namespaced",
-             "names": {"plural": "podmonitors", "singular": "podmonitor", "kind": "PodMonitor", "listKind": "PodMonitorList"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
-}
-
-
-def _missing_engines() -> str | None:
-    where = Path(os.environ.get("GPU_AKS_ENGINES_BIN") or ENGINES_BIN)
-    missing = [name for name in PULUMI_ENGINES if not os.access(where / name, os.X_OK)]
-    if not os.access(LIBEXEC / "pulumi-resource-kubernetes", os.X_OK):
-        missing.append("libexec/pulumi-resource-kubernetes (the real provider, engines/kubernetes-provider)")
-    return f"{', '.join(missing)} not built in {where.parent}: run `make engines`" if missing else None
-
-
-@pytest.fixture(scope="module")
-def engines() -> None:
-    missing = _missing_engines()
-    if missing:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the cluster tier cannot run under CI: {missing}", pytrace=False)
-        pytest.skip(f"cluster tier, the platform for real: {missing}")
+from testbed.localcluster import Client, Cluster
+from testbed.localcluster.nodes import node_ready
+from testbed.workspace import Workspace
+from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, use_stack, whole
 
 
 def _path(type_name: str, obj: Mapping[str, Any]) -> str:
@@ -89,7 +54,6 @@ def declared(stack: str) -> list[str]:
 def test_every_object_the_stacks_declare_passes_the_api_servers_validation(api, stack):
     """Without the engine: each object through kube-apiserver's validation, defaulting and admission,
     and the Karpenter CRDs' OpenAPI and CEL rules (a dry-run server-side apply: nothing is stored)."""
-    install_crds(api)
     refused = []
     for path, obj in objects(stack):
         namespace = obj["metadata"].get("namespace")
@@ -103,49 +67,13 @@ def test_every_object_the_stacks_declare_passes_the_api_servers_validation(api, 
     assert refused == []
 
 
-def install_crds(api: Client) -> None:
-    crds = [yaml.safe_load((ROOT / "tests" / "fixtures" / "karpenter" / name).read_text()) for name in CRD_FILES]
-    for crd in [*crds, POD_MONITOR_CRD]:
-        if not api.exists(f"{CRDS}/{crd['metadata']['name']}"):
-            api.create(CRDS, crd)
-
-        def established(name: str = crd["metadata"]["name"]) -> bool:
-            conditions = api.get(f"{CRDS}/{name}").get("status", {}).get("conditions") or []
-            return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-        api.wait_for(f"CRD {crd['metadata']['name']} to be established", established)
-
-
 @pytest.fixture(scope="module")
-def workspace(cluster: Cluster, api: Client, engines: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[Path, dict[str, str]]]:
-    """A copy of the repository (its tracked files; the virtualenv linked), a file:// backend, and the
-    environment the engine runs in."""
+def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The engine workspace (testbed.workspace) with the stand-in Azure handing out this cluster's
+    kubeconfig, so the real pulumi-kubernetes provider talks to it."""
     forget_stack(api)
     no_policy(api)  # only the stack's own policy judges pods here
-    install_crds(api)
-    base = tmp_path_factory.mktemp("platform")
-    repo = base / "repo"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in tracked.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    (repo / "venv").symlink_to(ROOT / "venv")
-    state, home = base / "state", base / "pulumi-home"
-    state.mkdir()
-    where = Path(os.environ.get("GPU_AKS_ENGINES_BIN") or ENGINES_BIN)
-    env = {**os.environ, "PATH": f"{where}{os.pathsep}{ROOT / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PULUMI_CONFIG_PASSPHRASE": "cluster-tier", "PULUMI_BACKEND_URL": f"file://{state}",
-           "PULUMI_HOME": str(home), "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_DIY_BACKEND_NO_LEGACY_WARNING": "true",
-           "GPU_AKS_LOCAL_KUBECONFIG": str(cluster.kubeconfig)}
-    yield repo, env
-
-
-def pulumi(workspace: tuple[Path, dict[str, str]], *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    repo, env = workspace
-    return subprocess.run(["pulumi", *args, "--non-interactive"], cwd=repo, env=env, capture_output=True, text=True,
-                          check=False, timeout=timeout)
+    return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=cluster.kubeconfig)
 
 
 def _gpu_pod(namespace: str, tolerations: list[dict[str, str]]) -> dict[str, Any]:
@@ -184,29 +112,30 @@ def enforces_its_policy(api: Client, stack: str) -> None:
 def test_up_creates_every_object_a_second_up_changes_nothing_and_destroy_removes_them(api, workspace, stack):
     paths = declared(stack)
     assert paths, "the stack declares Kubernetes objects"
-    init = pulumi(workspace, "stack", "init", stack)
-    assert init.returncode == 0, init.stderr
-    # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
-    fast = pulumi(workspace, "config", "set", "--path", "gpu-aks:access.rolePropagationSeconds", "0", "--stack", stack)
-    assert fast.returncode == 0, fast.stderr
-    up = pulumi(workspace, "up", "--yes", "--skip-preview", "--stack", stack)
-    assert up.returncode == 0, up.stdout[-4000:] + up.stderr[-4000:]
+    use_stack(api, stack)  # the pools' nodes, for the DaemonSets' pods
+    workspace.init(stack, config=[
+        # The wait for Azure RBAC to propagate is a real sleep (components/propagation.py): nothing to wait for here.
+        ("gpu-aks:access.rolePropagationSeconds", "0")])
+    workspace.pulumi("up", "--yes", "--skip-preview", "--stack", stack)
     missing = [path for path in paths if not api.exists(path)]
     assert missing == [], f"pulumi up did not create {missing}"
     namespace = api.get("/api/v1/namespaces/gpu-resources")
     assert namespace["metadata"]["labels"]["app.kubernetes.io/part-of"] == "gpu-aks"
+    daemonsets = api.get("/apis/apps/v1/namespaces/gpu-resources/daemonsets")["items"]
+    assert daemonsets, "the stack runs its device plugin"
+    for daemonset in daemonsets:  # pulumi up returned once the provider saw every pod Ready
+        status = daemonset["status"]
+        assert status["desiredNumberScheduled"] > 0 and status["numberReady"] == status["desiredNumberScheduled"], \
+            (daemonset["metadata"]["name"], status)
     enforces_its_policy(api, stack)
-    again = pulumi(workspace, "up", "--yes", "--expect-no-changes", "--stack", stack)
-    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    # The nodes registered before `up` are still Ready and untainted a minute or more later: kwok renews their
+    # Leases, so the node lifecycle controller has nothing to taint.
+    for node in api.get("/api/v1/nodes")["items"]:
+        assert node_ready(node), (node["metadata"]["name"], node["status"].get("conditions"), node["spec"])
+    workspace.pulumi("up", "--yes", "--expect-no-changes", "--stack", stack)
     # prod protects its cluster (cluster.protect): a destroy stops there until it is unprotected.
-    unprotect = pulumi(workspace, "state", "unprotect", "--all", "--yes", "--stack", stack)
-    assert unprotect.returncode == 0, unprotect.stderr
-    destroy = pulumi(workspace, "destroy", "--yes", "--stack", stack)
-    assert destroy.returncode == 0, destroy.stdout[-4000:] + destroy.stderr[-4000:]
+    workspace.pulumi("state", "unprotect", "--all", "--yes", "--stack", stack)
+    workspace.pulumi("destroy", "--yes", "--stack", stack)
     left = [path for path in paths if api.exists(path)]
     assert left == [], f"pulumi destroy left {left}"
-    removed = pulumi(workspace, "stack", "rm", "--yes", stack)
-    assert removed.returncode == 0, removed.stderr
-
-
-
+    workspace.pulumi("stack", "rm", "--yes", stack)

@@ -1,6 +1,6 @@
 """The scheduler against the explainer: for every GPU pod, where the explainer (and the checker's
 `--platform`, `gpu-pods-fit-a-pool`) says it lands equals what a real kube-scheduler does with it on
-nodes shaped as AKS and Karpenter bring up the stack's pools (`tools.localcluster.pool_nodes`).
+nodes shaped as AKS and Karpenter bring up the stack's pools (`testbed.localcluster.pool_nodes`).
 
 "Lands on pool X" must be "binds it to a node of X"; "fits no pool" must be "leaves it
 unschedulable" (or the API server refuses it first). Three stacks (dev, prod, nap) and three
@@ -22,14 +22,14 @@ from gpu_aks_app import GpuRequest, PlacementError, place
 from gpu_aks_policies.catalog import aks_node_labels
 from gpu_aks_policies.explain import explain
 from gpu_aks_policies.fit import Platform, check_fit, platform_from_outputs
-from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig, with_platform_sharing
-from gpu_aks_policies.rules import default_rule_config, with_platform_taints
+from gpu_aks_policies.rule_config import TOLERATE_GPU_TAINT, RuleConfig
+from gpu_aks_policies.rules import default_rule_config
 from gpu_aks_policies.workloads import Context, context_of
 
+from testbed.localcluster import ApiError, Client, stack_nodes
 from tests.cluster.pods import dns_label, written_pod
 from tests.cluster.stacks import STACKS, no_policy, outputs_of, use_stack
 from tests.test_admission_policy import corpus_files
-from tools.localcluster import ApiError, Client, stack_nodes
 
 POOL_ANNOTATION = "gpu-aks.io/test-pool"
 UNSCHEDULABLE = "(unschedulable)"
@@ -84,8 +84,9 @@ class Judged:
 
 
 def configs_for(platform: Platform) -> tuple[RuleConfig, dict[str, RuleConfig]]:
-    configs = with_platform_sharing(with_platform_taints(default_rule_config(), platform.gpu_taints()),
-                                    platform.gpu_sharing())
+    """The rules' default config: the platform's facts (its taints, sharing and node label) reach the rules
+    as the platform itself, as with `--platform`."""
+    configs = dict(default_rule_config())
     return configs[TOLERATE_GPU_TAINT], configs
 
 

@@ -2,7 +2,7 @@
 GPU_AKS_LOCAL_KUBECONFIG): objects are accepted as sent and kept only in the Pulumi state.
 
 `build/engines/bin/pulumi-resource-kubernetes` starts the real pulumi-kubernetes provider instead when
-GPU_AKS_LOCAL_KUBECONFIG is set and it was built (engines/README.md). What this one models, after
+GPU_AKS_LOCAL_KUBECONFIG is set and it was built (testbed/README.md). What this one models, after
 pulumi/pulumi-kubernetes `provider/pkg/provider/provider.go` and `provider/pkg/metadata/naming.go`:
 - Check: `metadata.name` is autonamed from the resource's name plus a random suffix when absent;
   `apiVersion` and `kind` come from the type token.

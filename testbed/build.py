@@ -1,21 +1,22 @@
-"""Build the owners' programs the engine tiers run, from the Go modules declared under engines/.
+"""Build the owners' programs the engine tiers run, from the Go modules declared under testbed/engines/.
 
-    python -m tools.engines build     build what changed (a second run takes seconds), printing progress
-    python -m tools.engines status    say what is built, or why the engine tiers will be skipped
+    python -m testbed.build build     build what changed (a second run takes seconds), printing progress
+    python -m testbed.build status    say what is built, or why the engine tiers will be skipped
 
-Every `engines/<name>/` with a `go.mod` is one Go module whose `mains.txt` lists its binaries, one a line:
+Every `testbed/engines/<name>/` with a `go.mod` is one Go module whose `mains.txt` lists its binaries, one a line:
 `DEST NAME PACKAGE [LDFLAGS...]`, DEST `bin` (-> build/engines/bin/NAME, on PATH for the tiers) or
-`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/). `engines/<name>/prepare.sh`, if
-present, runs first in that folder. `engines/<name>/files.txt` copies files the module's own dependencies
+`libexec` (-> build/engines/libexec/NAME, started by a launcher in bin/); `ldflags.txt`, if present, adds its
+linker flags to every one of them (a version stamp). `engines/<name>/prepare.sh`, if
+present, runs first in that folder. `testbed/engines/<name>/files.txt` copies files the module's own dependencies
 ship (`DEST NAME MODULE PATH`, PATH inside the module as the Go module proxy serves it), for the scripts a
 Pulumi distribution carries beside its binaries. The Go build uses only the module proxy and go.sum
 (`-mod=readonly`, `GOTOOLCHAIN=local`: no toolchain download), with `-trimpath`. A module's outputs are
 rebuilt only when a file of its folder or `go version` changed (stamps in build/engines/stamps/).
 
-`engines/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
-`engines/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
+`testbed/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
+`testbed/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
 `libexec/NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
-engines/README.md describes the layout.
+testbed/README.md describes the layout.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = ROOT / "engines"
+ENGINES = ROOT / "testbed" / "engines"
 OUT = ROOT / "build" / "engines"
 BIN = OUT / "bin"
 LIBEXEC = OUT / "libexec"
 STAMPS = OUT / "stamps"
-STANDINS = ENGINES / "standins"
+STANDINS = ROOT / "testbed" / "standins"
 DESTS = {"bin": BIN, "libexec": LIBEXEC}
 #: What the engine tiers need in bin/ (tests/engine/conftest.py checks for them).
 REQUIRED = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-azure-native",
@@ -120,20 +121,21 @@ def build_module(module: Path, version: str, log: Callable[[str], None] = print)
     stamp = STAMPS / f"{module.name}.sha256"
     outputs = _outputs(module)
     if stamp.is_file() and stamp.read_text().strip() == key and all(path.exists() for path in outputs):
-        log(f"==> engines/{module.name}: up to date ({len(outputs)} programs)")
+        log(f"==> testbed/engines/{module.name}: up to date ({len(outputs)} programs)")
         return False
     started = time.monotonic()
     if (module / "prepare.sh").is_file():
-        log(f"==> engines/{module.name}: prepare.sh")
-        _run(["sh", "prepare.sh"], module, f"engines/{module.name}/prepare.sh")
+        log(f"==> testbed/engines/{module.name}: prepare.sh")
+        _run(["sh", "prepare.sh"], module, f"testbed/engines/{module.name}/prepare.sh")
+    shared_ldflags = [word for _, words in _lines(module / "ldflags.txt") for word in words]
     for main in read_mains(module):
         target = DESTS[main.dest] / main.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        log(f"==> engines/{module.name}: go build {main.package} -> {target.relative_to(ROOT)}")
+        log(f"==> testbed/engines/{module.name}: go build {main.package} -> {target.relative_to(ROOT)}")
         begun = time.monotonic()
         command = ["go", "build", "-trimpath", "-o", str(target)]
-        if main.ldflags:
-            command += ["-ldflags", " ".join(main.ldflags)]
+        if main.ldflags or shared_ldflags:
+            command += ["-ldflags", " ".join([*main.ldflags, *shared_ldflags])]
         _run(command + [main.package], module, f"building {main.name}")
         log(f"    {main.name}: {time.monotonic() - begun:.0f} s")
     for number, words in _lines(module / "files.txt"):
@@ -149,10 +151,10 @@ def build_module(module: Path, version: str, log: Callable[[str], None] = print)
         target.unlink(missing_ok=True)
         shutil.copyfile(source, target)
         target.chmod(0o755)
-        log(f"==> engines/{module.name}: {target.relative_to(ROOT)} from {dependency}/{inside}")
+        log(f"==> testbed/engines/{module.name}: {target.relative_to(ROOT)} from {dependency}/{inside}")
     STAMPS.mkdir(parents=True, exist_ok=True)
     stamp.write_text(key + "\n")
-    log(f"==> engines/{module.name}: built in {time.monotonic() - started:.0f} s")
+    log(f"==> testbed/engines/{module.name}: built in {time.monotonic() - started:.0f} s")
     return True
 
 
@@ -160,7 +162,7 @@ def launcher(name: str, script: str, python: str) -> str:
     real = LIBEXEC / name
     return (
         "#!/bin/sh\n"
-        f"# Written by `python -m tools.engines build` (engines/standins/launchers.txt): the stand-in {script},\n"
+        f"# Written by `python -m testbed.build build` (testbed/standins/launchers.txt): the stand-in {script},\n"
         "# or the real program a module built into libexec/ when GPU_AKS_LOCAL_KUBECONFIG names a local cluster.\n"
         f'if [ -n "${{GPU_AKS_LOCAL_KUBECONFIG:-}}" ] && [ -x {shlex.quote(str(real))} ]; then\n'
         f'  exec {shlex.quote(str(real))} "$@"\n'
@@ -177,11 +179,11 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
     for number, words in _lines(STANDINS / "launchers.txt"):
         if len(words) != 2 or not (STANDINS / words[1]).is_file():
             raise BuildError(f"{STANDINS / 'launchers.txt'}:{number}: expected `NAME SCRIPT` with SCRIPT in "
-                             "engines/standins/")
+                             "testbed/standins/")
         path = BIN / words[0]
         path.write_text(launcher(words[0], words[1], python))
         path.chmod(0o755)
-    log(f"==> engines/standins: launchers in {BIN.relative_to(ROOT)} (python {python})")
+    log(f"==> testbed/standins: launchers in {BIN.relative_to(ROOT)} (python {python})")
 
 
 def modules() -> list[Path]:
@@ -199,62 +201,12 @@ def build(log: Callable[[str], None] = print) -> None:
     log(f"==> engines ready in {BIN.relative_to(ROOT)} ({time.monotonic() - started:.0f} s)")
 
 
-def copy_checkout(target: Path) -> None:
-    """Copy this checkout's files (tracked, and untracked but not ignored) into `target`, with a virtualenv
-    for the runtimes: what the engine tier and benchmarks/engine_preview.py run the real CLI in."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=True, timeout=60).stdout.split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    # The virtualenvs the runtimes name (`virtualenv: venv` in Pulumi.yaml and PulumiPolicy.yaml, `../venv`
-    # in PulumiPlugin.yaml, `venv` in the app examples) are one virtualenv that sees this checkout's packages
-    # (a .pth file adds its site-packages, with their own .pth files). It is a real directory, not a link:
-    # `pulumi package get-schema ./gpu_aks_plugin` installs the plugin, and the toolchain's first step,
-    # `python -m venv ../venv`, refuses a link ("Unable to create directory").
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip",
-                    str(target / "venv")], check=True, timeout=120)
-    site_packages = next((ROOT / "venv" / "lib").glob("python3*/site-packages"))
-    for pth in (target / "venv" / "lib").glob("python3*/site-packages"):
-        (pth / "gpu-aks-checkout.pth").write_text(f"import site; site.addsitedir({str(site_packages)!r})\n")
-    for link in ("policies/venv", "examples/gpu-job/venv", "examples/gpu-inference/venv"):
-        (target / link).symlink_to(target / "venv")
-
-
-def engine_env(root: Path, state: Path, record: Path | None = None) -> dict[str, str]:
-    """The environment the real CLI runs with over a copy at `root`: bin/ first on PATH, a file:// backend at
-    `state`, nothing downloaded, the stand-ins' calls recorded in `record`."""
-    env = {
-        **os.environ,
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PULUMI_CONFIG_PASSPHRASE": "engine-tier-passphrase",
-        "PULUMI_HOME": str(root.parent / "pulumi-home"),
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        # A plugin the engine cannot find is an error, not a download.
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_BACKEND_URL": f"file://{state}",
-        # The app examples import the app helper, which their requirements.txt installs from app_sdk/.
-        "PYTHONPATH": str(root / "app_sdk"),
-        # The Python that runs dynamic providers (pulumi-resource-pulumi-python) where the program is not
-        # Python: a YAML program using the component package (docs/component-package.md).
-        "PULUMI_RUNTIME_VIRTUALENV": str(root / "venv"),
-        "NO_COLOR": "1",
-    }
-    if record is not None:
-        env["GPU_AKS_STANDIN_LOG"] = str(record)
-    for name in ("GPU_AKS_LOCAL_KUBECONFIG", "PULUMI_IGNORE_AMBIENT_PLUGINS"):
-        env.pop(name, None)
-    return env
-
-
 def missing() -> list[str]:
     return [name for name in REQUIRED if not (BIN / name).exists()]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.engines", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m testbed.build", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["build", "status"])
     args = parser.parse_args(argv)
     try:

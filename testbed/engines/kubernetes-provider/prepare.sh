@@ -1,6 +1,6 @@
 #!/bin/sh
 # Copies the provider's committed schema.json and terraform-mapping.json out of the module cache so
-# main.go can embed them (go:embed reads only files beside the package). Run by tools/engines.py
+# main.go can embed them (go:embed reads only files beside the package). Run by testbed/build.py
 # before the build, in this folder.
 set -eu
 go mod download github.com/pulumi/pulumi-kubernetes/provider/v4
