@@ -282,8 +282,9 @@ def _room(value: Any, key: str) -> tuple[int | None, int | None]:
 
 
 #: Kubernetes quantity suffixes (apimachinery `resource.Quantity`): binary and decimal.
-_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "m": Fraction(1, 1000), "": 1,
-             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_SUFFIXES: dict[str, int | Fraction] = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
 
 
 def _amount(value: Any, what: str) -> Fraction:
