@@ -72,17 +72,23 @@ def selector_problem(expression: str) -> str | None:
     return None
 
 
-def _tokens(tree: Any, rule: str) -> Iterator[str]:
-    """The token text of every `rule` node (an iterative walk: selectors are input)."""
+def _nodes(tree: Any) -> Iterator[tuple[Any, list[Any]]]:
+    """Every rule node of the tree with its children (an iterative walk: selectors are input)."""
     pending = [tree]
     while pending:
         node = pending.pop()
         children = getattr(node, "children", None)
         if children is None:
             continue
+        yield node, children
+        pending.extend(children)
+
+
+def _tokens(tree: Any, rule: str) -> Iterator[str]:
+    """The token text of every `rule` node."""
+    for node, children in _nodes(tree):
         if getattr(node, "data", None) == rule and children and not hasattr(children[0], "children"):
             yield str(children[0])
-        pending.extend(children)
 
 
 def _identifiers(tree: Any) -> Iterator[str]:
@@ -91,17 +97,11 @@ def _identifiers(tree: Any) -> Iterator[str]:
 
 def _bound(tree: Any) -> Iterator[str]:
     """The variables macros bind: the first argument of `x.exists(k, ...)` and its kin."""
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        children = getattr(node, "children", None)
-        if children is None:
-            continue
+    for node, children in _nodes(tree):
         if getattr(node, "data", None) == "member_dot_arg" and len(children) >= 3 and str(children[1]) in _BINDING_MACROS:
             arguments = getattr(children[2], "children", [])
             if arguments:
                 yield from list(_identifiers(arguments[0]))[:1]
-        pending.extend(children)
 
 
 def _plainly_not_bool(tree: Any) -> bool:

@@ -24,16 +24,16 @@ What a cluster gets from Kueue's release manifests, fitted to loopback:
   every such object of the cluster to Kueue, and a webhook whose integration is off is not served.
 
 The manager runs as the cluster admin (Kueue's ClusterRole is not what is tested), without leader election,
-metrics or the visibility server (`VisibilityOnDemand=false`: it would bind a fixed port), and its health
-probes on a port of its own. `stop_kueue` removes the webhook configurations before the manager goes, so the
-cluster's other tests never meet a webhook with nothing behind it."""
+metrics, health probes or the visibility server (`VisibilityOnDemand=false`: it would bind a fixed port); it is
+ready when its webhooks answer (the main manager serves them once its certificates are in place). `stop_kueue`
+removes the webhook configurations before the manager goes, so the cluster's other tests never meet a webhook
+with nothing behind it."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import datetime
-import http.client
 import ipaddress
 import json
 import time
@@ -79,7 +79,6 @@ def missing() -> str | None:
 class Kueue:
     process: Process
     webhook_port: int
-    health_port: int
 
 
 def _certificates() -> dict[str, bytes]:
@@ -156,19 +155,6 @@ def _webhook_configurations(url: str, ca_bundle: str) -> Iterator[tuple[str, dic
         yield f"{ADMISSION}/{resource}", {**document, "metadata": {"name": name}, "webhooks": webhooks}
 
 
-def _healthy(port: int, path: str) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        response.read()
-        return response.status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        connection.close()
-
-
 def start_kueue(cluster: Cluster, timeout: float = READY_TIMEOUT_S) -> Kueue:
     """Installs Kueue's CRDs, certificates and webhooks and starts its manager; returns once its webhooks
     answer (a dry-run ResourceFlavor passes them). Stops what it started on failure."""
@@ -179,7 +165,7 @@ def start_kueue(cluster: Cluster, timeout: float = READY_TIMEOUT_S) -> Kueue:
     client = cluster.client()
     home = cluster.directory / "kueue"
     (home / "certs").mkdir(parents=True, exist_ok=True)
-    webhook_port, health_port = free_port(), free_port()
+    webhook_port = free_port()
     url = f"https://127.0.0.1:{webhook_port}"
     secrets = _certificates()
     ca_bundle = base64.b64encode(secrets["ca.crt"]).decode()
@@ -200,7 +186,7 @@ def start_kueue(cluster: Cluster, timeout: float = READY_TIMEOUT_S) -> Kueue:
             _put(client, collection, configuration)
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "namespace": NAMESPACE,
-            "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"}, "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": "0"}, "metrics": {"bindAddress": "0"},
             "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(home / "certs")},
             "leaderElection": {"leaderElect": False},
             "internalCertManagement": {"enable": True, "webhookServiceName": SERVICE, "webhookSecretName": SECRET},
@@ -215,8 +201,7 @@ def start_kueue(cluster: Cluster, timeout: float = READY_TIMEOUT_S) -> Kueue:
             "--feature-gates=VisibilityOnDemand=false"], cluster.logs, cluster.die_with_parent)
         cluster.processes.append(process)
         _record(cluster.directory, cluster.server, cluster.processes)
-        kueue = Kueue(process, webhook_port, health_port)
-        _wait([process], cluster.logs, deadline, "kueue-manager /readyz", lambda: _healthy(health_port, "/readyz"))
+        kueue = Kueue(process, webhook_port)
         probe = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "probe"}}
         _wait([process], cluster.logs, deadline, "Kueue's webhooks", lambda: client.raw(
             "POST", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors?dryRun=All", probe)[0] == 201)
