@@ -1,11 +1,10 @@
-"""Nodes that give pods what the contract says (#48), for the cluster tests that compare CPU and memory fit.
+"""Nodes with gpu-aks's DaemonSets running on them (#48), for the cluster tests that compare CPU and memory fit.
 
-`testbed.localcluster.pool_nodes` registers a node's allocatable as its VM's capacity. Here each node reports
-the allocatable its offer publishes (`offers[].allocatable`: the VM size's vCPUs and memory less AKS's, or on a
-NAP pool Karpenter's, reservations), and what gpu-aks's own DaemonSets ask of each pool's nodes
-(`daemonSet*`) runs there as the pods of one DaemonSet, made by kube-controller-manager's DaemonSet controller
-and counted by kube-scheduler as any pod is. A DRA pool's node advertises no GPU resource: its GPUs are
-ResourceSlices (tests/cluster/test_dra.py publishes them).
+`testbed.localcluster.pool_nodes` registers each node with the allocatable its offer publishes
+(`offers[].allocatable`: the VM size's vCPUs and memory less AKS's, or on a NAP pool Karpenter's,
+reservations). Here what gpu-aks's own DaemonSets ask of each pool's nodes (`daemonSet*`) runs there too, as
+the pods of one DaemonSet, made by kube-controller-manager's DaemonSet controller and counted by
+kube-scheduler as any pod is.
 
 What this proves is the model's arithmetic and placement against kube-scheduler's (NodeResourcesFit over the
 pod's requests, init containers, sidecars and overhead, the DaemonSets' pods, the NAP pool's choice of size),
@@ -19,31 +18,10 @@ from typing import Any
 
 from gpu_aks_policies.contract import PlatformContract
 
-from testbed.localcluster import Client, pool_nodes, register
+from testbed.localcluster import Client, register, stack_nodes
 from tests.cluster import stacks
 
 DAEMONS_NAMESPACE = "gpu-aks-daemons"
-
-
-def contract_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, Any]]:
-    """Every GPU and CPU pool's nodes, each reporting its offer's allocatable."""
-    contract = PlatformContract.from_json(outputs)
-    nodes = []
-    for pool in contract.pool_models().values():
-        for node in pool_nodes(contract, pool, copies):
-            size = node["metadata"]["labels"]["node.kubernetes.io/instance-type"]
-            offer = next(o for o in pool.offers if o.vm_size == size)
-            status = node["status"]
-            room = offer.allocatable
-            if room is not None and room.cpu_millicores is not None and room.memory_bytes is not None:
-                status["allocatable"].update({"cpu": f"{room.cpu_millicores}m", "memory": str(room.memory_bytes)})
-                if room.pods is not None:
-                    status["capacity"]["pods"] = status["allocatable"]["pods"] = str(room.pods)
-            if pool.dra is not None:
-                for key in ("capacity", "allocatable"):
-                    status[key].pop(str(offer.resource), None)
-            nodes.append(node)
-    return nodes
 
 
 def daemon_sets(outputs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -72,7 +50,7 @@ def use_contract_nodes(api: Client, name: str, outputs: Mapping[str, Any]) -> No
         return
     forget_contract_nodes(api)
     api.ensure_namespace(DAEMONS_NAMESPACE)
-    names = register(api, contract_nodes(outputs))
+    names = register(api, stack_nodes(outputs))
     expected = 0
     for daemon_set in daemon_sets(outputs):
         api.create(f"/apis/apps/v1/namespaces/{DAEMONS_NAMESPACE}/daemonsets", daemon_set)
