@@ -10,8 +10,8 @@ On a DRA pool (`gpu-aks:dra`) a pod written for the device plugin still asks for
 kube-scheduler serves through the KEP-5004 DeviceClass: the policy judges it as on any pool, and the DRA
 pool's taints are among the GPU taints it is generated with. A GPU asked for through a DRA claim is not
 visible here (the claim, and the DeviceClass it names, are other objects, which a ValidatingAdmissionPolicy
-cannot read); the pack, the checker and the explainer judge claims. The `gpuMarkers` are seen as the rules see them: a marker resource counts
-as a GPU resource, and a marker annotation on the Pod as a GPU ask.
+cannot read); the pack, the checker and the explainer judge claims. The `gpuMarkers` are seen as the rules
+see them: a marker resource counts as a GPU resource, and a marker annotation on the Pod as a GPU ask.
 
 The CEL is standard CEL only (macros, `has`, `size`, `startsWith`, `matches`, string concatenation),
 no Kubernetes CEL libraries, so `cel-python` evaluates it in the tests exactly as written. No Pulumi
