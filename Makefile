@@ -50,18 +50,26 @@ preview: setup ## offline preview of STACK with the policy pack, ending with a s
 	$(BIN)/python -m tools.preview $(STACK)
 
 # POLICY_PACK_CONFIG=FILE: the pack's config, as `pulumi preview --policy-pack-config FILE`. A failed
-# preview says why on stderr, and leaves neither the file nor a .tmp behind.
+# preview says why on stderr, and leaves neither the file nor a .tmp behind; so does a killed one (a CI
+# timeout's SIGTERM, Ctrl-C): the preview runs in the background so that `wait` returns at the signal
+# (a shell runs its traps only once a foreground command ends), and the EXIT trap stops it (`jobs -p`:
+# whenever the signal comes; deaf to a second signal, which make sends after a group's) and removes the
+# .tmp, which is named before it exists. GNU make passes SIGTERM
+# on to this shell (`fatal_error_signal`). The file is named after the stack only once the preview, which
+# refuses a stack name Pulumi refuses, has succeeded.
 outputs: setup ## write build/outputs-STACK.json: the stack's outputs, as --platform and the doctor read them [POLICY_PACK_CONFIG=FILE]
 	@mkdir -p build
-	@$(BIN)/python -m tools.preview $(STACK) --json $(if $(POLICY_PACK_CONFIG),--policy-pack-config "$(POLICY_PACK_CONFIG)") \
-		> build/outputs-$(STACK).json.tmp; status=$$?; \
+	@tmp=build/outputs.$$$$.tmp; \
+	trap 'trap "" HUP INT TERM; kill $$(jobs -p) 2>/dev/null; wait; rm -f "$$tmp"' EXIT; \
+	trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM; \
+	$(BIN)/python -m tools.preview "$(STACK)" --json $(if $(POLICY_PACK_CONFIG),--policy-pack-config "$(POLICY_PACK_CONFIG)") \
+		> "$$tmp" & \
+	wait $$!; status=$$?; \
 	if [ $$status -ne 0 ]; then \
-		rm -f build/outputs-$(STACK).json.tmp; \
 		echo "make outputs: the preview of $(STACK) failed (exit $$status, reasons above); build/outputs-$(STACK).json not written" >&2; \
 		exit $$status; \
-	fi
-	@mv build/outputs-$(STACK).json.tmp build/outputs-$(STACK).json
-	@echo "==> wrote build/outputs-$(STACK).json"
+	fi; \
+	mv "$$tmp" "build/outputs-$(STACK).json" && echo "==> wrote build/outputs-$(STACK).json"
 
 # Not committed: generated files per stack would make CI depend on which stack files exist.
 observability: setup ## write build/observability/STACK/: the stack's GPU alert rule file and Grafana dashboard
@@ -71,7 +79,7 @@ test: setup ## the whole test suite: slow, packaging, and the engine and cluster
 	$(ENGINES_IF_GO)
 	$(PYTEST)
 
-test-fast: setup ## the edit loop: every test not marked slow (under 40 s on 2 cores)
+test-fast: setup ## the edit loop: every test not marked slow (about a minute of CPU on 2 cores)
 	$(PYTEST) -m "not slow"
 
 # Manifests that pass every rule: exits 0.

@@ -3,12 +3,14 @@
 App stacks read the platform's outputs through `pulumi.StackReference` and ask for what they need:
 
     platform = pulumi.StackReference("my-org/gpu-aks/dev")
-    placement = platform.require_output("gpuPools").apply(
+    placement = platform.require_output("pools").apply(
         lambda pools: place(pools, GpuRequest(gpus=1, model="T4")))
     # placement.tolerations, placement.node_selector, placement.limits -> the pod spec
 
-`place` returns the pod-spec fragment (tolerations, nodeSelector, resource limits) that lands the pod
-there, or raises `PlacementError` naming what the platform lacks. The fragment comes straight from the
+`place` takes the whole outputs document, version 3's `pools` map (the pool model's JSON: read first), or
+version 2's `gpuPools` map (written until gpu-aks 0.7.0), and returns the pod-spec fragment (tolerations,
+nodeSelector, resource limits) that lands the pod there, or raises `PlacementError` naming what the
+platform lacks (`ContractError`, a `PlacementError`, naming the key of a damaged contract). The fragment comes straight from the
 platform's outputs contract, so it passes the gpu-aks policy pack by construction.
 
 One file, standard library only, so it can be vendored; or installed with
@@ -87,6 +89,8 @@ class Placement:
     share: str | None = None
     #: The CPU and memory the request asked for, as the pod's first container requests them.
     requests: dict[str, str] = field(default_factory=dict)
+    #: The GPU model of the node it lands on ("T4", "A100 80GB"), where the contract names it.
+    gpu_model: str | None = None
 
     @property
     def limits(self) -> dict[str, int]:
@@ -548,7 +552,7 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
         node_selector[CAPACITY_TYPE_LABEL] = _KARPENTER_CAPACITY["spot" if request.spot else "onDemand"]
     return Placement(pool=name, resource=str(offer.resource), gpus=request.gpus,
                      tolerations=[dict(t) for t in pool.tolerations], node_selector=node_selector,
-                     share=_share(pool), requests=requests)
+                     share=_share(pool), requests=requests, gpu_model=offer.gpu_model)
 
 
 def _has_room(offer: _Offer, cpu_milli: int, memory: int) -> bool:

@@ -4,14 +4,26 @@ same preview without it, in the same run.
     python -m benchmarks.engine_preview [--stack prod] [--runs 5]
 
 Needs `make engines` (build/engines/bin). The previews run in a temporary copy of the repository with a
-`file://` backend and the stand-in providers, interleaved (with, without, with, ...), each figure the best
-of `--runs` wall times. Prints both and their ratio; the pack's target is within 1.10x. The gRPC-level
-floor (benchmarks/analyzer_throughput.py) stays the guard for the pack's own cost.
+`file://` backend and the stand-in providers, in pairs back to back (with, then without), each figure the
+best of `--runs` wall times. Prints both, their ratio (the pack's target is within 1.10x on a quiet
+machine) and the machine's load average, then where the pack's time goes, each part measured apart from
+the engine in the same run, best of `--runs`: the interpreter's start, the imports `python -m
+pulumi.policy` and `pulumi_policy` make (the pulumi SDK), the rest of the start until the pack prints its
+port (its own modules and `PolicyPack`), the handshake the engine makes before the program starts
+(`GetAnalyzerInfo`, `Configure`: pulumi v3.274.0 pkg/engine/update.go, `newUpdateSource` calls
+`loadPolicyPlugins`, which waits for every pack to load, before it starts the program, so all of this is on
+the preview's path), and one `Analyze` per
+resource of the stack and `AnalyzeStack`. The gRPC-level floor (benchmarks/analyzer_throughput.py) stays the
+guard for the pack's own cost per request.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -20,18 +32,70 @@ from pathlib import Path
 
 from testbed import build
 from testbed.workspace import copy_checkout, engine_env
+from tools.analyzer import PACK_DIR, PolicyPackProcess, wire_struct
 
 TARGET = 1.10
 
 
-def _run(env: dict[str, str], cwd: Path, *args: str) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(env: dict[str, str], cwd: Path, *args: str) -> tuple[float, float]:
+    """Wall seconds of one CLI run, and the CPU seconds of it and every process it started and reaped (the
+    language host, the providers, the pack): a figure the machine's other work inflates far less."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run([str(build.BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"pulumi {' '.join(args)} failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
+
+
+def _wall(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=PACK_DIR, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def _pack_start_and_calls(stack: str) -> tuple[float, float, float, int]:
+    """One pack process as the engine drives it: seconds from its start to its port, the handshake, and
+    the Analyze calls for every resource of the stack (its mock run's inputs) with AnalyzeStack; and how
+    many resources."""
+    from tools.preview import run_stack_program  # the program under the mock engine, as the offline preview runs it
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        run = run_stack_program(stack)
+    requests = [(r.type, r.name, wire_struct(r.wire_inputs), r.urn) for r in run.resources]
+    stack_request = [(r.urn, r.type, r.name, wire_struct(r.outputs)) for r in run.resources if r.custom]
+    started = time.perf_counter()
+    with PolicyPackProcess(python=str(PACK_DIR / "venv" / "bin" / "python")) as pack:
+        ready = time.perf_counter()
+        pack.info()
+        pack.configure({})
+        handshaken = time.perf_counter()
+        for type_, name, properties, urn in requests:
+            pack.analyze(type_, name, properties, urn)
+        pack.analyze_stack(stack_request)
+        done = time.perf_counter()
+    return ready - started, handshaken - ready, done - handshaken, len(requests)
+
+
+def pack_breakdown(stack: str, runs: int) -> list[tuple[str, float]]:
+    """Where the pack's time goes, each part the best of `runs` (see the module's doc)."""
+    python = str(PACK_DIR / "venv" / "bin" / "python")  # PulumiPolicy.yaml's `virtualenv: venv`
+    interpreter = min(_wall([python, "-u", "-c", "pass"]) for _ in range(runs))
+    sdk = min(_wall([python, "-u", "-c", "import pulumi, pulumi.runtime, pulumi_policy"]) for _ in range(runs))
+    measured = [_pack_start_and_calls(stack) for _ in range(runs)]
+    to_port, handshake, calls, resources = (min(values) for values in zip(*measured, strict=True))
+    return [("the interpreter's start", interpreter),
+            ("imports of pulumi and pulumi_policy", sdk - interpreter),
+            ("the pack's own modules and PolicyPack, to its port", to_port - sdk),
+            ("handshake (GetAnalyzerInfo, Configure)", handshake),
+            (f"Analyze x {resources} and AnalyzeStack", calls)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,13 +119,22 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.runs):
             with_pack.append(_run(env, root, "preview", "--stack", args.stack, "--policy-pack", "policies"))
             without.append(_run(env, root, "preview", "--stack", args.stack))
-    best_with, best_without = min(with_pack), min(without)
+    load = os.getloadavg()
+    best_with, best_without = min(wall for wall, _ in with_pack), min(wall for wall, _ in without)
+    cpu_with, cpu_without = min(cpu for _, cpu in with_pack), min(cpu for _, cpu in without)
     ratio = best_with / best_without
     print(f"pulumi preview {args.stack} on the real engine ({build.BIN.relative_to(build.ROOT)}/pulumi), "
-          f"best of {args.runs}:")
-    print(f"  without the pack: {best_without:.2f} s")
-    print(f"  with the pack:    {best_with:.2f} s")
-    print(f"  ratio:            {ratio:.2f}x (target <= {TARGET:.2f}x: {'met' if ratio <= TARGET else 'NOT met'})")
+          f"best of {args.runs} pairs; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores:")
+    print(f"  without the pack: {best_without:.2f} s wall, {cpu_without:.2f} s CPU")
+    print(f"  with the pack:    {best_with:.2f} s wall, {cpu_with:.2f} s CPU")
+    print(f"  ratio:            {ratio:.2f}x wall (target <= {TARGET:.2f}x on a quiet machine: "
+          f"{'met' if ratio <= TARGET else 'NOT met'}), {cpu_with / cpu_without:.2f}x CPU")
+    parts = pack_breakdown(args.stack, args.runs)
+    print(f"  where the pack's {best_with - best_without:.2f} s wall, {cpu_with - cpu_without:.2f} s CPU go (each part "
+          f"measured apart, in wall seconds, best of {args.runs}):")
+    for name, seconds in parts:
+        print(f"    {name + ':':<55} {seconds:5.2f} s")
+    print(f"    {'sum:':<55} {sum(seconds for _, seconds in parts):5.2f} s")
     return 0
 
 

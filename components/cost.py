@@ -123,9 +123,12 @@ EXCLUDED = (
 )
 
 
-def cost_document(pools: Sequence[Pool], table: PriceTable, region: str, sku_tier: str = "Free") -> dict[str, Any]:
+def cost_document(pools: Sequence[Pool], table: PriceTable, region: str, sku_tier: str = "Free",
+                  unbounded: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The preview's top-level `cost`: currency, the prices' date and source, each pool's figures, the
-    cluster's tier fee, the stack's total, and what is not priced."""
+    cluster's tier fee, the stack's total, and what is not priced. `unbounded`: pools beside the stack's own
+    that may grow without bound (AKS's `default` NodePool under `defaultNodePools: Auto`), by name with
+    why: the total has no ceiling while one is there, and says which."""
     figures = {pool.name: {"kind": pool.backend, **pool_cost(pool, table, region).to_json(pool.backend)}
                for pool in pools}
     tier_hourly = CLUSTER_TIER_HOURLY.get(sku_tier, 0.0) if table.currency == "USD" else None
@@ -136,10 +139,13 @@ def cost_document(pools: Sequence[Pool], table: PriceTable, region: str, sku_tie
         values = [pool[key] for pool in figures.values()] + [tier["monthly"]]
         return _money(sum(values), 2) if all(value is not None for value in values) else None
 
+    # Karpenter starts every NodePool at no node, so an unbounded one adds nothing at the floor.
+    ceiling = total("monthlyAtMax") if not unbounded else None
     return {
         "currency": table.currency, "pricesAsOf": table.as_of.isoformat(), "source": table.source,
         "region": region, "hoursPerMonth": HOURS_PER_MONTH, "pools": figures, "clusterTier": tier,
-        "total": {"monthlyAtMin": total("monthlyAtMin"), "monthlyAtMax": total("monthlyAtMax")},
+        "total": {"monthlyAtMin": total("monthlyAtMin"), "monthlyAtMax": ceiling,
+                  **({"unbounded": [f"{name}: {why}" for name, why in unbounded.items()]} if unbounded else {})},
         "excluded": list(EXCLUDED),
         **({"notes": list(table.notes)} if table.notes else {}),
     }
@@ -166,8 +172,9 @@ def cost_lines(document: dict[str, Any]) -> list[str]:
     tier = document["clusterTier"]
     lines.append(f"    control plane ({tier['tier']} tier): {_figure(tier['monthly'], currency)} a month")
     total = document["total"]
-    lines.append(f"    total: {_figure(total['monthlyAtMin'], currency)} a month at the floor, "
-                 f"{_figure(total['monthlyAtMax'], currency)} at the ceiling (list prices)")
+    ceiling = f"{_figure(total['monthlyAtMax'], currency)} at the ceiling (list prices)" if "unbounded" not in total else \
+        "no ceiling: " + "; ".join(total["unbounded"])
+    lines.append(f"    total: {_figure(total['monthlyAtMin'], currency)} a month at the floor, {ceiling}")
     lines.append(f"    not priced: {'; '.join(document['excluded'])}")
     lines.extend(f"    {note}" for note in document.get("notes", []))
     return lines

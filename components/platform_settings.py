@@ -29,6 +29,7 @@ from gpu_aks_policies.limits import MAX_NODE_POOLS, MAX_NON_AGENT_POOLS
 from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, RuleConfig
 
 from components.pools import KINDS, PoolKind, own_plugin_problems, own_pool_problems, stack_pool_rule
+from components.pools.document import DOCUMENT_POOLS, pool_readers
 from components.settings.access import ACCESS, AccessSettings
 from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPolicySettings
 from components.settings.cluster import CLUSTER, ClusterSettings
@@ -172,7 +173,7 @@ def _platform(reader: Reader) -> PlatformSettings:
     return PlatformSettings(
         stack=context.stack,
         cluster=built["cluster"],
-        pools={kind.config_key: kind.read(reader, built) for kind in KINDS},
+        pools={kind.config_key: tuple(kind.read(pool, built) for pool in pool_readers(reader, kind)) for kind in KINDS},
         device_plugin=built["devicePlugin"],
         smoke_test=built["smokeTest"],
         access=built["access"],
@@ -235,7 +236,8 @@ def parse_settings(raw: Mapping[str, Any], stack: str, location: Any = None, sec
 
     Raises SettingsError listing every problem.
     """
-    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}), KINDS)
+    context = ParseContext(stack, location, today or date.today(), frozenset(secret_keys), dict(environ or {}),
+                           DOCUMENT_POOLS)
     reader = DOCUMENT.parse(raw, context, secret_keys)
     if reader.problems.items:
         raise SettingsError(reader.problems.items)

@@ -16,4 +16,4 @@ if __name__ != PACKAGE:
     raise ImportError(f"import this package as {PACKAGE!r}, not {__name__!r} (`pip install -e .` maps the name to "
                       "policies/; python -m gpu_aks_policies.check)")
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

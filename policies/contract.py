@@ -10,7 +10,11 @@ is declared once, with its JSON name, type and one line of documentation, and `f
 `from_json` checks every type and names the key of each problem (`gpuPools.t4.gpusPerNode`), so no
 tool meets a value it cannot use: JSON's `1e999` (infinity), NaN, fractions and strings where a
 count belongs are refused. Counts may arrive as floats (a StackReference turns `1` into `1.0`).
-It refuses contract versions this release does not know, naming the ones it reads.
+It refuses contract versions this release does not know, naming the ones it reads, and a contract
+whose version 3 (`pools`) and version 2 (`gpuPools`, `cpuPools`) say different things of a pool, naming
+both keys: each reader would believe one of them. Version 3's pools are the pool model
+(`pools/model.py`), read by the same field declarations (`fields.py`); versions 1 and 2 are read into it
+by `contract_v2.py`.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from .fields import (
     field_table,
     json_field,
     object_schema,
+    read_complete,
     read_fields,
 )
 from .limits import is_number
@@ -47,9 +52,9 @@ from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
 #: pins with gpu-aks's pool label instead of AKS's agentpool label (whose value changes when a pool
-#: is replaced). 3: `pools`, every pool as the one pool model (`gpu_aks_policies.pools.model.Pool`)
-#: serialized; version 2's `gpuPools` and `cpuPools` are still written, from the same model
-#: (`contract_v2.py`).
+#: is replaced). 3: `pools`, every pool as the one pool model itself (`gpu_aks_policies.pools.model.Pool`,
+#: field for field); version 2's `gpuPools` and `cpuPools` are still written, from the same model
+#: (`contract_v2.py`), until 0.7.0.
 CONTRACT_VERSION = 3
 #: The versions this release reads (1 lacks `azureName` and `poolLabel`; readers fall back to the name).
 #: A new optional output is not a new version (docs/component-package.md, "What is a breaking change to `GpuCluster`"):
@@ -161,10 +166,9 @@ def _read_model(pools: Mapping[Any, Mapping[str, Any]], key: str, problems: list
     """Version 3's `pools`: each pool read into the model, its problems named by key."""
     read = {}
     for name, pool in pools.items():
-        before = len(problems)
-        values = read_fields(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
-        if len(problems) > before:
-            continue  # each problem is named; a pool with one is not built
+        values = read_complete(Pool, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if values is None:
+            continue
         if values.get("role") == "gpu" and values.get("offers") and not any(offer.resource for offer in values["offers"]):
             problems.append(f"{key}.{name}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
             continue

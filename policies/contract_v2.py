@@ -26,7 +26,7 @@ from .fields import (
     choice,
     json_field,
     one_of,
-    read_fields,
+    read_complete,
 )
 from .pools.model import (
     CAPACITY_TYPES,
@@ -159,10 +159,9 @@ def read_pools(cls: type, pools: Mapping[Any, Mapping[str, Any]], key: str, prob
     `capacityTypes` as its offers'."""
     read = {}
     for name, pool in pools.items():
-        before = len(problems)
-        values = read_fields(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
-        if len(problems) > before:
-            continue  # each problem is named; a pool with one is not built
+        values = read_complete(cls, pool, f"{key}.{name}.", problems, defaults={"name": str(name)})
+        if values is None:
+            continue
         if cls is GpuPoolEntry and "offers" not in pool:
             values["offers"] = (single_size_offer(GpuPoolEntry(**values)),)
         if cls is GpuPoolEntry and "capacityTypes" not in pool and values.get("offers"):

@@ -8,11 +8,13 @@ the `outputs` of `python -m tools.preview STACK --json`, or the `gpuPools` map a
 YAML/JSON file, a directory or `-`; they are read together, as the checker reads them. For each pod
 spec the explainer says where it fits and, per pool, every reason it does not: an untolerated taint
 (the Spot one named as such), a nodeSelector (its namespace's included) or required affinity no node
-label satisfies, more GPUs than a node has, a GPU or MIG resource the pool does not offer, DRA
-claims, more than one share of a pool that shares its GPUs, and GPUs Azure no longer sells. On each
+label satisfies, a DoNotSchedule topology spread over a label its nodes lack, more GPUs than a node
+has, a GPU or MIG resource the pool does not offer, DRA claims, more than one share of a pool that shares
+its GPUs, and GPUs Azure no longer sells. On each
 pool a pod fits it says what the pod gets there and why: a whole GPU, a MIG slice (which), a share
 of a GPU ("1/4 of a T4, time-sliced"), Spot eviction, and the wait while the pool brings up a node.
-A pod the API server would refuse (fractional GPUs, a request without a limit) lands nowhere, with
+A pod the API server would refuse (fractional GPUs, a request without a limit, node selection or
+topology spread it refuses, each named by its path) lands nowhere, with
 hints for what serves it on this platform (a MIG slice, one share of a shared pool): the same offers
 its reason names. When a fit rests on admission or on the controller ("tolerated through AKS's
 ExtendedResourceToleration") it says so. Each pod is named by the file and line of its spec, as the

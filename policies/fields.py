@@ -163,9 +163,8 @@ class UnreadableError(ValueError):
 
 
 def _read_object(cls: type, value: Mapping[str, Any], key: str, problems: list[str]) -> Any:
-    before = len(problems)
-    values = read_fields(cls, value, f"{key}.", problems)
-    if len(problems) > before:
+    values = read_complete(cls, value, f"{key}.", problems)
+    if values is None:
         raise UnreadableError
     read = cls(**values)
     problems.extend(read.problems(key) if hasattr(read, "problems") else ())
@@ -310,6 +309,15 @@ def read_fields(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[s
             problems.append(f"{prefix}{name}: expected {kind.expected}{got}")
     # A derived field's type is checked above; the class derives its value again.
     return {name: value for name, value in values.items() if _init(cls, name)}
+
+
+def read_complete(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[str],
+                  defaults: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """`read_fields`, or None when reading added a problem: an object with one is not built (a field it needs
+    may be missing, and its class would raise), and each problem is already named."""
+    before = len(problems)
+    values = read_fields(cls, raw, prefix, problems, defaults=defaults)
+    return None if len(problems) > before else values
 
 
 def _init(cls: type, name: str) -> bool:

@@ -33,7 +33,7 @@ from .contract import ContractError, PlatformContract
 from .demand import GpuSharing, amount_of, amount_verdicts, gpu_demand
 from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
-from .limits import MAX_SHOWN_CHARS, clipped
+from .limits import MAX_LISTED, MAX_SHOWN_CHARS, clipped
 from .node_labels import SKU_GPU_MANUFACTURER_LABEL, NodeKind, every_node_carries, node_kinds
 from .pod_requests import PodRequests, pod_requests
 from .podspecs import (
@@ -56,11 +56,14 @@ from .scheduling import (
     Tolerating,
     format_taint,
     parse_taint,
+    placement_problems,
     required_node_terms,
     selector_verdict,
+    spread_keys,
+    spread_verdict,
     toleration_for,
 )
-from .terminal import escape_line
+from .terminal import escape_field, escape_line
 from .workloads import Context
 
 
@@ -110,8 +113,8 @@ class Platform:
                 if offer.mig_partition:
                     # Under `single` a slice is advertised as nvidia.com/gpu: name the pool that makes it one.
                     mig_resources.add(resource if resource.startswith(MIG_RESOURCE_PREFIX) else
-                                      f"{resource} on pool {name}, where each is a {offer.mig_partition} slice")
-        shared_pools = tuple(f"{offer.resource}: 1 on pool {name} ({share_of(offer, pool.sharing)})"
+                                      f"{resource} on pool {_named(name)}, where each is a {offer.mig_partition} slice")
+        shared_pools = tuple(f"{offer.resource}: 1 on pool {_named(name)} ({share_of(offer, pool.sharing)})"
                              for name, pool in self.pools.items() if shares(pool.sharing)
                              for offer in pool.offers[:1])
         return GpuSharing(mig_resources=tuple(sorted(mig_resources)), shared_pools=shared_pools)
@@ -147,6 +150,12 @@ def _a(model: str) -> str:
 def _model(name: str) -> str:
     """A contract's GPU model as a message names it: any text (`--platform`), so cut as every quoted value is."""
     return clipped(name, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS)
+
+
+def _named(text: str) -> str:
+    """A name or value from the contract or a manifest as a message quotes it (a pool's name, a VM size, a
+    currency, a date, an object's name): any text, so cut and on one line, as every quoted value is."""
+    return escape_field(text, MAX_SHOWN_CHARS)
 
 
 def _device(offer: Offer, count: int = 1) -> str:
@@ -303,14 +312,22 @@ def _gpu_counts(pod: PodSpec, config: RuleConfig) -> Iterator[tuple[GpuAsk, Frac
                 yield ask, amount
 
 
-def _wanted(pod: Mapping[str, Any]) -> list[str]:
-    wanted = []
+def _wanted(pod: Mapping[str, Any]) -> str:
+    """The pod's required node-affinity expressions as a reason quotes them: the first MAX_LISTED, each cut,
+    and a count of the rest. Every pool's reason quotes them, so whole they made the output grow as pools
+    times expressions (issue 50: 16 times the output at 4 times the input)."""
+    wanted: list[str] = []
+    more = 0
     for term in required_node_terms(pod) or ():
         for expression in as_list(as_mapping(term).get("matchExpressions")):
+            if len(wanted) == MAX_LISTED:
+                more += 1
+                continue
             expression = as_mapping(expression)
             values = ",".join(str(v) for v in as_list(expression.get("values")))
-            wanted.append(f"{expression.get('key')} {expression.get('operator')} [{values}]".replace(" []", ""))
-    return wanted
+            text = f"{expression.get('key')} {expression.get('operator')} [{values}]".replace(" []", "")
+            wanted.append(_named(text))
+    return "; ".join(wanted) + (f"; and {more} more" if more else "")
 
 
 def _where_from(key: str, pool: Pool) -> str:
@@ -338,8 +355,7 @@ def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], 
                          for kind in kinds):
         # An expression's key may be anything a manifest holds (a map, a list): only strings name labels.
         where = "".join(dict.fromkeys(_where_from(key, pool) for key in sorted(_selected_keys(pod, {}))))
-        reasons.append(f"its required node affinity ({'; '.join(_wanted(pod))}) matches no label of the pool's "
-                       f"nodes{where}")
+        reasons.append(f"its required node affinity ({_wanted(pod)}) matches no label of the pool's nodes{where}")
     if not reasons:
         reasons.append("no one node this pool may bring has every label its nodeSelector and node affinity ask for "
                        f"(it may bring {_node_kinds_text(kinds)})")
@@ -347,7 +363,32 @@ def _selector_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], 
 
 
 def _node_kinds_text(kinds: Sequence[NodeKind]) -> str:
-    return ", ".join(dict.fromkeys(f"{kind.offer.vm_size} {_CAPACITY_WORDS.get(kind.capacity_type)}" for kind in kinds))
+    return ", ".join(dict.fromkeys(f"{_named(kind.offer.vm_size)} {_CAPACITY_WORDS.get(kind.capacity_type)}"
+                                   for kind in kinds))
+
+
+def _spread_reasons(pod: Mapping[str, Any], kinds: Sequence[NodeKind]) -> list[str]:
+    """Why the nodes the pod's node selection admits still take it not: a `DoNotSchedule` topology spread over
+    a label none of them carries (`scheduling.spread_keys`), which kube-scheduler's podtopologyspread filter
+    answers "missing required label" on every such node, so the pod stays Pending."""
+    carried = [key for key in dict.fromkeys(spread_keys(pod))
+               if not any(key in kind.labels.known or key in kind.labels.unknown for kind in kinds)]
+    reasons = [f"its topology spread over {_named(key)} is DoNotSchedule, and no node this pool may bring carries that "
+               "label: kube-scheduler keeps the pod off every such node (podtopologyspread: \"missing required label\")"
+               for key in carried[:MAX_LISTED]]
+    if len(carried) > MAX_LISTED:
+        reasons.append(f"and {len(carried) - MAX_LISTED} more DoNotSchedule spreads over labels its nodes lack")
+    return reasons or ["no one node this pool may bring has both the labels its node selection asks for and every "
+                       "label its DoNotSchedule topology spread is over"]
+
+
+def _unplaced_reasons(pod: Mapping[str, Any], node_selector: Mapping[str, str], kinds: Sequence[NodeKind],
+                      pool: Pool) -> list[str]:
+    """Why no node the pool may bring takes the pod: its node selection admits none, or the ones it admits lack
+    a label its topology spread needs."""
+    admitted = [kind for kind in kinds
+                if selector_verdict(pod, node_selector, kind.labels.known, kind.labels.unknown) is not False]
+    return _spread_reasons(pod, admitted) if admitted else _selector_reasons(pod, node_selector, kinds, pool)
 
 
 def _retired_requests(pod: Mapping[str, Any], node_selector: Mapping[str, str]) -> list[str]:
@@ -398,7 +439,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: Pool, offers: Sequence[Off
     fitting = _fitting_offers(asks, offers) if asks else []
     if fitting:
         amount = sum(asks.values(), Fraction(0))
-        what = [share_of(offer, pool.sharing, amount) + (f" on {offer.vm_size}" if len(fitting) > 1 else "")
+        what = [share_of(offer, pool.sharing, amount) + (f" on {_named(offer.vm_size)}" if len(fitting) > 1 else "")
                 for offer in fitting]
         why = ""
         if shares(pool.sharing):
@@ -422,7 +463,7 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: Pool, offers: Sequence[Off
         may = "may run" if "onDemand" in capacity else "runs"
         gets.append(f"{may} on Spot VMs: Azure can evict the node with 30 seconds' notice, stopping the pod mid-run")
     if pool.backend == "nodePool":
-        gets.append("waits for node auto-provisioning when no node has room: a new GPU node takes minutes")
+        gets.append(_provisioning_wait(asks, pool, fitting or offers))
     elif pool.min_count == 0:
         wait = "waits while the pool scales up from zero when no node has room: a new GPU node takes minutes"
         if any(offer.mig_partition for offer in pool.offers):
@@ -433,6 +474,22 @@ def _what_it_gets(asks: Mapping[str, Fraction], pool: Pool, offers: Sequence[Off
                      "bring up more nodes than the pods need")
         gets.append(wait)
     return gets
+
+
+def _provisioning_wait(asks: Mapping[str, Fraction], pool: Pool, offers: Sequence[Offer]) -> str:
+    """How a NAP NodePool brings a node for the pod. Karpenter sizes a new node by its size's physical GPUs
+    (karpenter-provider-azure pkg/providers/instancetype/instancetype.go, `computeCapacity`: `nvidia.com/gpu`
+    is `gpuNvidiaCount(sku)`), not by the shares a time-sliced or MPS node advertises: a pod asking for more
+    shares than any size has GPUs fits a node that is up, but Karpenter never launches one for it."""
+    if shares(pool.sharing):
+        shared = {offer.resource for offer in offers}
+        asked = max((amount for resource, amount in asks.items() if resource in shared), default=Fraction(0))
+        most = max((offer.gpus for offer in offers), default=0)
+        if asked > most:
+            return (f"lands only where a node already up has {format_amount(asked)} free shares: Karpenter sizes a new "
+                    f"node by its physical GPUs, not its shares, and no size this pool may bring has {format_amount(asked)} "
+                    f"(the most is {most}), so it never launches one for this pod; ask for at most {most} here")
+    return "waits for node auto-provisioning when no node has room: a new GPU node takes minutes"
 
 
 def _money(value: float) -> str:
@@ -465,7 +522,7 @@ def _price_line(offer: Offer, amount: Fraction) -> str:
         return ""
     words = {"spot": "on Spot", "onDemand": "on-demand"}
     # The contract's text is input: one line each, whatever it holds.
-    currency = escape_line(price.currency)
+    currency = _named(price.currency)
 
     def rate(capacity: str, value: float) -> str:
         bound = "at most " if capacity == "spot" and price.spot is None else ""
@@ -474,14 +531,14 @@ def _price_line(offer: Offer, amount: Fraction) -> str:
     listed = " or ".join(rate(capacity, value) for capacity, value in rates)
     if price.spot is None and "spot" in offer.capacity_types:
         listed += " (no Spot price known: Spot never costs more than on-demand)"
-    line = f"its node ({escape_line(offer.vm_size or 'of unknown size')}) costs {listed}"
+    line = f"its node ({_named(offer.vm_size or 'of unknown size')}) costs {listed}"
     if amount > 0 and offer.per_node:
         part = amount / offer.per_node
         shares = " or ".join(rate(capacity, float(part) * value) for capacity, value in rates)
         line += (f"; the pod asks for {format_amount(amount)} of the node's {offer.per_node} {offer.resource}, so its "
                  f"part is {part.numerator}/{part.denominator} of that: {shares}"
                  if part < 1 else "; the pod takes the whole node")
-    return line + f" (list prices of {escape_line(price.as_of)}, before discounts; disks and egress not counted)"
+    return line + f" (list prices of {_named(price.as_of)}, before discounts; disks and egress not counted)"
 
 
 def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[Offer]) -> list[str]:
@@ -499,7 +556,7 @@ def _gpu_reasons(asks: Mapping[str, Fraction], offers: Sequence[Offer]) -> list[
         if amount > largest.per_node:
             has = f"a node of this pool has {largest.per_node}" if len(offers) == 1 else \
                 f"the largest node this pool may bring has {largest.per_node}"
-            reasons.append(f"it asks for {format_amount(amount)} {resource} but {has} ({largest.vm_size})")
+            reasons.append(f"it asks for {format_amount(amount)} {resource} but {has} ({_named(largest.vm_size)})")
     if not reasons:
         reasons.append("no one VM size this pool may bring offers all of " +
                        ", ".join(f"{format_amount(amount)} {resource}" for resource, amount in sorted(asks.items())))
@@ -514,7 +571,7 @@ def _landing(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     selected, certain = [], False
     for kind in kinds:
         verdict = selector_verdict(pod.spec, admitted.node_selector, kind.labels.known, kind.labels.unknown)
-        if verdict is not False:
+        if verdict is not False and spread_verdict(pod.spec, kind.labels.known, kind.labels.unknown):
             selected.append(kind)
             certain = certain or (verdict is True and (not asks or bool(_fitting_offers(asks, (kind.offer,)))))
     return selected, certain
@@ -563,7 +620,7 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     kinds = list(node_kinds(name, pool, region)) if kinds is None else kinds
     selected, certain = _landing(pod, admitted, asks, kinds)
     if not selected:
-        reasons += _selector_reasons(pod.spec, admitted.node_selector, kinds, pool)
+        reasons += _unplaced_reasons(pod.spec, admitted.node_selector, kinds, pool)
     offers = _offers_of(selected) if selected else pool.offers
     reasons += _extended_through_dra(asks, pool) or _gpu_reasons(asks, offers)
     gpu_fitting = [offer for offer in offers if not asks or _fitting_offers(asks, (offer,))]
@@ -651,15 +708,15 @@ def _hints(pod: PodSpec, config: RuleConfig, platform: Platform, refusals: Seque
         if shares(pool.sharing):
             assert pool.sharing is not None
             for offer in pool.offers[:1]:
-                hints.append(f"pool {name} shares each GPU {pool.sharing.replicas} ways "
+                hints.append(f"pool {_named(name)} shares each GPU {pool.sharing.replicas} ways "
                              f"({sharing_name(pool.sharing.strategy)}): ask for {offer.resource}: 1 and get "
                              f"{share_of(offer, pool.sharing)}")
     for name, pool in platform.pools.items():
         for partition in dict.fromkeys(offer.mig_partition for offer in pool.offers if offer.mig_partition):
             if platform.mig_strategy == "mixed":
-                hints.append(f"pool {name} offers MIG {partition} slices: ask for {MIG_RESOURCE_PREFIX}{partition}: 1")
+                hints.append(f"pool {_named(name)} offers MIG {partition} slices: ask for {MIG_RESOURCE_PREFIX}{partition}: 1")
             else:
-                hints.append(f"pool {name} offers MIG {partition} slices under migStrategy single: ask for "
+                hints.append(f"pool {_named(name)} offers MIG {partition} slices under migStrategy single: ask for "
                              f"{GPU_RESOURCE}: 1 with nodeSelector {GPU_PARTITION_LABEL}: {partition}")
     return hints or ["this platform has no MIG or shared pools; ask for a whole GPU"]
 
@@ -681,6 +738,9 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     except UndecidableError:
         admitted = Admitted((), {}, ())
     refusals += admitted.refusals
+    # Node selection and topology spread the API server refuses: the pod is never created (and such a
+    # requirement matches no node, so no pool takes it either).
+    refusals += placement_problems(pod.spec, pod.path)
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
     if pod.unjudged_queue:
@@ -700,7 +760,7 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
         for offer in verdict.offers if verdict.fits else ():
             slices = asks.get(offer.resource or "", Fraction(0))
             if offer.mig_partition and slices > 1:
-                warnings.append(f"on {verdict.pool} the pod gets {format_amount(slices)} MIG {offer.mig_partition} "
+                warnings.append(f"on {_named(verdict.pool)} the pod gets {format_amount(slices)} MIG {offer.mig_partition} "
                                 "slices: MIG instances have no peer-to-peer or NVLink between them, so multi-GPU work "
                                 "across them is slow or fails; ask a pool of whole GPUs for more than one")
                 break
@@ -771,11 +831,17 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
         explanation = explain_pod(kind, name, pod, platform, config, context)
         if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
             continue
+        # No other rule reads node selection as the API server does: its refusals are said here, first.
+        refused = placement_problems(pod.spec, pod.path)
         head = (f"{pod.where} fits no GPU pool of the platform, so it stays Pending forever"
-                + (", even once the API server accepts it" if explanation.refusals else ""))
+                + (", even once the API server accepts it" if explanation.refusals and not refused else ""))
         lines = [f"{head}:"] if explanation.verdicts else [f"{head}: the platform has no GPU pools"]
+        if refused:
+            lines[0] = (f"{pod.where} is refused by the API server, so no pod is ever created, and fits no GPU pool "
+                        "of the platform:")
+            lines.extend(f"refused: {problem}" for problem in refused)
         for verdict in explanation.verdicts:
-            lines.append(f"not {escape_line(verdict.pool)}:")
+            lines.append(f"not {_named(verdict.pool)}:")
             lines.extend(f"  - {reason}" for reason in verdict.reasons)
         findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
     return findings
@@ -784,9 +850,9 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
 def _landing_entry(verdict: PoolVerdict, choice: str) -> str:
     """A pool the pod lands on, with the VM sizes it can get there: "gput4 (Standard_NC4as_T4_v3)", "h100
     (Standard_NC40ads_H100_v5 or Standard_NC80adis_H100_v5): one of H100 x1, H100 x2, Spot or on-demand"."""
-    sizes = " or ".join(dict.fromkeys(_model(offer.vm_size) for offer in verdict.offers))
-    entry = f"{verdict.pool} ({sizes})" if sizes else verdict.pool
-    return escape_line(f"{entry}: {choice}" if choice else entry)
+    sizes = " or ".join(dict.fromkeys(_named(offer.vm_size) for offer in verdict.offers))
+    entry = f"{_named(verdict.pool)} ({sizes})" if sizes else _named(verdict.pool)
+    return f"{entry}: {escape_line(choice)}" if choice else entry
 
 
 def render(explanations: Sequence[PodExplanation]) -> str:
@@ -798,7 +864,7 @@ def render(explanations: Sequence[PodExplanation]) -> str:
         markers = explanation.gpu_markers
         marked = f"; {', '.join(markers)} put{'s' if len(markers) == 1 else ''} it on GPU nodes" if markers else ""
         where = f"{escape_line(explanation.location)}: " if explanation.location else ""
-        lines.append(f"{where}{escape_line(explanation.kind)}/{escape_line(explanation.name)}: "
+        lines.append(f"{where}{_named(explanation.kind)}/{_named(explanation.name)}: "
                      f"{escape_line(explanation.pod.where)} asks for {asks}{escape_line(marked)}")
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
@@ -820,9 +886,9 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.append(f"  lands on: {'; '.join(landing) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
-                lines.extend(f"  {escape_line(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))
+                lines.extend(f"  {_named(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))
             elif not verdict.fits:
-                lines.append(f"  not {escape_line(verdict.pool)}:")
+                lines.append(f"  not {_named(verdict.pool)}:")
                 lines.extend(f"    - {reason}" for reason in verdict.reasons)
         lines.extend(f"  note: {note}" for note in explanation.pod.notes)
         lines.extend(f"  warning: {warning}" for warning in explanation.warnings)

@@ -61,6 +61,9 @@ MAX_POOL_COUNT = 1_000_000
 #: or VM size comes near a billion vCPUs: a larger number is a wrong answer (and one of thousands of
 #: digits would flood the report, or pass what Python converts).
 MAX_QUOTA_COUNT = 10**9
+#: The most nodes of each kind `python -m tools.localcluster nodes --copies` registers. Ours: the cluster tier
+#: uses 2; each node is an object kwok keeps Ready on a 2-core machine, and a million of them would never come up.
+MAX_LOCAL_NODE_COPIES = 20
 
 # --- Go ----------------------------------------------------------------------------------------------
 

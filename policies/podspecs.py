@@ -128,7 +128,7 @@ def as_list(value: Any) -> list[Any]:
 
 
 #: The fields of a pod spec, besides its containers, that say where the pod may run.
-SCHEDULING_FIELDS = ("tolerations", "nodeSelector", "affinity")
+SCHEDULING_FIELDS = ("tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
 
 
 def scheduling_fields(spec: Mapping[str, Any]) -> dict[str, Any]:

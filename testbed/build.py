@@ -13,6 +13,11 @@ Pulumi distribution carries beside its binaries. The Go build uses only the modu
 (`-mod=readonly`, `GOTOOLCHAIN=local`: no toolchain download), with `-trimpath`. A module's outputs are
 rebuilt only when a file of its folder or `go version` changed (stamps in build/engines/stamps/).
 
+A `testbed/engines/<name>/` with a `package-lock.json` is an npm package set (Azurite, Microsoft's Azure Storage
+emulator): `npm ci --ignore-scripts` installs exactly its lock into build/engines/node/<name>/, from the npm
+registry npm is configured with, again only when a file of its folder changed. Without npm on PATH it is left out
+with one line, and the tests that need it say so (they fail under CI).
+
 `testbed/standins/` holds the stand-in providers (Python, run by this repository's virtualenv);
 `testbed/standins/launchers.txt` names each launcher written to bin/ (`NAME SCRIPT`). A launcher starts
 `libexec/NAME` instead when GPU_AKS_LOCAL_KUBECONFIG is set and a module built the real program there.
@@ -39,6 +44,7 @@ OUT = ROOT / "build" / "engines"
 BIN = OUT / "bin"
 LIBEXEC = OUT / "libexec"
 STAMPS = OUT / "stamps"
+NODE_PACKAGES = OUT / "node"
 STANDINS = ROOT / "testbed" / "standins"
 DESTS = {"bin": BIN, "libexec": LIBEXEC}
 #: What the engine tiers need in bin/ (tests/engine/conftest.py checks for them).
@@ -158,6 +164,33 @@ def build_module(module: Path, version: str, log: Callable[[str], None] = print)
     return True
 
 
+def install_packages(folder: Path, log: Callable[[str], None] = print) -> bool:
+    """`npm ci` of one npm package set into build/engines/node/<name>/; False when nothing changed or no npm."""
+    npm = shutil.which("npm")
+    if npm is None:
+        log(f"==> testbed/engines/{folder.name}: not installed (no `npm` on PATH; the tests that need it say so)")
+        return False
+    key = fingerprint(folder, "npm ci")
+    stamp = STAMPS / f"{folder.name}.sha256"
+    target = NODE_PACKAGES / folder.name
+    if stamp.is_file() and stamp.read_text().strip() == key and (target / "node_modules").is_dir():
+        log(f"==> testbed/engines/{folder.name}: up to date (npm)")
+        return False
+    started = time.monotonic()
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(folder / name, target / name)
+    log(f"==> testbed/engines/{folder.name}: npm ci -> {target.relative_to(ROOT)}")
+    # No package's install script runs: the set needs none (Azurite's one, protobufjs's postinstall, only
+    # checks versions), and a script is code from outside the lock's hashes.
+    _run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], target,
+         f"installing testbed/engines/{folder.name}")
+    STAMPS.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(key + "\n")
+    log(f"==> testbed/engines/{folder.name}: installed in {time.monotonic() - started:.0f} s")
+    return True
+
+
 def launcher(name: str, script: str, python: str) -> str:
     real = LIBEXEC / name
     return (
@@ -167,7 +200,9 @@ def launcher(name: str, script: str, python: str) -> str:
         f'if [ -n "${{GPU_AKS_LOCAL_KUBECONFIG:-}}" ] && [ -x {shlex.quote(str(real))} ]; then\n'
         f'  exec {shlex.quote(str(real))} "$@"\n'
         "fi\n"
-        f'exec {shlex.quote(python)} {shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
+        # The stand-ins read this checkout's own modules (tools/azure_answers.py, the shipped catalog).
+        f'GPU_AKS_CHECKOUT={shlex.quote(str(ROOT))} exec {shlex.quote(python)} '
+        f'{shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
 
 
 def install_standins(python: str, log: Callable[[str], None] = print) -> None:
@@ -175,6 +210,10 @@ def install_standins(python: str, log: Callable[[str], None] = print) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for source in sorted(STANDINS.glob("*.py")):
         shutil.copyfile(source, target / source.name)
+    # The shapes azure-native's Check holds requests to, from the SDK and REST models in this virtualenv
+    # (azure_schema.py): built once here, since importing the SDK's modules takes seconds per command.
+    subprocess.run([python, str(STANDINS / "azure_schema.py"), str(target / "azure-schema.json")], check=True,
+                   timeout=300)
     BIN.mkdir(parents=True, exist_ok=True)
     for number, words in _lines(STANDINS / "launchers.txt"):
         if len(words) != 2 or not (STANDINS / words[1]).is_file():
@@ -190,12 +229,18 @@ def modules() -> list[Path]:
     return sorted(path.parent for path in ENGINES.glob("*/go.mod"))
 
 
+def package_sets() -> list[Path]:
+    return sorted(path.parent for path in ENGINES.glob("*/package-lock.json"))
+
+
 def build(log: Callable[[str], None] = print) -> None:
     started = time.monotonic()
     version = go_version()
     log(f"==> {version}; modules: {', '.join(m.name for m in modules())}")
     for module in modules():
         build_module(module, version, log)
+    for folder in package_sets():
+        install_packages(folder, log)
     # The virtualenv's interpreter by its own path (not resolved): its site-packages hold grpc and pulumi.
     install_standins(os.path.abspath(sys.executable), log)
     log(f"==> engines ready in {BIN.relative_to(ROOT)} ({time.monotonic() - started:.0f} s)")

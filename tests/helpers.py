@@ -32,6 +32,18 @@ def verdicts(obj: Any, config: Mapping[str, Any] | None = None, together: Iterab
     return {name: [f.path for f in findings(obj, name, configs[name], together) if f.decided] for name in POD_RULES}
 
 
+def project_files(folder: Path, suffix: str = ".py") -> list[Path]:
+    """The files under `folder` that are the project's: tracked or not ignored (`git ls-files`), so that
+    what an install or a build leaves in the tree (`pip install ./app_sdk`'s build/, a virtualenv, a
+    site) is never read as product code. Outside a git checkout, every such file under `folder`."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+                                cwd=folder, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(path for path in folder.rglob(f"*{suffix}") if "venv" not in path.parts)
+    return sorted(folder / name for name in listed.decode().split("\0") if name.endswith(suffix))
+
+
 def parse_python(path: Path) -> ast.Module:
     """The module's syntax tree. CPython 3.11.7's AST validator can keep a wrong recursion depth after a
     RecursionError caught earlier in the same process (the hostile-input tests provoke some;

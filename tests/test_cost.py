@@ -161,6 +161,26 @@ def test_the_cost_has_a_total_the_tier_fee_and_what_it_leaves_out():
     assert "    control plane (Standard tier): 73.00 USD a month" in lines
 
 
+@pytest.mark.parametrize("default_node_pools, unbounded", [("Auto", True), ("None", False)])
+def test_a_total_with_aks_s_own_default_nodepool_has_no_ceiling_and_names_it(tmp_path, default_node_pools, unbounded):
+    # Under defaultNodePools: Auto, AKS adds its `default` NodePool with no limits: the stack's own pools'
+    # ceilings do not bound the bill (issue 50: the total's ceiling was a figure).
+    stack_file = tmp_path / "Pulumi.nap.yaml"
+    stack_file.write_text((ROOT / "Pulumi.nap.yaml").read_text().replace(
+        "defaultNodePools: Auto", f"defaultNodePools: {default_node_pools}"))
+    document = preview.stack_cost("nap", read_price_table(), stack_file=stack_file)
+    total = document["total"]
+    assert all(isinstance(pool["monthlyAtMax"], float) for pool in document["pools"].values())
+    if unbounded:
+        assert total["monthlyAtMax"] is None and isinstance(total["monthlyAtMin"], float)
+        assert total["unbounded"] == ["default: AKS's own NodePool under nodeProvisioningProfile.defaultNodePools: Auto, "
+                                      "which has no limits (set defaultNodePools: None to leave it out)"]
+        [line] = [line for line in cost_lines(document) if line.startswith("    total: ")]
+        assert line.endswith("a month at the floor, no ceiling: " + total["unbounded"][0])
+    else:
+        assert isinstance(total["monthlyAtMax"], float) and "unbounded" not in total
+
+
 def test_the_summary_prints_the_same_figures_as_the_json():
     settings = parse_settings(NAP_STACK, "nap", "eastus2", today=date(2026, 11, 26))
     document = cost_document(platform_pools(settings).pools, NAP_TABLE, "eastus2")

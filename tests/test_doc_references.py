@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import project_files
 
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", ROOT / "policies" / "README.md",
          *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").glob("*/README.md"))]
@@ -142,8 +143,8 @@ def test_every_link_and_anchor_a_page_outside_the_site_names_exists(page):
 
 #: `(docs/<page>.md, "<section>"`: how the code's messages and comments send a reader to the docs.
 SOURCE_SECTION = re.compile(r'\((?P<file>docs/[\w-]+\.md), \\?"(?P<section>[^"\\\n]{2,80})\\?"')
-SOURCES = sorted(p for folder in ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
-                 for p in (ROOT / folder).rglob("*.py"))
+SOURCES = [p for folder in ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
+           for p in project_files(ROOT / folder)]
 
 
 def missing_source_sections(text: str) -> list[str]:

@@ -86,6 +86,15 @@ def test_every_page_is_in_the_navigation_and_every_navigation_entry_exists():
     assert sorted(pages) == on_disk
 
 
+def test_the_pages_state_the_contract_version_this_release_writes():
+    # docs/app-teams.md said version 2 while the outputs said 3 (issue 50).
+    from gpu_aks_policies.contract import CONTRACT_VERSION
+    stated = {page.name: version for page in sorted((ROOT / "docs").glob("*.md"))
+              for version in re.findall(r"contract version (\d+)|contractVersion (\d+)\)", page.read_text())}
+    assert stated, "no page states the contract version"
+    assert {name: "".join(version) for name, version in stated.items() if "".join(version) != str(CONTRACT_VERSION)} == {}
+
+
 def test_the_architecture_page_has_a_mermaid_diagram_of_components_rules_and_the_contract():
     text = (DOCS / "architecture.md").read_text()
     diagram = text.split("```mermaid", 1)[1].split("```", 1)[0]

@@ -284,3 +284,16 @@ def test_a_dra_pool_node_is_judged_by_the_dra_drivers_kubelet_plugin():
     plugin["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     [problem] = diagnose(platform, nodes["items"], pods["items"]).problems
     assert problem.check == "dra-driver" and "is not Ready" in problem.message
+
+
+@pytest.mark.parametrize("labels", [500, 2000])
+def test_the_labels_a_node_lacks_are_named_a_few_and_counted(labels):
+    # Every missing label was listed per node: 14 times the output at 4 times the input (issue 50).
+    platform = load("platform-prod.json")
+    hostile = "\x1b[2J\n::error::" + "v" * 10_000
+    platform["gpuPools"]["a100mig"]["labels"].update({f"extra{i}.example.com/k": hostile for i in range(labels)})
+    diagnosis = diagnose(platform_from_outputs(platform), load("nodes-healthy.json")["items"],
+                         load("pods-healthy.json")["items"])
+    found = [p for p in diagnosis.problems if p.check == "labels"]
+    assert found and all(f"and {labels - 10} more: pods selecting them never land here" in p.message for p in found)
+    assert all(len(p.message) < 3000 and "\x1b" not in p.message and "\n" not in p.message for p in found)

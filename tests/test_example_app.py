@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -52,7 +53,8 @@ def test_example_imports_the_helper_the_way_its_requirements_install_it():
     requirements = (EXAMPLE / "requirements.txt").read_text().splitlines()
     assert "../../app_sdk" in requirements
     assert "from gpu_aks_app import" in (EXAMPLE / "__main__.py").read_text()
-    assert "py-modules = [\"gpu_aks_app\", \"gpu_aks_app_testing\"]" in (ROOT / "app_sdk" / "pyproject.toml").read_text()
+    packaged = tomllib.loads((ROOT / "app_sdk" / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]
+    assert packaged["wheel"]["only-include"] == ["gpu_aks_app.py", "gpu_aks_app_testing.py"]
 
 
 @pytest.mark.slow

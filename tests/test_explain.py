@@ -193,3 +193,26 @@ def test_the_fractional_gpu_hint_follows_the_mig_strategy(strategy, hint):
                                              "test", "eastus2"))
     [no_mig] = explain(_pod({"limits": {"nvidia.com/gpu": 0.5}}), whole)
     assert no_mig.hints == ("this platform has no MIG or shared pools; ask for a whole GPU",)
+
+
+@pytest.mark.parametrize("field", ["vmSize", "currency", "asOf", "pool name"])
+@pytest.mark.parametrize("gpus", [1, 9], ids=["fits", "fits no pool"])
+def test_contract_text_a_message_quotes_is_cut_and_inert(field, gpus):
+    # `--platform` takes any contract: a VM size, a currency, a date or a pool name of 100,000 characters was
+    # quoted whole, once per line that names it (issue 50; round 5 cut only gpuModel).
+    from gpu_aks_policies.fit import render
+    hostile = "\x1b[2J\n::error::" + "z" * 100_000
+    outputs = json.loads(json.dumps(PLATFORM))
+    for pools in (outputs["pools"], outputs["gpuPools"]):  # the contract's two versions must agree
+        pool = pools["t4"]
+        for offer in pool["offers"]:
+            if field == "vmSize":
+                offer["vmSize"] += hostile
+            elif field in ("currency", "asOf"):
+                offer["hourlyPrice"][field] += hostile
+        if field == "pool name":
+            pools["t4" + hostile] = {**pools.pop("t4"), "name": "t4" + hostile}
+    pod = _pod({"limits": {"nvidia.com/gpu": gpus}}, tolerations=[{"operator": "Exists"}])
+    text = render(explain(pod, outputs))
+    assert max(map(len, text.splitlines())) < 600 and "\x1b" not in text
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]

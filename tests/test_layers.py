@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import project_files
 
 #: The product's top-level packages and modules, by the folder or file they live in. `policies/`
 #: is imported as `gpu_aks_policies` (pyproject.toml's `package-dir`).
@@ -49,9 +50,9 @@ def _modules() -> Iterator[tuple[str, Path]]:
         if path.is_file():
             yield package, path
             continue
-        for file in sorted(path.rglob("*.py")):
+        for file in project_files(path):
             parts = file.relative_to(path).with_suffix("").parts
-            if "venv" in parts or "generated" in parts:
+            if "generated" in parts:
                 continue
             parts = parts[:-1] if parts[-1] == "__init__" else parts
             yield ".".join(p for p in (package, *parts) if p), file
@@ -203,3 +204,21 @@ def test_one_registry_is_called_kinds():
                    and any(isinstance(target, ast.Name) and target.id == "KINDS"
                            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])))
     assert named == ["components.pools"]
+
+
+def test_what_an_install_leaves_in_the_tree_is_not_product_code():
+    # `pip install ./app_sdk` with setuptools left app_sdk/build/lib/gpu_aks_app.py: read as a module with no
+    # layer, it failed this file and the limits scans (issue 50). Ignored paths are not the project's.
+    planted = ROOT / "app_sdk" / "build" / "lib" / "gpu_aks_app.py"
+    existed = planted.exists()
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        planted.write_text("import os\n")
+        found = project_files(ROOT / "app_sdk")
+        assert ROOT / "app_sdk" / "gpu_aks_app.py" in found and planted not in found
+    finally:
+        if not existed:
+            planted.unlink()
+            for folder in (planted.parent, planted.parent.parent):
+                if not any(folder.iterdir()):
+                    folder.rmdir()

@@ -13,6 +13,8 @@ import pytest
 from gpu_aks_policies import limits, quantities
 from gpu_aks_policies.terminal import escape_field
 
+from tests.helpers import project_files
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The product code: what the program, the pack, the provider and the tools run.
 PRODUCT = ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
@@ -30,7 +32,7 @@ def _declared(path: Path) -> list[str]:
 
 
 def _product_files() -> list[Path]:
-    return sorted(path for folder in PRODUCT for path in (REPOSITORY / folder).rglob("*.py"))
+    return [path for folder in PRODUCT for path in project_files(REPOSITORY / folder)]
 
 
 def test_the_scan_sees_the_product_code() -> None:
@@ -225,7 +227,7 @@ KEPT_CUT_LENGTHS: dict[tuple[str, str, int], str] = {
     ("policies/documents.py", "_shown_key", 64): "a YAML key named in a duplicate-key problem",
     ("policies/quantities.py", "format_amount", 24): "the digits of an amount in a verdict that may name several",
     ("tools/preflight.py", "_shown", 60): "a value of an `az` answer, in a one-line problem (tests/"
-                                          "test_hostile_surfaces.py holds them under 300 characters)",
+                                          "test_preflight_inputs.py holds them under 300 characters)",
     ("tools/preview.py", "load_previous_outputs", 200): "the Pulumi wire signature that marks an internal value",
     ("tools/prices.py", "_regions", 60): "a region name (MAX_REGION_CHARS, the same 60) or the list it is in",
 }

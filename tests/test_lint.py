@@ -16,7 +16,7 @@ def test_ruff_is_clean():
 
 #: Modules and names that measure time. A test that imports one compares times, which move with the
 #: machine (issue 41: a CI run measured 8.07x against a limit of 8x); growth is counted instead
-#: (`tests/test_hostile_input.py`, `calls_made`), and speed is measured in benchmarks/.
+#: (`tests/inputs.py`, `calls_made`), and speed is measured in benchmarks/.
 TIMING_MODULES = frozenset({"time", "timeit"})
 TIMING_NAMES = frozenset({"perf_counter", "perf_counter_ns", "process_time", "process_time_ns", "monotonic",
                           "monotonic_ns", "thread_time", "thread_time_ns", "getrusage", "default_timer"})

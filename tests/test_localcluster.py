@@ -56,6 +56,21 @@ def test_a_damaged_state_file_is_refused_by_name(capsys, tmp_path, state):
     assert code == 2 and "is not a state file" in err
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_state_file_that_is_no_regular_file_is_refused_without_blocking(capsys, tmp_path, kind):
+    import os
+
+    path = tmp_path / STATE_FILE
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: reading it would block forever
+    elif kind == "device":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        path.mkdir()
+    code, _, err = run(capsys, "down", str(tmp_path))
+    assert code == 2 and "is not a state file" in err
+
+
 def test_down_of_a_stale_state_stops_nothing_and_forgets_it(capsys, tmp_path):
     # pid 1 runs init, not the binary the state names: it is never signalled.
     (tmp_path / STATE_FILE).write_text(json.dumps({"server": "https://127.0.0.1:1", "processes": [

@@ -19,8 +19,8 @@ from gpu_aks_policies.rules import parse_rule_config
 from components.pools import platform_pools
 from components.pools.karpenter import INSTANCE_TYPE_LABEL, requirements
 from components.pools.nap import NAP
-from tests.test_hostile_nap import NODEPOOL, _node_pool
 from tests.test_nap_settings import _parse, _problems, _with
+from tests.test_nodepool_inputs import NODEPOOL, _node_pool
 
 GPU_TAINT = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
 

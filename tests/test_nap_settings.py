@@ -79,7 +79,7 @@ def test_nap_is_off_by_default_and_its_modes_are_the_apis():
     (_with(gpuPools=[{"name": "gput4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2}]),
      "gpu-aks:gpuPools[gput4].maxCount", "declare the GPU capacity under gpuNodePools"),
     (_with(systemPool=None), "gpu-aks:systemPool.maxCount", "the system pool stays fixed-size"),
-    # A pod subnet on any pool kind that names one (ParsedPool.pod_subnet).
+    # A pod subnet on any pool kind that names one.
     (_with(cpuPools=[{"name": "cpu", "minCount": 1, "maxCount": 1, "vnetSubnetID": GPU_SUBNET,
                       "podSubnetID": POD_SUBNET}]), "gpu-aks:cpuPools[cpu].podSubnetID",
      "dynamic pod-IP allocation (a pod subnet) is not supported with node auto-provisioning"),

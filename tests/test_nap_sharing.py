@@ -87,6 +87,26 @@ def test_the_explainer_and_the_app_helper_read_a_shared_nodepool():
     assert (placement.pool, placement.share) == ("t4", "1/4 of a T4, time-sliced")
 
 
+@pytest.mark.parametrize("containers, launches", [(1, True), (2, False)])
+def test_karpenter_launches_a_shared_nodepool_s_node_by_its_physical_gpus(containers, launches):
+    # Two containers with a share each ask the node for 2 nvidia.com/gpu. A T4 node time-sliced 4 ways
+    # advertises 4, but Karpenter sizes a new node by the size's physical GPUs (karpenter-provider-azure
+    # instancetype.go, computeCapacity), and every size of this NodePool has 1: it never launches one.
+    contract = platform_contract(_settings(SHARED_T4))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nb"}, "spec": {"tolerations": [TOLERATION],
+           "containers": [{"name": f"c{i}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+                          for i in range(containers)]}}
+    [verdict] = explain(pod, contract)[0].verdicts
+    assert verdict.fits, "a node already up with free shares takes it: the scheduler counts shares"
+    waits = [line for line in verdict.gets if "auto-provisioning" in line or "never launches" in line]
+    if launches:
+        assert waits == ["waits for node auto-provisioning when no node has room: a new GPU node takes minutes"]
+    else:
+        assert waits == ["lands only where a node already up has 2 free shares: Karpenter sizes a new node by its "
+                         "physical GPUs, not its shares, and no size this pool may bring has 2 (the most is 1), so it "
+                         "never launches one for this pod; ask for at most 1 here"]
+
+
 def test_the_program_deploys_the_shared_nodepool_s_plugin(tmp_path: Path):
     config = {f"gpu-aks:{key}": json.dumps(value) for key, value in
               {**NAP, "gpuNodePools": [SHARED_T4]}.items()}

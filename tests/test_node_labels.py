@@ -423,7 +423,7 @@ def test_the_pack_reads_a_nodepool_s_nodes_as_linux():
     from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS
     from gpu_aks_policies.rules import parse_rule_config
 
-    from tests.test_hostile_nap import NODEPOOL, _node_pool
+    from tests.test_nodepool_inputs import NODEPOOL, _node_pool
     pool = StackResource("urn:np", NODEPOOL, _node_pool(taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]))
     assert check_device_plugin_coverage([pool, _plugin({"kubernetes.io/os": "linux"})],
                                         parse_rule_config(None)[DEVICE_PLUGIN_TOLERATES_POOLS]) == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.helpers import parse_python
+from tests.helpers import parse_python, project_files
 
 POLICIES = ROOT / "policies"
 PACKAGE = "gpu_aks_policies"
@@ -24,7 +24,7 @@ def _module_name(path: Path) -> str:
     return ".".join((PACKAGE, *parts))
 
 
-MODULES = {_module_name(path): path for path in sorted(POLICIES.rglob("*.py")) if "venv" not in path.parts}
+MODULES = {_module_name(path): path for path in project_files(POLICIES)}
 
 
 def _resolve(name: str) -> str | None:

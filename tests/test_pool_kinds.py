@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pulumi
 import pytest
+from gpu_aks_policies.catalog import gpu_sku
+from gpu_aks_policies.pools.model import Offer, Pool
 from pulumi_azure_native import resources
 
 from components.cluster import ClusterTarget
@@ -19,9 +21,9 @@ from components.node_pools import PoolArgs, PoolComponent
 from components.platform_settings import DOCUMENT, TOP_LEVEL_KEYS, parse_settings
 from components.pools import KINDS, KubernetesObjectsSpec, platform_pools
 from components.pools.agentpool import AgentPoolBody, agent_pool_properties
+from components.pools.document import DocumentPoolsOfKinds
 from components.settings import SettingsError
 from components.settings.common import ParseContext
-from components.settings.parsed_pools import ParsedPool
 from tests.conftest import ROOT
 from tools.mockrun import run_pulumi
 
@@ -120,28 +122,33 @@ def test_a_pool_of_kubernetes_objects_is_created_with_the_clusters_provider():
     assert created.provider.startswith(run.one("pulumi:providers:kubernetes").urn)
 
 
-class _ExtraGpuKind:
-    """A kind the settings sections have never heard of: one MIG GPU pool at minCount 0."""
+class _WithAnExtraPool(DocumentPoolsOfKinds):
+    """The document's pools and one of a kind the settings sections have never heard of: a MIG GPU pool at
+    minCount 0, which gpu-aks's plugin may serve."""
 
-    config_key = "extraPools"
+    def models(self, root):
+        sku = gpu_sku("Standard_NC24ads_A100_v4")
+        offer = Offer.sized(sku.vm_size, sku, resource="nvidia.com/gpu", per_node=7, gpu_instance_profile="MIG1g",
+                            mig_partition="1g.10gb")
+        extra = Pool(name="extra", key="extraPools[extra]", role="gpu", backend="agentPool", azure_name="extra",
+                     offers=(offer,), min_count=0, max_count=1, spot=False, zones=(), device_plugin="gpu-aks")
+        return (*super().models(root), extra)
 
-    def parsed(self, root):
-        return (ParsedPool(root.children["systemPool"], "extra", gpu=True, mig=True, min_count=0),)
 
-
-def _parse(raw, kinds):
-    return DOCUMENT.parse(raw, ParseContext("unit", "eastus2", date(2026, 1, 1), pool_kinds=kinds))
+def _parse(raw, pools):
+    return DOCUMENT.parse(raw, ParseContext("unit", "eastus2", date(2026, 1, 1), pools=pools))
 
 
 def test_the_sections_read_every_kinds_pools_while_parsing_not_a_kinds_config_key():
-    """devicePlugin reads the GPU pools of every kind in the parse's context (ParsedPool), so a new
-    kind's pools are served, refused or warned about with no edit there."""
-    assert _parse({}, KINDS).values["devicePlugin"]["pools"] == []
-    extra = _parse({}, (*KINDS, _ExtraGpuKind()))
+    """devicePlugin reads the GPU pools of every kind in the parse's context, as the pool model
+    (`components.pools.document`), so a new kind's pools are served, refused or warned about with no
+    edit there."""
+    assert _parse({}, DocumentPoolsOfKinds(KINDS)).values["devicePlugin"]["pools"] == []
+    extra = _parse({}, _WithAnExtraPool(KINDS))
     assert extra.values["devicePlugin"]["pools"] == ["extra"]
     assert extra.values["devicePlugin"]["migStrategy"] == "single", "a served MIG pool of the new kind"
     assert any("0 on a MIG pool" in warning for warning in extra.problems.warnings)
-    refused = _parse({"devicePlugin": {"pools": ["t4"]}}, (*KINDS, _ExtraGpuKind()))
+    refused = _parse({"devicePlugin": {"pools": ["t4"]}}, _WithAnExtraPool(KINDS))
     assert "gpu-aks:devicePlugin.pools[0]: 't4' is not a GPU pool; GPU pools: extra" in refused.problems.items
 
 
@@ -171,8 +178,10 @@ def test_no_reader_branches_on_the_kind(path):
 #: The files that put the kinds together (the document, its root checks, GpuCluster's typed inputs): they
 #: take every kind from KINDS and each key's structure from its declaration, so a new kind edits neither.
 REGISTRY_READERS = ["components/platform_settings.py", "components/gpu_cluster_codegen.py"]
+#: The kind modules: every module of components/pools/ but the registry, the protocol, and the document's
+#: pools while it is parsed (which the document's context carries).
 KIND_MODULES = {f"components.pools.{path.stem}" for path in (ROOT / "components" / "pools").glob("*.py")
-                if path.stem not in {"__init__", "kind"}}
+                if path.stem not in {"__init__", "kind", "document"}}
 
 
 @pytest.mark.parametrize("path", REGISTRY_READERS)

@@ -208,3 +208,29 @@ def test_a_nodepool_is_read_into_the_pool_model_in_its_own_field_names():
     assert (written.taints_field, written.taints_as_text) == ("spec.template.spec.taints", False)
     assert [problem.split(" has ")[0] for problem in written.taint_problems] == ["taint 'a b:NoSchedule'"]
     assert (read.source["pool"], read.source["count"], read.unknown) == ("spec.template.spec.taints", "spec.limits", {})
+
+
+@pytest.mark.parametrize(("requirement", "capacity", "spot"), [
+    (None, ("onDemand",), False),
+    ({"operator": "In", "values": ["spot", "on-demand"]}, ("spot", "onDemand"), False),
+    ({"operator": "In", "values": ["on-demand", "spot"]}, ("spot", "onDemand"), False),
+    ({"operator": "In", "values": ["spot"]}, ("spot",), True),
+    ({"operator": "NotIn", "values": ["spot"]}, ("onDemand",), False),
+])
+def test_a_nodepool_is_read_with_how_its_nodes_are_bought_and_how_many_of_each_size(requirement, capacity, spot):
+    """Karpenter buys a NodePool's nodes as its `karpenter.sh/capacity-type` requirement admits (on-demand
+    where none is written), Spot first, and launches no node past its limits: the reading carries both, so
+    the platform's NAP kind takes its offers and counts from it (#49)."""
+    requirements = [{"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["H100"]},
+                    {"key": "karpenter.azure.com/sku-gpu-count", "operator": "In", "values": ["1", "2"]}]
+    if requirement:
+        requirements.append({"key": "karpenter.sh/capacity-type", **requirement})
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "h100"}, "spec": {
+        "limits": {"nvidia.com/gpu": 3}, "template": {"spec": {"requirements": requirements}}}}
+    [read] = pools_of("kubernetes:karpenter.sh/v1:NodePool", nodepool)
+    assert [(offer.vm_size, offer.capacity_types) for offer in read.pool.offers] == [
+        ("Standard_NC40ads_H100_v5", capacity), ("Standard_NC80adis_H100_v5", capacity)]
+    assert (read.pool.spot, read.pool.max_count) == (spot, 3)
+    # 3 GPUs admit three 1-GPU nodes or one 2-GPU node, each counted once per way it may be bought.
+    assert [(need.vm_size, need.max_count) for need in read.pool.capacity] == [
+        ("Standard_NC40ads_H100_v5", 3)] * len(capacity) + [("Standard_NC80adis_H100_v5", 1)] * len(capacity)

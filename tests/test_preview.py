@@ -140,6 +140,39 @@ def test_unknown_stack_and_unreadable_config_exit_2(tmp_path, capsys):
     assert f"{broken}:1: cannot use this stack file: invalid YAML" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["dev\n::error::forged", "a" * 101, "", "team/dev", "dev\x1b[2J", "dév"],
+                         ids=["line break", "101 characters", "empty", "slash", "escape", "not ASCII"])
+def test_a_stack_name_pulumi_refuses_is_refused_before_anything_runs(capsys, monkeypatch, name):
+    # Pulumi's rule (sdk/go/common/tokens/stack_name.go `ParseStackName`): with --config-file no stack file
+    # is looked up by the name, and the name went into the tree and summary as it was.
+    monkeypatch.setattr("tools.preview.PolicyPackProcess", None)  # nothing may start
+    assert preview(name, "--config-file", str(ROOT / "Pulumi.dev.yaml")) == (2, "")
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: '") and line.endswith("' is not a stack name: 1 to 100 letters, digits, '-', "
+                                                         "'_' or '.', as Pulumi's stack names are"), line
+    assert len(line) < 300 and "\x1b" not in line
+
+
+def test_a_preview_ended_by_sigterm_ends_its_policy_pack(tmp_path):
+    # A CI timeout or `make outputs`' trap sends SIGTERM once the pack serves: Python's own SIGTERM ended
+    # the preview at once, and the pack, its port printed, ran on with no parent (issue 50).
+    script = """
+import os, signal, sys, time
+from tools import preview
+def analyze(run, config, pack):
+    pack.__enter__()
+    print(pack.process.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(60)
+preview.analyze = analyze
+preview.main(["dev"])
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 143, result.stderr
+    pack = int(result.stdout.split()[0])
+    assert not Path(f"/proc/{pack}").exists() or "zombie" in Path(f"/proc/{pack}/status").read_text(), "the pack runs on"
+
+
 def test_secure_values_stay_secret_top_level_and_nested(tmp_path):
     stack_file = _stack_file(tmp_path, **{"gpu-aks:cluster": {"tags": {"costCenter": {"secure": "v1:BBBBnested"}},
                                                               "kubernetesVersion": "1.37"},

@@ -25,6 +25,23 @@ def test_the_summary_names_pools_with_size_model_counts_spot_and_taints(summarie
     assert "gput4: Standard_NC4as_T4_v3, T4, 1 nvidia.com/gpu per node, 0-2 nodes; taints: sku=gpu:NoSchedule" in summaries["dev"]
 
 
+def test_a_nodepool_of_several_sizes_names_each_gpu_once():
+    # The line said "H100 NVL, 1 nvidia.com/gpu per node; H100 NVL, 2 nvidia.com/gpu per node" and, for an H100
+    # NodePool without a count, "H100, 8 nvidia.com/gpu per node" once per ND96 variant (issue 50).
+    from datetime import date
+
+    from components.platform_settings import parse_settings
+    from components.pools import platform_pools
+    settings = parse_settings({"cluster": {"nodeProvisioningProfile": {"mode": "Auto"}},
+                               "systemPool": {"minCount": 2, "maxCount": 2},
+                               "gpuNodePools": [{"name": "h100", "gpus": ["H100"], "limits": {"gpu": 64}}]},
+                              "nap", "eastus2", today=date(2026, 11, 26))
+    [line] = [line for line in preview._pool_lines(platform_pools(settings)) if line.startswith("    h100: ")]
+    sizes, rest = line.split(", H100", 1)
+    assert sizes.count("Standard_ND96") >= 4, "the ND96is/isf/isrf variants are among the sizes"
+    assert "H100" + rest.split(", 0-", 1)[0] == "H100 NVL, 1 or 2 nvidia.com/gpu per node; H100 80GB, 8 nvidia.com/gpu per node"
+
+
 def test_the_summary_shows_the_admission_actions_that_differ_between_stacks(summaries):
     assert ": Deny; exempt namespaces: kube-system, gpu-resources" in summaries["prod"]
     assert ": Warn, Audit; exempt namespaces: kube-system, gpu-resources" in summaries["dev"]

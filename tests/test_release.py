@@ -52,7 +52,8 @@ def test_the_release_workflow_tags_releases_builds_and_publishes_when_enabled():
         needs = jobs[name]["needs"]
         assert "plan" in (needs if isinstance(needs, list) else [needs])
     assert jobs["build"]["if"] == "${{ needs.plan.outputs.new == 'true' }}"
-    assert "python -m build" in _steps(jobs["build"]) and "twine check --strict dist/*" in _steps(jobs["build"])
+    # The command CI runs (test_the_release_is_built_checked_installed_and_run below), nothing else.
+    assert "python3 tools/release.py dist dist" in _steps(jobs["build"]) and "python -m build" not in _steps(jobs["build"])
     steps = _steps(jobs["release"])
     assert 'git tag -a "$TAG"' in steps and 'git push origin "$TAG"' in steps
     assert "tools/release.py notes" in steps and "--notes-file release-notes.md" in steps
@@ -125,8 +126,11 @@ def test_a_push_releases_only_a_version_without_a_tag():
 
 
 @pytest.mark.slow
-def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
-    """What the release workflow uploads: built from a clean export of the committed tree."""
+def test_the_release_is_built_checked_installed_and_run(tmp_path):
+    """What the release workflow's build job runs before it tags (`tools/release.py dist`), on a clean
+    export of the committed tree: both packages' sdists and wheels pass `twine check --strict`, install
+    into fresh virtualenvs, and their checker, explainer and app helper run. Building leaves nothing in
+    app_sdk/ (setuptools left build/ and an egg-info there, which then read as product code)."""
     source = tmp_path / "src"
     source.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
@@ -136,22 +140,23 @@ def test_the_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             (source / name).write_bytes(path.read_bytes())
     dist = tmp_path / "dist"
-    built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)], capture_output=True,
-                           text=True, check=False)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    done = subprocess.run([sys.executable, str(source / "tools" / "release.py"), "dist", str(dist)], capture_output=True,
+                          text=True, check=False, cwd=source)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "wheels: gpu-aks-check and gpu-aks-explain flag" in done.stdout and "sdists: " in done.stdout
     version = release.version_sources()[0].version
-    [sdist] = dist.glob("*.tar.gz")
-    [wheel] = dist.glob("*.whl")
-    assert sdist.name == f"gpu_aks_policies-{version}.tar.gz"
-    assert wheel.name == f"gpu_aks_policies-{version}-py3-none-any.whl"
-    checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
-                             capture_output=True, text=True, check=False)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    names = zipfile.ZipFile(wheel).namelist()
+    assert sorted(path.name for path in dist.iterdir()) == sorted(
+        [f"gpu_aks_policies-{version}.tar.gz", f"gpu_aks_policies-{version}-py3-none-any.whl",
+         f"gpu_aks_app-{version}.tar.gz", f"gpu_aks_app-{version}-py3-none-any.whl"])
+    names = zipfile.ZipFile(dist / f"gpu_aks_policies-{version}-py3-none-any.whl").namelist()
     assert "gpu_aks_policies/check.py" in names and "gpu_aks_policies/workloads/__init__.py" in names
     assert not [n for n in names if n.startswith(("tests/", "components/", "tools/"))], "the light package only"
-    with tarfile.open(sdist) as tar:
+    with tarfile.open(dist / f"gpu_aks_policies-{version}.tar.gz") as tar:
         assert f"gpu_aks_policies-{version}/policies/README.md" in tar.getnames(), "the PyPI page's text"
+    app = zipfile.ZipFile(dist / f"gpu_aks_app-{version}-py3-none-any.whl").namelist()
+    assert {"gpu_aks_app.py", "gpu_aks_app_testing.py"} <= set(app) and not [n for n in app if n.startswith("tests/")]
+    assert sorted(path.name for path in (source / "app_sdk").iterdir()) == [
+        "README.md", "gpu_aks_app.py", "gpu_aks_app_testing.py", "pyproject.toml"], "the build left files in app_sdk/"
 
 
 # --- Refs the docs name ---------------------------------------------------------------------------

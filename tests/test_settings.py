@@ -442,3 +442,20 @@ def test_which_pools_the_device_plugin_serves_is_stored_once():
     result = settings(raw)
     assert [pool.device_plugin for pool in result.gpu_pools] == [False, True]
     assert all(pool.plugin is result.device_plugin for pool in result.gpu_pools)
+
+
+def test_the_checks_across_sections_judge_the_pools_and_report_with_every_other_problem():
+    """`devicePlugin.pools` and its checks read the document's pools as the model (`components.pools.document`),
+    each pool whose own section parsed cleanly: a problem elsewhere (the cluster's name) stops none of them,
+    and a pool with a problem of its own is named by it alone, not also as "not a GPU pool"."""
+    raw = copy.deepcopy(BASE)
+    raw["cluster"] = {"name": "bad name!"}
+    raw["cpuPools"] = [{"name": "cpu", "vmSize": "Standard_D4ds_v5"}]
+    raw["gpuPools"] = [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "sharing": {"strategy": "timeSlicing",
+                                                                                   "replicas": 4}},
+                       {"name": "bad", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["x"]}]
+    raw["devicePlugin"] = {"pools": ["bad"]}
+    assert [problem.split(": ")[0] for problem in problems(raw)] == [
+        "gpu-aks:cluster.name", "gpu-aks:gpuPools[bad].nodeTaints[0]", "gpu-aks:gpuPools[t4].sharing"]
+    raw["devicePlugin"] = {"pools": ["cpu", "t4"]}
+    assert "gpu-aks:devicePlugin.pools[0]: 'cpu' is not a GPU pool; GPU pools: t4" in problems(raw)

@@ -547,6 +547,7 @@ def pools_and_sharing(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, A
     return pools, shared_pools
 
 
+@pytest.mark.slow  # 60 generated platforms and pods: generated input at scale
 @settings(max_examples=60, deadline=None)
 @given(pools_and_sharing(), st.integers(1, 8), st.sampled_from(["single", "mixed"]), st.integers(1, 2))
 def test_sharing_never_turns_a_fitting_pod_into_a_misfit_on_an_unshared_pool(drawn, amount, strategy, containers):

@@ -9,11 +9,15 @@ pulumi.policy ENGINE_ADDRESS .` inside the pack's folder), reads the port it pri
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import grpc
@@ -79,7 +83,7 @@ class PolicyPackProcess:
         first_line = self.process.stdout.readline().decode().strip()
         if not first_line.isdigit():
             stderr = self.process.stderr.read().decode() if self.process.stderr else ""
-            self.process.kill()
+            self.__exit__(None, None, None)
             raise RuntimeError(f"the policy pack did not start: {first_line!r}\n{stderr}")
         self.port = int(first_line)
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -88,16 +92,20 @@ class PolicyPackProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """End the pack's process and close the channel; a second call does nothing (the preview's
+        `finally` ends a pack that `analyze`'s `with` may have ended already)."""
         # The pack's process goes first: closing a channel whose server still runs waits on gRPC's
         # polling (0.15 s a close, measured); with the server gone the close returns at once.
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-            for stream in (self.process.stdout, self.process.stderr):
+        process, channel = self.process, self.channel
+        self.process, self.channel, self.stub = None, None, None
+        if process is not None:
+            process.kill()
+            process.wait(timeout=10)
+            for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
-        if self.channel is not None:
-            self.channel.close()
+        if channel is not None:
+            channel.close()
 
     @property
     def analyzer(self) -> analyzer_pb2_grpc.AnalyzerStub:
@@ -140,6 +148,25 @@ class PolicyPackProcess:
             props = properties if isinstance(properties, struct_pb2.Struct) else struct(properties)
             request.resources.append(analyzer_pb2.AnalyzerResource(type=type_, urn=urn, name=name, properties=props))
         return _diagnostics(self.analyzer.AnalyzeStack(request))
+
+
+@contextmanager
+def terminated_as_exit() -> Iterator[None]:
+    """While this holds, SIGTERM (a CI job's timeout, `make outputs`' trap) raises SystemExit(143) in
+    the main thread, so the `finally` blocks and context managers that own a pack's process end it.
+    Python's own SIGTERM ends the interpreter at once and leaves the pack running, its parent gone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+
+    def exit_(number: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + number)
+
+    previous = signal.signal(signal.SIGTERM, exit_)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:

@@ -40,6 +40,7 @@ from typing import Any, TextIO
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
+from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS
 from gpu_aks_policies.node_capacity import KARPENTER_VM_MEMORY_OVERHEAD
 from gpu_aks_policies.pod_requests import cpus, gib
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -48,7 +49,7 @@ from gpu_aks_policies.pools.model import Offer, Pool
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
 from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
-from gpu_aks_policies.terminal import escape_json, escape_line, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL, MPS_CONTROL_DAEMON_APP, mps_daemon_name, shared_plugin_name
 from observability.conditions import GPU_CONDITIONS
@@ -152,6 +153,11 @@ def read_list_with_kubectl(what: str) -> list[Mapping[str, Any]]:
 
 
 # --- The checks -----------------------------------------------------------------------------------
+
+
+def _shown(value: Any) -> str:
+    """A label key or value as a message quotes it: any text (the contract, the node), so cut and on one line."""
+    return escape_field(str(value), MAX_SHOWN_CHARS)
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -407,9 +413,12 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
     labels = _labels(node)
     wrong = {k: v for k, v in pool.labels.items() if labels.get(k) != v}
     if wrong:
-        shown = ", ".join(f"{k}={v} (node has {labels[k]!s})" if k in labels else f"{k}={v} (missing)"
-                          for k, v in wrong.items())
-        problem("labels", f"the node lacks the contract's labels: {shown}: pods selecting them never land here",
+        # At most MAX_LISTED named, each cut, and the rest counted: a contract of thousands of labels made this
+        # list grow as labels times nodes (issue 50: 14 times the output at 4 times the input).
+        shown = ", ".join(f"{_shown(k)}={_shown(v)} (node has {_shown(labels[k])})" if k in labels
+                          else f"{_shown(k)}={_shown(v)} (missing)" for k, v in list(wrong.items())[:MAX_LISTED])
+        more = f" and {len(wrong) - MAX_LISTED} more" if len(wrong) > MAX_LISTED else ""
+        problem("labels", f"the node lacks the contract's labels: {shown}{more}: pods selecting them never land here",
                 "labels changed outside Pulumi (az aks nodepool update --labels); pulumi up puts them back")
 
     for kind, fix in GPU_CONDITIONS.items():

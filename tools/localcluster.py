@@ -42,13 +42,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpu_aks_policies.limits import MAX_LOCAL_NODE_COPIES
 from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
 
 from testbed import localcluster
 from testbed.localcluster.control_plane import InputError
-
-#: How many nodes of each kind `nodes --copies` registers at most (each is a kwok-managed object).
-MAX_COPIES = 20
 
 
 def _identity(text: str) -> tuple[str, list[str]]:
@@ -64,8 +62,8 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _nodes(args: argparse.Namespace) -> int:
-    if not 1 <= args.copies <= MAX_COPIES:
-        raise InputError(f"--copies {args.copies}: give 1 to {MAX_COPIES}")
+    if not 1 <= args.copies <= MAX_LOCAL_NODE_COPIES:
+        raise InputError(f"--copies {args.copies}: give 1 to {MAX_LOCAL_NODE_COPIES}")
     nodes = localcluster.contract_nodes(args.outputs, args.copies)
     client = localcluster.attach(args.directory).client()
     try:
@@ -108,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
     nodes.add_argument("outputs", metavar="OUTPUTS.json",
                        help="the platform's outputs (`pulumi stack output --json`, or `make outputs`' "
                             "build/outputs-STACK.json)")
-    nodes.add_argument("--copies", type=int, default=1, help=f"nodes of each kind per pool (1 to {MAX_COPIES}; "
+    nodes.add_argument("--copies", type=int, default=1, help=f"nodes of each kind per pool (1 to {MAX_LOCAL_NODE_COPIES}; "
                                                              "default 1)")
     identity = sub.add_parser("identity", help="print a kubeconfig path that authenticates as USER with a token",
                               description="Print the path of a kubeconfig that authenticates as USER, member of each "

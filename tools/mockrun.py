@@ -35,6 +35,7 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from components.settings import PROJECT
+from tools import azure_answers
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
 #: a secret is `{SECRET_SIG: SECRET_VALUE_SIG, "value": ...}`; an unknown string is UNKNOWN_SENTINEL.
@@ -121,30 +122,21 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 # --- Mocks shaped like Azure and Kubernetes answer -------------------------------------------------
 
-FAKE_TENANT = "00000000-0000-0000-0000-000000000000"
-FAKE_SUBSCRIPTION = "11111111-1111-1111-1111-111111111111"
-FAKE_DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
+# Azure's computed answers come from one table the engine tier's stand-in shares (tools/azure_answers.py).
+FAKE_TENANT = azure_answers.TENANT_ID
+FAKE_SUBSCRIPTION = azure_answers.SUBSCRIPTION_ID
+FAKE_DEPLOYER_OBJECT_ID = azure_answers.DEPLOYER_OBJECT_ID
 #: The principal IDs of a cluster's system-assigned identity and of a user-assigned identity.
-FAKE_CLUSTER_PRINCIPAL_ID = "44444444-4444-4444-4444-444444444444"
-FAKE_IDENTITY_PRINCIPAL_ID = "66666666-6666-6666-6666-666666666666"
-AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+FAKE_CLUSTER_PRINCIPAL_ID = azure_answers.CLUSTER_PRINCIPAL_ID
+FAKE_IDENTITY_PRINCIPAL_ID = azure_answers.IDENTITY_PRINCIPAL_ID
+AKS_AAD_SERVER_ID = azure_answers.AKS_AAD_SERVER_ID
 
 
-def fake_aad_kubeconfig(cluster_name: str) -> str:
+def fake_aad_kubeconfig(cluster_name: str, server: str | None = None) -> str:
     """What `listClusterUserCredential?format=exec` returns for an Azure AD cluster: a kubelogin
     exec config that logs in with devicecode."""
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": cluster_name,
-        "clusters": [{"name": cluster_name, "cluster": {
-            "server": f"https://{cluster_name}.hcp.eastus2.azmk8s.io:443", "certificate-authority-data": "LS0t"}}],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": f"clusterUser_{cluster_name}"}}],
-        "users": [{"name": f"clusterUser_{cluster_name}", "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "kubelogin",
-            "args": ["get-token", "--environment", "AzurePublicCloud", "--server-id", AKS_AAD_SERVER_ID,
-                     "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a", "--tenant-id", FAKE_TENANT,
-                     "--login", "devicecode"],
-            "interactiveMode": "IfNotPresent"}}}],
-    }, sort_keys=False)
+    return yaml.safe_dump(azure_answers.aad_kubeconfig(
+        cluster_name, server or f"https://{cluster_name}.hcp.eastus2.azmk8s.io:443"), sort_keys=False)
 
 
 def own_stack_reference(stack: str, project: str = PROJECT) -> str:
@@ -165,6 +157,8 @@ class PlatformMocks(pulumi.runtime.Mocks):
         self.stack_references = dict(stack_references or {})
         self.secret_outputs = secret_outputs
         self.calls: list[pulumi.runtime.MockCallArgs] = []
+        #: Each cluster's API server, by cluster name, for the kubeconfig AKS hands out.
+        self.cluster_servers: dict[str, str] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         state = dict(args.inputs)
@@ -178,20 +172,15 @@ class PlatformMocks(pulumi.runtime.Mocks):
         if args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = args.inputs.get("resourceGroupName", args.name)
         elif args.typ == "azure-native:containerservice:ManagedCluster":
-            name = args.inputs.get("resourceName", args.name)
-            state["name"] = name
-            state["fqdn"] = f"{name}.hcp.eastus2.azmk8s.io"
-            identity = args.inputs.get("identity") or {}
-            if identity.get("type") == "SystemAssigned":
-                state["identity"] = {**identity, "principalId": FAKE_CLUSTER_PRINCIPAL_ID, "tenantId": FAKE_TENANT}
-            elif identity.get("userAssignedIdentities"):
-                # The provider sends a list of IDs; Azure answers with a map of ID -> its principal and client.
-                state["identity"] = {**identity, "userAssignedIdentities": {
-                    key: {"principalId": FAKE_IDENTITY_PRINCIPAL_ID, "clientId": "55555555-5555-5555-5555-555555555555"}
-                    for key in identity["userAssignedIdentities"]}}
-            if (args.inputs.get("oidcIssuerProfile") or {}).get("enabled"):
-                state["oidcIssuerProfile"] = {"enabled": True,
-                                              "issuerURL": f"https://eastus2.oic.prod-aks.azure.com/{FAKE_TENANT}/{name}/"}
+            state["name"] = args.inputs.get("resourceName", args.name)
+            # Azure computes its answers from the values, secret or not.
+            inputs = unwrap_secrets(args.inputs, mask=False)
+            name = str(inputs.get("resourceName", args.name))
+            state.update(azure_answers.cluster_answers(
+                name, str(inputs.get("resourceGroupName", "")), str(inputs.get("location") or "eastus2"),
+                inputs.get("dnsPrefix") or inputs.get("fqdnSubdomain"), inputs.get("identity"),
+                bool((inputs.get("oidcIssuerProfile") or {}).get("enabled")), inputs.get("nodeResourceGroup")))
+            self.cluster_servers[name] = f"https://{state['fqdn']}:443"
         elif args.typ == "azure-native:containerservice:AgentPool":
             state["name"] = args.inputs.get("agentPoolName", args.name)
         elif args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), dict):
@@ -203,18 +192,15 @@ class PlatformMocks(pulumi.runtime.Mocks):
         if args.token in self.extra_calls:
             return self.extra_calls[args.token](args), []
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            kubeconfig = fake_aad_kubeconfig(args.args.get("resourceName", "cluster"))
+            name = args.args.get("resourceName", "cluster")
+            kubeconfig = fake_aad_kubeconfig(name, self.cluster_servers.get(name))
             return {"kubeconfigs": [{"name": "clusterUser",
                                      "value": base64.b64encode(kubeconfig.encode()).decode()}]}, []
         if args.token == "azure-native:authorization:getClientConfig":
-            return {"clientId": "33333333-3333-3333-3333-333333333333", "objectId": FAKE_DEPLOYER_OBJECT_ID,
-                    "subscriptionId": FAKE_SUBSCRIPTION, "tenantId": FAKE_TENANT}, []
+            return azure_answers.client_config(), []
         if args.token == "azure-native:managedidentity:getUserAssignedIdentity":
-            name = args.args.get("resourceName", "identity")
-            return {"id": f"/subscriptions/{FAKE_SUBSCRIPTION}/resourceGroups/{args.args.get('resourceGroupName')}/"
-                          f"providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}", "name": name,
-                    "principalId": FAKE_IDENTITY_PRINCIPAL_ID, "clientId": "55555555-5555-5555-5555-555555555555",
-                    "tenantId": FAKE_TENANT}, []
+            return azure_answers.user_assigned_identity(str(args.args.get("resourceGroupName")),
+                                                        str(args.args.get("resourceName", "identity"))), []
         if args.token == "kubernetes:yaml:decode":
             return {"result": [doc for doc in yaml.safe_load_all(args.args["text"]) if doc]}, []
         return {}, []

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import yaml
 from gpu_aks_policies.documents import safe_text
-from gpu_aks_policies.terminal import escape_line
+from gpu_aks_policies.limits import MAX_SHOWN_CHARS
+from gpu_aks_policies.terminal import escape_field, escape_line
 
 from components.observability import exporter_pools, platform_alert_rules
 from components.platform_settings import PlatformSettings
@@ -34,7 +35,7 @@ from components.settings import SettingsError
 from observability.dashboard import dashboard_json
 from observability.recording_rules import prometheus_recording_rule_file, recording_rule_groups
 from observability.rules import prometheus_rule_file
-from tools.stacks import STACK_NAME, StackFileError, settings_from_stack_file, stacks
+from tools.stacks import STACK_NAME, STACK_NAME_RULE, StackFileError, settings_from_stack_file, stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build") / "observability"
@@ -79,7 +80,8 @@ def main(argv: Iterable[str] | None = None, root: Path = ROOT) -> int:
     written = []
     for stack in args.stacks or stacks(root):
         if not STACK_NAME.fullmatch(stack):  # a name becomes a folder under --out
-            print(safe_text(f"error: '{escape_line(stack)}' is not a stack name"), file=sys.stderr)
+            print(safe_text(f"error: '{escape_field(stack, MAX_SHOWN_CHARS)}' is not a stack name: {STACK_NAME_RULE}"),
+                  file=sys.stderr)
             return 2
         try:
             settings = stack_settings(stack, root)

@@ -31,14 +31,14 @@ from typing import Any
 
 from gpu_aks_policies.catalog import gpu_sku
 from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
-from gpu_aks_policies.limits import MAX_QUOTA_COUNT, clipped, is_int
+from gpu_aks_policies.limits import MAX_QUOTA_COUNT, MAX_SHOWN_CHARS, clipped, is_int
 from gpu_aks_policies.pools.model import CapacityNeed, Pool
-from gpu_aks_policies.terminal import escape_line, escape_text, run_cli
+from gpu_aks_policies.terminal import escape_field, escape_line, escape_text, run_cli
 
 from components.platform_settings import PlatformSettings
 from components.pools import platform_pools
 from components.settings import SettingsError
-from tools.stacks import STACK_NAME, StackFileError, settings_from_stack_file
+from tools.stacks import STACK_NAME, STACK_NAME_RULE, StackFileError, settings_from_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where a subscription owner asks for more vCPU quota (learn.microsoft.com/azure/quotas/
@@ -358,7 +358,7 @@ def load_stack(stack: str, root: Path = ROOT, environ: Mapping[str, str] = os.en
                config_file: Path | None = None) -> PlatformSettings:
     """The stack's settings, from `Pulumi.STACK.yaml` in `root` or from `config_file` (`--config-file`)."""
     if not STACK_NAME.fullmatch(stack):
-        raise PreflightInputError(f"'{escape_line(stack)}' is not a stack name")
+        raise PreflightInputError(f"'{escape_field(stack, MAX_SHOWN_CHARS)}' is not a stack name: {STACK_NAME_RULE}")
     path = config_file if config_file is not None else root / f"Pulumi.{stack}.yaml"
     try:
         return settings_from_stack_file(path, stack, environ)

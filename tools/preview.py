@@ -41,7 +41,7 @@ import pulumi
 from gpu_aks_policies.catalog import sharing_name
 from gpu_aks_policies.declarations import whole_as_int
 from gpu_aks_policies.documents import DocumentError, Limits, gc_paused, load_json, read_file, safe_text
-from gpu_aks_policies.limits import MAX_RECORD_VALUES
+from gpu_aks_policies.limits import MAX_RECORD_VALUES, MAX_SHOWN_CHARS
 from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
@@ -57,10 +57,17 @@ from components.pricing import PriceError, PriceTable, read_answer_files, read_p
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import RECORD_SECRET
-from tools.analyzer import Diagnostic, PolicyPackProcess, wire_struct
+from tools.analyzer import Diagnostic, PolicyPackProcess, terminated_as_exit, wire_struct
 from tools.mockrun import PlatformMocks, ProgramRun, RegisteredResource, own_stack_reference, run_program
 from tools.preflight import capacity_lines
-from tools.stacks import StackFileError, config_from_stack_file, settings_from_stack_file, stacks
+from tools.stacks import (
+    STACK_NAME,
+    STACK_NAME_RULE,
+    StackFileError,
+    config_from_stack_file,
+    settings_from_stack_file,
+    stacks,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -236,16 +243,22 @@ def render_violations(diagnostics: list[Diagnostic]) -> list[str]:
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 MAINTENANCE_CONFIGURATION = "azure-native:containerservice:MaintenanceConfiguration"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-def _offer_text(offer: Offer) -> str:
-    return f"{offer.gpu_model}, {offer.per_node} {offer.resource} per node" + (
-        f" (MIG {offer.mig_partition})" if offer.mig_partition else "")
+def _offers_text(offers: Iterable[Offer]) -> str:
+    """What a pool's GPU offers give, each GPU once: a NodePool of several sizes of one GPU reads "H100 NVL,
+    1 or 2 nvidia.com/gpu per node", not a clause per size (the sizes are listed before it)."""
+    counts: dict[tuple[str | None, str | None, str | None], list[int]] = {}
+    for offer in offers:
+        counts.setdefault((offer.gpu_model, offer.resource, offer.mig_partition), []).append(offer.per_node)
+    return "; ".join(f"{model}, {' or '.join(map(str, sorted(set(per_node))))} {resource} per node"
+                     + (f" (MIG {partition})" if partition else "")
+                     for (model, resource, partition), per_node in counts.items())
 
 
 def _pool_lines(pools: PlatformPools) -> list[str]:
     """One line per pool, from its facts (what every kind answers): sizes, GPUs, counts, Spot, taints."""
     lines = []
     for pool in pools.pools:
-        what = "; ".join(_offer_text(offer) for offer in pool.gpu_offers) or (
+        what = _offers_text(pool.gpu_offers) or (
             "system (CPU)" if pool.role == "system" else "CPU")
         if pool.sharing is not None:
             what += f" ({pool.sharing.replicas} shares per GPU, {sharing_name(pool.sharing.strategy)})"
@@ -361,7 +374,8 @@ def stack_cost(stack: str, table: PriceTable, root: Path = ROOT, stack_file: Pat
         settings = settings_from_stack_file(stack_file or root / f"Pulumi.{stack}.yaml", stack)
     except (StackFileError, SettingsError) as error:
         raise PreviewInputError(str(error)) from None
-    return cost_document(platform_pools(settings).pools, table, settings.cluster.location, settings.cluster.sku_tier)
+    return cost_document(platform_pools(settings).pools, table, settings.cluster.location, settings.cluster.sku_tier,
+                         settings.cluster.node_provisioning_profile.unbounded_nodepools)
 
 
 def to_json(stack: str, run: ProgramRun, diagnostics: list[Diagnostic], cost: dict[str, Any] | None = None) -> str:
@@ -500,7 +514,7 @@ def main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> int
     # The program's run allocates hundreds of thousands of short-lived objects over a heap of SDK
     # modules and classes that every full collection would walk again: a third of the run's CPU
     # time. Nothing here lives long enough to need the collector (`gc_paused`).
-    with gc_paused():
+    with gc_paused(), terminated_as_exit():
         return _main(argv, stdout)
 
 
@@ -518,6 +532,12 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
                              "checks what this run would replace against them")
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = stdout or sys.stdout
+    if not STACK_NAME.fullmatch(args.stack):
+        # The name is printed in the tree and the summary and names the stack file: one Pulumi refuses
+        # (a line break would forge report lines) is refused before anything runs.
+        print(safe_text(f"error: '{escape_field(args.stack, MAX_SHOWN_CHARS)}' is not a stack name: {STACK_NAME_RULE}"),
+              file=sys.stderr)
+        return 2
     try:
         pack_config = load_pack_config(args.policy_pack_config)
         table = load_prices(args.prices)
@@ -526,18 +546,22 @@ def _main(argv: Iterable[str] | None = None, stdout: TextIO | None = None) -> in
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
     # The pack's interpreter starts while the program runs: half the preview's wall time went to
-    # waiting for one, then the other.
+    # waiting for one, then the other. This function owns it: it ends here whatever happens, a signal
+    # included (`main` turns SIGTERM into SystemExit), so no pack outlives the preview.
     pack = PolicyPackProcess().start()
     try:
-        run = run_stack_program(args.stack, stack_file=args.config_file, previous_outputs=previous_outputs)
-        cost = stack_cost(args.stack, table, stack_file=args.config_file)
+        return _previewed(args, pack, pack_config, table, previous_outputs, out)
     except PreviewInputError as error:
-        pack.__exit__(None, None, None)
         print(safe_text(f"error: {error}"), file=sys.stderr)
         return 2
-    except BaseException:
+    finally:
         pack.__exit__(None, None, None)
-        raise
+
+
+def _previewed(args: argparse.Namespace, pack: PolicyPackProcess, pack_config: dict[str, Any] | None,
+               table: PriceTable, previous_outputs: dict[str, Any] | None, out: TextIO) -> int:
+    run = run_stack_program(args.stack, stack_file=args.config_file, previous_outputs=previous_outputs)
+    cost = stack_cost(args.stack, table, stack_file=args.config_file)
     # The pack sees resources in the order the program registered them, as the engine would; what is
     # printed (PR comments, diffs) must not depend on that order, which the SDK's async runtime varies.
     diagnostics = in_print_order(run, analyze(run, pack_config, pack))

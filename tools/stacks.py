@@ -25,8 +25,12 @@ if TYPE_CHECKING:
     from components.platform_settings import PlatformSettings
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Pulumi stack names: letters, digits, '-', '_' and '.' (`pulumi stack init` refuses others).
-STACK_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: Pulumi's stack names: 1 to 100 letters, digits, '-', '_' and '.' (pulumi/pulumi v3.274.0, the CLI
+#: `make engines` builds: sdk/go/common/tokens/stack_name.go `ParseStackName`, not empty, at most 100
+#: characters, each of `[A-Za-z0-9_.-]`; the diy backend's `ValidateStackName` parses the name with it), so
+#: a name with a line break, a slash or a control character never names a stack.
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+STACK_NAME_RULE = "1 to 100 letters, digits, '-', '_' or '.', as Pulumi's stack names are"
 STACK_FILE = re.compile(rf"Pulumi\.({STACK_NAME.pattern})\.yaml")
 
 
@@ -238,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     found = stacks(args.root)
     if not found:
-        print(f"error: no Pulumi.<stack>.yaml in {args.root}", file=sys.stderr)
+        print(f"error: no Pulumi.<stack>.yaml in {str(args.root)!r}", file=sys.stderr)  # repr: on one line, no control
         return 2
     listing = json.dumps(found)
     print(f"stacks={listing}" if args.github_output else listing)

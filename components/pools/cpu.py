@@ -80,8 +80,9 @@ class CpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:CpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:NodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[UserAgentPoolSettings, ...]:
-        return tuple(pool.build() for pool in reader.lists[self.config_key])
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> UserAgentPoolSettings:
+        pool: UserAgentPoolSettings = reader.build()
+        return pool
 
     def agent_pool(self, pool: UserAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool))

@@ -56,7 +56,6 @@ from components.pools.agentpool import AgentPoolSpec
 from components.pools.room import with_room
 from components.pools.user import (
     UserAgentPoolKind,
-    agent_pool_facts,
     capacity_types,
     user_pool_body,
     user_pool_capacity,
@@ -65,7 +64,6 @@ from components.pools.user import (
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import node_baseline_items
-from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     GPU_POOL_UPGRADE,
     OS_SKU_CHECK,
@@ -356,25 +354,10 @@ class GpuPoolKind(UserAgentPoolKind):
     component_type = "gpu-aks:index:GpuAgentPool"
     former_types: tuple[str, ...] = ("gpu-aks:index:GpuNodePool",)
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[GpuAgentPoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> GpuAgentPoolSettings:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
-        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
-
-    def parsed_pool(self, reader: Reader) -> ParsedPool:
-        values = reader.values
-        driver_elsewhere = values["gpuProfile"]["driver"] == "None"
-        return ParsedPool(reader, values["name"], gpu=True, mig=bool(values["gpuInstanceProfile"]),
-                          plugin_elsewhere="gpuProfile.driver: None" if driver_elsewhere else None,
-                          claims_refused="it has gpuProfile.driver: None, so its driver and GPU software are managed "
-                                         "elsewhere (e.g. the NVIDIA GPU Operator, which runs its own DRA driver)"
-                          if driver_elsewhere else None,
-                          min_count=values["minCount"] if reader.ok("minCount") else None,
-                          sharing=values["sharing"]["strategy"],
-                          # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU
-                          # pool that is not autoscaled, and the settings run it on this pool.
-                          fixed_size_fix="declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool "
-                                         "is refused by the policy pack's gpu-node-pools-are-tainted)",
-                          **agent_pool_facts(values))
+        pool: GpuAgentPoolSettings = reader.build(plugin=built["devicePlugin"])
+        return pool
 
     def agent_pool(self, pool: GpuAgentPoolSettings) -> AgentPoolSpec:
         return user_pool_spec(pool, user_pool_body(pool, gpu_driver=pool.gpu_driver,

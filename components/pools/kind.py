@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from components.settings.device_plugin import DevicePluginSettings
     from components.settings.dra import DraSettings
     from components.settings.observability import ObservabilitySettings
-    from components.settings.parsed_pools import ParsedPool
 
 class PlatformView(Protocol):
     """What a kind reads of the whole platform's settings: `components.platform_settings.PlatformSettings`,
@@ -75,13 +74,9 @@ class PoolKind(Protocol):
     #: platform reports the rule's verdict on its own pools at the key (`components/pools/rules.py`).
     rule_keys: Mapping[str, str]
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The kind's pools, built from the document's root reader once every section is parsed
-        (`PlatformSettings.pools[config_key]`); `built`: the other sections' settings, by key."""
-
-    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
-        """The kind's pools as the sections parsed after them read them (`components/settings/parsed_pools.py`):
-        which bring GPUs, which gpu-aks's device plugin may serve, which use MIG."""
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> Any:
+        """One of the kind's pools (its settings object), built from its section's reader (`reader.key`:
+        `gpuPools[gput4]`); `built`: the other sections' settings, by key (`devicePlugin`)."""
 
     def pools(self, settings: PlatformView) -> Sequence[Any]:
         """The kind's pools in `settings` (its settings objects), in config order."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, get_args
 
 from gpu_aks_policies.catalog import (
@@ -58,7 +58,8 @@ from gpu_aks_policies.declarations import (
     text,
 )
 from gpu_aks_policies.limits import NODEPOOL_MAX_LABELS, go_duration_problem
-from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool, PoolSharing, spot_first
+from gpu_aks_policies.pools.model import Pool, PoolSharing
+from gpu_aks_policies.pools.nodepool import node_pools, nodes_admitted
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
@@ -66,9 +67,9 @@ from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
 from components.pools.room import with_room
+from components.settings.common import document_pools
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import subnet_problem
-from components.settings.parsed_pools import ParsedPool, parsed_pools
 from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SharingSettings, taints_parser
 
 if TYPE_CHECKING:
@@ -97,10 +98,6 @@ DURATION = re.compile(r"([0-9]+(s|m|h))+|Never")
 #: Label keys a NodePool may not set: Azure's NodePool CRD refuses `accelerator` and most of
 #: `kubernetes.azure.com/`, and `karpenter.sh/` is Karpenter's own.
 RESERVED_NODEPOOL_LABELS = ("accelerator",)
-#: Why a NodePool cannot serve GPUs through DRA (`gpu-aks:dra`).
-NAP_REFUSES_CLAIMS = ("it is a NAP NodePool, and Karpenter does not provision nodes for pods that ask through "
-                      "ResourceClaims (Azure's Karpenter chart sets ignoreDRARequests: true; kubernetes-sigs/karpenter"
-                      "#3228), so they would never get a node; serve claims from a GPU AgentPool (gpuPools)")
 RESERVED_NODEPOOL_PREFIXES = ("karpenter.sh/", "karpenter.azure.com/", "kubernetes.azure.com/", "kubernetes.io/",
                               "k8s.io/")
 #: Well-known labels the CRD lets a NodePool's template set, but which pick its instance types: Karpenter
@@ -154,17 +151,6 @@ class NapGpuPoolSettings:
         """Whether gpu-aks's device plugin serves the NodePool's nodes (NAP installs no plugin)."""
         return self.plugin is not None and self.plugin.serves(self.name)
 
-    def nodes_at_most(self, sku: GpuSku) -> int:
-        """The most nodes of one size the NodePool's `limits` admit (Karpenter launches no node that would
-        pass a limit), and never more than AKS allows in a cluster."""
-        bounds = [AKS_MAX_NODES_PER_CLUSTER]
-        if self.max_gpus is not None:
-            bounds.append(self.max_gpus // sku.gpus)
-        vcpus = vcpus_in_size_name(sku.vm_size)
-        if self.max_vcpus is not None and vcpus:
-            bounds.append(self.max_vcpus // vcpus)
-        return min(bounds) if len(bounds) > 1 else 0
-
     def _matches(self, name: str) -> list[GpuSku]:
         return [sku for sku in skus_with_gpu(name) if not self.gpu_counts or sku.gpus in self.gpu_counts]
 
@@ -192,13 +178,6 @@ class NapGpuPoolSettings:
                 if self.by_size or sku.karpenter_gpu_name:
                     found.setdefault(sku.vm_size, sku)
         return tuple(found.values())
-
-    @property
-    def offered(self) -> tuple[GpuSku, ...]:
-        """The candidates the NodePool's `limits` admit at least one node of: Karpenter never launches a
-        node that would pass a limit (kubernetes-sigs/karpenter `filterByRemainingResources`), so a size
-        bigger than the limit is never brought, priced or offered."""
-        return tuple(sku for sku in self.candidates if self.nodes_at_most(sku) > 0)
 
     @property
     def pinned_sizes(self) -> tuple[str, ...]:
@@ -454,7 +433,8 @@ def _limits_admit_a_node(reader: Reader) -> None:
         return
     pool = NapGpuPoolSettings(reader.get("name"), gpu_names=reader.get("gpus"), gpu_counts=reader.get("gpuCount"),
                               vm_sizes=reader.get("vmSizes"), limits=limits)
-    if pool.candidates and not pool.offered:
+    # Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter `filterByRemainingResources`).
+    if pool.candidates and not any(nodes_admitted(sku, limits) for sku in pool.candidates):
         smallest = min(pool.candidates, key=lambda sku: (sku.gpus, vcpus_in_size_name(sku.vm_size) or 0))
         reader.problem("limits", f"{reader.shown(reader.raw.get('limits'))} admits no node: the smallest size "
                                  f"the NodePool may bring, {smallest.vm_size}, has {smallest.gpus} GPUs and "
@@ -571,6 +551,17 @@ GPU_NODE_POOLS = ListOf("gpuNodePools", "GPU NodePools under node auto-provision
 # --- Checks across sections (the root runs them after every section) --------------------------
 
 
+#: How to make an AgentPool fixed-size under node auto-provisioning, by what the pool is for.
+_FIXED_SIZE_FIX = {
+    "system": "the system pool stays fixed-size: set both to one count",
+    "cpu": "make it fixed-size, or declare the GPU capacity under gpuNodePools",
+    # Not fixed-size: the policy pack's gpu-node-pools-are-tainted refuses a GPU pool that is not autoscaled,
+    # and the settings run it on this pool.
+    "gpu": "declare the GPU capacity under gpuNodePools instead (a fixed-size GPU pool is refused by the policy "
+           "pack's gpu-node-pools-are-tainted)",
+}
+
+
 def nap_prerequisites(reader: Reader) -> None:
     """What AKS refuses under NAP, and `gpuNodePools` without NAP."""
     cluster = reader.values.get("cluster") or {}
@@ -588,13 +579,14 @@ def nap_prerequisites(reader: Reader) -> None:
                     f"({_MODEL} NodeProvisioningDefaultNodePools); only gpuNodePools and fixed pools remain")
     fixed_only = ("under cluster.nodeProvisioningProfile.mode: Auto AKS refuses autoscaling pools (\"Fixed size "
                   "Node Pools can still be created, but autoscaling Node Pools cannot be\", NodeProvisioningMode.Auto)")
-    pools = parsed_pools(reader)
+    # The AgentPools of the document (a NodePool is Karpenter's to size).
+    pools = [pool for pool in document_pools(reader).models(reader.root) if pool.backend == "agentPool"]
     for pool in pools:
-        if pool.count_range is not None and pool.count_range[0] != pool.count_range[1]:
-            low, high = pool.count_range
-            reader.problem(f"{pool.key}.maxCount", f"{high} differs from minCount {low}: {fixed_only}; {pool.fixed_size_fix}")
+        if pool.min_count != pool.max_count:
+            reader.problem(f"{pool.key}.maxCount", f"{pool.max_count} differs from minCount {pool.min_count}: "
+                                                   f"{fixed_only}; {_FIXED_SIZE_FIX[pool.role]}")
     for pool in pools:
-        if pool.pod_subnet:
+        if pool.pod_subnets:
             reader.problem(f"{pool.key}.podSubnetID", "dynamic pod-IP allocation (a pod subnet) is not supported with "
                                                       "node auto-provisioning (learn.microsoft.com/azure/aks/"
                                                       "node-auto-provisioning, Limitations); use Azure CNI Overlay")
@@ -615,7 +607,9 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
     """A Grace (Arm64) GPU node runs every image the platform puts on GPU nodes: each needs an arm64
     build (catalog IMAGE_PLATFORMS records where that was read), or the pool is refused with the reason."""
     values = reader.values
-    arm64_pools = [(pool.key, list(pool.arm64_sizes)) for pool in parsed_pools(reader) if pool.arm64_sizes]
+    arm64_pools = [(pool.key, sizes) for pool in document_pools(reader).models(reader.root)
+                   if (sizes := [offer.vm_size for offer in pool.offers
+                                 if (sku := gpu_sku(offer.vm_size)) is not None and sku.arch == "arm64"])]
     if not arm64_pools:
         return
     plugin, smoke = values.get("devicePlugin") or {}, values.get("smokeTest") or {}
@@ -636,12 +630,6 @@ def arm64_pools_run_arm64_images(reader: Reader) -> None:
                                     "image with an arm64 build, or leave the Grace sizes out")
 
 
-def _arm64_sizes(values: Mapping[str, Any]) -> tuple[str, ...]:
-    pool = NapGpuPoolSettings(str(values.get("name")), gpu_names=tuple(values.get("gpus") or ()),
-                              gpu_counts=tuple(values.get("gpuCount") or ()), vm_sizes=tuple(values.get("vmSizes") or ()))
-    return tuple(sku.vm_size for sku in pool.candidates if sku.arch == "arm64")
-
-
 def _listed_key(list_key: str, index: int, raw: Any) -> str:
     name = raw.get("name") if isinstance(raw, Mapping) else None
     return f"{list_key}[{name}]" if isinstance(name, str) and POOL_NAME_RE.fullmatch(name) else f"{list_key}[{index}]"
@@ -650,7 +638,6 @@ def _listed_key(list_key: str, index: int, raw: Any) -> str:
 
 # --- The kind --------------------------------------------------------------------------------------
 
-_CAPACITY = {"spot": "spot", "on-demand": "onDemand"}
 
 #: NAP's rules across sections (the cluster's profile, every pool kind, the images on GPU nodes).
 ROOT_CHECKS: tuple[Check, ...] = (
@@ -676,50 +663,43 @@ class NapPoolKind:
     #: Karpenter bounds a NodePool by its `limits`, not by node counts.
     rule_keys: Mapping[str, str] = {"taints": "nodeTaints", "scaling": "limits"}
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[NapGpuPoolSettings, ...]:
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> NapGpuPoolSettings:
         # Which pools gpu-aks's device plugin serves is devicePlugin.pools, stored there only.
-        return tuple(pool.build(plugin=built["devicePlugin"]) for pool in reader.lists[self.config_key])
+        pool: NapGpuPoolSettings = reader.build(plugin=built["devicePlugin"])
+        return pool
 
     def pools(self, settings: PlatformView) -> tuple[NapGpuPoolSettings, ...]:
         return settings.pools[self.config_key]
 
-    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
-        # GPU pools whose driver AKS installs and whose device plugin the platform brings; Karpenter, not
-        # the cluster autoscaler, sizes them (no minCount).
-        return tuple(ParsedPool(pool, pool.values["name"], gpu=True, arm64_sizes=_arm64_sizes(pool.values),
-                                sharing=(pool.values.get("sharing") or {}).get("strategy"),
-                                claims_refused=NAP_REFUSES_CLAIMS)
-                     for pool in root.lists.get(self.config_key, []))
-
-    def offers(self, pool: NapGpuPoolSettings) -> tuple[Offer, ...]:
-        # Spot first: Karpenter tries Spot before on-demand whatever the order the list gives.
-        capacity = spot_first(_CAPACITY[kind] for kind in pool.capacity_types)
+    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> Pool:
+        """The pack's reading of the NodePool this kind writes (`gpu_aks_policies.pools.nodepool`: the sizes
+        its requirements admit, how they are bought, the most nodes its limits admit of each), so the
+        settings and the pack agree by construction; with what the platform alone knows: the resource
+        gpu-aks's device plugin advertises and its sharing, the pool's key, the exporter, the subnets."""
+        key = f"{self.config_key}[{pool.name}]"
+        manifest = gpu_node_pool(pool.node_pool_spec())
+        [read] = node_pools(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", manifest)
+        # A size the limits admit no node of is never brought, priced or offered (Karpenter launches no node
+        # that would pass a limit); the catalog's sizes in the settings' order.
+        order = {sku.vm_size: index for index, sku in enumerate(pool.candidates)}
+        offered = sorted((offer for offer in read.pool.gpu_offers if read.pool.nodes_at_most(offer) > 0),
+                         key=lambda offer: order.get(offer.vm_size, len(order)))
+        sizes = {offer.vm_size for offer in offered}
         # A shared NodePool's node advertises its GPUs times the replicas; Karpenter still plans with
         # physical GPUs (its instance types' `nvidia.com/gpu` capacity), so `limits` count those.
         replicas = pool.sharing.replicas if pool.sharing else 1
-        return tuple(Offer.sized(sku.vm_size, sku, resource=GPU_RESOURCE, per_node=sku.gpus * replicas,
-                                 capacity_types=capacity) for sku in pool.offered)
-
-    def capacity(self, key: str, pool: NapGpuPoolSettings) -> tuple[CapacityNeed, ...]:
-        """Each candidate size at the most nodes the NodePool's limits admit of it, per capacity type it may
-        buy (Spot counts against the regional low-priority quota, on-demand against the size's family):
-        the preflight checks every family the NodePool may use, and counts a pool's candidates as
-        alternatives (one at a time), not as a sum."""
-        return tuple(CapacityNeed(key, sku.vm_size, kind == "spot", (), pool.nodes_at_most(sku), 0)
-                     for sku in pool.offered for kind in pool.capacity_types)
-
-    def facts(self, pool: NapGpuPoolSettings, settings: PlatformView) -> Pool:
-        key = f"{self.config_key}[{pool.name}]"
         return with_room(Pool(
             name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None,
-            # Karpenter starts at no node; the most nodes are those of the smallest candidate the limits admit.
-            min_count=0, max_count=max((pool.nodes_at_most(sku) for sku in pool.offered), default=0),
-            # Every node a Spot VM: a NodePool that may fall back to on-demand is not a Spot pool (#38).
-            spot=set(pool.capacity_types) == {"spot"}, zones=(), taints=pool.taints,
-            labels={**pool.labels, POOL_LABEL: pool.name},
-            offers=self.offers(pool), device_plugin="gpu-aks" if pool.device_plugin else "external",
+            # Karpenter starts at no node; the most nodes are those of the smallest size the limits admit.
+            min_count=0, max_count=max((read.pool.nodes_at_most(offer) for offer in offered), default=0),
+            spot=read.pool.spot, zones=(), taints=pool.taints, labels={**pool.labels, POOL_LABEL: pool.name},
+            offers=tuple(replace(offer, resource=GPU_RESOURCE, per_node=offer.gpus * replicas) for offer in offered),
+            device_plugin="gpu-aks" if pool.device_plugin else "external",
             exporter=pool.device_plugin and settings.observability.exporter_on,
-            capacity=self.capacity(key, pool), uncatalogued=pool.uncatalogued,
+            # Each size at the most nodes the limits admit of it, per capacity type (Spot against the regional
+            # low-priority quota): the preflight counts a pool's sizes as alternatives, not as a sum.
+            capacity=tuple(replace(need, key=key) for need in read.pool.capacity if need.vm_size in sizes),
+            uncatalogued=pool.uncatalogued,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet),
             settings, os_disk_gb=pool.os_disk_size_gb)

@@ -17,10 +17,9 @@ from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import surge_nodes
 from components.pools.room import with_room
-from components.pools.user import AGENT_POOL_RULE_KEYS, agent_pool_facts
+from components.pools.user import AGENT_POOL_RULE_KEYS
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
-from components.settings.parsed_pools import ParsedPool
 from components.settings.pool_upgrade import (
     CPU_SIZE_CHECK,
     OS_SKU_CHECK,
@@ -71,18 +70,12 @@ class SystemPoolKind:
     root_checks: tuple[Check, ...] = ()
     rule_keys: Mapping[str, str] = AGENT_POOL_RULE_KEYS
 
-    def read(self, reader: Reader, built: Mapping[str, Any]) -> tuple[SystemPoolSettings, ...]:
-        return (reader.children[self.config_key].build(),)
+    def read(self, reader: Reader, built: Mapping[str, Any]) -> SystemPoolSettings:
+        pool: SystemPoolSettings = reader.build()
+        return pool
 
     def pools(self, settings: PlatformView) -> tuple[SystemPoolSettings, ...]:
         return settings.pools[self.config_key]
-
-    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
-        reader = root.children.get(self.config_key)
-        if reader is None:
-            return ()
-        return (ParsedPool(reader, reader.values["name"], **{
-            **agent_pool_facts(reader.values), "fixed_size_fix": "the system pool stays fixed-size: set both to one count"}),)
 
     def resources(self, pool: SystemPoolSettings) -> tuple[AgentPoolSpec, ...]:
         return ()  # the managed cluster's own body carries it (components/cluster.py)

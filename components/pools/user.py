@@ -7,17 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpu_aks_policies.catalog import gpu_sku
 from gpu_aks_policies.declarations import Check
 from gpu_aks_policies.pools.model import CapacityNeed, CapacityType
 
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import surge_nodes
-from components.settings.parsed_pools import ParsedPool
 from components.settings.pools import UserAgentPoolSettings
 
 if TYPE_CHECKING:
-    from gpu_aks_policies.declarations import Reader
 
     from components.pools.kind import PlatformView
 
@@ -38,12 +35,6 @@ class UserAgentPoolKind:
 
     def pools(self, settings: PlatformView) -> tuple[Any, ...]:
         return settings.pools[self.config_key]
-
-    def parsed(self, root: Reader) -> tuple[ParsedPool, ...]:
-        return tuple(self.parsed_pool(pool) for pool in root.lists.get(self.config_key, []))
-
-    def parsed_pool(self, reader: Reader) -> ParsedPool:
-        return ParsedPool(reader, reader.values["name"], **agent_pool_facts(reader.values))
 
     def agent_pool(self, pool: Any) -> AgentPoolSpec:
         raise NotImplementedError
@@ -82,9 +73,3 @@ def capacity_types(pool: UserAgentPoolSettings) -> tuple[CapacityType, ...]:
     """An AgentPool's one capacity type: its scale set's priority."""
     return ("spot",) if pool.spot else ("onDemand",)
 
-
-def agent_pool_facts(values: Mapping[str, Any]) -> dict[str, Any]:
-    """What every AgentPool-backed pool tells the checks across sections (`ParsedPool`)."""
-    sku = gpu_sku(str(values.get("vmSize")))
-    return {"count_range": (values.get("minCount"), values.get("maxCount")), "pod_subnet": bool(values.get("podSubnetID")),
-            "arm64_sizes": (sku.vm_size,) if sku is not None and sku.arch == "arm64" else ()}

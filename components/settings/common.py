@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported)
     AKS_MAX_NODES_PER_CLUSTER,
@@ -24,7 +24,8 @@ from gpu_aks_policies.terminal import escape_text
 from components.aks_api import API_VERSION
 
 if TYPE_CHECKING:
-    from components.settings.parsed_pools import PoolKindAtParse
+    from gpu_aks_policies.declarations import Reader
+    from gpu_aks_policies.pools.model import Pool
 
 #: The Pulumi project, and the namespace of its config keys (`gpu-aks:cluster`).
 PROJECT = "gpu-aks"
@@ -53,9 +54,48 @@ class ParseContext:
     secret_sections: Collection[str] = ()
     #: The deployer's environment (`access.deployerPrincipalType`'s default reads ARM_CLIENT_ID/AZURE_CLIENT_ID).
     environ: Mapping[str, str] = field(default_factory=dict)
-    #: The pool kinds (`components.pools.KINDS`, above the sections), for the sections that read every
-    #: pool while the document is parsed (`components/settings/parsed_pools.py`).
-    pool_kinds: Sequence[PoolKindAtParse] = ()
+    #: The document's pools, as the model, for the sections parsed after them that ask about them
+    #: (`components.pools.document`: the kinds sit above the sections, which never import them).
+    pools: DocumentPools | None = None
+
+
+class DocumentPools(Protocol):
+    """The pools of the document being parsed (`components.pools.document.DocumentPoolsOfKinds`)."""
+
+    def models(self, root: Reader) -> tuple[Pool, ...]:
+        """Every pool whose own section parsed without a problem, as the model; gpu-aks's device plugin
+        provisionally serves every GPU pool it may serve."""
+
+    def unread(self, root: Reader) -> frozenset[str]:
+        """The names of the pools whose own sections have problems (each reported already)."""
+
+    def readers(self, root: Reader) -> list[Reader]:
+        """Every pool's section reader, of any kind."""
+
+    def raw(self, root: Reader) -> list[Mapping[str, Any]]:
+        """Every pool as written (for a section parsed before the pools)."""
+
+
+def document_pools(reader: Reader) -> DocumentPools:
+    """The document's pools, from the parse's context (a context without pools has none)."""
+    return reader.context.pools if reader.context.pools is not None else _NO_POOLS
+
+
+class _NoPools:
+    def models(self, root: Reader) -> tuple[Pool, ...]:
+        return ()
+
+    def unread(self, root: Reader) -> frozenset[str]:
+        return frozenset()
+
+    def readers(self, root: Reader) -> list[Reader]:
+        return []
+
+    def raw(self, root: Reader) -> list[Mapping[str, Any]]:
+        return []
+
+
+_NO_POOLS = _NoPools()
 
 
 #: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is

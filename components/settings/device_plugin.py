@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_IMAGE, DEVICE_PLUGIN_NAMESPACE, MIG_STRATEGIES
@@ -17,10 +18,10 @@ from gpu_aks_policies.declarations import (
     string_list_problem,
     text,
 )
+from gpu_aks_policies.pools.model import Pool
 
-from components.settings.common import dns_label_problem, image_problem
+from components.settings.common import dns_label_problem, document_pools, image_problem
 from components.settings.dra import dra_pool_names
-from components.settings.parsed_pools import ParsedPool, parsed_pools
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 
@@ -32,41 +33,53 @@ class DevicePluginSettings:
     namespace: str = DEVICE_PLUGIN_NAMESPACE
     mig_strategy: str = "none"
     #: The GPU pools the DaemonSets serve (their names). The one place this is stored: a pool's
-    #: `device_plugin` reads it.
-    pools: tuple[str, ...] = ()
+    #: `device_plugin` reads it. None only while the stack config is parsed: every GPU pool it may serve
+    #: (`components.pools.document`).
+    pools: tuple[str, ...] | None = ()
 
     def serves(self, pool_name: str) -> bool:
         """Whether gpu-aks's own device-plugin DaemonSet serves the pool of this name (any kind's)."""
-        return pool_name in self.pools
+        return self.pools is None or pool_name in self.pools
 
 
-def _gpu_pools(reader: Reader) -> dict[str, ParsedPool]:
-    """The GPU pools of every kind parsed so far, by name."""
-    return {pool.name: pool for pool in parsed_pools(reader) if pool.gpu}
+#: Why gpu-aks's device plugin must not serve a GPU pool it does not serve by default: the stack leaves the
+#: pool's driver, and so its device plugin, to another owner (AKS API `gpuProfile.driver: None`).
+_PLUGIN_ELSEWHERE = "gpuProfile.driver: None"
+
+
+def _gpu_pools(reader: Reader) -> dict[str, Pool]:
+    """The GPU pools of every kind parsed cleanly, by name (`components.pools.document`)."""
+    return {pool.name: pool for pool in document_pools(reader).models(reader.root) if pool.gpu}
+
+
+def _listed(reader: Reader) -> Sequence[str]:
+    return reader.get("pools") or ()
 
 
 def served_pools(reader: Reader) -> list[str]:
     """The GPU pools the DaemonSet serves: none when it is disabled, else the listed GPU pools."""
     gpu_pools = _gpu_pools(reader)
-    return [name for name in reader.get("pools") if name in gpu_pools] if reader.get("enabled") else []
+    return [name for name in _listed(reader) if name in gpu_pools] if reader.get("enabled") else []
 
 
 def _driver_installed_pools(reader: Reader) -> list[str]:
-    """Every GPU pool whose driver AKS installs, but those `dra.pools` serves through DRA."""
+    """Every GPU pool gpu-aks's plugin may serve (the document's pools say `served`), but those `dra.pools`
+    serves through DRA."""
     through_dra = set(dra_pool_names(reader.root.raw))
-    return [name for name, pool in _gpu_pools(reader).items() if pool.plugin_elsewhere is None and name not in through_dra]
+    return [name for name, pool in _gpu_pools(reader).items() if pool.served and name not in through_dra]
 
 
 def _pools_are_gpu_pools(reader: Reader) -> None:
     gpu_pools = _gpu_pools(reader)
-    for index, name in enumerate(reader.get("pools")):
+    unread = document_pools(reader).unread(reader.root)
+    for index, name in enumerate(_listed(reader)):
         pool = gpu_pools.get(name)
-        if pool is None:
+        if pool is None and name not in unread:  # a pool with problems of its own is named by them
             reader.problem(f"pools[{index}]", f"{describe(name)} is not a GPU pool; GPU pools: "
                                               f"{', '.join(gpu_pools) or 'none'}")
-        elif pool.plugin_elsewhere:
+        elif pool is not None and not pool.served:
             # AKS's GPU docs: never run a second device plugin where another one is managed.
-            reader.problem(f"pools[{index}]", f"{describe(name)} has {pool.plugin_elsewhere}, so its driver and device "
+            reader.problem(f"pools[{index}]", f"{describe(name)} has {_PLUGIN_ELSEWHERE}, so its driver and device "
                                               "plugin are managed elsewhere (e.g. the NVIDIA GPU Operator); running "
                                               "this DaemonSet there too double-registers nvidia.com/gpu. Remove it "
                                               "from devicePlugin.pools")
@@ -87,19 +100,20 @@ def _strategy_serves_mig_pools(reader: Reader) -> None:
 def _shared_pools_are_served(reader: Reader) -> None:
     """Sharing is the device plugin's config: a pool it does not serve cannot be shared by it."""
     served = set(served_pools(reader))
-    for pool in parsed_pools(reader):
+    for pool in document_pools(reader).models(reader.root):
         if pool.sharing is None or pool.name in served:
             continue
         fix = "serve the pool or remove its sharing"
         if not reader.get("enabled"):
             why = "devicePlugin.enabled is false"
-        elif pool.plugin_elsewhere:
-            why = f"it has {pool.plugin_elsewhere}, so its device plugin is managed elsewhere (e.g. the GPU Operator)"
+        elif not pool.served:
+            why = f"it has {_PLUGIN_ELSEWHERE}, so its device plugin is managed elsewhere (e.g. the GPU Operator)"
             fix = "remove its sharing and share through that plugin's own config"
         else:
-            why = f"devicePlugin.pools ({', '.join(reader.get('pools')) or 'empty'}) does not list it"
-        pool.reader.problem("sharing", f"{describe(pool.sharing)} is set up in gpu-aks's device plugin, which does "
-                                       f"not serve pool {describe(pool.name)}: {why}; {fix}")
+            why = f"devicePlugin.pools ({', '.join(_listed(reader)) or 'empty'}) does not list it"
+        reader.problems.add(f"{pool.key}.sharing", f"{describe(pool.sharing.strategy)} is set up in gpu-aks's device "
+                                                   f"plugin, which does not serve pool {describe(pool.name)}: {why}; "
+                                                   f"{fix}")
 
 
 def _device_plugin(reader: Reader) -> DevicePluginSettings:
@@ -131,10 +145,11 @@ def mig_scale_from_zero(min_count: int, mig: bool, strategy: str) -> tuple[str |
 def mig_pools_scale_from_zero(reader: Reader) -> None:
     """A devicePlugin check: served MIG pools at minCount 0 (Azure/AKS#5161)."""
     strategy = reader.get("migStrategy")
-    for pool in parsed_pools(reader):
+    for pool in document_pools(reader).models(reader.root):
+        # MIG is an AgentPool's (`gpuInstanceProfile`), sized by the cluster autoscaler.
         if not pool.gpu or not pool.mig or pool.min_count is None:
             continue
-        if reader.get("enabled") and pool.name in reader.get("pools"):
+        if reader.get("enabled") and pool.name in _listed(reader):
             problem, warning = mig_scale_from_zero(pool.min_count, True, strategy)
             if problem:
                 reader.problems.add(f"{pool.key}.minCount", problem)

@@ -30,9 +30,9 @@ from typing import Any
 from gpu_aks_policies.catalog import GPU_RESOURCE
 from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, describe, string_list_problem, text
 from gpu_aks_policies.dra_driver import DRA_DRIVER_CHARTS, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS
+from gpu_aks_policies.pools.model import Pool
 
-from components.settings.common import dns_label_problem
-from components.settings.parsed_pools import parsed_pools
+from components.settings.common import dns_label_problem, document_pools
 
 #: NVIDIA's released chart (NGC Helm repository `https://helm.ngc.nvidia.com/nvidia`, chart `nvidia-dra-driver-gpu`),
 #: the version whose templates were read (dra-driver-nvidia-gpu tag v25.8.1).
@@ -80,23 +80,43 @@ def dra_pool_names(raw: Mapping[str, Any]) -> list[str]:
     return [name for name in pools if isinstance(name, str)] if isinstance(pools, list) else []
 
 
+#: Why a NodePool cannot serve GPUs through DRA.
+NAP_REFUSES_CLAIMS = ("it is a NAP NodePool, and Karpenter does not provision nodes for pods that ask through "
+                      "ResourceClaims (Azure's Karpenter chart sets ignoreDRARequests: true; kubernetes-sigs/karpenter"
+                      "#3228), so they would never get a node; serve claims from a GPU AgentPool (gpuPools)")
+#: Why a pool whose driver another owner manages cannot (gpu-aks would run a second driver beside that owner's).
+DRIVER_ELSEWHERE = ("it has gpuProfile.driver: None, so its driver and GPU software are managed elsewhere (e.g. the "
+                    "NVIDIA GPU Operator, which runs its own DRA driver)")
+
+
+def _claims_refused(pool: Pool) -> str | None:
+    """Why NVIDIA's DRA driver cannot serve the pool's GPUs, or None where it can. Read off the document's pools
+    (`components.pools.document`), where gpu-aks's plugin provisionally serves every pool it may."""
+    if pool.backend == "nodePool":
+        return NAP_REFUSES_CLAIMS
+    return None if pool.served else DRIVER_ELSEWHERE
+
+
 def _pools_can_serve_claims(reader: Reader) -> None:
-    gpu_pools = {pool.name: pool for pool in parsed_pools(reader) if pool.gpu}
+    pools = document_pools(reader)
+    gpu_pools = {pool.name: pool for pool in pools.models(reader.root) if pool.gpu}
+    unread = pools.unread(reader.root)
     served_by_plugin = reader.root.get("devicePlugin.pools") if reader.root.ok("devicePlugin") else []
     for index, name in enumerate(reader.get("pools")):
         pool = gpu_pools.get(name)
         where = f"pools[{index}]"
         if pool is None:
-            reader.problem(where, f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
-        elif pool.claims_refused:
-            reader.problem(where, f"{describe(name)} cannot be served through DRA: {pool.claims_refused}")
+            if name not in unread:  # a pool with problems of its own is named by them
+                reader.problem(where, f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
+        elif refused := _claims_refused(pool):
+            reader.problem(where, f"{describe(name)} cannot be served through DRA: {refused}")
         elif name in (served_by_plugin or []):
             reader.problem(where, f"{describe(name)} is also in devicePlugin.pools: the device plugin and the DRA driver "
                                   "would both hand out its GPUs, so two pods could get the same GPU (NVIDIA/aicr#332); "
                                   "remove it from one of them")
         elif pool.sharing:
-            reader.problem(where, f"{describe(name)} shares its GPUs ({pool.sharing}), which is gpu-aks's device plugin's "
-                                  "config; a DRA pool gives each claim whole GPUs or MIG devices: remove its sharing")
+            reader.problem(where, f"{describe(name)} shares its GPUs ({pool.sharing.strategy}), which is gpu-aks's device "
+                                  "plugin's config; a DRA pool gives each claim whole GPUs or MIG devices: remove its sharing")
 
 
 def _dra(reader: Reader) -> DraSettings:

@@ -28,11 +28,11 @@ from components.aks_api import (
 from components.settings.common import (
     CLUSTER_MODEL,
     api_choice,
+    document_pools,
     ipv4_network,
     is_ipv4_interface,
     shown,
 )
-from components.settings.parsed_pools import raw_pools
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def tenth_address(cidr: str | None) -> str:
 def pools_name_pod_subnets(reader: Reader) -> bool:
     """Whether any pool, of any kind, names a `podSubnetID` in the raw config (read before the pools are
     parsed, for the network plugin mode's default)."""
-    return any(pool.get("podSubnetID") for pool in raw_pools(reader))
+    return any(pool.get("podSubnetID") for pool in document_pools(reader).raw(reader.root))
 
 
 def _default_plugin_mode(reader: Reader) -> str | None:

@@ -25,8 +25,7 @@ from components.aks_api import (
     virtual_network_of,
 )
 from components.azure_catalog import ephemeral_os_disk_check
-from components.settings.common import api_choice
-from components.settings.parsed_pools import parsed_pools
+from components.settings.common import api_choice, document_pools
 
 _POOL = f"AgentPool (API {API_VERSION})"
 #: Outbound types whose egress path lives in your subnets (learn.microsoft.com/azure/aks/egress-outboundtype:
@@ -162,9 +161,9 @@ def node_baseline_items(default_os_disk_type: str | None = None) -> tuple[Key | 
 def _pool_readers(root: Reader) -> Iterator[Reader]:
     """The readers of every pool, of any kind, that has the node baseline (its subnets): the system
     pool first (`KINDS` order)."""
-    for pool in parsed_pools(root):
-        if "vnetSubnetID" in pool.reader.section.key_names:
-            yield pool.reader
+    for reader in document_pools(root).readers(root):
+        if "vnetSubnetID" in reader.section.key_names:
+            yield reader
 
 
 def _value(reader: Reader, name: str) -> Any:

@@ -26,6 +26,12 @@ DefaultNodePools = Literal["Auto", "None"]
 DEFAULT_NODE_POOLS: tuple[str, ...] = get_args(DefaultNodePools)
 
 
+#: The NodePool AKS adds itself under `defaultNodePools: Auto`: general-purpose on-demand D-family nodes for any
+#: pod, with no `limits` (learn.microsoft.com/azure/aks/node-autoprovision-node-pools, "Default node pool
+#: configuration"), so Karpenter may launch as many as pending pods ask for.
+AKS_DEFAULT_NODEPOOL = "default"
+
+
 @dataclass(frozen=True)
 class NodeProvisioningSettings:
     """`nodeProvisioningProfile` of the managed cluster."""
@@ -36,6 +42,14 @@ class NodeProvisioningSettings:
     @property
     def auto(self) -> bool:
         return self.mode == "Auto"
+
+    @property
+    def unbounded_nodepools(self) -> dict[str, str]:
+        """The NodePools AKS adds on its own that nothing bounds, each with why: no cost ceiling holds them."""
+        if self.auto and self.default_node_pools == "Auto":
+            return {AKS_DEFAULT_NODEPOOL: "AKS's own NodePool under nodeProvisioningProfile.defaultNodePools: Auto, "
+                                          "which has no limits (set defaultNodePools: None to leave it out)"}
+        return {}
 
     def as_api(self) -> dict[str, str]:
         return {"mode": self.mode, "default_node_pools": self.default_node_pools}

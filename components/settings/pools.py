@@ -129,8 +129,9 @@ class GpuAgentPoolSettings(UserAgentPoolSettings):
 
     @property
     def device_plugin(self) -> bool:
-        """Whether gpu-aks's own device-plugin DaemonSet serves this pool."""
-        return self.plugin is not None and self.plugin.serves(self.name)
+        """Whether gpu-aks's own device-plugin DaemonSet serves this pool: never one whose driver (and so
+        its plugin) another owner installs (`gpuProfile.driver: None`)."""
+        return self.plugin is not None and self.plugin.serves(self.name) and self.gpu_driver != "None"
 
     @property
     def mig_strategy(self) -> str:

@@ -37,7 +37,7 @@ from gpu_aks_policies.declarations import (
     string_list_problem,
 )
 
-from components.settings.parsed_pools import parsed_pools
+from components.settings.common import document_pools
 
 #: Kueue's chart (`charts/kueue` of the module; published to `oci://registry.k8s.io/kueue/charts/kueue`), at the
 #: release whose code the rules follow.
@@ -73,9 +73,13 @@ def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping) or not value:
         reader.problem("gpus", f"{reader.shown(value)} is not a map of GPU pool name to GPUs, e.g. {{gput4: 4}}")
         return {}
-    gpu_pools = [pool.name for pool in parsed_pools(reader) if pool.gpu]
+    pools = document_pools(reader)
+    gpu_pools = [pool.name for pool in pools.models(reader.root) if pool.gpu]
+    unread = pools.unread(reader.root)
     quota = {}
     for pool, count in value.items():
+        if pool in unread:  # a pool with problems of its own is named by them
+            continue
         if pool not in gpu_pools:
             reader.problem(f"gpus.{pool}", f"{describe(pool)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
         elif not is_whole_number(count) or count < 0:

@@ -29,13 +29,12 @@ platform = pulumi.StackReference(config.require("platformStack"))
 provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 spot = config.get_bool("spot")
 request = GpuRequest(gpus=1, model=config.get("gpuModel"), pool=config.get("gpuPool"), spot=spot)
-gpu_pools = platform.require_output("gpuPools")
-placement = gpu_pools.apply(lambda pools: place(pools, request))
+placement = platform.require_output("pools").apply(lambda pools: place(pools, request))
 labels = {"app.kubernetes.io/name": "gpu-inference"}
 
 
-def pod_spec(placement: Placement, pools: dict[str, Any]) -> dict[str, Any]:
-    dtype = "half" if pools[placement.pool].get("gpuModel") in NO_BFLOAT16 else "auto"
+def pod_spec(placement: Placement) -> dict[str, Any]:
+    dtype = "half" if placement.gpu_model in NO_BFLOAT16 else "auto"
     server = {
         "name": "vllm",
         "image": config.get("image") or DEFAULT_IMAGE,
@@ -60,10 +59,10 @@ deployment = k8s.apps.v1.Deployment(
     # image to be pulled and the model to load, not the provider's default 10 minutes.
     metadata=placement.apply(lambda p: {"labels": labels,
                                         "annotations": p.await_annotations(IMAGE_PULL_SECONDS + STARTUP_SECONDS)}),
-    spec=pulumi.Output.all(placement, gpu_pools).apply(lambda args: {
+    spec=placement.apply(lambda placed: {
         "replicas": config.get_int("replicas") or 1,
         "selector": {"matchLabels": labels},
-        "template": {"metadata": {"labels": labels}, "spec": pod_spec(args[0], args[1])},
+        "template": {"metadata": {"labels": labels}, "spec": pod_spec(placed)},
     }),
     opts=pulumi.ResourceOptions(provider=provider),
 )

@@ -15,7 +15,7 @@ request = GpuRequest(
     pool=config.get("gpuPool"),
     mig_partition=config.get("migPartition"),
 )
-placement = platform.require_output("gpuPools").apply(lambda pools: place(pools, request))
+placement = platform.require_output("pools").apply(lambda pools: place(pools, request))
 
 check = {
     "name": "cuda-devices",

@@ -10,9 +10,14 @@ capacity types it is bought at: what prices it), its node-count range, its taint
 subnets, whether gpu-aks's device plugin and exporter serve it, and what it asks of Azure's quota
 (`CapacityNeed`).
 
-The platform's pool kinds (`components/pools/<kind>.py`) fill it from the stack settings; the outputs
-contract, the device-plugin and exporter selectors, the admission policy, the smoke test, cost,
-the preflight and the preview read only it. No reader branches on the kind.
+`Pool` and `Offer` are also contract version 3's `pools.<name>` and `offers[]`, field for field: each
+field carries its JSON name, kind and documentation (`gpu_aks_policies.fields`), as Karpenter's API types
+carry theirs (`pkg/apis/v1/nodepool.go`); a field without a JSON name is the platform's own. The
+platform's pool kinds (`components/pools/<kind>.py`) fill it from the stack settings, the pack's backend
+readers from a resource (returning a `PoolReading` beside it), the outputs contract's reader from the
+JSON; the contract, the device-plugin and exporter selectors, the admission policy, the smoke test,
+cost, the preflight, the preview, `--platform`, the explainer and the doctor read only it. No reader
+branches on the kind.
 """
 
 from __future__ import annotations
@@ -95,8 +100,8 @@ POOL_FIELDS: Mapping[str, tuple[Kind, str, Any]] = {
 
 
 def pool_field(json_name: str, reader_needs: bool = False, **options: Any) -> Any:
-    """A field of `POOL_FIELDS`, with its default (`options` may name none, for a field the model
-    always has, and what a reader takes when the JSON lacks it: `absent`)."""
+    """A field of `POOL_FIELDS`. `options`: `default=MISSING` for a field the model always has, with
+    what a reader takes when the JSON lacks it (`absent`)."""
     kind, doc, default = POOL_FIELDS[json_name]
     return json_field(json_name, kind, doc, options.pop("default", default), reader_needs=reader_needs, **options)
 
@@ -366,6 +371,12 @@ class Pool(Written):
     def vm_size(self) -> str:
         """The first (an AgentPool's only) VM size."""
         return self.offers[0].vm_size
+
+    @property
+    def pod_subnets(self) -> tuple[str, ...]:
+        """Your subnets the pool's pods join apart from its nodes (`podSubnetID`: Azure CNI's dynamic pod-IP
+        allocation)."""
+        return tuple(subnet for subnet in self.subnets if subnet != self.node_subnet)
 
     @property
     def served(self) -> bool:

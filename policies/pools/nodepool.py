@@ -29,11 +29,10 @@ from ..catalog import (
     is_gpu_vm_size,
     vcpus_in_size_name,
 )
-from ..limits import go_int
 from ..podspecs import UndecidableError, join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
-from ..scheduling import TaintSyntaxError, format_taint, parse_taint
-from .model import AsWritten, Offer, Pool, PoolFact, PoolReading
+from ..scheduling import TaintSyntaxError, format_taint, label_int, parse_taint
+from .model import AsWritten, CapacityNeed, CapacityType, Offer, Pool, PoolFact, PoolReading, spot_first
 from .registry import NO_TAINTS, NO_TEXTS, NodeFacts, read_fact, register
 
 _NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
@@ -98,9 +97,11 @@ def _has(operator: str, values: list[str], value: str | None) -> bool | None:
     if operator == "DoesNotExist":
         return value is None
     if operator in _BOUND_OPERATORS:
-        # Bounds and label values are read as Go's strconv reads them (`limits.go_int`).
-        bound = go_int(values[0]) if len(values) == 1 else None
-        number = go_int(value) if value is not None else None
+        # Bounds and label values are read as Go's strconv reads a label value (`scheduling.label_int`):
+        # both NodePool CRDs hold requirement values to the label-value pattern, which has no sign
+        # (tests/fixtures/karpenter/), so `+4` bounds nothing.
+        bound = label_int(values[0]) if len(values) == 1 else None
+        number = label_int(value) if value is not None else None
         if bound is None or number is None:
             return False
         return _BOUND_OPERATORS[operator](number, bound)
@@ -109,13 +110,35 @@ def _has(operator: str, values: list[str], value: str | None) -> bool | None:
 _BOUNDING_LIMITS = ("nvidia.com/gpu", "cpu")
 
 
-def _nodes_admitted(sku: Any, bounding: Mapping[str, Any]) -> int:
-    """How many nodes of the size the limits admit."""
+def nodes_admitted(sku: GpuSku, bounding: Mapping[str, Any]) -> int:
+    """The most nodes of one size a NodePool's bounding `limits` (`nvidia.com/gpu`, `cpu`: numbers) admit:
+    Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter
+    `filterByRemainingResources`), and AKS holds at most AKS_MAX_NODES_PER_CLUSTER nodes; 0 where no limit
+    bounds the pool. The one count of a NodePool's nodes: the pack's reader and the platform's NAP kind
+    (which writes the NodePool, then reads it here) both take it."""
     counts = [int(bounding["nvidia.com/gpu"] // sku.gpus)] if "nvidia.com/gpu" in bounding else []
     vcpus = vcpus_in_size_name(sku.vm_size)
     if "cpu" in bounding and vcpus:
         counts.append(int(bounding["cpu"] // vcpus))
-    return min(counts, default=1)
+    return min(AKS_MAX_NODES_PER_CLUSTER, *counts) if counts else 0
+
+
+#: Karpenter's `karpenter.sh/capacity-type` values (kubernetes-sigs/karpenter pkg/apis/v1/labels.go), as the
+#: pool model spells them; a NodePool that names none is bought on-demand (Karpenter's default requirement).
+_CAPACITY: dict[str, CapacityType] = {"spot": "spot", "on-demand": "onDemand"}
+_CAPACITY_TYPE = "karpenter.sh/capacity-type"
+
+
+def _capacity_types(requirements: list[tuple[str, str, list[str]]]) -> tuple[CapacityType, ...]:
+    """How the NodePool's nodes may be bought, in the order its requirement lists them: the capacity types
+    every requirement on `karpenter.sh/capacity-type` admits (on-demand where none names the key)."""
+    named = [values for key, operator, values in requirements if key == _CAPACITY_TYPE and operator == "In"]
+    order = list(dict.fromkeys(value for values in named for value in values)) or list(_CAPACITY)
+    admitted = [kind for kind in order if kind in _CAPACITY and all(
+        _has(operator, values, kind) is not False for key, operator, values in requirements if key == _CAPACITY_TYPE)]
+    if not any(key == _CAPACITY_TYPE for key, _, _ in requirements):
+        admitted = ["on-demand"]
+    return tuple(_CAPACITY[kind] for kind in admitted)
 
 
 def _template(props: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -188,12 +211,12 @@ def _taints(props: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]
     return tuple(taints), tuple(problems)
 
 
-def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> tuple[AsWritten, int]:
+def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> tuple[AsWritten, dict[str, int]]:
     """Bounded when a GPU or vCPU limit is a ceiling some cluster can reach: 0 up to what AKS's most
     nodes hold (`NODEPOOL_LIMIT_CEILINGS`, the ceilings gpu-aks's own NodePools keep to). Past it
     (`1e30`, `"100000"` GPUs) a limit bounds nothing; below 0, or one Karpenter cannot read, no
     NodePool the API server takes has it. Each such limit is named with why. With the most nodes the
-    limits admit of any size the NodePool may bring (0 where they bound nothing)."""
+    limits admit of each size of the catalog the NodePool may bring (0 where they bound nothing)."""
     spec = mapping_at(props.get("spec"), "spec")
     limits = mapping_at(spec.get("limits"), _LIMITS)
     bounding, unusable = {}, []
@@ -216,7 +239,7 @@ def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> t
             bounding[key] = amount
     skus = [sku for sku in map(gpu_sku, sizes()) if sku is not None]
     # A limit of 0 is written on purpose (a paused NodePool); a positive one no size fits is a mistake.
-    if bounding and all(bounding.values()) and skus and not any(_nodes_admitted(sku, bounding) for sku in skus):
+    if bounding and all(bounding.values()) and skus and not any(nodes_admitted(sku, bounding) for sku in skus):
         # Karpenter launches no node that would pass a limit (kubernetes-sigs/karpenter
         # `filterByRemainingResources`): such a NodePool never brings a node, and its pods wait forever.
         smallest = min(skus, key=lambda sku: sku.gpus)
@@ -224,8 +247,7 @@ def _bounds(props: Mapping[str, Any], sizes: Callable[[], tuple[str, ...]]) -> t
                         f"has {smallest.gpus} GPUs and {vcpus_in_size_name(smallest.vm_size)} vCPUs)")
     written = ", ".join(f"{key}: {shown(limits[key], 64).strip(chr(39))}" for key in bounding) or "no limits"
     bounded = bool(bounding) and not unusable
-    nodes = max((min(AKS_MAX_NODES_PER_CLUSTER, _nodes_admitted(sku, bounding)) for sku in skus), default=0) \
-        if bounded else 0
+    nodes = {sku.vm_size: nodes_admitted(sku, bounding) if bounded else 0 for sku in skus}
     upper = (_LIMITS, written)
     if unusable:
         written += f"; {'; '.join(unusable)}"
@@ -253,16 +275,23 @@ def _node_pool(name: str, props: Mapping[str, Any]) -> PoolReading:
         return sizes
 
     taints, problems = read_fact(unknown, "taints", lambda: _taints(props), NO_TAINTS)
-    written, max_count = read_fact(unknown, "count", lambda: _bounds(props, known_sizes),
-                                 (AsWritten(False, "", _BOUNDS_FIX), 0))
+    no_nodes: dict[str, int] = {}
+    written, nodes = read_fact(unknown, "count", lambda: _bounds(props, known_sizes),
+                               (AsWritten(False, "", _BOUNDS_FIX), no_nodes))
+    on_demand: tuple[CapacityType, ...] = ("onDemand",)
+    capacity = read_fact(unknown, "offers", lambda: _capacity_types(_requirements(props)), on_demand)
     # NAP installs the NVIDIA driver on its GPU nodes (AKSNodeClass `gpu.mode: Driver`, the default),
     # not the device plugin: whoever declares an NVIDIA NodePool runs one.
     needs_plugin = read_fact(unknown, "plugin", lambda: any(gpu_sku(size) is not None for size in known_sizes()), False)
     # Sizes the catalog lacks are offers without a GPU sku: the rules say by its name whether one is a GPU size.
     pool = Pool(name=name, key=name, role="gpu" if any(map(is_gpu_vm_size, sizes)) else "cpu", backend="nodePool",
-                azure_name=None, offers=tuple(Offer.sized(size, gpu_sku(size)) for size in sizes), min_count=0,
-                max_count=max_count, spot=False, zones=(), taints=taints,
-                labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}))
+                azure_name=None, offers=tuple(Offer.sized(size, gpu_sku(size), capacity_types=spot_first(capacity))
+                                              for size in sizes),
+                min_count=0, max_count=max(nodes.values(), default=0), spot=capacity == ("spot",), zones=(),
+                taints=taints, labels=read_fact(unknown, "labels", lambda: _node_labels(name, props), {}),
+                # Each catalog size at the most nodes the limits admit of it, per capacity type (for quota).
+                capacity=tuple(CapacityNeed(name, size, kind == "spot", (), count, 0)
+                               for size, count in nodes.items() for kind in capacity))
     return PoolReading(
         pool, source={"pool": _TAINTS, "offers": _REQUIREMENTS, "taints": _TAINTS, "count": _LIMITS, "labels": _LABELS,
                       "plugin": _REQUIREMENTS},

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_aks_policies.documents import DocumentError, Limits, load_json, read_file
 
 from testbed.build import BIN, LIBEXEC, ROOT
 
@@ -94,14 +95,19 @@ def programs() -> dict[str, Path]:
 
 # --- the state file ---------------------------------------------------------------------------------
 
+#: A state file is a few hundred bytes (five processes and their arguments).
+STATE_FILE_LIMITS = Limits(max_bytes=1024 * 1024)
+
+
 def _state(directory: Path) -> dict[str, Any] | None:
-    """What `up` recorded in `directory`, or None; ClusterError for a file `up` did not write."""
+    """What `up` recorded in `directory`, or None; InputError for a file `up` did not write (read as every
+    tool reads a file it is handed: a regular file, bounded, never blocking on a FIFO or a device)."""
     path = directory / STATE_FILE
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        state = json.loads(path.read_text()) if path.is_file() and path.stat().st_size < 1_000_000 else None
-    except (OSError, UnicodeDecodeError, ValueError):
+        state = load_json(read_file(str(path), STATE_FILE_LIMITS), STATE_FILE_LIMITS)
+    except DocumentError:
         state = None
     processes = state.get("processes") if isinstance(state, dict) else None
     if not (isinstance(state, dict) and isinstance(state.get("server"), str) and isinstance(processes, list)

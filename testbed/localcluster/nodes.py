@@ -163,8 +163,13 @@ def pool_nodes(contract: PlatformContract, pool: Pool, copies: int = 1) -> list[
 
 
 def contract_pool_nodes(contract: PlatformContract, copies: int = 1) -> list[dict[str, Any]]:
-    """Every GPU and CPU pool's nodes (the system pool's are not simulated: no workload lands there)."""
-    return [node for pool in contract.pool_models().values() for node in pool_nodes(contract, pool, copies)]
+    """Every GPU and CPU pool's nodes (the system pool's are not simulated: no workload lands there), each
+    with an address of its own in AKS's default node subnet (10.224.0.0/16, from .4 as Azure hands them out:
+    the first four of a subnet are Azure's), which kwok gives its pods as their hostIP."""
+    nodes = [node for pool in contract.pool_models().values() for node in pool_nodes(contract, pool, copies)]
+    for index, node in enumerate(nodes, start=4):
+        node["status"]["addresses"][0]["address"] = f"10.224.{index // 256}.{index % 256}"
+    return nodes
 
 
 def stack_nodes(outputs: Mapping[str, Any], copies: int = 1) -> list[dict[str, Any]]:

@@ -10,7 +10,8 @@ pulumi/pulumi-kubernetes `provider/pkg/provider/provider.go` and `provider/pkg/m
   immutable (a Job's `spec`, a workload's `spec.selector`), replaces the object.
 - Create: the server's fields (`metadata.uid`, `metadata.creationTimestamp`, `metadata.namespace`
   defaulted to `default` for namespaced kinds gpu-aks uses).
-- Invoke `kubernetes:yaml:decode`: the YAML documents of a string, as the provider parses them.
+- Invoke `kubernetes:yaml:decode`: the YAML documents of a string, as the provider parses them, and refused
+  as it refuses a document that is mostly alias expansion (`decode_yaml`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from provider import UNKNOWN, Model, reveal, serve
+from provider import UNKNOWN, Model, ProviderError, reveal, serve
 
 #: The version of pulumi-kubernetes gpu-aks pins (requirements.txt).
 VERSION = "4.34.2"
@@ -36,6 +37,60 @@ CLUSTER_SCOPED = frozenset({"Namespace", "ValidatingAdmissionPolicy", "Validatin
 #: selector (batch/v1 JobSpec: "immutable"), a workload's selector (apps/v1: "immutable after creation").
 IMMUTABLE = {"Job": ("spec",), "DaemonSet": ("spec.selector",), "Deployment": ("spec.selector",),
              "StatefulSet": ("spec.selector",)}
+
+
+#: go-yaml's bound on alias expansion (`allowedAliasRatio`, gopkg.in/yaml.v2 v2.4.0 `decode.go:355`, the
+#: fix of CVE-2019-11253): past 1000 decoded nodes and 100 from aliases, a decode that is more than 99%
+#: alias expansion (up to 400,000 decodes, scaling down to 10% at 4,000,000) fails.
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(decode_count: int) -> float:
+    if decode_count <= ALIAS_RATIO_LOW:
+        return 0.99
+    if decode_count >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decode_count - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Walk a composed document as go-yaml's decoder does (each alias expanded where it stands) and fail as
+    it fails. PyYAML composes an alias as the anchored node itself, so a node met again is an alias."""
+    decode_count = alias_count = 0
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, in_alias = stack.pop()
+        aliased = in_alias or id(node) in seen
+        seen.add(id(node))
+        decode_count += 1
+        if aliased:
+            alias_count += 1
+        if alias_count > 100 and decode_count > 1000 and alias_count / decode_count > _allowed_alias_ratio(decode_count):
+            raise ProviderError("error converting YAML to JSON: yaml: document contains excessive aliasing")
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((item, aliased) for item in reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend((part, aliased) for key, value in reversed(node.value) for part in (value, key))
+
+
+def decode_yaml(text: str) -> list[Any]:
+    """`kubernetes:yaml:decode` as pulumi-kubernetes answers it (`provider/pkg/provider/invoke_decode_yaml.go`:
+    k8s.io/apimachinery's YAMLOrJSONDecoder, which decodes with go-yaml), a document that is mostly alias
+    expansion refused before anything is expanded."""
+    documents = []
+    for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        if node is None:
+            continue
+        _check_aliasing(node)
+        loader = yaml.SafeLoader("")
+        try:
+            document = loader.construct_document(node)
+        finally:
+            loader.dispose()
+        if document:
+            documents.append(document)
+    return documents
 
 
 def _group_version_kind(type_: str) -> tuple[str, str]:
@@ -90,7 +145,7 @@ class Kubernetes(Model):
 
     def invoke(self, token: str, args: dict[str, Any]) -> dict[str, Any]:
         if token == "kubernetes:yaml:decode":
-            return {"result": [doc for doc in yaml.safe_load_all(str(reveal(args.get("text", "")))) if doc]}
+            return {"result": decode_yaml(str(reveal(args.get("text", ""))))}
         return super().invoke(token, args)
 
 

@@ -21,13 +21,15 @@ from typing import Any
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime import rpc
 from pulumi.runtime.proto import plugin_pb2, provider_pb2, provider_pb2_grpc
 
-#: The engine's wire markers (pulumi `sdk/go/common/resource/plugin/rpc.go`): a secret is an object with
-#: this signature key and value; an unknown (a value not known until apply) is this string.
-SIG = "4dabf18193072939515e22adb298388d"
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+#: The engine's wire markers, as the SDK names them (pulumi `sdk/python/lib/pulumi/runtime/rpc.py`, after
+#: `sdk/go/common/resource/properties.go`): a secret is an object with this signature key and value; an
+#: unknown (a value not known until apply) is this string.
+SIG = rpc._special_sig_key
+SECRET_SIG = rpc._special_secret_sig
+UNKNOWN = rpc.UNKNOWN
 
 RECORD_ENV = "GPU_AKS_STANDIN_LOG"
 
@@ -138,6 +140,15 @@ class Model:
     def delete(self, type_: str, id_: str, state: dict[str, Any]) -> None:
         return None
 
+    def configure(self, variables: dict[str, str]) -> None:
+        """The provider's configuration (`ConfigureRequest.variables`, keys `<package>:config:<key>`)."""
+
+    def read(self, type_: str, id_: str, state: dict[str, Any], inputs: dict[str, Any] | None,
+             ) -> tuple[str, dict[str, Any], dict[str, Any] | None] | None:
+        """(id, outputs, inputs) as the resource stands now, or None when it is gone. By default the state
+        Pulumi holds: a model with no world outside the engine has nothing to compare it with."""
+        return id_, state, inputs
+
     def invoke(self, token: str, args: dict[str, Any]) -> dict[str, Any]:
         raise ProviderError(f"{self.name} stand-in: the function {token} is not modelled")
 
@@ -173,6 +184,7 @@ class Servicer(provider_pb2_grpc.ResourceProviderServicer):
     def Configure(self, request: provider_pb2.ConfigureRequest, context: grpc.ServicerContext,
                   ) -> provider_pb2.ConfigureResponse:
         self.record("Configure", args=to_dict(request.args))
+        self.model.configure(dict(request.variables))
         return provider_pb2.ConfigureResponse(acceptSecrets=True, supportsPreview=True, acceptResources=False)
 
     def Check(self, request: provider_pb2.CheckRequest, context: grpc.ServicerContext) -> provider_pb2.CheckResponse:
@@ -193,7 +205,8 @@ class Servicer(provider_pb2_grpc.ResourceProviderServicer):
 
         def diff() -> provider_pb2.DiffResponse:
             changed, replaces, delete_first = self.model.diff(type_, olds, news, list(request.ignoreChanges))
-            self.record("Diff", urn=request.urn, type=type_, changed=changed, replaces=replaces)
+            self.record("Diff", urn=request.urn, type=type_, changed=changed, replaces=replaces,
+                        deleteBeforeReplace=delete_first)
             kind = provider_pb2.PropertyDiff
             detailed = {key: kind(kind=kind.UPDATE_REPLACE if key in replaces else kind.UPDATE, inputDiff=True)
                         for key in changed}
@@ -214,8 +227,18 @@ class Servicer(provider_pb2_grpc.ResourceProviderServicer):
         return self._guard(context, create)
 
     def Read(self, request: provider_pb2.ReadRequest, context: grpc.ServicerContext) -> provider_pb2.ReadResponse:
-        self.record("Read", urn=request.urn, id=request.id)
-        return provider_pb2.ReadResponse(id=request.id, properties=request.properties, inputs=request.inputs)
+        type_ = request.type or type_of(request.urn)
+        self.record("Read", urn=request.urn, type=type_, id=request.id)
+
+        def read() -> provider_pb2.ReadResponse:
+            inputs = to_dict(request.inputs) if request.HasField("inputs") else None
+            found = self.model.read(type_, request.id, to_dict(request.properties), inputs)
+            if found is None:
+                return provider_pb2.ReadResponse(id="")  # gone: the engine drops it from the state
+            id_, outputs, read_inputs = found
+            return provider_pb2.ReadResponse(id=id_, properties=to_struct(outputs),
+                                             inputs=to_struct(read_inputs) if read_inputs is not None else None)
+        return self._guard(context, read)
 
     def Update(self, request: provider_pb2.UpdateRequest, context: grpc.ServicerContext) -> provider_pb2.UpdateResponse:
         type_ = request.type or type_of(request.urn)

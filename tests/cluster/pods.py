@@ -86,6 +86,9 @@ def written_pod(pod: PodSpec, name: str, config: RuleConfig, namespace: str | No
     node_affinity = _mapping(pod.spec.get("affinity")).get("nodeAffinity")
     if isinstance(node_affinity, Mapping):
         spec["affinity"] = {"nodeAffinity": dict(node_affinity)}
+    spread = pod.spec.get("topologySpreadConstraints")
+    if isinstance(spread, list) and spread:
+        spec["topologySpreadConstraints"] = [dict(constraint) for constraint in spread if isinstance(constraint, Mapping)]
     metadata: dict[str, Any] = {"name": name, "namespace": namespace or pod.namespace or "default"}
     if pod.annotations:
         metadata["annotations"] = {str(k): str(v) for k, v in pod.annotations.items()}

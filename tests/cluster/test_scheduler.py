@@ -216,6 +216,44 @@ def label_selectors(outputs: Mapping[str, Any], label: str) -> list[tuple[str, A
     return objects
 
 
+#: Requirements the API server refuses (k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go,
+#: `ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`) that a loose reading matches on
+#: every node: a signed bound, a value that is no label value, Exists with values, keys with a bad prefix or a
+#: trailing space, matchFields on another field (issue 50).
+REFUSED_SELECTION = {
+    "Gt +0": {"matchExpressions": [{"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gt", "values": ["+0"]}]},
+    "Lt +9": {"matchExpressions": [{"key": "karpenter.azure.com/sku-gpu-count", "operator": "Lt", "values": ["+9"]}]},
+    "a value with a space": {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn",
+                                                   "values": ["windows", "not linux"]}]},
+    "a 64-character value": {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn", "values": ["w" * 64]}]},
+    "Exists with values": {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "Exists", "values": ["linux"]}]},
+    "a bad key prefix": {"matchExpressions": [{"key": "Kubernetes_IO/os", "operator": "DoesNotExist"}]},
+    "a trailing space": {"matchExpressions": [{"key": "kubernetes.io/os ", "operator": "DoesNotExist"}]},
+    "matchFields on a namespace": {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}],
+                                   "matchFields": [{"key": "metadata.namespace", "operator": "NotIn", "values": ["x"]}]},
+}
+
+
+def placement_cases(outputs: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Per GPU pool, a pod that tolerates and selects it and, besides, asks for node selection the API server
+    refuses; and pods that spread over a key its nodes lack (unschedulable: podtopologyspread's "missing
+    required label") and over one they carry (lands)."""
+    objects = []
+    for name, pool in (outputs.get("gpuPools") or {}).items():
+        resource = str((pool.get("offers") or [{}])[0].get("resource") or pool.get("gpuResource"))
+        for case, term in REFUSED_SELECTION.items():
+            pod = _gpu_pod(pool["nodeSelector"], pool["tolerations"], resource, name=dns_label(f"{name}-{case}"))
+            pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [term]}}}
+            objects.append((f"pool {name}, node affinity with {case}", pod))
+        for key in ("rack.example.com/row", "kubernetes.io/hostname"):
+            pod = _gpu_pod(pool["nodeSelector"], pool["tolerations"], resource, name=dns_label(f"{name}-spread-{key}"))
+            pod["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": key,
+                                                         "whenUnsatisfiable": "DoNotSchedule"}]
+            objects.append((f"pool {name}, DoNotSchedule spread over {key}", pod))
+    return objects
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 def run(api: Client, stack: str, objects: Sequence[tuple[str, Any]]) -> list[str]:
@@ -234,6 +272,13 @@ def test_the_scheduler_places_the_rule_corpus_where_the_explainer_says(api, stac
 def test_the_scheduler_places_the_app_helpers_pods_on_the_pool_it_chose(api, stack):
     objects = app_placements(outputs_of(stack))
     assert len(objects) >= 3
+    assert run(api, stack, objects) == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_node_selection_the_api_server_refuses_and_spread_over_a_missing_label_land_nowhere(api, stack):
+    objects = placement_cases(outputs_of(stack))
+    assert len(objects) >= len(REFUSED_SELECTION) + 2
     assert run(api, stack, objects) == []
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,19 @@ from tests.engine.conftest import FAST, Workspace
 
 JOB = "kubernetes:batch/v1:Job"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py). It could never
-start, so `pulumi up` does not await it."""
+UNTOLERATED = '''"""A GPU Job with no toleration for the GPU pools' taint (written by tests/engine/test_apps.py), on
+the platform's cluster. It could never start, so `pulumi up` does not await it."""
+import pulumi
 import pulumi_kubernetes as k8s
 
+platform = pulumi.StackReference("organization/gpu-aks/dev")
+provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
 k8s.batch.v1.Job("untolerated", metadata={"annotations": {"pulumi.com/skipAwait": "true"}},
                  spec={"backoffLimit": 0, "template": {"spec": {
                      "restartPolicy": "Never",
                      "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04",
-                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})
+                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}},
+                 opts=pulumi.ResourceOptions(provider=provider))
 '''
 
 
@@ -175,8 +178,8 @@ def test_an_up_on_a_pool_with_no_node_yet_waits_for_one_and_completes_when_it_co
         api.wait_for("the Job's pod to wait for a GPU node", pending, timeout=300, every=0.5)
         [job] = api.get("/apis/batch/v1/namespaces/default/jobs")["items"]
         assert job["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == str(15 * 60 + 10 * 60)
-        time.sleep(5)
-        assert up.poll() is None, "pulumi up waits while the pool has no node"
+        with pytest.raises(subprocess.TimeoutExpired):  # pulumi up waits while the pool has no node
+            up.wait(timeout=10)
         [node] = register(api, pool_nodes(deployed_dev, "gput4"))  # the autoscaler brings one up
         output, _ = up.communicate(timeout=300)
     finally:

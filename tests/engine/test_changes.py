@@ -1,5 +1,6 @@
 """Second runs under the real engine: a GPU pool's new VM size replaces the pool, the new one created before
-the old one goes; a change that would replace the cluster is stopped before any step, with the reason;
+the old one goes (the program's own `delete_before_replace=False`: azure-native asks to delete a named
+resource first); a change that would replace the cluster is stopped before any step, with the reason;
 turning `protect` off is said; a secret set with `pulumi config set --secret` reaches the provider and is
 printed nowhere."""
 
@@ -46,7 +47,12 @@ def test_a_gpu_pool_vm_size_change_replaces_it_creating_the_new_pool_first(works
     assert "+-" in preview.output and "gput4-pool" in preview.output
     before = len(workspace.calls())
     workspace.pulumi("up", "--yes", "--skip-preview", *replace_stack)
-    # Create-before-delete: the engine's default for a replacement the provider does not ask to delete first.
+    # Create-before-delete, although the stand-in asks to delete first as azure-native does for a named
+    # resource (`Diff`: deleteBeforeReplace unless `__createBeforeDelete`): only the program's own
+    # `delete_before_replace=spec.keeps_azure_name` (False for a suffixed Azure name) orders it so.
+    replace_diff = [c for c in workspace.calls()[before:] if c["method"] == "Diff" and c.get("type") == POOL
+                    and c["urn"].endswith("::gput4-pool") and c.get("replaces")]
+    assert replace_diff and all(c["deleteBeforeReplace"] for c in replace_diff), replace_diff
     assert _pool_steps(workspace.calls()[before:], "gput4-pool") == ["Create", "Delete"]
     [pool] = [r for r in workspace.export(stack)["deployment"]["resources"]
               if r["type"] == POOL and r["urn"].endswith("::gput4-pool")]

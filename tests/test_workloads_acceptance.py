@@ -1,5 +1,5 @@
-"""An acceptance set for issue #29, built independently of the adapters' own fixtures: real manifests
-from the projects the issue names (each file's first lines cite its source and commit) and traps.
+"""The workload adapters against an acceptance set (issue #29), built independently of the adapters' own
+fixtures: real manifests from the projects the issue names (each file's first lines cite its source and commit) and traps.
 Each file is checked alone, as a user runs `gpu-aks-check FILE`; a file is right when the set of
 (document, kind, name, policy, level) it gets is exactly the expected one. Expected verdicts follow
 the owners' controllers (what pods they create, with which tolerations), as each file's header says.
