@@ -307,11 +307,14 @@ def _amount(value: Any, what: str) -> Fraction:
 
 
 def _cpus(milli: int) -> str:
+    """Millicores as the pack writes them ("3.86"): `gpu_aks_policies.pod_requests.cpus`, copied to keep this file
+    standard library only (tests/test_app_helper.py holds the two equal)."""
     whole, part = divmod(milli, 1000)
     return f"{whole}.{part:03d}".rstrip("0") if part else str(whole)
 
 
 def _gib(amount: int) -> str:
+    """Bytes as the pack writes them ("22.97 GiB", rounded down): `gpu_aks_policies.pod_requests.gib`'s copy."""
     hundredths = amount * 100 // 2**30
     return f"{hundredths // 100}.{hundredths % 100:02d}".rstrip("0").rstrip(".") + " GiB"
 

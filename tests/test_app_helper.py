@@ -317,3 +317,13 @@ def test_a_request_for_cpu_and_memory_is_placed_where_a_node_gives_pods_that_muc
     assert big.node_selector["node.kubernetes.io/instance-type"] == "Standard_NC80adis_H100_v5"
     with pytest.raises(PlacementError, match="cpu must be a Kubernetes quantity"):
         place(dev, GpuRequest(cpu="lots"))
+
+
+@pytest.mark.parametrize("amount", [0, 1, 999, 1000, 3860, 3810, 10_000, 2**30 - 1, 2**30, 24_589_524_992, 64 * 2**30 + 1])
+def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
+    """The helper is one standard-library file, so it writes figures with its own copy of the pack's
+    (`gpu_aks_policies.pod_requests.cpus`, `gib`): a node's room reads the same in both."""
+    from gpu_aks_app import _cpus, _gib
+    from gpu_aks_policies.pod_requests import cpus, gib
+
+    assert (_cpus(amount), _gib(amount)) == (cpus(amount), gib(amount))
