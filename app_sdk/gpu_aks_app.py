@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 #: The outputs-contract versions this helper understands.
@@ -53,6 +54,10 @@ class GpuRequest:
     `shared`: True asks for one share of a pool that shares its GPUs (time-slicing or MPS: "1/4 of a
     T4"); otherwise a request gets whole GPUs, unless `pool`
     names a shared pool. A share is one per container: `gpus` must then be 1.
+    `cpu` and `memory`: what the pod asks of the node beside its GPUs, as Kubernetes quantities ("10",
+    "500m"; "64Gi"); a pool whose node gives pods less (its allocatable less gpu-aks's DaemonSets there, the
+    contract's `allocatable`) does not serve the request, as kube-scheduler's NodeResourcesFit would leave
+    the pod Pending there.
     A pool that may bring several sizes (a NAP NodePool's `offers`) serves a request from the sizes
     that fit it, and pins the pod to the size chosen where others would not.
     """
@@ -63,6 +68,8 @@ class GpuRequest:
     mig_partition: str | None = None
     spot: bool | None = None
     shared: bool | None = None
+    cpu: str | int | None = None
+    memory: str | int | None = None
 
 
 #: How long a GPU node may take to come up before AKS gives up on it: the cluster autoscaler's
@@ -88,6 +95,8 @@ class Placement:
     node_selector: dict[str, str] = field(default_factory=dict)
     #: On a shared pool, what the pod gets: "1/4 of a T4, time-sliced"; None for whole GPUs or MIG slices.
     share: str | None = None
+    #: The CPU and memory the request asked for, as the pod's first container requests them.
+    requests: dict[str, str] = field(default_factory=dict)
     #: The GPU model of the node it lands on ("T4", "A100 80GB"), where the contract names it.
     gpu_model: str | None = None
 
@@ -110,6 +119,8 @@ class Placement:
         first, *rest = containers
         resources = dict(first.get("resources") or {})
         resources["limits"] = {**(resources.get("limits") or {}), **self.limits}
+        if self.requests:
+            resources["requests"] = {**self.requests, **(resources.get("requests") or {})}
         return {**extra, "containers": [{**first, "resources": resources}, *rest],
                 "tolerations": [*extra.get("tolerations", []), *self.tolerations],
                 "nodeSelector": {**extra.get("nodeSelector", {}), **self.node_selector}}
@@ -130,7 +141,8 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: The keys this helper reads of a version 3 pool and of each of its offers (tests hold them to the pool
 #: model's JSON names, `gpu_aks_policies.pools.model.Pool` and `Offer`).
 POOL_KEYS = ("role", "backend", "offers", "spot", "taints", "labels", "sharing", "minCount", "maxCount")
-OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "migPartition", "hourlyPrice")
+OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "migPartition", "hourlyPrice",
+              "allocatable")
 #: The contract reader's bounds on what this helper reads (`gpu_aks_policies.limits` MAX_POOL_COUNT,
 #: MAX_CONTRACT_HOURLY_PRICE, MAX_SHOWN_CHARS; tests hold them equal): the helper refuses what the reader refuses
 #: of the keys it reads, so `place()` never pins a pod on a contract the explainer and `--platform` refuse.
@@ -146,6 +158,8 @@ CAPACITY_TYPES = ("onDemand", "spot")
 FLAGS = (True, False)
 #: A key the contract leaves out, where that differs from null.
 _ABSENT: Any = object()
+#: The keys read of an offer's `allocatable` (`gpu_aks_policies.pools.model.Allocatable`).
+ALLOCATABLE_KEYS = ("cpuMillicores", "memoryBytes", "daemonSetCpuMillicores", "daemonSetMemoryBytes")
 
 
 @dataclass(frozen=True)
@@ -158,6 +172,8 @@ class _Offer:
     capacity_types: tuple[str, ...]
     #: The list prices of one node an hour (on-demand, Spot), either None where unknown.
     hourly_price: tuple[float | None, float | None] = (None, None)
+    #: not part of what version 2 must say the same of).
+    room: tuple[int | None, int | None] = field(default=(None, None), compare=False)
 
 
 @dataclass(frozen=True)
@@ -335,7 +351,8 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
                              _count(offer.get("perNode"), f"{key}.offers[{index}].perNode") or 0,
                              _text(offer.get("migPartition"), f"{key}.offers[{index}].migPartition"),
                              _capacity(offer.get("capacityTypes", _ABSENT), spot, f"{key}.offers[{index}].capacityTypes"),
-                             _price(offer.get("hourlyPrice"), f"{key}.offers[{index}].hourlyPrice")))
+                             _price(offer.get("hourlyPrice"), f"{key}.offers[{index}].hourlyPrice"),
+                             _room(offer.get("allocatable"), f"{key}.offers[{index}].allocatable")))
     if not offers:
         raise ContractError(f"{key}.offers: a GPU pool needs an offer with a resource (a GPU size); none has one")
     labels = _texts(pool.get("labels", {}), f"{key}.labels")
@@ -353,6 +370,50 @@ def _v3_pool(name: str, raw: Any) -> _Pool | None:
     return _Pool(_choice(pool.get("backend", "agentPool"), f"{key}.backend", BACKENDS), tuple(offers), tuple(tolerations),
                  {**selector, POOL_LABEL: name}, replicas, strategy, labels.get(GPU_MODEL_LABEL), counts, spot,
                  tuple(labels.items()))
+
+
+def _room(value: Any, key: str) -> tuple[int | None, int | None]:
+    """(CPU millicores, memory bytes) one node gives pods: its allocatable less gpu-aks's DaemonSets there."""
+    if value is None:
+        return None, None
+    allocatable = _mapping(value, key)
+    cpu, memory = _whole(allocatable.get("cpuMillicores")), _whole(allocatable.get("memoryBytes"))
+    return (None if cpu is None else max(0, cpu - (_whole(allocatable.get("daemonSetCpuMillicores")) or 0)),
+            None if memory is None else max(0, memory - (_whole(allocatable.get("daemonSetMemoryBytes")) or 0)))
+
+
+#: Kubernetes quantity suffixes (apimachinery `resource.Quantity`): binary and decimal.
+_SUFFIXES: dict[str, int | Fraction] = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+
+
+def _amount(value: Any, what: str) -> Fraction:
+    """A request's quantity ("500m", "0.5", "64Gi", or a whole number such as 10) exactly; PlacementError naming
+    `what` when it is none."""
+    whole = _whole(value)
+    if whole is not None and whole >= 0:
+        return Fraction(whole)
+    if isinstance(value, str):
+        text = value.strip()
+        suffix = next((s for s in ("Ki", "Mi", "Gi", "Ti", "Pi", "m", "k", "M", "G", "T", "P") if text.endswith(s)), "")
+        number = text[:len(text) - len(suffix)]
+        if number and all(c.isdigit() or c == "." for c in number) and number.count(".") <= 1 and number != ".":
+            return Fraction(number) * _SUFFIXES[suffix]
+    raise PlacementError(f"{what} must be a Kubernetes quantity such as 10, \"500m\" or \"64Gi\", got {value!r}")
+
+
+def _cpus(milli: int) -> str:
+    """Millicores as the pack writes them ("3.86"): `gpu_aks_policies.pod_requests.cpus`, copied to keep this file
+    standard library only (tests/test_app_helper.py holds the two equal)."""
+    whole, part = divmod(milli, 1000)
+    return f"{whole}.{part:03d}".rstrip("0") if part else str(whole)
+
+
+def _gib(amount: int) -> str:
+    """Bytes as the pack writes them ("22.97 GiB", rounded down): `gpu_aks_policies.pod_requests.gib`'s copy."""
+    hundredths = amount * 100 // 2**30
+    return f"{hundredths // 100}.{hundredths % 100:02d}".rstrip("0").rstrip(".") + " GiB"
 
 
 def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -575,6 +636,21 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
         largest = max(offer.per_node for _, offers in candidates.values() for offer in offers)
         raise PlacementError(f"{request.gpus} GPUs is more than any matching node has (at most {largest} per node); "
                              f"GPU pools: {_describe(pools)}")
+    requests: dict[str, str] = {}
+    if request.cpu is not None or request.memory is not None:
+        cpu = math.ceil(_amount(request.cpu, "cpu") * 1000) if request.cpu is not None else 0
+        memory = math.ceil(_amount(request.memory, "memory")) if request.memory is not None else 0
+        requests = {name: str(value) for name, value in (("cpu", request.cpu), ("memory", request.memory))
+                    if value is not None}
+        roomy = _keep(fitting, lambda pool, offer: _has_room(offer, cpu, memory))
+        if not roomy:
+            sizes = [offer for _, offers in fitting.values() for offer in offers]
+            best = max(sizes, key=lambda offer: (offer.room[0] or 0, offer.room[1] or 0))
+            raise PlacementError(f"{_cpus(cpu)} CPUs and {_gib(memory)} of memory is more than any matching node gives "
+                                 f"pods (the most: {best.vm_size} gives {_cpus(best.room[0] or 0)} CPUs and "
+                                 f"{_gib(best.room[1] or 0)}, after what AKS reserves and gpu-aks's DaemonSets ask); GPU "
+                                 f"pools: {_describe(pools)}")
+        fitting = roomy
     # On-demand before Spot, then the tightest fit, then by name: the same answer every time.
     chosen = {name: (pool, min(offers, key=lambda offer: offer.per_node)) for name, (pool, offers) in fitting.items()}
     name, (pool, offer) = min(chosen.items(), key=lambda item: (_spot_only([item[1][1]]), item[1][1].per_node,
@@ -589,4 +665,10 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
         node_selector[CAPACITY_TYPE_LABEL] = _KARPENTER_CAPACITY["spot" if request.spot else "onDemand"]
     return Placement(pool=name, resource=str(offer.resource), gpus=request.gpus,
                      tolerations=[dict(t) for t in pool.tolerations], node_selector=node_selector,
-                     share=_share(pool), gpu_model=offer.gpu_model)
+                     share=_share(pool), requests=requests, gpu_model=offer.gpu_model)
+
+
+def _has_room(offer: _Offer, cpu_milli: int, memory: int) -> bool:
+    """Whether one node of the offer gives pods that much (a figure the contract does not know is not judged)."""
+    cpu_room, memory_room = offer.room
+    return (cpu_room is None or cpu_milli <= cpu_room) and (memory_room is None or memory <= memory_room)

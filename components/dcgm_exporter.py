@@ -31,7 +31,7 @@ import pulumi_kubernetes as k8s
 from gpu_aks_policies.catalog import POOL_LABEL
 from gpu_aks_policies.pools.model import Pool
 
-from components.manifests import PART_OF, pin_to_pools, pool_tolerations
+from components.manifests import EXPORTER_RESOURCES, PART_OF, pin_to_pools, pool_tolerations
 from components.settings import ObservabilitySettings
 from observability.metrics import metrics_csv
 from observability.settings import (
@@ -108,8 +108,7 @@ def exporter_daemonset(namespace_name: str, image: str, pool: Pool) -> dict[str,
                         "env": _exporter_env(pool),
                         "ports": [{"name": METRICS_PORT_NAME, "containerPort": METRICS_PORT}],
                         "securityContext": dict(EXPORTER_SECURITY_CONTEXT),
-                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                                      "limits": {"cpu": "200m", "memory": "512Mi"}},
+                        "resources": dict(EXPORTER_RESOURCES),
                         "livenessProbe": {**probe, "periodSeconds": 5},
                         "readinessProbe": probe,
                         "volumeMounts": [

@@ -33,6 +33,7 @@ from components.cluster import NETWORK_OUTPUT, AksCluster, AksClusterArgs
 from components.contract import platform_contract
 from components.dcgm_exporter import GpuMetricsExporter, GpuMetricsExporterArgs
 from components.device_plugin import GpuDevicePlugin, GpuDevicePluginArgs
+from components.dra_driver import GpuDraDriver, GpuDraDriverArgs
 from components.gpu_cluster_args import CONFIG_KEYS, GpuClusterArgs
 from components.gpu_cluster_outputs import CpuPoolContract, GpuPoolContract, PoolContract
 from components.node_pools import PoolArgs, PoolComponent
@@ -46,6 +47,7 @@ from components.observability import (
 from components.platform_settings import PlatformSettings, parse_settings
 from components.pools import KINDS, platform_pools
 from components.previous_run import PreviousRun
+from components.queues import GpuQueues, GpuQueuesArgs
 from components.replacements import IDENTITY_OUTPUT, identity_changes, identity_record
 from components.settings import PROJECT, SettingsError, pool_key
 from components.settings.common import recorded_secret
@@ -331,10 +333,17 @@ class GpuCluster(pulumi.ComponentResource):
         if settings.device_plugin.enabled and served_pools:
             device_plugin = GpuDevicePlugin(child_name("nvidia-device-plugin"), GpuDevicePluginArgs(
                 settings.device_plugin, served_pools, cluster.provider, after=access.ready), top)
-            if settings.smoke_test.enabled:
-                GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
-                    settings.smoke_test, settings.device_plugin.namespace, served_pools, cluster.provider,
-                    after=[device_plugin, *gpu_pools, *access.ready]), top)
+        dra_pools = [pool for pool in pools.gpu if pool.dra is not None]
+        dra_driver: GpuDraDriver | None = None
+        if dra_pools:
+            dra_driver = GpuDraDriver(child_name("nvidia-dra-driver"), GpuDraDriverArgs(
+                settings.dra, dra_pools, cluster.provider, after=[*gpu_pools, *access.ready]), top)
+        if settings.smoke_test.enabled and (device_plugin or dra_driver):
+            GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
+                settings.smoke_test, settings.device_plugin.namespace,
+                [*(served_pools if device_plugin else ()), *dra_pools], cluster.provider,
+                after=[*([device_plugin] if device_plugin else []), *([dra_driver] if dra_driver else []), *gpu_pools,
+                       *access.ready]), top)
         observability = settings.observability
         #: Contract fields: the workspace's PromQL endpoint and the dashboard's URL, null where there is none.
         query_endpoint: pulumi.Input[str | None] = None
@@ -351,6 +360,9 @@ class GpuCluster(pulumi.ComponentResource):
                 dashboard_json(watched_pools, observability.alerts), settings.access.role_propagation_seconds,
                 settings.access.deployer_principal_type), top)
             query_endpoint, dashboard_url = monitoring.query_endpoint, monitoring.dashboard_url
+        if settings.queues.enabled and pools.gpu:
+            GpuQueues(child_name("kueue"), GpuQueuesArgs(settings.queues, pools.gpu, cluster.provider,
+                                                         after=[*gpu_pools, *access.ready]), top)
         if settings.admission_policy.enabled and pools.gpu:
             GpuAdmissionPolicy(child_name("gpu-admission"), GpuAdmissionPolicyArgs(
                 settings.admission_policy, pools.gpu, cluster.provider, after=access.ready), top)

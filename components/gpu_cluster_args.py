@@ -676,7 +676,38 @@ class DevicePlugin(TypedDict, total=False):
     migStrategy: NotRequired[MigStrategy]
     """How MIG instances are advertised: `single` (nvidia.com/gpu) or `mixed` (nvidia.com/mig-<profile>). Default: single when a served pool uses MIG, else none."""
     pools: NotRequired[list[str]]
-    """The GPU pools it serves. Default: every GPU pool with gpuProfile.driver: Install."""
+    """The GPU pools it serves. Default: every GPU pool with gpuProfile.driver: Install that dra.pools does not list."""
+
+
+class Dra(TypedDict, total=False):
+    """GPU pools served through Dynamic Resource Allocation by NVIDIA's DRA driver (its chart nvidia-dra-driver-gpu 25.8.1) instead of the device plugin; see docs/gpu-capacity.md, "DRA pools"."""
+
+    pools: NotRequired[list[str]]
+    """The GPU pools (AgentPools) the DRA driver serves; the device plugin then leaves them out. Default: []."""
+    extendedResource: NotRequired[bool]
+    """Serve `nvidia.com/gpu` through DRA on those pools (KEP-5004): gpu-aks adds the DeviceClass nvidia-gpu.gpu-aks.io with `extendedResourceName: nvidia.com/gpu`, so pods written for the device plugin land there unchanged. Default: true."""
+    namespace: NotRequired[str]
+    """The namespace of the DRA driver. Default: nvidia-dra-driver-gpu."""
+
+
+class Team(TypedDict, total=False):
+    """One team: its ClusterQueue, its GPU quota per pool, and a LocalQueue in each namespace."""
+
+    name: Required[str]
+    """The team, named as its ClusterQueue and LocalQueues are (a DNS label). Required."""
+    namespaces: Required[list[str]]
+    """The namespaces whose jobs the team's queue admits. Required."""
+    gpus: Required[dict[str, int]]
+    """GPUs per GPU pool the team may use at once, e.g. {gput4: 4}. Required."""
+
+
+class Queues(TypedDict, total=False):
+    """Kueue 0.17.0 from its own chart, a ResourceFlavor per GPU pool and a ClusterQueue per team (docs/gpu-capacity.md, "Queues")."""
+
+    enabled: NotRequired[bool]
+    """Install Kueue and the queues. Default: false."""
+    teams: NotRequired[list[Team]]
+    """The teams and their GPU quota."""
 
 
 class AdmissionPolicy(TypedDict, total=False):
@@ -830,6 +861,10 @@ class GpuClusterArgs(TypedDict, total=False):
     """GPU NodePools under node auto-provisioning (needs `cluster.nodeProvisioningProfile.mode: Auto`); each a karpenter.sh/v1 NodePool with its own AKSNodeClass. Stack config key: `gpu-aks:gpuNodePools`."""
     devicePlugin: NotRequired[DevicePlugin]
     """gpu-aks's NVIDIA device-plugin DaemonSet (self-managed GPU pools: AKS installs the driver, you install the plugin). Stack config key: `gpu-aks:devicePlugin`."""
+    dra: NotRequired[Dra]
+    """GPU pools served through Dynamic Resource Allocation by NVIDIA's DRA driver (its chart nvidia-dra-driver-gpu 25.8.1) instead of the device plugin; see docs/gpu-capacity.md, "DRA pools". Stack config key: `gpu-aks:dra`."""
+    queues: NotRequired[Queues]
+    """Kueue 0.17.0 from its own chart, a ResourceFlavor per GPU pool and a ClusterQueue per team (docs/gpu-capacity.md, "Queues"). Stack config key: `gpu-aks:queues`."""
     admissionPolicy: NotRequired[AdmissionPolicy]
     """The GPU rules as a ValidatingAdmissionPolicy in the cluster. Stack config key: `gpu-aks:admissionPolicy`."""
     smokeTest: NotRequired[SmokeTest]

@@ -160,6 +160,8 @@ class _Builder:
             annotation = "list[int]"
         elif key.type == "map of strings":
             annotation = "dict[str, str]"
+        elif key.type == "map of integers":
+            annotation = "dict[str, int]"
         else:
             raise CodegenError(f"{path} is declared as {key.type!r}: declare its structure beside it (Key.shape) "
                                "so GpuCluster's inputs can type it (no input may be typed Any)")
@@ -313,7 +315,8 @@ def render(args_model: ArgsModel) -> str:
 # --- The outputs: the contract's pool entries as TypedDicts -----------------------------------------
 
 #: Contract dataclass -> the TypedDict GpuCluster's outputs name it by (the package schema's type names).
-OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract",
+OUTPUT_TYPES: dict[type, str] = {pool_model.OfferPrice: "OfferPriceContract", pool_model.Allocatable: "AllocatableContract",
+                                 pool_model.PoolClaims: "PoolClaimsContract",
                                  contract_v2.GpuOfferEntry: "GpuOfferContract", pool_model.PoolSharing: "PoolSharingContract",
                                  contract_v2.CpuPoolEntry: "CpuPoolContract", contract_v2.GpuPoolEntry: "GpuPoolContract",
                                  pool_model.Offer: "OfferContract", pool_model.Pool: "PoolContract"}

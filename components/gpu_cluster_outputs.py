@@ -34,6 +34,34 @@ class OfferPriceContract(TypedDict):
     """The date of the prices (YYYY-MM-DD)."""
 
 
+class AllocatableContract(TypedDict):
+    """What one node of the offer gives pods: its allocatable (the VM's vCPUs and memory less what AKS reserves on an AgentPool node, or what Karpenter plans a NAP node to keep; `node_capacity`), and what gpu-aks's own DaemonSets on the pool ask of it. A null figure is not known (a size gpu-aks's list lacks)."""
+
+    cpuMillicores: NotRequired[int]
+    """The node's allocatable CPU, in millicores."""
+    memoryBytes: NotRequired[int]
+    """The node's allocatable memory, in bytes."""
+    ephemeralStorageBytes: NotRequired[int]
+    """The node's allocatable ephemeral storage, in bytes; null when not known."""
+    pods: NotRequired[int]
+    """How many pods the node runs at most (maxPods)."""
+    daemonSetCpuMillicores: int
+    """What gpu-aks's DaemonSets on the pool ask of each node's CPU, in millicores."""
+    daemonSetMemoryBytes: int
+    """What they ask of its memory, in bytes."""
+    daemonSetPods: int
+    """How many of its pod slots they take."""
+
+
+class PoolClaimsContract(TypedDict):
+    """How a GPU pool hands out its GPUs through Dynamic Resource Allocation (NVIDIA's DRA driver for GPUs, `gpu-aks:dra`) instead of a device plugin: the DeviceClasses its GPUs are claimed by, and the extended resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
+
+    deviceClasses: list[str]
+    """The DeviceClasses whose claims the pool's GPUs serve: gpu.nvidia.com, or mig.nvidia.com on a MIG pool (its GPUs are published as MIG devices only)."""
+    extendedResource: NotRequired[str]
+    """The extended resource served through DRA on the pool (nvidia.com/gpu), or null: pods there ask through claims only."""
+
+
 class GpuOfferContract(TypedDict):
     """One VM size a GPU pool may bring, and what one of its nodes advertises. An AgentPool-backed pool has one offer; a NodePool-backed (NAP) pool one per VM size it may choose."""
 
@@ -129,7 +157,7 @@ class GpuPoolContract(TypedDict):
     labels: dict[str, str]
     """The nodes' labels that gpu-aks sets."""
     devicePlugin: NotRequired[str]
-    """Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None)."""
+    """Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None); null on a pool that hands out its GPUs through DRA (version 3's `dra`)."""
     dcgmExporter: NotRequired[str]
     """Whether gpu-aks's DCGM exporter runs on the pool's nodes (the doctor then expects a Ready exporter pod on each); absent in contracts written before gpu-aks 0.3."""
     tolerations: list[Toleration]
@@ -167,6 +195,8 @@ class OfferContract(TypedDict):
     """The MIG partition (1g.10gb ...), or null."""
     hourlyPrice: NotRequired[OfferPriceContract]
     """The list price of one node an hour (on-demand and Spot), or null when the platform had none."""
+    allocatable: NotRequired[AllocatableContract]
+    """What one node gives pods: its allocatable CPU, memory, storage and pods, and what gpu-aks's DaemonSets there ask; absent when not known. Version 3 of 0.5."""
 
 
 class PoolContract(TypedDict):
@@ -204,3 +234,5 @@ class PoolContract(TypedDict):
     """Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools."""
     exporter: bool
     """gpu-aks's DCGM exporter runs on the pool's nodes."""
+    dra: NotRequired[PoolClaimsContract]
+    """How the pool hands out its GPUs through DRA claims (NVIDIA's DRA driver), or absent: through a device plugin. Version 3 of 0.5."""

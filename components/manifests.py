@@ -15,7 +15,7 @@ schemas and hold the sharing pieces to a copy of NVIDIA's source (`tests/fixture
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -36,6 +36,11 @@ MPS_CONTROL_DAEMON_APP = "nvidia-mps-control-daemon"
 CONFIG_HASH_ANNOTATION = "gpu-aks.io/device-plugin-config-sha256"
 _CONFIG_KEY = DEVICE_PLUGIN_CONFIG_FILE.rsplit("/", 1)[1]
 _CONFIG_DIR = DEVICE_PLUGIN_CONFIG_FILE.rsplit("/", 1)[0]
+
+#: What NVIDIA's plugin and its MPS control daemon ask of each node (and may use at most).
+PLUGIN_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+#: What gpu-aks's DCGM exporter asks of each node it runs on (`components/dcgm_exporter.py`).
+EXPORTER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "200m", "memory": "512Mi"}}
 
 RESTRICTED_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 #: What NVIDIA's chart sets when a MIG strategy is in use (`requiresCapSysAdmin`).
@@ -94,7 +99,7 @@ def device_plugin_daemonset(
         "image": image,
         "env": env,
         "securityContext": dict(MIG_SECURITY_CONTEXT if mig else RESTRICTED_SECURITY_CONTEXT),
-        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "resources": dict(PLUGIN_RESOURCES),
         "volumeMounts": [{"name": "device-plugin", "mountPath": KUBELET_DEVICE_PLUGINS}],
     }
     pod: dict[str, Any] = {
@@ -198,7 +203,7 @@ def mps_control_daemon(namespace_name: str, image: str, pool: Pool) -> dict[str,
     lack, so the daemon is pinned to the pool's nodes by gpu-aks's pool label and tolerates the
     pool's taints, as the plugin is; and the config is mounted directly, as for the plugin."""
     labels = {"app.kubernetes.io/name": MPS_CONTROL_DAEMON_APP, "name": f"{mps_daemon_name(pool.name)}-ds"}
-    resources = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+    resources = dict(PLUGIN_RESOURCES)
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -275,3 +280,69 @@ def device_plugin_daemonsets(namespace_name: str, image: str, mig_strategy: str,
     """The DaemonSets of `device_plugin_manifests` (the plugins and the MPS control daemons)."""
     return [manifest for manifest in device_plugin_manifests(namespace_name, image, mig_strategy, pools)
             if manifest["kind"] == "DaemonSet"]
+
+
+# --- DRA (NVIDIA's DRA driver for GPUs) --------------------------------------------------------------
+
+
+def dra_driver_values(pools: Sequence[Pool]) -> dict[str, Any]:
+    """The values gpu-aks gives NVIDIA's `nvidia-dra-driver-gpu` chart (25.8.1 `values.yaml`, `validation.yaml`):
+    GPUs on (`gpuResourcesEnabledOverride`: the 25.8 chart refuses `resources.gpus.enabled` without it, saying
+    NVIDIA does not yet support it), ComputeDomains (IMEX, for multi-node NVLink) off, and the kubelet plugin
+    pinned to the DRA pools and tolerating their taints: its default affinity wants NFD's or GPU Feature
+    Discovery's labels, which AKS nodes do not carry (as for the device plugin's chart)."""
+    return {
+        "gpuResourcesEnabledOverride": True,
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+        "kubeletPlugin": {"affinity": pin_to_pools([pool.name for pool in pools]),
+                          "tolerations": _gpu_tolerations(pools)},
+    }
+
+
+def extended_resource_device_class(name: str, resource: str) -> dict[str, Any]:
+    """The KEP-5004 DeviceClass: the chart's `gpu.nvidia.com` selector (25.8.1 `templates/deviceclass-gpu.yaml`)
+    with `extendedResourceName`, so a pod asking for `resource` is served by these devices where no device plugin
+    advertises it."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": name, "labels": dict(PART_OF)},
+            "spec": {"selectors": [{"cel": {"expression": NVIDIA_GPU_SELECTOR}}], "extendedResourceName": resource}}
+
+
+#: NVIDIA's `gpu.nvidia.com` DeviceClass selector (dra-driver-nvidia-gpu v25.8.1 `templates/deviceclass-gpu.yaml`).
+NVIDIA_GPU_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+
+
+# --- Kueue (gpu-aks:queues) ----------------------------------------------------------------------------
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+
+
+def kueue_objects(teams: Sequence[Any], pools: Sequence[Pool], room: Mapping[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    """The ResourceFlavors (one per GPU pool), ClusterQueues (one per team) and LocalQueues (one per team and
+    namespace) of `gpu-aks:queues` (`components/settings/queues.py`). `room`: per pool, the CPU (millicores) and
+    memory (bytes) its nodes give pods at its largest, the flavor's quota of each (None-free: 0 when unknown)."""
+    objects: list[dict[str, Any]] = []
+    for pool in pools:
+        objects.append({"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
+                        "metadata": {"name": pool.name, "labels": dict(PART_OF)},
+                        "spec": {"nodeLabels": {POOL_LABEL: pool.name}, "tolerations": pool_tolerations([pool])}})
+    resources = {pool.name: pool.gpu_offers[0].resource for pool in pools if pool.gpu_offers}
+    for team in teams:
+        named = [pool for pool in pools if pool.name in team.gpus and pool.name in resources]
+        covered = ["cpu", "memory", *dict.fromkeys(resources[pool.name] for pool in named)]
+        flavors = []
+        for pool in named:
+            cpu, memory = room.get(pool.name, (0, 0))
+            quotas = {"cpu": f"{cpu}m", "memory": str(memory), **{name: 0 for name in covered[2:]}}
+            quotas[resources[pool.name]] = team.gpus[pool.name]
+            flavors.append({"name": pool.name, "resources": [{"name": name, "nominalQuota": quotas[name]}
+                                                               for name in covered]})
+        objects.append({"apiVersion": KUEUE_API, "kind": "ClusterQueue",
+                        "metadata": {"name": team.name, "labels": dict(PART_OF)},
+                        "spec": {"namespaceSelector": {"matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(team.namespaces)}]},
+                            "resourceGroups": [{"coveredResources": covered, "flavors": flavors}] if flavors else []}})
+        objects += [{"apiVersion": KUEUE_API, "kind": "LocalQueue",
+                     "metadata": {"name": team.name, "namespace": namespace_name, "labels": dict(PART_OF)},
+                     "spec": {"clusterQueue": team.name}} for namespace_name in team.namespaces]
+    return objects

@@ -35,10 +35,12 @@ from components.settings.admission_policy import ADMISSION_POLICY, AdmissionPoli
 from components.settings.cluster import CLUSTER, ClusterSettings
 from components.settings.common import PROJECT, ParseContext, SettingsError
 from components.settings.device_plugin import DEVICE_PLUGIN, DevicePluginSettings
+from components.settings.dra import DRA, DraSettings
 from components.settings.maintenance import MAINTENANCE, MaintenanceSettings
 from components.settings.node_baseline import SUBNETS_CHECK
 from components.settings.observability import OBSERVABILITY, ObservabilitySettings
 from components.settings.pools import GpuAgentPoolSettings, SystemPoolSettings, UserAgentPoolSettings
+from components.settings.queues import QUEUES, QueuesSettings
 from components.settings.smoke_test import SMOKE_TEST, SmokeTestSettings
 
 __all__ = ["DOCUMENT", "TOP_LEVEL_KEYS", "PlatformSettings", "parse_settings", "reference_markdown"]
@@ -58,6 +60,8 @@ class PlatformSettings:
     admission_policy: AdmissionPolicySettings = field(default_factory=AdmissionPolicySettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    dra: DraSettings = field(default_factory=DraSettings)
+    queues: QueuesSettings = field(default_factory=QueuesSettings)
     #: Things that are allowed but worth a look (a Kubernetes version close to its end of support).
     warnings: tuple[str, ...] = ()
 
@@ -176,6 +180,8 @@ def _platform(reader: Reader) -> PlatformSettings:
         admission_policy=built["admissionPolicy"],
         maintenance=built["maintenance"],
         observability=built["observability"],
+        dra=built["dra"],
+        queues=built["queues"],
         warnings=tuple(reader.problems.warnings),
     )
 
@@ -208,7 +214,7 @@ DOCUMENT = Document(
                                                              f"{MAX_NON_AGENT_POOLS} in {_NON_AGENT_POOL_KEYS} "
                                                              "(gpu-aks's own bound)."),
                      SUBNETS_CHECK,
-                     DEVICE_PLUGIN, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
+                     DEVICE_PLUGIN, DRA, QUEUES, ADMISSION_POLICY, SMOKE_TEST, MAINTENANCE,
                      OBSERVABILITY,
                      # Each kind's rules across sections, last: they may read any section.
                      *(check for kind in KINDS for check in kind.root_checks)),

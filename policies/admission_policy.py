@@ -6,9 +6,12 @@ every Pod on CREATE after mutating admission has run: ExtendedResourceToleration
 default tolerations are already in `object.spec.tolerations`, and requests are already defaulted
 from limits, so the policy sees what the scheduler will see (Kubernetes admission order: mutating,
 then validating). The API server itself already refuses fractional and limit-less GPU amounts.
-A GPU asked for through a DRA claim is not visible here (the claim is another object); the pack and
-the checker cover claims. The `gpuMarkers` are seen as the rules see them: a marker resource counts
-as a GPU resource, and a marker annotation on the Pod as a GPU ask.
+On a DRA pool (`gpu-aks:dra`) a pod written for the device plugin still asks for `nvidia.com/gpu`, which
+kube-scheduler serves through the KEP-5004 DeviceClass: the policy judges it as on any pool, and the DRA
+pool's taints are among the GPU taints it is generated with. A GPU asked for through a DRA claim is not
+visible here (the claim, and the DeviceClass it names, are other objects, which a ValidatingAdmissionPolicy
+cannot read); the pack, the checker and the explainer judge claims. The `gpuMarkers` are seen as the rules
+see them: a marker resource counts as a GPU resource, and a marker annotation on the Pod as a GPU ask.
 
 The CEL is standard CEL only (macros, `has`, `size`, `startsWith`, `matches`, string concatenation),
 no Kubernetes CEL libraries, so `cel-python` evaluates it in the tests exactly as written. No Pulumi

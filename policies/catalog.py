@@ -32,6 +32,11 @@ ACCELERATOR_LABEL_VALUE = "nvidia"
 GPU_MODEL_LABEL = "nvidia.com/gpu.accelerator"
 GPU_PARTITION_LABEL = "nvidia.com/gpu.partition-size"
 
+#: Karpenter's Azure provider labels every GPU node it makes with the GPU's maker (`nvidia`, `amd`), and only
+#: GPU nodes (karpenter-provider-azure `pkg/apis/v1beta1/labels.go`, `pkg/providers/instancetype/instancetype.go`
+#: `setRequirementsGPU`): on node auto-provisioning, the label every NVIDIA GPU node carries.
+SKU_GPU_MANUFACTURER_LABEL = "karpenter.azure.com/sku-gpu-manufacturer"
+
 #: AKS sets this label on every node, with the pool's Azure name as its value.
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
 

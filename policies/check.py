@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from . import __version__
+from .device_classes import device_class_refusals
 from .documents import (
     DEFAULT_LIMITS,
     DocumentError,
@@ -292,6 +293,8 @@ def check_objects(objects: Sequence[LoadedObject], configs: Mapping[str, RuleCon
     context = context_of(o.obj for o in objects)
     for loaded in objects:
         report.checked += 1
+        for path, message in device_class_refusals(loaded.obj):  # an object the API server refuses outright
+            report.errors.append(InputError(loaded.file, loaded.locate(path)[0], message))
         kind, name = identity = object_identity(loaded.obj)
         try:
             findings = check_object(loaded.obj, configs, context, platform, identity)

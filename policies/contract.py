@@ -47,7 +47,7 @@ from .fields import (
     read_fields,
 )
 from .limits import is_number
-from .pools.model import Offer, OfferPrice, Pool, PoolSharing, pool_named
+from .pools.model import Allocatable, Offer, OfferPrice, Pool, PoolClaims, PoolSharing, pool_named
 from .quantities import shown
 
 #: The version this release writes. 2: pools carry `azureName` and `poolLabel`, and `nodeSelector`
@@ -189,7 +189,8 @@ def json_schema() -> dict[str, Any]:
         **object_schema(PlatformContract, (PlatformContract.__doc__ or "").strip() + " Other outputs (kubeconfig, a "
                          "secret) may sit beside these.", True),
         "$defs": {cls.__name__: object_schema(cls, (cls.__doc__ or "").strip(), False)
-                  for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry, Pool, Offer)},
+                  for cls in (GpuPoolEntry, GpuOfferEntry, OfferPrice, PoolSharing, CpuPoolEntry, Pool, Offer,
+                              Allocatable, PoolClaims)},
     }
     return schema
 
@@ -215,6 +216,9 @@ def contract_markdown() -> str:
         "## `cpuPools.<name>`", "", (CpuPoolEntry.__doc__ or "").strip(), "", *field_table(CpuPoolEntry), "",
         "## `pools.<name>`", "", (Pool.__doc__ or "").strip(), "", *field_table(Pool), "",
         "## `pools.<name>.offers[]`", "", (Offer.__doc__ or "").strip(), "", *field_table(Offer), "",
+        "## `pools.<name>.offers[].allocatable`", "", (Allocatable.__doc__ or "").strip(), "",
+        *field_table(Allocatable), "",
+        "## `pools.<name>.dra`", "", (PoolClaims.__doc__ or "").strip(), "", *field_table(PoolClaims), "",
         "A reader needs only `taints`, `labels`, `gpuResource` and `gpusPerNode` of a GPU pool; the rest fall back "
         "to null, empty or false when absent (older contracts). A pool without `offers` (written before pools "
         "had offers) reads as one offer made of its single-size fields, `kind` as agentPool and `sharing` as null.", "",

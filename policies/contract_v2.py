@@ -118,8 +118,10 @@ class GpuPoolEntry(Written):
     taints: tuple[str, ...] = pool_field("taints", reader_needs=True)
     labels: dict[str, str] = pool_field("labels", reader_needs=True)
     device_plugin: DevicePluginOwner | None = json_field(
-        "devicePlugin", choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner))),
-        "Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None).", None)
+        "devicePlugin", choice(get_args(DevicePluginOwner), " or ".join(get_args(DevicePluginOwner)) + " or null",
+                               nullable=True),
+        "Who runs the device plugin on the pool: gpu-aks's DaemonSet, or something else (driver: None); null on a pool "
+        "that hands out its GPUs through DRA (version 3's `dra`).", None)
     dcgm_exporter: MetricsExporter | None = json_field(
         "dcgmExporter", choice(get_args(MetricsExporter), " or ".join(get_args(MetricsExporter))),
         "Whether gpu-aks's DCGM exporter runs on the pool's nodes (the doctor then expects a Ready exporter pod "

@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
 from .check import InputError, LoadedObject, load_config, read_inputs
+from .device_classes import device_class_refusals
 from .documents import safe_text
 from .fit import Platform, PlatformError, PodExplanation, explain_pod, platform_from_outputs, read_platform, render
 from .podspecs import object_identity
@@ -72,6 +73,9 @@ def explain_loaded(objects: Sequence[LoadedObject], platform: Platform,
     config = (configs or default_rule_config())[TOLERATE_GPU_TAINT]
     explanations = []
     for loaded in objects:
+        if errors is not None:
+            errors.extend(InputError(loaded.file, loaded.locate(path)[0], message)
+                          for path, message in device_class_refusals(loaded.obj))
         try:
             explained = explain(loaded.obj, platform, config, context)
         except ShapeReachError as error:
@@ -105,7 +109,8 @@ def main(argv: Iterable[str] | None = None, stdin: BinaryIO | None = None, stdou
     print(safe_text(render(explanations)), file=out)
     if errors:
         return 2
-    return 1 if any(e.asks_for_gpus and not e.lands_on and not e.pod.own_nodes for e in explanations) else 0
+    return 1 if any(e.asks_for_gpus and not e.lands_on and not e.pod.own_nodes and not e.unjudged
+                    for e in explanations) else 0
 
 
 def run() -> None:

@@ -15,13 +15,19 @@ from collections.abc import Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, get_args
 
-from .limits import MAX_CONTRACT_HOURLY_PRICE, MAX_POOL_COUNT, is_finite_number, is_whole
+from .limits import (
+    MAX_CONTRACT_HOURLY_PRICE,
+    MAX_NODE_AMOUNT,
+    MAX_POOL_COUNT,
+    is_finite_number,
+    is_whole,
+)
 from .quantities import shown
 
-__all__ = ["COUNT", "FLAG", "LABELS", "OPTIONAL_COUNT", "OPTIONAL_TEXT", "PRICE", "REPLICAS", "RESOURCE", "TAINTS",
-           "TEXT", "TOLERATIONS", "ZONES", "Choices", "Kind", "Nested", "Object", "Objects", "Pools", "Version",
-           "Written", "choice", "field_table", "json_field", "json_fields", "json_names", "object_schema", "one_of",
-           "read_fields", "write_fields"]
+__all__ = ["COUNT", "FLAG", "LABELS", "OPTIONAL_AMOUNT", "OPTIONAL_COUNT", "OPTIONAL_TEXT", "PRICE", "REPLICAS",
+           "NAMES", "RESOURCE", "TAINTS", "TEXT", "TOLERATIONS", "ZONES", "Choices", "Kind", "Nested", "Object", "Objects",
+           "Pools", "Version", "Written", "choice", "field_table", "json_field", "json_fields", "json_names",
+           "object_schema", "one_of", "read_fields", "write_fields"]
 
 
 # --- Field kinds -------------------------------------------------------------------------------
@@ -214,6 +220,9 @@ OPTIONAL_TEXT = _OptionalText({"type": ["string", "null"]}, "a string or null")
 COUNT = _Count({"type": "integer", "minimum": 0, "maximum": MAX_POOL_COUNT}, f"a whole number from 0 to {MAX_POOL_COUNT}")
 OPTIONAL_COUNT = _Count({"type": ["integer", "null"], "minimum": 0, "maximum": MAX_POOL_COUNT},
                         f"a whole number from 0 to {MAX_POOL_COUNT}, or null")
+#: A node's bytes or millicores, or null (not known).
+OPTIONAL_AMOUNT = _Count({"type": ["integer", "null"], "minimum": 0, "maximum": MAX_NODE_AMOUNT},
+                         f"a whole number from 0 to {MAX_NODE_AMOUNT} or null")
 REPLICAS = _Count({"type": "integer", "minimum": 1, "maximum": MAX_POOL_COUNT}, f"a whole number from 1 to {MAX_POOL_COUNT}")
 FLAG = _Flag({"type": "boolean"}, "true or false")
 TAINTS = _Texts({"type": "array", "items": {"type": "string"}}, "a list of key=value:Effect strings", show_value=False)
@@ -223,6 +232,7 @@ TOLERATIONS = _TextMaps({"type": "array", "items": _STRING_MAP_SCHEMA},
 RESOURCE = _Text({"type": "string"}, "a resource name such as nvidia.com/gpu", show_value=False)
 PRICE = _Price({"type": ["number", "null"], "minimum": 0, "maximum": MAX_CONTRACT_HOURLY_PRICE},
                f"a price from 0 to {MAX_CONTRACT_HOURLY_PRICE}, or null")
+NAMES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of names")
 ZONES = _Texts({"type": "array", "items": {"type": "string"}}, "a list of zone names")
 
 

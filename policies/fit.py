@@ -35,6 +35,7 @@ from .documents import DocumentError, Limits, load_json, read_file, safe_text
 from .findings import Finding
 from .limits import MAX_LISTED, MAX_SHOWN_CHARS, clipped
 from .node_labels import SKU_GPU_MANUFACTURER_LABEL, NodeKind, every_node_carries, node_kinds
+from .pod_requests import PodRequests, pod_requests
 from .podspecs import (
     ABSENT,
     GpuAsk,
@@ -45,8 +46,9 @@ from .podspecs import (
     asks_by_container,
     is_gpu_resource,
 )
-from .pools.model import CapacityType, Offer, Pool, PoolSharing, spot_first
+from .pools.model import CapacityType, Offer, Pool, PoolClaims, PoolSharing, spot_first
 from .quantities import format_amount
+from .resource_fit import fitting, shortfall_reasons, sizes_note
 from .rule_config import FIT_A_POOL, RuleConfig
 from .scheduling import (
     HARD_TAINT_EFFECTS,
@@ -261,6 +263,8 @@ class PodExplanation:
     choices: Mapping[str, str] = field(default_factory=dict)
     #: `file:line` of the pod's spec, when the explanation came from a file.
     location: str = field(default="", compare=False)
+    #: Why where it runs is not judged: its queue never admits it, or the queue's objects are not known.
+    unjudged: str = ""
 
     @property
     def asks_for_gpus(self) -> bool:
@@ -586,9 +590,11 @@ def _offers_of(kinds: Sequence[NodeKind]) -> tuple[Offer, ...]:
 def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction], claims: Sequence[str],
                  name: str, pool: Pool, tolerating: Tolerating | None = None,
                  per_container: Mapping[str, Fraction] | None = None, region: str | None = None,
-                 kinds: Sequence[NodeKind] | None = None) -> PoolVerdict:
+                 kinds: Sequence[NodeKind] | None = None, requests: PodRequests | None = None,
+                 claim_classes: Sequence[str] = ()) -> PoolVerdict:
     """`region`: the platform's location, which every node carries as topology.kubernetes.io/region;
-    `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`)."""
+    `kinds`: the pool's kinds of node, when the caller has them already (`Platform.node_kinds`); `requests`:
+    what the pod asks of a node's CPU, memory and storage (`pod_requests`), judged against each offer's room."""
     reasons, notes = [], []
     taints = []
     for text in pool.taints:
@@ -616,11 +622,11 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     if not selected:
         reasons += _unplaced_reasons(pod.spec, admitted.node_selector, kinds, pool)
     offers = _offers_of(selected) if selected else pool.offers
-    reasons += _gpu_reasons(asks, offers)
+    reasons += _extended_through_dra(asks, pool) or _gpu_reasons(asks, offers)
+    gpu_fitting = [offer for offer in offers if not asks or _fitting_offers(asks, (offer,))]
+    reasons += _room_reasons(requests, gpu_fitting or offers)
     reasons += _sharing_reasons(asks if per_container is None else per_container, pool)
-    if claims:
-        reasons.append("it asks for GPUs through DRA claims, but gpu-aks pools expose GPUs through NVIDIA's device plugin "
-                       "(nvidia.com/gpu), not a DRA driver, so the claims are never allocated")
+    reasons += _claim_reasons(claims, claim_classes, pool)
     if reasons:
         return PoolVerdict(name, False, tuple(reasons), tuple(notes))
     if not certain:
@@ -628,8 +634,60 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
                          if any(key in kind.labels.unknown for kind in selected)})
         notes.append(f"cannot tell offline: it selects {', '.join(unseen) or 'node fields'}, whose value only the "
                      "live node shows (the checker does not count this pool out)")
-    landing = tuple(offer for offer in offers if not asks or _fitting_offers(asks, (offer,)))
+    landing = tuple(_with_room(requests, gpu_fitting))
+    note = sizes_note(requests, gpu_fitting, landing) if requests is not None else ""
+    if note:
+        notes.append(note)
+    if pool.dra is not None and (claims or asks):
+        notes.append(_through_dra(pool.dra, claim_classes, asks))
     return PoolVerdict(name, True, (), tuple(notes), tuple(_what_it_gets(asks, pool, landing)), landing)
+
+
+def _claim_reasons(claims: Sequence[str], classes: Sequence[str], pool: Pool) -> list[str]:
+    """Whether the pool's GPUs serve the pod's DRA claims: a DRA pool (`Pool.dra`) serves its DeviceClasses'
+    claims; a device-plugin pool publishes no devices, so a claim there is never allocated."""
+    if not claims:
+        return []
+    if pool.dra is None:
+        return ["it asks for GPUs through DRA claims, but this pool hands out its GPUs through NVIDIA's device plugin "
+                "(nvidia.com/gpu) and publishes no devices to claims, so the claims are never allocated"]
+    missing = [name for name in classes if name not in pool.dra.device_classes]
+    if missing:
+        return [f"its claims ask for the DeviceClass {', '.join(missing)}, which this pool's GPUs do not serve (it "
+                f"serves {', '.join(pool.dra.device_classes) or 'none'})"]
+    return []
+
+
+def _extended_through_dra(asks: Mapping[str, Fraction], pool: Pool) -> list[str]:
+    """On a DRA pool, a pod asking for an extended GPU resource is served only where the pool maps that resource
+    to DRA (KEP-5004): no device plugin advertises it on the pool's nodes."""
+    if pool.dra is None or not asks:
+        return []
+    unmapped = [resource for resource in asks if resource != pool.dra.extended_resource]
+    if not unmapped:
+        return []
+    return [f"it asks for {', '.join(unmapped)}, but this pool hands out its GPUs through DRA claims (DeviceClasses "
+            f"{', '.join(pool.dra.device_classes)}) and no device plugin advertises {unmapped[0]} there"
+            + ("" if pool.dra.extended_resource else "; map it with gpu-aks:dra.extendedResource, or ask through a "
+               "claim")]
+
+
+def _through_dra(dra: PoolClaims, classes: Sequence[str], asks: Mapping[str, Fraction]) -> str:
+    if classes:
+        return (f"gets its GPUs through its claims ({', '.join(classes)}), which NVIDIA's DRA driver allocates from the "
+                "GPUs it publishes for each node")
+    return (f"its {', '.join(asks)} is served through DRA (KEP-5004): kube-scheduler makes a claim of the DeviceClass "
+            f"whose extendedResourceName is {dra.extended_resource} and allocates the node's GPUs to it")
+
+
+def _room_reasons(requests: PodRequests | None, offers: Sequence[Offer]) -> list[str]:
+    """Why no node the pool may bring has room for the pod's CPU, memory and storage (`resource_fit`)."""
+    return shortfall_reasons(requests, offers) if requests is not None and requests.any else []
+
+
+def _with_room(requests: PodRequests | None, offers: Sequence[Offer]) -> list[Offer]:
+    """The offers whose node has room for the pod (all of them when it asks nothing of CPU or memory)."""
+    return list(offers) if requests is None or not requests.any else fitting(requests, offers)
 
 
 def _selected_keys(pod: Mapping[str, Any], node_selector: Mapping[str, Any]) -> set[str]:
@@ -685,8 +743,14 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     refusals += placement_problems(pod.spec, pod.path)
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
+    if pod.unjudged_queue:
+        # Kueue never admits it, or its queue's objects are not known: where it would run is not guessed.
+        return PodExplanation(kind, name, pod, asks, demand.claims.gpu, (), tuple(refusals),
+                              gpu_markers=(*demand.markers, *shares), unjudged=_queue_unjudged(pod))
+    requests = pod_requests(pod)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
-                                  platform.contract.location, platform.node_kinds(pool_name))
+                                  platform.contract.location, platform.node_kinds(pool_name), requests,
+                                  demand.claims.classes)
                      for pool_name, pool in platform.pools.items())
     retired = _retired_requests(pod.spec, admitted.node_selector)
     if retired:
@@ -704,6 +768,15 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
                for choice in [node_choice(verdict.offers)] if choice}
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
                           tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices)
+
+
+def _queue_unjudged(pod: PodSpec) -> str:
+    queued = pod.queued
+    assert queued is not None
+    if queued.blocked:
+        return f"Kueue queue '{queued.queue}' never admits it: " + "; ".join(queued.blocked)
+    return (f"it waits in Kueue queue '{queued.queue}', and {queued.unknown} is not among the objects checked nor the "
+            "platform's queues: the flavor Kueue admits it to decides its tolerations and node selection")
 
 
 #: Qualifiers of a GPU model that say its memory or form, not what it is ("A100 80GB", "H100 NVL").
@@ -753,7 +826,7 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
     reported at once. The reasons read as the explainer's: per pool, one per line."""
     findings = []
     for pod in pods:
-        if pod.own_nodes:
+        if pod.own_nodes or pod.unjudged_queue:
             continue
         explanation = explain_pod(kind, name, pod, platform, config, context)
         if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
@@ -774,6 +847,14 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
     return findings
 
 
+def _landing_entry(verdict: PoolVerdict, choice: str) -> str:
+    """A pool the pod lands on, with the VM sizes it can get there: "gput4 (Standard_NC4as_T4_v3)", "h100
+    (Standard_NC40ads_H100_v5 or Standard_NC80adis_H100_v5): one of H100 x1, H100 x2, Spot or on-demand"."""
+    sizes = " or ".join(dict.fromkeys(_named(offer.vm_size) for offer in verdict.offers))
+    entry = f"{_named(verdict.pool)} ({sizes})" if sizes else _named(verdict.pool)
+    return f"{entry}: {escape_line(choice)}" if choice else entry
+
+
 def render(explanations: Sequence[PodExplanation]) -> str:
     lines = []
     for explanation in explanations:
@@ -788,6 +869,10 @@ def render(explanations: Sequence[PodExplanation]) -> str:
         if explanation.refusals:
             lines.append("  lands on: nothing; the API server refuses this pod:")
             lines.extend(f"    - {refusal}" for refusal in explanation.refusals)
+        elif explanation.unjudged:
+            lines.append(f"  lands on: not judged: {escape_line(explanation.unjudged)}")
+            lines.extend(f"  note: {note}" for note in explanation.pod.notes)
+            continue
         elif not explanation.asks_for_gpus:
             # A CPU-only pod (a Ray head, a driver) belongs on CPU nodes: the GPU pools' taints keep it off
             # them, as they should, so there is nothing to tolerate.
@@ -796,10 +881,9 @@ def render(explanations: Sequence[PodExplanation]) -> str:
             lines.extend(f"  note: {note}" for note in explanation.pod.notes)
             continue
         else:
-            landing = [f"pool {_named(pool)}: {explanation.choices[pool]}" if pool in explanation.choices else _named(pool)
-                       for pool in explanation.lands_on]
-            separator = "; " if explanation.choices else ", "
-            lines.append(f"  lands on: {separator.join(map(escape_line, landing)) or 'no GPU pool'}")
+            landing = [_landing_entry(verdict, explanation.choices.get(verdict.pool, ""))
+                       for verdict in explanation.verdicts if verdict.fits]
+            lines.append(f"  lands on: {'; '.join(landing) or 'no GPU pool'}")
         for verdict in explanation.verdicts:
             if verdict.fits and not explanation.refusals:
                 lines.extend(f"  {_named(verdict.pool)}: {line}" for line in (*verdict.gets, *verdict.notes))

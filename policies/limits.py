@@ -257,6 +257,27 @@ MAX_DUPLICATES_REPORTED = 100
 #: answered afresh, not remembered: 4,096 megabyte-long names would hold gigabytes.
 MAX_REMEMBERED_NAME = 320
 
+# --- Used by policies/fields.py ---------------------------------------------------------------------
+
+#: The most bytes (or millicores) a contract may say one node gives pods. Ours, because it is more than any VM's
+#: memory or disk (Azure's largest sizes have a few TiB of memory): a figure above it is not a real node's.
+MAX_NODE_AMOUNT = 2**50
+
+# --- Used by policies/device_classes.py -------------------------------------------------------------
+
+#: Kubernetes: a DRA CEL selector has at most 10 Ki characters (k8s.io/api v0.37.2 `resource/v1/types.go`,
+#: `CELSelectorExpressionMaxLength`); the API server refuses longer ones.
+MAX_CEL_SELECTOR_CHARS = 10 * 1024
+
+# --- Used by policies/workloads/kueue.py ------------------------------------------------------------
+
+#: The ways one queued pod may be admitted that are judged (flavor combinations across a ClusterQueue's resource
+#: groups). Ours, because a real ClusterQueue has a handful of flavors and a pod asks from one or two groups.
+MAX_ADMISSIONS = 16
+#: The longest Kueue Cohort `parentName` chain walked. Ours: Kueue sets no bound, and a real hierarchy is a few
+#: levels deep; a longer chain is read as far as this and judged from there.
+MAX_COHORT_DEPTH = 64
+
 # --- Used by policies/quantities.py -----------------------------------------------------------------
 
 #: Ours, because no real Kubernetes quantity is longer: anything longer is refused before a digit is

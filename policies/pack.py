@@ -60,7 +60,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 from . import __version__, sdk_patches
 from .findings import Finding, undecided
 from .podspecs import UNKNOWN, PodSpec, UndecidableError, is_mapping, object_identity
-from .pool_rules import DAEMONSET_TYPES, StackResource
+from .pool_rules import SERVING_TYPES, StackResource
 from .pools import is_pool_resource
 from .rule_config import ANALYZABLE, TOLERATE_GPU_TAINT, RuleConfig
 from .rules import RULES, Rule, parse_rule_config
@@ -403,7 +403,7 @@ def _stack_resources_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             StackResource(r.urn, r.resource_type, plain_props(r.props)) for r in args.resources
-            if is_pool_resource(r.resource_type) or r.resource_type in DAEMONSET_TYPES
+            if is_pool_resource(r.resource_type) or r.resource_type in SERVING_TYPES
         ]
         _report(rule.check(resources, OPERATION.rule_config(rule.name, args.get_config())), report)
 

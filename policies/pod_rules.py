@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .admission import WRITTEN, Admitted, admit, describe
-from .catalog import GPU_MODEL_LABEL, POOL_LABEL
+from .catalog import ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE, GPU_MODEL_LABEL, POOL_LABEL, SKU_GPU_MANUFACTURER_LABEL
 from .demand import GpuDemand, amount_verdicts, gpu_demand
 from .findings import Finding, dedupe, undecided, yaml_list
 from .podspecs import (
@@ -27,7 +27,7 @@ from .podspecs import (
 )
 from .rule_config import (
     ANALYZABLE,
-    DEFAULT_NODE_LABEL,
+    QUEUE_ADMITS,
     SELECT_GPU_NODES,
     TOLERATE_GPU_TAINT,
     WHOLE_GPU_LIMITS,
@@ -84,8 +84,15 @@ def _tolerate_message(pod: PodSpec, demand: GpuDemand, taints: Sequence[Mapping[
     if given:
         note = (" The tolerations it gets without writing them (" + "; ".join(f"{describe(t.toleration)}, {t.source}"
                                                                               for t in given) + ") do not match it.")
+    if pod.queued is not None:
+        # Kueue writes its flavors' tolerations into the pods it admits (`pkg/podset/podset.go`): a platform
+        # team hands the toleration to the flavor once, not to every job.
+        note += (" Add it to the ResourceFlavor's spec.tolerations (Kueue adds them to every pod it admits to the "
+                 "flavor), or")
+    else:
+        note += " Add"
     return (f"{demand.summary} ({pod.where}), but the pod does not tolerate the GPU taint {wanted}: GPU nodes carry "
-            f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} Add to "
+            f"that taint and no other node has GPUs, so the pod stays Pending forever.{note} to "
             f"{pod.path or 'the pod spec'}:\n{pod.tolerations_key}:\n{fix}")
 
 
@@ -96,7 +103,7 @@ def check_gpu_tolerations(pods: Sequence[PodSpec], config: RuleConfig, context: 
     taints = gpu_taints(config, platform)
     findings = []
     for pod in pods:
-        if pod.tolerations_from:
+        if pod.tolerations_from or pod.unjudged_queue:
             continue
         demand = gpu_demand(pod, config, context)
         if not demand.any:
@@ -165,7 +172,7 @@ def _term_pins(term: Any, key: str, value: str) -> bool:
 #: `computeRequirements`: DoesNotExist unless `setRequirementsGPU` sets them; karpenter-provider-azure
 #: `pkg/providers/instancetype/instancetype.go`), so a NAP pod that selects one is pinned to GPU nodes.
 GPU_ONLY_LABEL_KEYS = ("kubernetes.azure.com/accelerator", POOL_LABEL, GPU_MODEL_LABEL,
-                       "karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-manufacturer")
+                       "karpenter.azure.com/sku-gpu-name", SKU_GPU_MANUFACTURER_LABEL)
 GPU_ONLY_LABEL_PREFIXES = ("nvidia.com/gpu.",)
 
 
@@ -181,31 +188,69 @@ def _term_selects_gpu_only_label(term: Any) -> bool:
     return False
 
 
-def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str], key: str, value: str) -> bool:
+def pins_to_gpu_nodes(pod_spec: Mapping[str, Any], node_selector: Mapping[str, str],
+                      label: Mapping[str, str] | None) -> bool:
+    """Whether the pod selects only GPU nodes: by the platform's GPU label (`label`; gpu-aks's AgentPool label
+    `accelerator: nvidia` when none is known), or by a label only GPU nodes carry."""
+    key, value = (label["key"], label["value"]) if label else (ACCELERATOR_LABEL, ACCELERATOR_LABEL_VALUE)
     if node_selector.get(key) == value or any(_gpu_only_key(k) for k in node_selector):
         return True
     terms = required_node_terms(pod_spec)
     return bool(terms) and all(_term_pins(term, key, value) or _term_selects_gpu_only_label(term) for term in terms or [])
 
 
-def _node_selection_fix(node_selection_key: str, key: str, value: str) -> str:
+#: What every GPU node carries, by who made it, when the platform is not known: AKS labels its GPU AgentPool
+#: nodes `kubernetes.azure.com/accelerator: nvidia` (`catalog.aks_node_labels`); node auto-provisioning's
+#: Karpenter labels its GPU nodes `karpenter.azure.com/sku-gpu-manufacturer: nvidia` and never the former
+#: (Azure's NodePool CRD refuses labels under kubernetes.azure.com/, and `accelerator` on gpu-aks's NodePools).
+#: Node-selector terms are ORed: one term each selects the GPU nodes of either kind.
+GPU_NODE_TERMS: tuple[tuple[str, str], ...] = (("kubernetes.azure.com/accelerator", "nvidia"),
+                                               (SKU_GPU_MANUFACTURER_LABEL, "nvidia"))
+
+
+def _terms_text(labels: Sequence[tuple[str, str]], indent: str) -> str:
+    return "\n".join(f"{indent}- matchExpressions:\n{indent}  - key: {key}\n{indent}    operator: In\n"
+                     f"{indent}    values: [{value}]" for key, value in labels)
+
+
+def _node_selection_fix(node_selection_key: str, label: Mapping[str, str] | None) -> str:
+    if label is None:
+        terms = _terms_text(GPU_NODE_TERMS, "      " if node_selection_key == "nodeSelector" else "")
+        if node_selection_key == "nodeSelectorTerms":
+            return f"nodeSelectorTerms:\n{terms}"
+        return ("affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+                f"      nodeSelectorTerms:\n{terms}")
     if node_selection_key == "nodeSelectorTerms":
-        return f"nodeSelectorTerms:\n- matchExpressions:\n  - key: {key}\n    operator: In\n    values: [{value}]"
-    return f"nodeSelector:\n  {key}: {value}"
+        return f"nodeSelectorTerms:\n{_terms_text([(label['key'], label['value'])], '')}"
+    return f"nodeSelector:\n  {label['key']}: {label['value']}"
+
+
+def _node_selection_message(pod: PodSpec, demand: GpuDemand, label: Mapping[str, str] | None) -> str:
+    fix = _node_selection_fix(pod.node_selection_key, label)
+    where = pod.path or "the pod spec"
+    if label is not None:
+        return (f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes by the label "
+                f"{label['key']}={label['value']}; with a toleration alone it may also land on other tolerated nodes. "
+                f"Add to {where}:\n{fix}")
+    return (f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes; with a toleration alone it may also "
+            "land on other tolerated nodes. Which label every GPU node carries depends on the platform: AKS labels "
+            "its GPU AgentPool nodes kubernetes.azure.com/accelerator: nvidia, node auto-provisioning (Karpenter) "
+            f"labels its GPU nodes {SKU_GPU_MANUFACTURER_LABEL}: nvidia and not the former, and gpu-aks's "
+            "accelerator: nvidia is on its AgentPools only. Check with --platform for the label your pools' nodes "
+            f"share, or add to {where} this, which selects GPU nodes of either kind:\n{fix}")
 
 
 def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
                              platform: Platform | None = None) -> list[Finding]:
     """A GPU pod should pin itself to GPU nodes (nodeSelector, its namespace's, or required affinity). Where
-    the config keeps the default label (`accelerator: nvidia`, which NAP nodes lack), the platform's GPU
-    nodes name one they all carry."""
+    the config names no label, the platform's GPU nodes name one they all carry; with no platform either, the
+    advice says it depends on the platform."""
     label = config.node_label
-    if platform is not None and dict(label) == dict(DEFAULT_NODE_LABEL):
-        label = platform.gpu_node_label() or label
-    key, value = label["key"], label["value"]
+    if platform is not None and label is None:
+        label = platform.gpu_node_label()
     findings = []
     for pod in pods:
-        if pod.own_nodes:
+        if pod.own_nodes or pod.unjudged_queue:
             continue
         demand = gpu_demand(pod, config, context)
         try:
@@ -219,17 +264,23 @@ def check_gpu_node_selection(pods: Sequence[PodSpec], config: RuleConfig, contex
         except UndecidableError as error:
             findings.append(undecided(SELECT_GPU_NODES, error))
             continue
-        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, key, value):
+        if pins_to_gpu_nodes(pod.spec, admitted.node_selector, label):
             continue
-        findings.append(Finding(
-            SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
-            f"{demand.summary} ({pod.where}) but the pod does not select GPU nodes by the label {key}={value}; with "
-            f"a toleration alone it may also land on other tolerated nodes. Add to {pod.path or 'the pod spec'}:\n"
-            f"{_node_selection_fix(pod.node_selection_key, key, value)}"))
+        findings.append(Finding(SELECT_GPU_NODES, join(pod.path, pod.node_selection_key),
+                                _node_selection_message(pod, demand, label)))
     return dedupe(findings)
 
 
 # --- Rule 4: gpu-workloads-are-analyzable ------------------------------------------------------
+
+
+def _unknown_queue(pod: PodSpec, context: Context) -> str:
+    assert pod.queued is not None
+    scope = "among the objects checked" if context.complete else "visible to a check of this object alone"
+    return (f"{pod.where} waits in Kueue queue '{pod.queued.queue}', and {pod.queued.unknown} is not {scope}: Kueue "
+            "adds the admitting flavor's tolerations and nodeLabels to the pod, so its tolerations, node selection and "
+            "fit are not judged. Check it together with its LocalQueue, ClusterQueue and ResourceFlavors, or with "
+            "--platform when the platform provides the queues (gpu-aks:queues)")
 
 
 def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
@@ -240,6 +291,8 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
     findings: list[Finding] = []
     for pod in pods:
         findings.extend(Finding(ANALYZABLE, pod.path, f"{pod.where}: {note}") for note in pod.notes)
+        if pod.queued is not None and pod.queued.unknown and gpu_demand(pod, config, context).any:
+            findings.append(Finding(ANALYZABLE, pod.queued.at, _unknown_queue(pod, context)))
         claims = pod_claims(pod, context, config.gpu_device_classes)
         if not claims.unresolved or claims.gpu:
             continue
@@ -257,3 +310,20 @@ def check_analyzable(pods: Sequence[PodSpec], config: RuleConfig, context: Conte
             f"together with its claim, or add:\ntolerations:\n{yaml_list([toleration_for(taints[0])], '  ')}"))
     return dedupe(findings)
 
+
+
+# --- Rule 5: queued-gpu-pods-are-admitted --------------------------------------------------------
+
+
+def check_queue_admission(pods: Sequence[PodSpec], config: RuleConfig, context: Context, *,
+                          platform: Platform | None = None) -> list[Finding]:
+    """A GPU pod whose workload waits in a Kueue queue is admitted by it in some way (`workloads/kueue.py`)."""
+    findings = []
+    for pod in pods:
+        if pod.queued is None or not pod.queued.blocked or not gpu_demand(pod, config, context).any:
+            continue
+        reasons = "\n".join(f"  - {reason}" for reason in pod.queued.blocked)
+        findings.append(Finding(QUEUE_ADMITS, pod.queued.at, (
+            f"{pod.where} waits in Kueue queue '{pod.queued.queue}', which never admits it, so its pods are never "
+            f"created:\n{reasons}")))
+    return dedupe(findings)

@@ -181,6 +181,29 @@ class Toleration:
 
 
 @dataclass(frozen=True)
+class Queued:
+    """A pod whose workload waits in a queue (Kueue) until it is admitted: how it was admitted, for
+    messages; or why the queue never admits it; or what is missing to tell (`workloads/kueue.py`)."""
+
+    #: The queue's name (a LocalQueue in the pod's namespace).
+    queue: str
+    #: How the queue admits this form of the pod: "when queue 'team-a' (ClusterQueue 'gpu') admits it to
+    #: flavor 't4'". Empty when it is not admitted.
+    admitted: str = ""
+    #: Why the queue never admits the pod (each a whole sentence naming the object and key).
+    blocked: tuple[str, ...] = ()
+    #: The queue objects that are not among those checked, for the advisory that names what to add.
+    unknown: str = ""
+    #: Where the queue is named in the object (`metadata.labels`), where a queue finding points.
+    at: str = "metadata.labels"
+
+    @property
+    def judged(self) -> bool:
+        """The pod runs as this form says: the pod rules judge it (with what admission added)."""
+        return bool(self.admitted)
+
+
+@dataclass(frozen=True)
 class PodSpec:
     #: Where the pod's own fields are written in the object: tolerations and nodeSelector fixes go here.
     path: str
@@ -210,6 +233,8 @@ class PodSpec:
     #: list of NodeSelectorTerms the controller makes the required node affinity: vLLM's VLLMRuntime,
     #: which has no `nodeSelector`).
     node_selection_key: Literal["nodeSelector", "nodeSelectorTerms"] = "nodeSelector"
+    #: The workload waits in a queue (Kueue): how this form of the pod was admitted, or why it is not.
+    queued: Queued | None = None
 
     @property
     def tolerations_at(self) -> str:
@@ -218,7 +243,14 @@ class PodSpec:
     @property
     def where(self) -> str:
         place = self.path or "<root>"
-        return f"{self.workload} at {place}" if self.workload else f"pod spec at {place}"
+        where = f"{self.workload} at {place}" if self.workload else f"pod spec at {place}"
+        return f"{where}, {self.queued.admitted}" if self.queued is not None and self.queued.admitted else where
+
+    @property
+    def unjudged_queue(self) -> bool:
+        """Its queue never admits it, or its queue's objects are not known: the verdicts that rest on where it
+        runs are not given (the queue rule says why)."""
+        return self.queued is not None and not self.queued.judged
 
 
 def derived(pod: PodSpec, key: tuple[Any, ...], context: Any, compute: Callable[[], T]) -> T:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .catalog import is_gpu_vm_size
+from .dra_driver import RELEASE_TYPES, is_dra_driver_release, kubelet_plugin_pod
 from .findings import Finding, undecided, yaml_list
 from .podspecs import (
     PodSpec,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 # same rules.
 
 DAEMONSET_TYPES = ("kubernetes:apps/v1:DaemonSet",)
+#: The resource types that may serve a pool's GPUs: device-plugin DaemonSets, and releases of NVIDIA's DRA driver.
+SERVING_TYPES = (*DAEMONSET_TYPES, *RELEASE_TYPES)
 
 
 #: Sizes a message names: a NodePool may list thousands (repeated ones too); the rest are counted.
@@ -192,16 +195,19 @@ class StackResource:
 
 
 #: Why `device-plugin-tolerates-gpu-pools` refuses a pool, after the pool's name; the gaps follow.
-UNSERVED = ("is not served by any NVIDIA device plugin, so its nodes never advertise nvidia.com/gpu and GPU pods "
-            "never schedule there")
+UNSERVED = ("is not served by any NVIDIA device plugin or DRA driver, so its nodes never advertise nvidia.com/gpu "
+            "nor publish their GPUs to claims, and GPU pods never schedule there")
 
 #: A device-plugin DaemonSet with its pod specs.
 Plugin = tuple[StackResource, list[PodSpec]]
 
 
 def device_plugins(resources: Sequence[StackResource]) -> list[Plugin]:
-    """The NVIDIA device-plugin DaemonSets among `resources`, each with its pod specs."""
-    return [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+    """What serves NVIDIA GPUs among `resources`, each with its pod specs: the device-plugin DaemonSets, and
+    the kubelet plugin of each release of NVIDIA's DRA driver (`dra_driver`), which offers a node's GPUs to
+    claims instead (`gpu-aks:dra`)."""
+    plugins = [(r, find_pod_specs(r.props)) for r in resources if is_device_plugin_daemonset(r.type, r.props)]
+    return plugins + [(r, [kubelet_plugin_pod(r.props)]) for r in resources if is_dra_driver_release(r.type, r.props)]
 
 
 def plugin_gaps(read: PoolReading, plugins: Sequence[Plugin]) -> list[str]:

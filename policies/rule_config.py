@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .admission import AKS_ADMISSION_PLUGINS
 from .catalog import (
-    ACCELERATOR_LABEL,
-    ACCELERATOR_LABEL_VALUE,
     DEFAULT_GPU_TAINT,
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
@@ -36,13 +34,13 @@ DEVICE_PLUGIN_TOLERATES_POOLS = "device-plugin-tolerates-gpu-pools"
 ANALYZABLE = "gpu-workloads-are-analyzable"
 FIT_A_POOL = "gpu-pods-fit-a-pool"
 NOT_DISRUPTIBLE = "gpu-training-pods-not-disruptible"
+QUEUE_ADMITS = "queued-gpu-pods-are-admitted"
 
 LEVELS = ("advisory", "mandatory", "disabled")
 Level = Literal["advisory", "mandatory", "disabled"]
 
 DEFAULT_GPU_TAINTS: tuple[Mapping[str, str], ...] = (parse_taint(DEFAULT_GPU_TAINT),)
 DEFAULT_GPU_RESOURCES: tuple[str, ...] = (GPU_RESOURCE, MIG_RESOURCE_PREFIX + "*", PASSTHROUGH_GPU_RESOURCES)
-DEFAULT_NODE_LABEL: Mapping[str, str] = {"key": ACCELERATOR_LABEL, "value": ACCELERATOR_LABEL_VALUE}
 #: NVIDIA's DRA driver's device classes (kubernetes-sigs/dra-driver-nvidia-gpu).
 DEFAULT_GPU_DEVICE_CLASSES: tuple[str, ...] = ("gpu.nvidia.com", "mig.nvidia.com")
 
@@ -69,8 +67,10 @@ NODE_LABEL_SCHEMA = {
     "type": "object",
     "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
     "required": ["key", "value"],
-    "default": dict(DEFAULT_NODE_LABEL),
-    "description": "The label GPU nodes carry and GPU pods should select.",
+    "description": "The label every GPU node of the platform carries, which GPU pods should select. Unset, it "
+                   "depends on the platform: the checker with --platform takes the one its pools' nodes share, and "
+                   "otherwise the advice selects AKS's GPU label or node auto-provisioning's, never a label only one "
+                   "kind of node has.",
 }
 ADMISSION_PLUGINS_SCHEMA = {
     "type": "array", "items": {"type": "string", "enum": list(AKS_ADMISSION_PLUGINS)}, "uniqueItems": True,
@@ -135,7 +135,8 @@ class RuleConfig:
     level: str
     gpu_taints: tuple[Mapping[str, str], ...] = DEFAULT_GPU_TAINTS
     gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
-    node_label: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NODE_LABEL))
+    #: None: not configured, and not known from the platform (the advice then depends on the platform).
+    node_label: Mapping[str, str] | None = None
     admission_plugins: frozenset[str] = frozenset(AKS_ADMISSION_PLUGINS)
     gpu_device_classes: tuple[str, ...] = DEFAULT_GPU_DEVICE_CLASSES
     #: (namespace, its annotations) for the Namespaces the pack's config names, sorted by name.
@@ -226,10 +227,10 @@ def _resource_patterns(raw: Any, where: str, report: Report, default: tuple[str,
     return patterns
 
 
-def _node_label(raw: Any, where: str, report: Report) -> Mapping[str, str]:
+def _node_label(raw: Any, where: str, report: Report) -> Mapping[str, str] | None:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("key"), str) or not isinstance(raw.get("value"), str):
         report(where, f"expected {{key: ..., value: ...}}, got {describe(raw)}")
-        return DEFAULT_NODE_LABEL
+        return None
     return {"key": raw["key"], "value": raw["value"]}
 
 

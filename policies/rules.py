@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from .disruption import check_not_disruptible
 from .documents import DocumentError, Limits, load_json, read_file
 from .findings import Finding
-from .pod_rules import check_analyzable, check_gpu_limits, check_gpu_node_selection, check_gpu_tolerations
+from .pod_rules import (
+    check_analyzable,
+    check_gpu_limits,
+    check_gpu_node_selection,
+    check_gpu_tolerations,
+    check_queue_admission,
+)
 from .podspecs import PodSpec
 from .pool_rules import check_device_plugin_coverage, check_gpu_node_pool
 from .rule_config import (
@@ -41,6 +47,7 @@ from .rule_config import (
     FIT_A_POOL,
     NOT_DISRUPTIBLE,
     PARAMETERS,
+    QUEUE_ADMITS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
@@ -137,6 +144,11 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "advisory", "checker-only", "pods",
          ("gpuResources", "admissionPlugins", "gpuDeviceClasses", "gpuMarkers", "workloadShapes"),
          check_not_disruptible, needs_platform=True),
+    Rule(QUEUE_ADMITS,
+         "GPU pods queued to Kueue name a LocalQueue whose ClusterQueue admits them: its objects exist, its cohorts "
+         "form no cycle, it selects their namespace, covers every resource they ask for, and has a flavor whose "
+         "nodeTaints and nodeLabels accept them.",
+         "mandatory", "resource", "pods", _ADMISSION, check_queue_admission),
 )}
 
 #: The rules over one object's pod specs that need nothing but the objects (by name).

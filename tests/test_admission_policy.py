@@ -257,3 +257,44 @@ def test_binding_exempts_namespaces_through_its_namespace_selector():
     assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "gpu-resources"]}]
     assert "matchResources" not in validating_admission_policy_binding(["Warn"], [])["spec"]
+
+
+def dra_stack_rule_config() -> RuleConfig:
+    """The rule config of a stack with a DRA pool tainted beyond the GPU pools' `sku=gpu` (`dra=gpu`), as the
+    stack generates its admission policy (`components.admission_policy.platform_rule_config`)."""
+    from components.admission_policy import platform_rule_config
+    from components.pools import platform_pools
+    from tests.test_dra import DRA_POOL, _with
+    from tests.test_settings import settings
+
+    raw = _with(dra={"pools": ["a100dra"]})
+    raw["gpuPools"].append({**DRA_POOL, "nodeTaints": ["sku=gpu:NoSchedule", "dra=gpu:NoSchedule"]})
+    return platform_rule_config(platform_pools(settings(raw)).gpu)
+
+
+#: Pods on a DRA stack: one asking for `nvidia.com/gpu` (served on the DRA pool through KEP-5004) with no
+#: toleration, its twin tolerating the DRA pool's taint, and one whose GPU is a claim alone.
+DRA_STACK_PODS = {
+    "untolerated": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain", "namespace": "default"},
+                    "spec": {"containers": [{"name": "c", "image": "i",
+                                             "resources": {"limits": {"nvidia.com/gpu": 1}}}]}},
+    "tolerated": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain-tolerated", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                           "tolerations": [{"key": "dra", "operator": "Exists"}]}},
+    "claim": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "claim", "namespace": "default"},
+              "spec": {"containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpu"}]}}],
+                       "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}]}},
+}
+
+
+def test_a_dra_platforms_policy_judges_nvidia_gpu_pods_and_leaves_claims_to_the_checker():
+    """#48: on a platform with a DRA pool the policy is generated with every GPU pool's taints, judges a pod
+    that asks for nvidia.com/gpu (served there through KEP-5004) as on any pool, and admits a pod whose GPU is a
+    claim: the claim's DeviceClass is another object, which the checker and the explainer read. The cluster
+    tier holds the same pods to the API server (tests/cluster/test_admission.py)."""
+    config = dra_stack_rule_config()
+    assert {t["key"] for t in config.gpu_taints} == {"sku", "dra"}
+    policy = CompiledPolicy(validating_admission_policy(config))
+    assert not policy.admits(admitted(DRA_STACK_PODS["untolerated"]))
+    assert policy.admits(admitted(DRA_STACK_PODS["tolerated"]))
+    assert policy.admits(DRA_STACK_PODS["claim"])  # as created: no admission plugin adds anything to it

@@ -87,10 +87,12 @@ def test_accepts_the_gpu_pools_map_alone_and_checks_the_contract_version():
 
 
 def _unpriced(contract: dict) -> dict:
-    """The contract with its offers' list prices left out: the testing helper writes none (#38)."""
+    """The contract with its offers' list prices and room left out: the testing helper writes no prices (#38),
+    and what a node gives pods only where a test gives it (`allocatable` is optional, #48)."""
     for pool in [*contract["gpuPools"].values(), *contract["pools"].values()]:
         for offer in pool["offers"]:
             offer["hourlyPrice"] = None
+            offer.pop("allocatable", None)
     return contract
 
 
@@ -425,3 +427,34 @@ def test_what_the_helper_does_not_read_is_left_to_the_contract_reader(case):
     with pytest.raises(ReaderError):
         PlatformContract.from_json(contract)
     assert place(contract, GpuRequest()).pool == _first_gpu_pool(contract)
+
+
+def test_a_request_for_cpu_and_memory_is_placed_where_a_node_gives_pods_that_much():
+    """#48: `place()` judges CPU and memory as kube-scheduler's NodeResourcesFit would, from the contract's
+    `allocatable` (less gpu-aks's DaemonSets), and pins a NAP pool to the size with room."""
+    from gpu_aks_app import GpuRequest, PlacementError, place
+
+    from tools.observability import stack_settings
+
+    dev, nap = platform_contract(stack_settings("dev")), platform_contract(stack_settings("nap"))
+    placed = place(dev, GpuRequest(cpu="2", memory="8Gi"))
+    assert placed.pool == "gput4" and placed.requests == {"cpu": "2", "memory": "8Gi"}
+    container = placed.pod_spec([{"name": "c", "image": "i"}])["containers"][0]
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}, "requests": {"cpu": "2", "memory": "8Gi"}}
+    with pytest.raises(PlacementError, match=r"10 CPUs and 64 GiB of memory is more than any matching node gives pods "
+                                             r"\(the most: Standard_NC4as_T4_v3 gives 3.81 CPUs and 22.9 GiB"):
+        place(dev, GpuRequest(cpu=10, memory="64Gi"))
+    big = place(nap, GpuRequest(model="H100", cpu="50"))
+    assert big.node_selector["node.kubernetes.io/instance-type"] == "Standard_NC80adis_H100_v5"
+    with pytest.raises(PlacementError, match="cpu must be a Kubernetes quantity"):
+        place(dev, GpuRequest(cpu="lots"))
+
+
+@pytest.mark.parametrize("amount", [0, 1, 999, 1000, 3860, 3810, 10_000, 2**30 - 1, 2**30, 24_589_524_992, 64 * 2**30 + 1])
+def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
+    """The helper is one standard-library file, so it writes figures with its own copy of the pack's
+    (`gpu_aks_policies.pod_requests.cpus`, `gib`): a node's room reads the same in both."""
+    from gpu_aks_app import _cpus, _gib
+    from gpu_aks_policies.pod_requests import cpus, gib
+
+    assert (_cpus(amount), _gib(amount)) == (cpus(amount), gib(amount))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -204,7 +205,7 @@ def test_unknown_contract_versions_are_refused_naming_the_versions_read(version)
     ("spot", "yes", "gpuPools.gput4.spot: expected true or false, got 'yes'"),
     ("taints", "sku=gpu:NoSchedule", "gpuPools.gput4.taints: expected a list of key=value:Effect strings"),
     ("labels", {"a": 1}, "gpuPools.gput4.labels: expected a map of label keys to values"),
-    ("devicePlugin", "nvidia", "gpuPools.gput4.devicePlugin: expected gpu-aks or external, got 'nvidia'"),
+    ("devicePlugin", "nvidia", "gpuPools.gput4.devicePlugin: expected gpu-aks or external or null, got 'nvidia'"),
 ])
 def test_each_bad_pool_value_is_named_by_its_key(key, value, expected):
     document = json.loads(json.dumps(EXPORTED["dev"]))
@@ -303,12 +304,13 @@ def test_the_app_helper_reads_the_versions_and_only_the_pool_keys_the_schema_has
     them (`Pool`, `Offer`), and version 2's `gpuPools` as its entries do."""
     import gpu_aks_app as app
     from gpu_aks_policies.fields import json_names
-    from gpu_aks_policies.pools.model import Offer, Pool
+    from gpu_aks_policies.pools.model import Allocatable, Offer, Pool
 
     assert app.SUPPORTED_CONTRACT_VERSIONS == READABLE_CONTRACT_VERSIONS
     assert set(app.POOL_KEYS) <= set(json_names(Pool)) and set(app.OFFER_KEYS) <= set(json_names(Offer))
     assert _keys_read(app._v3_pool, "pool") == set(app.POOL_KEYS)
     assert _keys_read(app._v3_pool, "offer") == set(app.OFFER_KEYS)
+    assert _keys_read(app._room, "allocatable") == set(app.ALLOCATABLE_KEYS) <= set(json_names(Allocatable))
     read = _keys_read(app._v2_pool, "pool") | _keys_read(app._v2_offers, "pool")
     assert read and read <= set(json_schema()["$defs"]["GpuPoolEntry"]["properties"]), read
     offer_read = _keys_read(app._v2_pool, "offer")
@@ -333,7 +335,10 @@ def test_platform_readers_read_versions_2_and_3_alike(stack, request):
     v3 = platform_contract(stack_settings(stack)) if stack == "nap" else \
         request.getfixturevalue(f"{stack}_run").stack_outputs
     v2 = {key: value for key, value in v3.items() if key != "pools"} | {"contractVersion": 2}
-    assert platform_from_outputs(v3).pools == platform_from_outputs(v2).pools
+    # Version 2 has no `allocatable`: what a node gives pods is version 3's alone.
+    read_v3 = {name: replace(pool, offers=tuple(replace(offer, allocatable=None) for offer in pool.offers))
+               for name, pool in platform_from_outputs(v3).pools.items()}
+    assert read_v3 == platform_from_outputs(v2).pools
     assert all(offer.hourly_price for pool in platform_from_outputs(v3).pools.values() for offer in pool.offers)
     assert place(v3, GpuRequest()) == place(v2, GpuRequest())
     assert PlatformContract.from_json(v2).pools is None and set(PlatformContract.from_json(v3).pools or ()) == \

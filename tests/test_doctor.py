@@ -233,6 +233,59 @@ def test_a_node_is_held_to_the_offer_of_its_own_vm_size():
     assert [(p.node, p.check) for p in diagnosis.problems] == [(T4_0, "gpu-count")]
 
 
+def test_a_node_that_gives_pods_less_than_the_contract_says_is_named():
+    """#48: pods are placed by the contract's `allocatable` (AKS's reservations); a node whose allocatable CPU is
+    less, or whose memory is less beyond the kernel's margin, is said. The recorded nodes are prod's own sizes."""
+    from components.contract import platform_contract
+    from tools.observability import stack_settings
+
+    platform = platform_from_outputs(platform_contract(stack_settings("prod")))
+    nodes = load("nodes-healthy.json")
+    pods = load("pods-healthy.json")
+    assert not [p for p in diagnose(platform, nodes["items"], pods["items"]).problems if p.check == "allocatable"]
+    t4 = next(node for node in nodes["items"] if node["metadata"]["name"] == T4_0)
+    t4["status"]["allocatable"] = {**t4["status"]["allocatable"], "cpu": "3500m", "memory": "12Gi"}
+    [short] = [p for p in diagnose(platform, nodes["items"], pods["items"]).problems if p.check == "allocatable"]
+    assert short.node == T4_0 and "cpu 3.5 where the contract says 3.86" in short.message
+    assert "memory 12 GiB where the contract says" in short.message
+
+
+def test_a_dra_pool_node_is_judged_by_the_dra_drivers_kubelet_plugin():
+    """#48: a DRA pool advertises no nvidia.com/gpu (its GPUs are in ResourceSlices, which the DRA driver's kubelet
+    plugin writes): its node is healthy with a Ready kubelet-plugin pod, in whatever namespace the driver runs,
+    and named without one; the device plugin's checks do not apply there."""
+    from components.contract import platform_contract
+    from tools.observability import stack_settings
+
+    outputs = platform_contract(stack_settings("prod"))
+    outputs["pools"]["t4spot"] = {**outputs["pools"]["t4spot"], "devicePlugin": None,
+                                  "dra": {"deviceClasses": ["gpu.nvidia.com"], "extendedResource": None}}
+    outputs["gpuPools"]["t4spot"] = {**outputs["gpuPools"]["t4spot"], "devicePlugin": None}
+    platform = platform_from_outputs(outputs)
+    nodes = load("nodes-healthy.json")
+    t4 = next(node for node in nodes["items"] if node["metadata"]["name"] == T4_0)
+    for key in ("capacity", "allocatable"):
+        t4["status"][key].pop("nvidia.com/gpu")
+    pods = load("pods-healthy.json")
+    pods["items"] = [pod for pod in pods["items"]
+                     if pod["spec"].get("nodeName") != T4_0 or "device-plugin" not in pod["metadata"]["name"]]
+    without = [(p.node, p.check) for p in diagnose(platform, nodes["items"], pods["items"]).problems]
+    assert without == [(T4_0, "dra-driver")]
+    plugin = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin-x7k2p", "namespace": "nvidia-dra-driver-gpu",
+                           "labels": {"nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+              "spec": {"nodeName": T4_0},
+              "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    pods["items"].append(plugin)
+    diagnosis = diagnose(platform, nodes["items"], pods["items"])
+    assert [(p.node, p.check) for p in diagnosis.problems] == []
+    [report] = [node for pool in diagnosis.pools if pool.name == "t4spot" for node in pool.nodes]
+    assert "through DRA (gpu.nvidia.com)" in report.allocatable and "kubelet-plugin-x7k2p ready" in report.device_plugin
+    plugin["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    [problem] = diagnose(platform, nodes["items"], pods["items"]).problems
+    assert problem.check == "dra-driver" and "is not Ready" in problem.message
+
+
 @pytest.mark.parametrize("labels", [500, 2000])
 def test_the_labels_a_node_lacks_are_named_a_few_and_counted(labels):
     # Every missing label was listed per node: 14 times the output at 4 times the input (issue 50).

@@ -87,7 +87,7 @@ def test_cli(tmp_path):
     out = io.StringIO()
     assert main(["--platform", str(outputs), "-"], stdin=io.BytesIO((SEEDS / "aks-mnist-job.yaml").read_bytes()),
                 stdout=out) == 0
-    assert "lands on: t4, a100mig" in out.getvalue()
+    assert "lands on: t4 (Standard_NC4as_T4_v3); a100mig (Standard_ND96asr_v4)" in out.getvalue()
     assert main(["--platform", str(tmp_path / "missing.json"), "-"], stdin=io.BytesIO(b"")) == 2
 
 

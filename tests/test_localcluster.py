@@ -125,12 +125,17 @@ def test_nodes_refuses_a_missing_file_and_a_copies_count_out_of_range(capsys, tm
 
 def test_a_version_2_contract_registers_the_same_nodes_as_version_3(tmp_path):
     def shape(nodes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str], Any]]:
-        return sorted((n["metadata"]["annotations"]["gpu-aks.io/test-pool"], n["status"]["allocatable"],
+        # Version 2 carries no offers[].allocatable (#48): its nodes report their capacity for CPU, memory and
+        # pods, version 3's what the offer says pods get; the GPUs, labels and taints are the same.
+        return sorted((n["metadata"]["annotations"]["gpu-aks.io/test-pool"],
+                       {k: v for k, v in n["status"]["allocatable"].items() if k not in ("cpu", "memory", "pods")},
                        sorted(t["key"] for t in n["spec"]["taints"])) for n in nodes)
 
     from_v2 = contract_nodes(written(tmp_path, DEV_V2))
     assert shape(from_v2) == shape(contract_nodes(written(tmp_path, DEV)))
     assert {n["metadata"]["labels"]["gpu-aks.io/pool"] for n in from_v2} == {"cpu", "gput4"}
+    t4 = next(n for n in contract_nodes(written(tmp_path, DEV)) if n["metadata"]["labels"]["gpu-aks.io/pool"] == "gput4")
+    assert (t4["status"]["capacity"]["cpu"], t4["status"]["allocatable"]["cpu"]) == ("4", "3860m")
 
 
 def test_a_folder_name_with_control_characters_is_printed_escaped(capsys, tmp_path):

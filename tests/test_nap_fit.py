@@ -37,7 +37,8 @@ def _job(gpus: int, tolerate: bool = True) -> dict[str, Any]:
 
 def test_the_explainer_says_which_gpus_a_nodepool_may_bring():
     text = render(explain(_job(1), CONTRACT))
-    assert "lands on: pool gpu: one of H100 x1, A100 x1, Spot or on-demand" in text, text
+    assert ("lands on: gpu (Standard_NC40ads_H100_v5 or Standard_NC24ads_A100_v4): one of H100 x1, A100 x1, Spot or "
+            "on-demand") in text, text
 
 
 def test_a_pod_that_does_not_tolerate_the_nodepools_taint_lands_nowhere():
@@ -67,6 +68,7 @@ def test_the_nap_stacks_contract_admits_a_tolerating_pod_and_refuses_one_that_do
     assert {name: pools[name]["kind"] for name in pools} == {"h100": "nodePool", "a100": "nodePool"}
     assert pools["h100"]["nodeSelector"] == {"gpu-aks.io/pool": "h100"}, "NAP nodes carry no accelerator label"
     text = render(explain(_job(1), contract))
-    assert "lands on: pool h100: one of H100 x1, H100 x2, Spot or on-demand; a100" in text, text
+    assert ("lands on: h100 (Standard_NC40ads_H100_v5 or Standard_NC80adis_H100_v5): one of H100 x1, H100 x2, Spot "
+            "or on-demand; a100 (Standard_NC24ads_A100_v4)") in text, text
     [refused] = explain(_job(1, tolerate=False), contract)
     assert refused.lands_on == []

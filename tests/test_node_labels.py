@@ -171,7 +171,7 @@ def test_agent_pool_node_labels_come_from_aks():
 def test_the_node_choice_names_only_the_sizes_the_pod_can_land_on():
     """A 2-GPU pod on a NodePool of 1- and 2-GPU H100 sizes lands only on the 2-GPU size."""
     text = render(explain(_pod(gpus=2), NAP))
-    assert "lands on: pool h100: H100 x2, Spot or on-demand" in text, text
+    assert "lands on: h100 (Standard_NC80adis_H100_v5): H100 x2, Spot or on-demand" in text, text
     assert "H100 x1" not in text
 
 
@@ -427,3 +427,22 @@ def test_the_pack_reads_a_nodepool_s_nodes_as_linux():
     pool = StackResource("urn:np", NODEPOOL, _node_pool(taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]))
     assert check_device_plugin_coverage([pool, _plugin({"kubernetes.io/os": "linux"})],
                                         parse_rule_config(None)[DEVICE_PLUGIN_TOLERATES_POOLS]) == []
+
+
+def test_without_the_platform_the_advice_selects_gpu_nodes_of_either_kind_and_lands_on_both():
+    """#48: with no --platform the advice no longer names `accelerator: nvidia` as if every GPU node had it (NAP
+    nodes never do): it says the label depends on the platform and gives node-selector terms, ORed, one for
+    AKS's GPU label and one for Karpenter's. A pod that follows it fits a pool of prod (AgentPools) and of nap."""
+    import yaml
+
+    pod = _pod()
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config())
+    [advice] = [v.message for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    assert "depends on the platform" in advice and "accelerator: nvidia\n" not in advice
+    fix = yaml.safe_load(advice[advice.index("affinity:"):])
+    followed = {**pod, "spec": {**pod["spec"], **fix}}
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, followed)], default_rule_config())
+    assert not [v for v in report.violations if v.policy == "gpu-pods-select-gpu-nodes"]
+    for platform in (PROD, NAP):
+        [explanation] = explain(followed, platform)
+        assert explanation.lands_on, render([explanation])

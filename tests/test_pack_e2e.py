@@ -51,7 +51,8 @@ def test_analyzer_info_lists_every_policy_with_its_level_and_schema(pack):
     levels = {name: policy.enforcementLevel for name, policy in policies.items()}
     assert levels == {"gpu-pods-tolerate-gpu-taint": 1, "gpu-limits-are-whole-numbers": 1,
                       "gpu-pods-select-gpu-nodes": 0, "gpu-node-pools-are-tainted": 1,
-                      "device-plugin-tolerates-gpu-pools": 1, "gpu-workloads-are-analyzable": 0}
+                      "device-plugin-tolerates-gpu-pools": 1, "gpu-workloads-are-analyzable": 0,
+                      "queued-gpu-pods-are-admitted": 1}
     for name in pack_policy_names:
         assert set(policies[name].configSchema.properties) == set(RULES[name].parameters)
     taints = policies["gpu-pods-tolerate-gpu-taint"].configSchema.properties["gpuTaints"]

@@ -118,7 +118,7 @@ def test_the_pod_rules_and_the_pool_rules_are_apart():
 def test_only_the_registry_imports_the_checks():
     checks = {"check_fit", *(node.name for module in RULE_MODULES for node in parse_python(MODULES[module]).body
                              if isinstance(node, ast.FunctionDef) and node.name.startswith("check_"))}
-    assert len(checks) == 7, sorted(checks)
+    assert len(checks) == 8, sorted(checks)
     importers = sorted(module for module in MODULES for _, name in imported_names(module) if name in checks)
     assert set(importers) == {f"{PACKAGE}.rules"}, importers
 

@@ -14,6 +14,7 @@ from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_cover
 from gpu_aks_policies.rule_config import (
     ANALYZABLE,
     DEVICE_PLUGIN_TOLERATES_POOLS,
+    QUEUE_ADMITS,
     SELECT_GPU_NODES,
     TAINTED_GPU_POOLS,
     TOLERATE_GPU_TAINT,
@@ -35,20 +36,21 @@ def seed(name: str) -> dict[str, Any]:
 # Under the default config (the GPU taint is sku=gpu:NoSchedule, as the AKS docs use).
 SEED_VERDICTS = [
     ("aks-mnist-job.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [],
-                            SELECT_GPU_NODES: ["spec.template.spec.nodeSelector"], ANALYZABLE: []}),
+                            SELECT_GPU_NODES: ["spec.template.spec.nodeSelector"], ANALYZABLE: [], QUEUE_ADMITS: []}),
     ("generic-gpu-pod.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
-                              ANALYZABLE: []}),
+                              ANALYZABLE: [], QUEUE_ADMITS: []}),
     ("flyte-plain-gpu.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                              SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+                              SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: [], QUEUE_ADMITS: []}),
     ("flyte-v100.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                         SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: []}),
+                         SELECT_GPU_NODES: ["spec.nodeSelector"], ANALYZABLE: [], QUEUE_ADMITS: []}),
     # Its required affinity selects nvidia.com/gpu.accelerator and nvidia.com/gpu.partition-size, which
     # only GPU nodes carry: it selects GPU nodes though not by accelerator=nvidia.
     ("flyte-a100-2g10gb.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [],
-                                SELECT_GPU_NODES: [], ANALYZABLE: []}),
+                                SELECT_GPU_NODES: [], ANALYZABLE: [], QUEUE_ADMITS: []}),
     ("kubeflow-gpu-op.yaml", {TOLERATE_GPU_TAINT: ["spec.tolerations"], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [],
-                              ANALYZABLE: []}),
-    ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [], ANALYZABLE: []}),
+                              ANALYZABLE: [], QUEUE_ADMITS: []}),
+    ("aks-device-plugin-ds.yaml", {TOLERATE_GPU_TAINT: [], WHOLE_GPU_LIMITS: [], SELECT_GPU_NODES: [], ANALYZABLE: [],
+                                   QUEUE_ADMITS: []}),
 ]
 
 
@@ -374,7 +376,7 @@ def test_rule_config_reports_every_problem():
         "'gpu-pods-tolerate-gpu-taints' is not a policy of this pack; known: gpu-pods-tolerate-gpu-taint, "
         "gpu-limits-are-whole-numbers, gpu-pods-select-gpu-nodes, gpu-node-pools-are-tainted, "
         "device-plugin-tolerates-gpu-pools, gpu-workloads-are-analyzable, gpu-pods-fit-a-pool, "
-        "gpu-training-pods-not-disruptible",
+        "gpu-training-pods-not-disruptible, queued-gpu-pods-are-admitted",
         "gpu-pods-tolerate-gpu-taint.enforcementLevel: 'loud' is not one of advisory, mandatory, disabled",
         "gpu-pods-tolerate-gpu-taint.gpuTaints[0].effect: 'Never' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "gpu-pods-tolerate-gpu-taint.admissionPlugins: 'AlwaysPullImages' not allowed; allowed: "
@@ -450,7 +452,7 @@ def test_every_consumer_derives_from_the_registry():
     assert [r["id"] for r in sarif_rules()] == list(RULES)
     defaults = parse_rule_config({})
     assert {name: config.level for name, config in defaults.items()} == {name: rule.level for name, rule in RULES.items()}
-    assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE}
+    assert set(POD_RULES) == {TOLERATE_GPU_TAINT, WHOLE_GPU_LIMITS, SELECT_GPU_NODES, ANALYZABLE, QUEUE_ADMITS}
     assert all(rule.check is RULES[name].check for name, rule in POD_RULES.items())
 
 

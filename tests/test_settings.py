@@ -221,7 +221,8 @@ CASES = [
       "gpu, gpuInstanceProfile, gpuProfile, sharing"]),
     ("unknown top-level key", {**BASE, "gpuPool": []},
      ["gpu-aks:gpuPool: unknown config key; did you mean 'gpu-aks:gpuPools'? gpu-aks takes cluster, access, "
-      "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, admissionPolicy, smokeTest, maintenance, observability"]),
+      "systemPool, cpuPools, gpuPools, gpuNodePools, devicePlugin, dra, queues, admissionPolicy, smokeTest, "
+      "maintenance, observability"]),
     ("unquoted Kubernetes version", {**BASE, "cluster": {"kubernetesVersion": 1.3}},
      ["gpu-aks:cluster.kubernetesVersion: 1.3 is not a Kubernetes version like \"1.37\" or \"1.37.2\" (quote it "
       "in YAML)"]),
@@ -303,7 +304,7 @@ CASES = [
       "Audit, without both Deny and Warn (the API refuses that pair)"]),
     ("smoke test with nothing to test", {**BASE, "devicePlugin": {"enabled": False}, "smokeTest": {"enabled": True}},
      ["gpu-aks:smokeTest.enabled: true, but no GPU pool is served by gpu-aks's device plugin (devicePlugin.enabled "
-      "or devicePlugin.pools), so there is nothing to test"]),
+      "or devicePlugin.pools) nor by the DRA driver (dra.pools), so there is nothing to test"]),
     # --- A new user's first hour ---
     ("region under the project namespace", {**BASE, "location": "eastus2"},
      ["gpu-aks:location: the Azure region is read from azure-native:location; write `azure-native:location: "

@@ -13,7 +13,11 @@ kubectl itself (the current context). For each GPU pool of the contract, every n
   multiple, runs a plugin that did not read the pool's sharing config, and an MPS pool's node needs a
   Ready MPS control daemon;
 - a Ready pod of gpu-aks's device plugin runs on it (pools whose plugin is external are judged by
-  their allocatable GPUs alone: the GPU Operator or AKS's managed GPU install run theirs);
+  their allocatable GPUs alone: the GPU Operator or AKS's managed GPU install run theirs); a DRA pool
+  (`gpu-aks:dra`) advertises no GPU resource, and its node needs a Ready kubelet plugin of NVIDIA's DRA
+  driver instead, which publishes the node's GPUs in ResourceSlices;
+- its allocatable CPU and memory are what the contract's `allocatable` says pods get (memory within the
+  kernel's margin);
 - it carries the contract's taints and labels, and no other taint the contract's tolerations miss;
 - none of the GPU conditions AKS's node problem detector sets is true (GPUMissing, XIDErrors, ...).
 
@@ -37,6 +41,8 @@ from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LAB
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
 from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS
+from gpu_aks_policies.node_capacity import KARPENTER_VM_MEMORY_OVERHEAD
+from gpu_aks_policies.pod_requests import cpus, gib
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
 from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_taint_prefixes
 from gpu_aks_policies.pools.model import Offer, Pool, pool_named
@@ -203,14 +209,15 @@ def _shown_taints(taints: Iterable[Mapping[str, str]]) -> str:
     return ", ".join(format_taint(t) for t in taints) or "none"
 
 
-def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str,
+def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str | None,
                  label: tuple[str, str] = DEVICE_PLUGIN_APP_LABEL) -> dict[str, list[Mapping[str, Any]]]:
-    """gpu-aks's device-plugin pods (or, by `label`, its MPS control daemons) by the node they run on."""
+    """gpu-aks's device-plugin pods (or, by `label`, its MPS control daemons; with no namespace, the DRA
+    driver's kubelet plugins wherever they run) by the node they run on."""
     key, value = label
     by_node: dict[str, list[Mapping[str, Any]]] = {}
     for pod in pods:
         metadata = as_mapping(pod.get("metadata"))
-        if metadata.get("namespace") == namespace and _labels(pod).get(key) == value:
+        if (namespace is None or metadata.get("namespace") == namespace) and _labels(pod).get(key) == value:
             node = as_str(as_mapping(pod.get("spec")).get("nodeName"))
             by_node.setdefault(node, []).append(pod)
     return by_node
@@ -268,6 +275,53 @@ def _sharing_count_problem(count: int, expected: int, pool: Pool, resource: str,
     return None
 
 
+#: How much less memory than the contract says a node may report before the doctor says so: the kubelet's
+#: capacity is the kernel's MemTotal, below the VM's listed memory by what the kernel keeps (a few percent, not
+#: known offline); Karpenter's Azure provider assumes 7.5% (`--vm-memory-overhead-percent`).
+MEMORY_MARGIN = KARPENTER_VM_MEMORY_OVERHEAD
+
+
+#: The label of the DRA driver's kubelet-plugin pods (`selectorLabels` with componentName kubelet-plugin).
+DRA_KUBELET_PLUGIN_LABEL = ("nvidia-dra-driver-gpu-component", "kubelet-plugin")
+
+
+def _dra_plugin_state(name: str, pods: Sequence[Mapping[str, Any]], problem: Any) -> str:
+    ready = [pod for pod in pods if _condition(pod, "Ready").get("status") == "True"]
+    if ready:
+        return f"DRA kubelet plugin {_name(ready[0])} ready"
+    state = f"pod {_name(pods[0])} is not Ready ({_pod_state(pods[0])})" if pods else "no pod runs here"
+    problem("dra-driver", f"the pool hands out its GPUs through DRA, but the DRA driver's kubelet plugin {state}: the "
+                          "node publishes no GPUs, so claims are never allocated",
+            f"kubectl get resourceslices --field-selector spec.nodeName={name}; kubectl describe daemonset -A -l "
+            f"{DRA_KUBELET_PLUGIN_LABEL[0]}={DRA_KUBELET_PLUGIN_LABEL[1]}: it must select the pool and tolerate its "
+            "taints; pulumi up restores it")
+    return "no DRA kubelet plugin ready"
+
+
+def _check_room(node: Mapping[str, Any], offer: Offer, problem: Any) -> None:
+    """The node gives pods at least what the contract says (`Offer.allocatable`, which `--platform`, the
+    explainer and the app helper place pods by): a node whose allocatable CPU (exact: vCPUs less kube-reserved)
+    or memory (beyond the kernel's margin) is less leaves pods sized to the contract Pending (NodeResourcesFit)."""
+    said = offer.allocatable
+    allocatable = as_mapping(as_mapping(node.get("status")).get("allocatable"))
+    if said is None:
+        return
+    short = []
+    for resource, contract, scale, margin, shown in (
+            ("cpu", said.cpu_millicores, 1000, 0.0, cpus), ("memory", said.memory_bytes, 1, MEMORY_MARGIN, gib)):
+        try:
+            live = parse_quantity(allocatable.get(resource)) * scale if allocatable.get(resource) is not None else None
+        except QuantityError:
+            live = None
+        if contract is not None and live is not None and live < contract * (1 - margin):
+            short.append(f"{resource} {shown(int(live))} where the contract says {shown(contract)}")
+    if short:
+        problem("allocatable", f"the node's allocatable is less than the contract's: {'; '.join(short)}: pods sized to "
+                               "the contract (gpu-aks-check --platform, the app helper) may stay Pending here",
+                f"kubectl describe node {_name(node)} (Allocatable); the contract follows AKS's documented reservations "
+                "(node-resource-reservations): report the node image and size")
+
+
 def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: Platform,
                 plugin_pods: Mapping[str, list[Mapping[str, Any]]],
                 mps_pods: Mapping[str, list[Mapping[str, Any]]] | None = None) -> NodeReport:
@@ -286,6 +340,15 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
         problem("node-ready", f"the node is not Ready ({as_str(ready.get('reason'), 'no Ready condition')})",
                 f"kubectl describe node {shown}; a node that stays NotReady is replaced by deleting it "
                 f"({_replace_node(node, pool)})")
+
+    if pool.dra is not None:
+        # A DRA pool advertises no extended resource: NVIDIA's DRA driver publishes its GPUs in ResourceSlices,
+        # which its kubelet plugin (`nvidia-dra-driver-gpu` chart, `templates/kubeletplugin.yaml`) writes.
+        plugin_state = _dra_plugin_state(name, plugin_pods.get(name, []), problem)
+        _check_room(node, offer, problem)
+        _check_taints(node, pool, problem)
+        return NodeReport(name, is_ready, f"GPUs through DRA ({', '.join(pool.dra.device_classes)})", plugin_state,
+                          problems)
 
     advertised = _gpu_resources_advertised(node)
     count = advertised.get(resource, 0)
@@ -346,6 +409,7 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
                     f"kubectl -n {platform.gpu_namespace} describe daemonset {_shown(mps_daemon_name(pool_name))}; it "
                     f"must select the pool ({POOL_LABEL}={pool_named(pool_name)}) and tolerate its taints; pulumi up restores it")
 
+    _check_room(node, offer, problem)
     _check_taints(node, pool, problem)
     labels = _labels(node)
     wrong = {k: v for k, v in pool.labels.items() if labels.get(k) != v}
@@ -422,6 +486,7 @@ class _NodesByLabel:
 def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]) -> Diagnosis:
     plugin_pods = _plugin_pods(pods, platform.gpu_namespace)
     mps_pods = _plugin_pods(pods, platform.gpu_namespace, ("app.kubernetes.io/name", MPS_CONTROL_DAEMON_APP))
+    dra_pods = _plugin_pods(pods, None, DRA_KUBELET_PLUGIN_LABEL)
     reports = []
     matched: set[str] = set()
     nodes_by_label = _NodesByLabel(nodes)
@@ -433,7 +498,8 @@ def diagnose(platform: Platform, nodes: Sequence[Mapping[str, Any]], pods: Seque
         report = PoolReport(pool_name, first.resource or "", first.per_node, typed.min_count or 0)
         for node in sorted(members, key=_name):
             matched.add(_name(node))
-            report.nodes.append(_check_node(node, pool_name, typed, platform, plugin_pods, mps_pods))
+            report.nodes.append(_check_node(node, pool_name, typed, platform,
+                                            dra_pods if typed.dra is not None else plugin_pods, mps_pods))
         if not members and report.min_count > 0:
             report.problems.append(Problem(pool_name, "", "nodes", f"no node carries {POOL_LABEL}="
                                            f"{pool_named(pool_name)} although minCount is {report.min_count}",

@@ -11,6 +11,7 @@ from gpu_aks_policies.declarations import Key, ListOf, Reader, Section, text
 from gpu_aks_policies.pools.model import Offer, Pool
 
 from components.pools.agentpool import AgentPoolSpec
+from components.pools.room import with_room
 from components.pools.user import UserAgentPoolKind, capacity_types, user_pool_body, user_pool_capacity, user_pool_spec
 from components.settings.common import POOL_MODEL, count_key
 from components.settings.node_baseline import node_baseline_items
@@ -88,14 +89,14 @@ class CpuPoolKind(UserAgentPoolKind):
 
     def facts(self, pool: UserAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return Pool(
+        return with_room(Pool(
             name=pool.name, key=key, backend="agentPool", role="cpu", azure_name=pool.azure_name,
             offers=(Offer.sized(pool.vm_size, capacity_types=capacity_types(pool)),), min_count=pool.min_count,
             max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
-            deletes_before_replace=pool.keep_azure_name)
+            deletes_before_replace=pool.keep_azure_name), settings, pool.baseline.max_pods)
 
 
 CPU = CpuPoolKind()

@@ -22,7 +22,9 @@ from gpu_aks_policies.declarations import ListOf, Reader
 from gpu_aks_policies.pools.model import Pool
 
 from components.pools import KINDS, PoolKind
+from components.settings.cluster import ClusterSettings
 from components.settings.device_plugin import DevicePluginSettings
+from components.settings.dra import DraSettings
 from components.settings.observability import ObservabilitySettings
 
 __all__ = ["DOCUMENT_POOLS", "DocumentPoolsOfKinds", "pool_readers"]
@@ -52,6 +54,13 @@ class _Provisional:
     #: strategy changes only the resource a MIG pool's pods ask for, which no check across sections reads.
     device_plugin: DevicePluginSettings = field(default_factory=lambda: DevicePluginSettings(pools=None,
                                                                                               mig_strategy="single"))
+    #: No pool served through DRA: `dra.pools` is decided from these (the device plugin's default reads the raw
+    #: `dra.pools`), so each GPU pool reads as gpu-aks's plugin may serve it.
+    dra: DraSettings = field(default_factory=DraSettings)
+    #: The network's default maxPods stands in for the cluster's: a node's allocatable (`Offer.allocatable`)
+    #: is read by no check across sections.
+    cluster: ClusterSettings = field(default_factory=lambda: ClusterSettings(name="", resource_group_name="",
+                                                                             location=""))
 
 
 @dataclass(frozen=True)

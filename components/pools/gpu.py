@@ -20,6 +20,7 @@ from gpu_aks_policies.catalog import (
     DEFAULT_GPU_TAINT,
     GPU_MODEL_LABEL,
     GPU_PARTITION_LABEL,
+    GPU_RESOURCE,
     GPU_SKUS,
     MIN_SHARING_REPLICAS,
     MPS_MAX_REPLICAS,
@@ -46,12 +47,13 @@ from gpu_aks_policies.declarations import (
     is_whole_number,
 )
 from gpu_aks_policies.limits import is_whole
-from gpu_aks_policies.pools.model import Offer, Pool, PoolSharing
+from gpu_aks_policies.pools.model import Offer, Pool, PoolClaims, PoolSharing
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import GPU_DRIVERS, GPU_INSTANCE_PROFILES
 from components.azure_catalog import did_you_mean
 from components.pools.agentpool import AgentPoolSpec
+from components.pools.room import with_room
 from components.pools.user import (
     UserAgentPoolKind,
     capacity_types,
@@ -372,16 +374,21 @@ class GpuPoolKind(UserAgentPoolKind):
 
     def facts(self, pool: GpuAgentPoolSettings, settings: PlatformView) -> Pool:
         key = f"{self.config_key}[{pool.name}]"
-        return Pool(
+        through_dra = settings.dra.serves(pool.name)
+        mig = pool.gpu_instance_profile is not None
+        return with_room(Pool(
             name=pool.name, key=key, backend="agentPool", role="gpu", azure_name=pool.azure_name,
             offers=self.offers(pool), min_count=pool.min_count, max_count=pool.max_count, spot=pool.spot,
             zones=pool.availability_zones, taints=pool.taints, labels=dict(pool.labels),
-            device_plugin="gpu-aks" if pool.device_plugin else "external",
+            # A DRA pool has no device plugin at all: NVIDIA's DRA driver hands out its GPUs (`gpu-aks:dra`).
+            device_plugin=None if through_dra else "gpu-aks" if pool.device_plugin else "external",
+            dra=PoolClaims(settings.dra.device_classes(mig), GPU_RESOURCE if settings.dra.maps_extended_resource(mig)
+                           else None) if through_dra else None,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
             exporter=pool.device_plugin and settings.observability.exporter_on,
             capacity=user_pool_capacity(key, pool), subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id, create_only=pool.create_only(),
-            deletes_before_replace=pool.keep_azure_name)
+            deletes_before_replace=pool.keep_azure_name), settings, pool.baseline.max_pods)
 
 
 GPU = GpuPoolKind()

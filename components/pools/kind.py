@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from gpu_aks_policies.declarations import Check, ListOf, Reader, Section
 
     from components.pools.agentpool import AgentPoolSpec
+    from components.settings.cluster import ClusterSettings
     from components.settings.device_plugin import DevicePluginSettings
+    from components.settings.dra import DraSettings
     from components.settings.observability import ObservabilitySettings
 
 class PlatformView(Protocol):
@@ -30,12 +32,20 @@ class PlatformView(Protocol):
         """Each kind's pools, by the kind's config key."""
 
     @property
+    def cluster(self) -> ClusterSettings:
+        """The cluster: its network decides the pools' default maxPods."""
+
+    @property
     def observability(self) -> ObservabilitySettings:
         """Whether gpu-aks's DCGM exporter watches the GPU pools it serves."""
 
     @property
     def device_plugin(self) -> DevicePluginSettings:
         """gpu-aks's device-plugin DaemonSets: which pools they serve, and how."""
+
+    @property
+    def dra(self) -> DraSettings:
+        """The pools NVIDIA's DRA driver serves instead (`gpu-aks:dra`)."""
 
 
 class PoolKind(Protocol):

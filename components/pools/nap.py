@@ -66,6 +66,7 @@ from components.aks_api import API_VERSION, POOL_NAME_RE
 from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
+from components.pools.room import with_room
 from components.settings.common import document_pools
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import subnet_problem
@@ -687,7 +688,7 @@ class NapPoolKind:
         # A shared NodePool's node advertises its GPUs times the replicas; Karpenter still plans with
         # physical GPUs (its instance types' `nvidia.com/gpu` capacity), so `limits` count those.
         replicas = pool.sharing.replicas if pool.sharing else 1
-        return Pool(
+        return with_room(Pool(
             name=pool.name, key=key, backend="nodePool", role="gpu", azure_name=None,
             # Karpenter starts at no node; the most nodes are those of the smallest size the limits admit.
             min_count=0, max_count=max((read.pool.nodes_at_most(offer) for offer in offered), default=0),
@@ -700,7 +701,8 @@ class NapPoolKind:
             capacity=tuple(replace(need, key=key) for need in read.pool.capacity if need.vm_size in sizes),
             uncatalogued=pool.uncatalogued,
             sharing=PoolSharing(pool.sharing.strategy, pool.sharing.replicas) if pool.sharing else None,
-            subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet)
+            subnets=(pool.vnet_subnet_id,) if pool.vnet_subnet_id else (), node_subnet=pool.node_subnet),
+            settings, os_disk_gb=pool.os_disk_size_gb)
 
     def resources(self, pool: NapGpuPoolSettings) -> tuple[KubernetesObjectsSpec, ...]:
         return (KubernetesObjectsSpec(pool.name, (

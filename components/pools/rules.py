@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpu_aks_policies.dra_driver import RELEASE_TYPES
 from gpu_aks_policies.pool_rules import (
     DAEMONSET_TYPES,
     UNSERVED,
@@ -37,10 +38,11 @@ from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS, TAINTED_
 from gpu_aks_policies.rules import default_rule_config, parse_rule_config, read_rule_config_file
 from gpu_aks_policies.scheduling import format_taint
 
-from components.manifests import device_plugin_daemonsets
+from components.manifests import device_plugin_daemonsets, dra_driver_values
 from components.pools.agentpool import AgentPoolSpec, agent_pool_properties
 from components.pools.kind import KubernetesObjectsSpec
 from components.settings.common import SettingsError
+from components.settings.dra import DRA_CHART
 
 if TYPE_CHECKING:
     from components.pools.kind import PlatformView, PoolKind
@@ -121,13 +123,17 @@ def own_plugin_resources(kinds: Sequence[PoolKind], settings: PlatformView) -> l
     """The device-plugin DaemonSets the program creates for these settings, as the pack receives them,
     each named by its object name: `GpuDevicePlugin`'s, from the same builder and the same served pools
     (`components/gpu_cluster.py` creates none when the plugin is disabled or serves no pool)."""
-    plugin = settings.device_plugin
-    served = [facts for kind in kinds for pool in kind.pools(settings)
-              if (facts := kind.facts(pool, settings)).served]
-    if not plugin.enabled or not served:
-        return []
-    return [StackResource(manifest["metadata"]["name"], DAEMONSET_TYPES[0], manifest)
-            for manifest in device_plugin_daemonsets(plugin.namespace, plugin.image, plugin.mig_strategy, served)]
+    plugin, dra = settings.device_plugin, settings.dra
+    every = [kind.facts(pool, settings) for kind in kinds for pool in kind.pools(settings)]
+    served = [facts for facts in every if facts.served]
+    resources = [StackResource(manifest["metadata"]["name"], DAEMONSET_TYPES[0], manifest)
+                 for manifest in device_plugin_daemonsets(plugin.namespace, plugin.image, plugin.mig_strategy, served)
+                 ] if plugin.enabled and served else []
+    through_dra = [facts for facts in every if dra.serves(facts.name)]
+    if through_dra:  # `GpuDraDriver`'s release, as the pack receives it
+        resources.append(StackResource(DRA_CHART, RELEASE_TYPES[0], {"chart": DRA_CHART,
+                                                                      "values": dra_driver_values(through_dra)}))
+    return resources
 
 
 def own_plugin_problems(kinds: Sequence[PoolKind], settings: PlatformView, config: RuleConfig) -> list[tuple[str, str]]:

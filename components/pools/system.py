@@ -16,6 +16,7 @@ from gpu_aks_policies.pools.model import CapacityNeed, Offer, Pool
 from components.aks_api import OS_SKUS
 from components.pools.agentpool import AgentPoolBody, AgentPoolSpec
 from components.pools.kind import surge_nodes
+from components.pools.room import with_room
 from components.pools.user import AGENT_POOL_RULE_KEYS
 from components.settings.common import POOL_MODEL, count_key, surge_key, zones_key
 from components.settings.node_baseline import NODE_BASELINE_KEYS, node_baseline, node_baseline_items
@@ -93,14 +94,14 @@ class SystemPoolKind:
             upgrade_settings={"max_surge": pool.max_surge}, baseline=pool.baseline.as_api())
 
     def facts(self, pool: SystemPoolSettings, settings: PlatformView) -> Pool:
-        return Pool(
+        return with_room(Pool(
             name=pool.name, key=self.config_key, backend="agentPool", role="system", azure_name=pool.name,
             offers=(Offer.sized(pool.vm_size),), min_count=pool.min_count, max_count=pool.max_count, spot=False,
             zones=pool.availability_zones, taints=(CRITICAL_ADDONS_TAINT,) if pool.only_critical_addons else (),
             subnets=pool.baseline.subnets(),
             node_subnet=pool.baseline.vnet_subnet_id,
             capacity=(CapacityNeed(self.config_key, pool.vm_size, False, pool.availability_zones, pool.max_count,
-                                   surge_nodes(pool.max_surge, pool.max_count)),))
+                                   surge_nodes(pool.max_surge, pool.max_count)),)), settings, pool.baseline.max_pods)
 
 
 SYSTEM = SystemPoolKind()

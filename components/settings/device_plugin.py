@@ -21,6 +21,7 @@ from gpu_aks_policies.declarations import (
 from gpu_aks_policies.pools.model import Pool
 
 from components.settings.common import dns_label_problem, document_pools, image_problem
+from components.settings.dra import dra_pool_names
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
 
@@ -62,8 +63,10 @@ def served_pools(reader: Reader) -> list[str]:
 
 
 def _driver_installed_pools(reader: Reader) -> list[str]:
-    # The document's pools say `served` for every GPU pool gpu-aks's plugin may serve.
-    return [name for name, pool in _gpu_pools(reader).items() if pool.served]
+    """Every GPU pool gpu-aks's plugin may serve (the document's pools say `served`), but those `dra.pools`
+    serves through DRA."""
+    through_dra = set(dra_pool_names(reader.root.raw))
+    return [name for name, pool in _gpu_pools(reader).items() if pool.served and name not in through_dra]
 
 
 def _pools_are_gpu_pools(reader: Reader) -> None:
@@ -164,7 +167,8 @@ DEVICE_PLUGIN = Section(
     "you install the plugin).", (
         boolean("enabled", "Deploy the DaemonSet.", True),
         Key("pools", "The GPU pools it serves.", "list of strings",
-            Default(_driver_installed_pools, "every GPU pool with gpuProfile.driver: Install"),
+            Default(_driver_installed_pools, "every GPU pool with gpuProfile.driver: Install that dra.pools does not "
+                                             "list"),
             check=string_list_problem),
         Check(_pools_are_gpu_pools, reads=("pools",),
               doc="`devicePlugin.pools` names GPU pools whose driver AKS installs (never a `driver: None` pool)."),

@@ -8,6 +8,7 @@ from gpu_aks_policies.declarations import Check, Reader, Section, boolean, text
 
 from components.settings.common import image_problem
 from components.settings.device_plugin import served_pools
+from components.settings.dra import dra_pool_names
 
 DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/pytorch:25.10-py3"
 
@@ -19,9 +20,11 @@ class SmokeTestSettings:
 
 
 def _something_to_test(reader: Reader) -> None:
-    if reader.get("enabled") and not served_pools(reader.root.children["devicePlugin"]):
+    if reader.get("enabled") and not served_pools(reader.root.children["devicePlugin"]) and \
+            not dra_pool_names(reader.root.raw):
         reader.problem("enabled", "true, but no GPU pool is served by gpu-aks's device plugin "
-                                  "(devicePlugin.enabled or devicePlugin.pools), so there is nothing to test")
+                                  "(devicePlugin.enabled or devicePlugin.pools) nor by the DRA driver (dra.pools), so "
+                                  "there is nothing to test")
 
 
 SMOKE_TEST = Section("smokeTest", "One GPU check Job per served GPU pool after `pulumi up`.", (

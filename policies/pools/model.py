@@ -31,6 +31,8 @@ from ..fields import (
     COUNT,
     FLAG,
     LABELS,
+    NAMES,
+    OPTIONAL_AMOUNT,
     OPTIONAL_COUNT,
     OPTIONAL_TEXT,
     PRICE,
@@ -48,11 +50,12 @@ from ..fields import (
     one_of,
 )
 from ..limits import MAX_SHOWN_CHARS
+from ..node_capacity import NodeResources
 from ..terminal import escape_field
 
-__all__ = ["BACKEND_NAMES", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
-           "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolReading", "PoolRole",
-           "PoolSharing", "offer_field", "pool_field", "pool_named", "spot_first"]
+__all__ = ["Allocatable", "BACKEND_NAMES", "CAPACITY_TYPES", "OFFER_FIELDS", "POOL_FIELDS", "AsWritten", "CapacityNeed",
+           "CapacityType", "DevicePluginOwner", "Offer", "OfferPrice", "Pool", "PoolBackend", "PoolClaims", "PoolReading",
+           "PoolRole", "PoolSharing", "offer_field", "pool_field", "pool_named", "spot_first"]
 
 
 def pool_named(name: object) -> str:
@@ -161,6 +164,42 @@ class PoolSharing(Written):
 
 
 @dataclass(frozen=True)
+class Allocatable(Written):
+    """What one node of the offer gives pods: its allocatable (the VM's vCPUs and memory less what AKS reserves on
+    an AgentPool node, or what Karpenter plans a NAP node to keep; `node_capacity`), and what gpu-aks's own
+    DaemonSets on the pool ask of it. A null figure is not known (a size gpu-aks's list lacks)."""
+
+    cpu_millicores: int | None = json_field("cpuMillicores", OPTIONAL_AMOUNT, "The node's allocatable CPU, in "
+                                            "millicores.", None)
+    memory_bytes: int | None = json_field("memoryBytes", OPTIONAL_AMOUNT, "The node's allocatable memory, in bytes.",
+                                          None)
+    ephemeral_storage_bytes: int | None = json_field("ephemeralStorageBytes", OPTIONAL_AMOUNT, "The node's "
+                                                     "allocatable ephemeral storage, in bytes; null when not known.",
+                                                     None)
+    pods: int | None = json_field("pods", OPTIONAL_COUNT, "How many pods the node runs at most (maxPods).", None)
+    daemon_set_cpu_millicores: int = json_field("daemonSetCpuMillicores", COUNT, "What gpu-aks's DaemonSets on the "
+                                                "pool ask of each node's CPU, in millicores.", 0)
+    daemon_set_memory_bytes: int = json_field("daemonSetMemoryBytes", OPTIONAL_AMOUNT, "What they ask of its memory, "
+                                              "in bytes.", 0)
+    daemon_set_pods: int = json_field("daemonSetPods", COUNT, "How many of its pod slots they take.", 0)
+
+    @property
+    def node(self) -> NodeResources:
+        return NodeResources(self.cpu_millicores, self.memory_bytes, self.ephemeral_storage_bytes, self.pods)
+
+    @property
+    def for_pods(self) -> NodeResources:
+        """What the node has left for other pods once gpu-aks's DaemonSets run on it."""
+        return self.node.less(NodeResources(self.daemon_set_cpu_millicores, self.daemon_set_memory_bytes or 0, 0,
+                                            self.daemon_set_pods))
+
+    @classmethod
+    def of(cls, node: NodeResources, daemon_sets: NodeResources) -> Allocatable:
+        return cls(node.cpu_milli, node.memory, node.ephemeral_storage, node.pods, daemon_sets.cpu_milli or 0,
+                   daemon_sets.memory or 0, daemon_sets.pods or 0)
+
+
+@dataclass(frozen=True)
 class Offer(Written):
     """One VM size a pool may bring (version 3; Karpenter's `Offering`): how its nodes are bought (with the
     size, what prices it) and, on a GPU size, its GPUs and what one node advertises."""
@@ -183,6 +222,12 @@ class Offer(Written):
     # platform's pricing fills it (`components.pricing.priced`).
     hourly_price: OfferPrice | None = json_field("hourlyPrice", Object(OfferPrice), "The list price of one node an hour "
                                                  "(on-demand and Spot), or null when the platform had none.", None)
+    # What kube-scheduler's NodeResourcesFit compares a pod's requests with (`node_capacity`); the platform's
+    # pool kinds fill it (`components/pools/room.py`).
+    allocatable: Allocatable | None = json_field("allocatable", Object(Allocatable), "What one node gives pods: its "
+                                                 "allocatable CPU, memory, storage and pods, and what gpu-aks's "
+                                                 "DaemonSets there ask; absent when not known. Version 3 of 0.5.",
+                                                 None, since=3)
 
     @classmethod
     def sized(cls, vm_size: str, sku: GpuSku | None = None, **facts: Any) -> Offer:
@@ -234,6 +279,20 @@ class CapacityNeed:
         return None if per_node is None else per_node * self.nodes
 
 
+@dataclass(frozen=True)
+class PoolClaims(Written):
+    """How a GPU pool hands out its GPUs through Dynamic Resource Allocation (NVIDIA's DRA driver for GPUs,
+    `gpu-aks:dra`) instead of a device plugin: the DeviceClasses its GPUs are claimed by, and the extended
+    resource a pod may still ask for there (KEP-5004: kube-scheduler makes the claim itself)."""
+
+    device_classes: tuple[str, ...] = json_field("deviceClasses", NAMES, "The DeviceClasses whose claims the pool's GPUs "
+                                                 "serve: gpu.nvidia.com, or mig.nvidia.com on a MIG pool (its GPUs "
+                                                 "are published as MIG devices only).", ())
+    extended_resource: str | None = json_field("extendedResource", OPTIONAL_TEXT, "The extended resource served through "
+                                               "DRA on the pool (nvidia.com/gpu), or null: pods there ask through "
+                                               "claims only.", None)
+
+
 # One pool as every reader sees it, whatever kind of pool it is, and the contract's `pools.<name>` field
 # for field. Computed once per pool: from the settings by the platform's kinds
 # (`components.pools.platform_pools`), from an AgentPool or NodePool resource by the pack's backend
@@ -279,6 +338,10 @@ class Pool(Written):
         "Who runs the device plugin on a GPU pool: gpu-aks's DaemonSet, or something else; null on CPU pools.", None)
     #: gpu-aks's DCGM exporter runs on the pool (observability on, the pool served by gpu-aks's plugin).
     exporter: bool = json_field("exporter", FLAG, "gpu-aks's DCGM exporter runs on the pool's nodes.", False)
+    #: The pool hands out its GPUs through DRA claims (`gpu-aks:dra`), or None: through a device plugin.
+    dra: PoolClaims | None = json_field("dra", Object(PoolClaims), "How the pool hands out its GPUs through DRA claims "
+                                        "(NVIDIA's DRA driver), or absent: through a device plugin. Version 3 of 0.5.",
+                                        None, since=3)
     # The platform's own facts, which the contract does not carry.
     capacity: tuple[CapacityNeed, ...] = ()
     #: Your subnets the pool's nodes and pods join (`vnetSubnetID`, `podSubnetID`); () in AKS's VNet.

@@ -64,6 +64,8 @@ class Claims:
     gpu: tuple[str, ...]
     #: "ResourceClaimTemplate 'x'" for each claim not among the objects checked.
     unresolved: tuple[str, ...]
+    #: The GPU device classes the claims name, for where a pool serves them (`fit`).
+    classes: tuple[str, ...] = ()
 
 
 #: What a pod that names no claim has (most pods): one shared value, not one built per pod and rule.
@@ -73,7 +75,7 @@ NO_CLAIMS = Claims((), ())
 def pod_claims(pod: PodSpec, context: Context, device_classes: Sequence[str]) -> Claims:
     if pod.spec.get("resourceClaims") is None:
         return NO_CLAIMS
-    gpu, unresolved = [], []
+    gpu, unresolved, named = [], [], []
     namespace = namespace_of(pod.namespace)
     for claim in as_list(pod.spec.get("resourceClaims")):
         claim = as_mapping(claim)
@@ -91,4 +93,5 @@ def pod_claims(pod: PodSpec, context: Context, device_classes: Sequence[str]) ->
                               if any(fnmatchcase(c, pattern) for pattern in device_classes)})
             if classes:
                 gpu.append(f"claim '{name}' ({kind} '{target}': {', '.join(classes)})")
-    return Claims(tuple(gpu), tuple(unresolved))
+                named += classes
+    return Claims(tuple(gpu), tuple(unresolved), tuple(dict.fromkeys(named)))

@@ -38,7 +38,12 @@ class Registration:
     recognize: Recognize | None = None
 
 
+#: (object, the pod specs its adapter found, objects checked together) -> the pods as they will run: what
+#: admits or changes a workload's pods before they exist, whatever controller made them (a queue).
+PodTransform = Callable[[Mapping[str, Any], Sequence[PodSpec], Context], list[PodSpec]]
+
 ADAPTERS: dict[tuple[str, str], Adapter] = {}
+POD_TRANSFORMS: list[PodTransform] = []
 REGISTRATIONS: list[Registration] = []
 #: Adapters of documents that are not Kubernetes objects, each with its recogniser.
 DOCUMENT_ADAPTERS: list[Registration] = []
@@ -75,6 +80,12 @@ def register_shape(shape: WorkloadShape, *more_kinds: str, gpus: str, toleration
     return register(shape.group, shape.kind, *more_kinds, gpus=gpus, tolerations=tolerations, source=source)(adapter)
 
 
+def register_pod_transform(transform: PodTransform) -> PodTransform:
+    """Register what changes a workload's pods after its controller describes them (Kueue's admission)."""
+    POD_TRANSFORMS.append(transform)
+    return transform
+
+
 def adapter_for(obj: Any) -> Adapter | None:
     if not is_mapping(obj):
         return None
@@ -90,13 +101,22 @@ def pod_specs_of(obj: Any, context: Context | None = None, shapes: Sequence[Work
     that is not a Kubernetes object and that no document adapter knows leads to none: nothing
     creates pods from it. A kind nobody knows that names a GPU outside every pod spec the search
     finds is not evaluated (`mentions`): one pod spec with the advisory and nothing to judge."""
+    context = context or Context()
+    pods = _described_pods(obj, context, shapes)
+    load_all()  # the transforms register as their modules load
+    for transform in POD_TRANSFORMS if pods else ():
+        pods = transform(obj, pods, context)
+    return pods
+
+
+def _described_pods(obj: Any, context: Context, shapes: Sequence[WorkloadShape]) -> list[PodSpec]:
     if shapes and is_kubernetes_object(obj):
         shape = declared_shape(shapes, api_group(obj), obj["kind"])
         if shape is not None:
             return pods_of_shape(shape, obj)
     adapter = adapter_for(obj)
     if adapter is not None:
-        return adapter(obj, context or Context())
+        return adapter(obj, context)
     if not is_kubernetes_object(obj):
         return []
     pods = find_pod_specs(obj, namespace=object_namespace(obj))

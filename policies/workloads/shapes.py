@@ -563,7 +563,8 @@ EXAMPLE_SHAPES = """\
 #: The rules that judge pods, each of which takes `workloadShapes` (as each takes `namespaces`: the
 #: pack hands every policy its own config only).
 POD_RULE_NAMES = ("gpu-pods-tolerate-gpu-taint", "gpu-limits-are-whole-numbers", "gpu-pods-select-gpu-nodes",
-                  "gpu-workloads-are-analyzable", "gpu-pods-fit-a-pool", "gpu-training-pods-not-disruptible")
+                  "gpu-workloads-are-analyzable", "gpu-pods-fit-a-pool", "gpu-training-pods-not-disruptible",
+                  "queued-gpu-pods-are-admitted")
 EXAMPLE_CONFIG = "{\n" + ",\n".join(f'  "{rule}": {{"workloadShapes": SHAPES}}' for rule in POD_RULE_NAMES) + "\n}\n"
 
 

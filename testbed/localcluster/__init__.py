@@ -7,6 +7,7 @@ kube-scheduler, kwok) built by `make engines`, nodes shaped like a platform's po
     client          a small REST client, as the cluster admin
     pki             the credentials: certificates, the service-account key, identities' tokens
     processes       the processes, by pid and binary
+    kueue           Kueue's controller manager against the cluster (its CRDs, certificates and webhooks)
 """
 
 from .client import ApiError, Client, ClusterError, InputError

@@ -23,8 +23,9 @@ from gpu_aks_policies.pools.model import Pool
 from .client import ApiError, Client, ClusterError, InputError
 
 #: Memory (GiB) of the VM sizes the example stacks use, from Azure's size pages (learn.microsoft.com/
-#: azure/virtual-machines/sizes/...); other sizes get 4 GiB per vCPU. Allocatable is capacity: AKS's
-#: kube-reserved is not modelled.
+#: azure/virtual-machines/sizes/...); other sizes get 4 GiB per vCPU. This is the node's capacity; its
+#: allocatable is what the contract's offer says pods get (`offers[].allocatable`: AKS's or Karpenter's
+#: reservations, #48), or the capacity where the contract does not know.
 VM_MEMORY_GIB = {
     "Standard_D4ds_v5": 16, "Standard_D8ds_v5": 32, "Standard_D16ds_v5": 64, "Standard_NC4as_T4_v3": 28,
     "Standard_NC8as_T4_v3": 56, "Standard_NC16as_T4_v3": 110, "Standard_NC64as_T4_v3": 440,
@@ -96,7 +97,8 @@ def pool_nodes(contract: PlatformContract, pool: Pool, copies: int = 1) -> list[
     nodes = []
     for index, offer in enumerate(offers):
         vm_size = offer.vm_size
-        gpus = {str(offer.resource): offer.per_node} if is_gpu and offer.resource else {}
+        # A DRA pool's node advertises no GPU resource: NVIDIA's DRA driver publishes its GPUs in ResourceSlices.
+        gpus = {str(offer.resource): offer.per_node} if is_gpu and offer.resource and pool.dra is None else {}
         for copy in range(copies):
             zone = f"{location}-{pool.zones[copy % len(pool.zones)]}" if pool.zones else "0"
             if pool.backend == "nodePool":
@@ -137,12 +139,18 @@ def pool_nodes(contract: PlatformContract, pool: Pool, copies: int = 1) -> list[
                 if pool.spot:
                     labels["kubernetes.azure.com/scalesetpriority"] = "spot"
             resources = _node_resources(vm_size, gpus)
+            allocatable = dict(resources)
+            room = offer.allocatable
+            if room is not None and room.cpu_millicores is not None and room.memory_bytes is not None:
+                allocatable.update(cpu=f"{room.cpu_millicores}m", memory=str(room.memory_bytes))
+                if room.pods is not None:
+                    resources["pods"] = allocatable["pods"] = str(room.pods)
             nodes.append({
                 "apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": node_name, "labels": {k: str(v) for k, v in labels.items()},
                              "annotations": {POOL_ANNOTATION: name}},
                 "spec": {"taints": _taints(pool.taints)},
-                "status": {"capacity": resources, "allocatable": dict(resources),
+                "status": {"capacity": resources, "allocatable": allocatable,
                            "nodeInfo": {"architecture": labels["kubernetes.io/arch"], "operatingSystem": "linux",
                                         "kubeletVersion": f"v{contract.kubernetes_version or '1.37'}.0",
                                         "kubeProxyVersion": "", "containerRuntimeVersion": "containerd://2.1.0",

@@ -15,18 +15,21 @@ from pathlib import Path
 import pytest
 
 from testbed import build, localcluster
+from testbed.localcluster import kueue
 from testbed.tiers import Tier
 
 HERE = Path(__file__).resolve().parent
 
 
 def _missing() -> str | None:
-    """The cluster's programs, and for the platform's own `pulumi up` the CLI and the real
-    pulumi-kubernetes provider (`make engines` builds them all)."""
+    """The cluster's programs, Kueue's controller and files (test_kueue.py), and for the platform's own
+    `pulumi up` the CLI and the real pulumi-kubernetes provider (`make engines` builds them all)."""
     try:
         localcluster.programs()
     except localcluster.ClusterError as error:
         return str(error)
+    if kueue.missing():
+        return kueue.missing()
     absent = build.missing() + [f"libexec/{name}" for name in ("pulumi-resource-kubernetes",)
                                 if not os.access(build.LIBEXEC / name, os.X_OK)]
     return f"{', '.join(absent)} not built in build/engines: run `make engines`" if absent else None

@@ -11,7 +11,8 @@ nothing is stored. Four verdicts are told apart:
 - `denied`: the gpu-aks policy refuses it; the rules' `gpu-pods-tolerate-gpu-taint`;
 - `admitted`.
 Pods whose GPUs come through DRA claims, or whose tolerations come from another object (a Tekton
-Task's run), are left out as in tests/test_admission_policy.py: a Pod alone does not show them."""
+Task's run), are left out of the corpus run as in tests/test_admission_policy.py: a Pod alone does not show
+them. A DRA stack's own policy meets a claim pod and KEP-5004 pods in the last test."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from gpu_aks_policies.workloads import context_of, pod_specs_of
 from testbed.localcluster import ApiError, Client
 from tests.cluster.pods import dns_label, written_pod
 from tests.cluster.stacks import no_policy
-from tests.test_admission_policy import CONFIGS, EDGE_CASES, corpus_files
+from tests.test_admission_policy import CONFIGS, DRA_STACK_PODS, EDGE_CASES, corpus_files, dra_stack_rule_config
 
 VAP = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
@@ -209,3 +210,18 @@ def test_an_untolerated_gpu_pod_is_refused_with_the_toleration_to_add_and_its_tw
         assert created["spec"]["containers"][0]["resources"]["requests"] == {"nvidia.com/gpu": "1"}
     finally:
         api.delete("/api/v1/namespaces/team/pods/trainer", force=True)
+
+
+def test_a_dra_stacks_policy_refuses_an_untolerated_kep5004_pod_and_admits_a_claim_only_pod(api):
+    """#48: the policy a stack with a DRA pool generates, in the API server: a plain nvidia.com/gpu pod (served on
+    the DRA pool through KEP-5004) tolerating no GPU taint is refused with the toleration to add, its twin
+    tolerating the DRA pool's taint is admitted, and so is a pod whose GPU is a claim alone (the claim's
+    DeviceClass is another object: the checker and the explainer judge it), as in tests/test_admission_policy.py."""
+    name = f"{POLICY_NAME}-dra"
+    install(api, dra_stack_rule_config(), name)
+    verdict, message = submit(api, DRA_STACK_PODS["untolerated"])
+    assert verdict == "denied" and f"'{name}'" in message
+    assert "does not tolerate the GPU taint sku=gpu:NoSchedule or dra=gpu:NoSchedule" in message
+    assert "add to spec.tolerations: {key: sku, operator: Equal, value: gpu, effect: NoSchedule}" in message
+    assert submit(api, DRA_STACK_PODS["tolerated"]) == ("admitted", "")
+    assert submit(api, DRA_STACK_PODS["claim"]) == ("admitted", "")

@@ -1,0 +1,125 @@
+"""`gpu-aks:queues`: Kueue on the platform, optional. Kueue (kubernetes-sigs/kueue) is installed from its own
+Helm chart at a pinned version, and gpu-aks creates what Kueue admits jobs with:
+
+- one ResourceFlavor per GPU pool, named after the pool: its `nodeLabels` select exactly that pool's nodes
+  (`gpu-aks.io/pool: <pool>`) and its `tolerations` are the pool's taints', so Kueue writes both into every pod
+  it admits to the flavor (kubernetes-sigs/kueue v0.17.0 `pkg/podset/podset.go`) and jobs need neither;
+- one ClusterQueue per team, with the team's GPU quota on each pool it names, and on those flavors a CPU and
+  memory quota of what the pool's nodes give pods at its largest: Kueue admits nothing that asks for a
+  resource its ClusterQueue does not cover (`flavorassigner.go`, "resource unavailable in ClusterQueue");
+- one LocalQueue per team and namespace, named after the team.
+
+The team namespaces are created by the platform (labelled as gpu-aks's). The contract does not list the queue
+objects: the checker and the explainer judge a queued job by its queue's flavors when the queue objects are checked
+with it (`kubectl get resourceflavors,clusterqueues,localqueues -A -o yaml` beside the job's files); without them
+the job's pods are left unjudged, with an advisory naming what to add.
+
+AKS also offers Kueue as a managed extension; it is in preview and has no API version the azure-native provider
+pinned here (3.29.0) can call, so gpu-aks installs Kueue's own chart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_aks_policies.declarations import (
+    Check,
+    Key,
+    ListOf,
+    Reader,
+    Section,
+    boolean,
+    describe,
+    is_whole_number,
+    string_list_problem,
+)
+
+from components.settings.common import document_pools
+
+#: Kueue's chart (`charts/kueue` of the module; published to `oci://registry.k8s.io/kueue/charts/kueue`), at the
+#: release whose code the rules follow.
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_VERSION = "0.17.0"
+KUEUE_NAMESPACE = "kueue-system"
+_SOURCE = "kubernetes-sigs/kueue v0.17.0 apis/kueue/v1beta2"
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class TeamQueue:
+    name: str
+    namespaces: tuple[str, ...]
+    #: GPUs the team may use at once, per GPU pool (the flavor's nominal quota of the pool's GPU resource).
+    gpus: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class QueuesSettings:
+    enabled: bool = False
+    teams: tuple[TeamQueue, ...] = ()
+
+
+def _dns_labels(value: Any) -> str | None:
+    if string_list_problem(value):
+        return "must be a list of namespace names"
+    bad = [name for name in value if not _DNS_LABEL.fullmatch(name)]
+    return f"holds {describe(bad[0])}, which is not a namespace name (a DNS label)" if bad else None
+
+
+def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
+    if not isinstance(value, Mapping) or not value:
+        reader.problem("gpus", f"{reader.shown(value)} is not a map of GPU pool name to GPUs, e.g. {{gput4: 4}}")
+        return {}
+    pools = document_pools(reader)
+    gpu_pools = [pool.name for pool in pools.models(reader.root) if pool.gpu]
+    unread = pools.unread(reader.root)
+    quota = {}
+    for pool, count in value.items():
+        if pool in unread:  # a pool with problems of its own is named by them
+            continue
+        if pool not in gpu_pools:
+            reader.problem(f"gpus.{pool}", f"{describe(pool)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
+        elif not is_whole_number(count) or count < 0:
+            reader.problem(f"gpus.{pool}", f"{reader.shown(count)} is not a whole number of GPUs")
+        else:
+            quota[str(pool)] = int(count)
+    return quota
+
+
+def _team(reader: Reader) -> TeamQueue:
+    return TeamQueue(reader.get("name"), tuple(reader.get("namespaces")), reader.get("gpus"))
+
+
+TEAM = Section("teams[]", "One team: its ClusterQueue, its GPU quota per pool, and a LocalQueue in each namespace.", (
+    Key("name", "The team, named as its ClusterQueue and LocalQueues are (a DNS label).", "string", None, required=True,
+        check=lambda value: None if isinstance(value, str) and _DNS_LABEL.fullmatch(value) else "is not a DNS label"),
+    Key("namespaces", "The namespaces whose jobs the team's queue admits.", "list of strings", None, required=True,
+        check=_dns_labels),
+    Key("gpus", "GPUs per GPU pool the team may use at once, e.g. {gput4: 4}.", "map of integers", None, parse=_gpu_quota,
+        required=True),
+), build=_team)
+
+
+def _unique_teams(reader: Reader) -> None:
+    seen: dict[str, int] = {}
+    for index, team in enumerate(reader.get("teams")):
+        if team["name"] in seen:
+            reader.problem(f"teams[{index}].name", f"{describe(team['name'])} is already teams[{seen[team['name']]}]; "
+                                                   "a team is one ClusterQueue")
+        seen.setdefault(team["name"], index)
+
+
+def _queues(reader: Reader) -> QueuesSettings:
+    return QueuesSettings(reader.get("enabled"), tuple(child.build() for child in reader.lists.get("teams", [])))
+
+
+QUEUES = Section(
+    "queues", f"Kueue {KUEUE_VERSION} from its own chart, a ResourceFlavor per GPU pool and a ClusterQueue per team "
+    "(docs/gpu-capacity.md, \"Queues\").", (
+        boolean("enabled", "Install Kueue and the queues.", False, attr="enabled"),
+        ListOf("teams", "The teams and their GPU quota.", TEAM, noun="teams"),
+        Check(_unique_teams, reads=("teams",), doc="Team names are unique."),
+    ), build=_queues, listed=("enabled", "teams"))

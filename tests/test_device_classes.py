@@ -1,0 +1,64 @@
+"""DeviceClass selectors as the API server compiles them (`policies/device_classes.py`): a class it refuses is
+an input error naming the class and the selector's key, in the checker and the explainer alike. The classes
+of NVIDIA's DRA driver chart (kubernetes-sigs/dra-driver-nvidia-gpu v25.8.1
+`deployments/helm/nvidia-dra-driver-gpu/templates/deviceclass-{gpu,mig}.yaml`) are accepted."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+import yaml
+from gpu_aks_policies.check import main
+from gpu_aks_policies.device_classes import device_class, device_class_refusals, selector_problem
+from gpu_aks_policies.limits import MAX_CEL_SELECTOR_CHARS
+
+NVIDIA_GPU = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+NVIDIA_MIG = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"
+
+ACCEPTED = [NVIDIA_GPU, NVIDIA_MIG, "true",
+            "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')",
+            "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
+            "device.attributes['gpu.nvidia.com'].exists(key, key == 'uuid')"]
+#: (expression, what the refusal says): the API server's own words (`cel/compile.go`).
+REFUSED = [("device.driver ==", "Syntax error"), ("devce.driver == 'gpu.nvidia.com'", "undeclared reference to 'devce'"),
+           ("device.driver", "must evaluate to bool"), ("'gpu'", "must evaluate to bool"),
+           ("device.attributes['gpu.nvidia.com'].exists(k, j == 'uuid')", "undeclared reference to 'j'"),
+           ("x" * (MAX_CEL_SELECTOR_CHARS + 1), f"at most {MAX_CEL_SELECTOR_CHARS}")]
+
+
+@pytest.mark.parametrize("expression", ACCEPTED)
+def test_selectors_the_api_server_accepts_pass(expression):
+    assert selector_problem(expression) is None
+
+
+@pytest.mark.parametrize("expression, problem", REFUSED, ids=[case[1] for case in REFUSED])
+def test_selectors_the_api_server_refuses_are_named(expression, problem):
+    said = selector_problem(expression)
+    assert said is not None and problem in said
+
+
+def _class(name: str, *expressions: str, extended: str | None = None) -> dict:
+    spec: dict = {"selectors": [{"cel": {"expression": e}} for e in expressions]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def test_a_refused_class_is_an_input_error_naming_it_and_its_key(tmp_path):
+    path = tmp_path / "classes.yaml"
+    path.write_text(yaml.safe_dump_all([_class("gpu.nvidia.com", NVIDIA_GPU, extended="nvidia.com/gpu"),
+                                        _class("typo", NVIDIA_GPU, "devce.driver == 'x'")]))
+    out = io.StringIO()
+    assert main(["--format", "json", str(path)], stdout=out) == 2
+    [error] = json.loads(out.getvalue())["errors"]
+    assert "DeviceClass 'typo' spec.selectors[1].cel.expression" in error["message"]
+    assert "undeclared reference to 'devce'" in error["message"]
+
+
+def test_a_class_reads_its_selectors_and_its_extended_resource():
+    read = device_class(_class("gpu.nvidia.com", NVIDIA_GPU, extended="nvidia.com/gpu"), "gpu.nvidia.com")
+    assert read.expressions == (NVIDIA_GPU,) and read.extended_resource_name == "nvidia.com/gpu"
+    assert device_class_refusals({"kind": "DeviceClass", "apiVersion": "example.com/v1", "spec": {
+        "selectors": [{"cel": {"expression": "devce"}}]}}) == []

@@ -1,0 +1,75 @@
+"""`gpu-aks:queues`: the Kueue objects gpu-aks makes, read back by the same Kueue reader the rules use, so a job
+queued to a team's queue is judged by the flavor of the pool it names (`policies/workloads/kueue.py`)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gpu_aks_policies.rule_config import QUEUE_ADMITS, SELECT_GPU_NODES, TOLERATE_GPU_TAINT
+
+from components.manifests import kueue_objects
+from components.pools import platform_pools
+from tests.helpers import verdicts
+from tests.test_settings import BASE, problems, settings
+
+TEAM = {"name": "team-a", "namespaces": ["ml"], "gpus": {"gput4": 2}}
+
+
+def _with(**sections: Any) -> dict[str, Any]:
+    return {**copy.deepcopy(BASE), **sections}
+
+
+def test_the_teams_are_read_and_their_pools_checked():
+    read = settings(_with(queues={"enabled": True, "teams": [TEAM]})).queues
+    assert read.enabled and read.teams[0].gpus == {"gput4": 2} and read.teams[0].namespaces == ("ml",)
+    got = problems(_with(queues={"enabled": True, "teams": [{**TEAM, "gpus": {"cpu": 1, "gput4": -1}},
+                                                            {**TEAM, "namespaces": ["Not_A_Label"]}]}))
+    assert "gpu-aks:queues.teams[0].gpus.cpu: 'cpu' is not a GPU pool; GPU pools: gput4" in got
+    assert "gpu-aks:queues.teams[0].gpus.gput4: -1 is not a whole number of GPUs" in got
+    assert any(p.endswith("holds 'Not_A_Label', which is not a namespace name (a DNS label)") for p in got)
+    assert "gpu-aks:queues.teams[1].name: 'team-a' is already teams[0]; a team is one ClusterQueue" in got
+
+
+def test_a_job_queued_to_a_team_is_admitted_to_its_pools_flavor_and_tolerates_through_it():
+    result = settings(_with(queues={"enabled": True, "teams": [TEAM]}))
+    objects = kueue_objects(result.queues.teams, platform_pools(result).gpu, {"gput4": (3860, 20 * 2**30)})
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "train", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+               {"name": "train", "image": "i", "resources": {"requests": {"cpu": "2", "memory": "8Gi"},
+                                                             "limits": {"nvidia.com/gpu": 1}}}]}}}}
+    got = verdicts(job, together=[job, *objects])
+    assert got[TOLERATE_GPU_TAINT] == got[SELECT_GPU_NODES] == got[QUEUE_ADMITS] == []
+    other_namespace = copy.deepcopy(job)
+    other_namespace["metadata"]["namespace"] = "web"
+    assert verdicts(other_namespace, together=[other_namespace, *objects])[QUEUE_ADMITS] == []  # no LocalQueue there
+
+
+def test_the_program_installs_kueue_and_the_queues_with_room_for_the_teams_pools():
+    """The platform installs Kueue's chart at the pinned version and the objects above, each after the release
+    (their CRDs come with it), with the team namespaces; the ClusterQueue's CPU and memory quota is what the
+    pool's nodes give pods (the contract's allocatable less gpu-aks's DaemonSets) times its maxCount."""
+    import json
+
+    from components.queues import queue_room
+    from components.settings.queues import KUEUE_CHART, KUEUE_VERSION
+    from tests.conftest import ROOT
+    from tools.mockrun import run_program
+    from tools.stacks import config_from_stack_file
+
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")
+    config["gpu-aks:queues"] = json.dumps({"enabled": True, "teams": [TEAM]})
+    run = run_program(ROOT, "dev", config)
+    assert run.error is None, run.error
+    [release] = [r for r in run.by_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("chart") == KUEUE_CHART]
+    assert release.inputs["version"] == KUEUE_VERSION and release.inputs["namespace"] == "kueue-system"
+    objects = {(r.inputs["kind"], r.inputs["metadata"]["name"]): r for r in run.resources
+               if r.type.startswith("kubernetes:kueue.x-k8s.io/")}
+    assert set(objects) == {("ResourceFlavor", "gput4"), ("ClusterQueue", "team-a"), ("LocalQueue", "team-a")}
+    quotas = objects[("ClusterQueue", "team-a")].inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    cpu, memory = queue_room(platform_pools(settings(BASE)).gpu)["gput4"]
+    assert cpu == (3860 - 50) * 2  # a T4 node's allocatable less the device plugin, on maxCount 2 nodes
+    assert {q["name"]: q["nominalQuota"] for q in quotas} == {"cpu": f"{cpu}m", "memory": str(memory),
+                                                              "nvidia.com/gpu": 2}
+    assert any(r.type == "kubernetes:core/v1:Namespace" and r.inputs["metadata"]["name"] == "ml" for r in run.resources)
