@@ -16,8 +16,16 @@ import pytest
 
 from testbed import build, localcluster
 from testbed.tiers import Tier
+from tools.azure_answers import DEPLOYER_OBJECT_ID
 
 HERE = Path(__file__).resolve().parent
+#: An app team as Entra ID has it: a group (the principal its role assignment names) and a member who signs in.
+APP_TEAM_GROUP = "33333333-3333-3333-3333-333333333333"
+APP_TEAM_MEMBER = "44444444-4444-4444-4444-444444444444"
+#: The identities the tier signs in as through kubelogin (tests/cluster/test_identity.py), each named by the
+#: object ID its token carries (the deployer's is the one `getClientConfig` reports), with its groups. Named at
+#: start: kube-apiserver reads its token file only then.
+IDENTITIES = {DEPLOYER_OBJECT_ID: (), APP_TEAM_MEMBER: (APP_TEAM_GROUP,)}
 
 
 def _missing() -> str | None:
@@ -47,7 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[localcluster.Cluster]:
     TIER.require()
-    with localcluster.running(tmp_path_factory.mktemp("localcluster")) as running:
+    with localcluster.running(tmp_path_factory.mktemp("localcluster"), identities=IDENTITIES) as running:
         yield running
 
 
