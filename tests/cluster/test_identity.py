@@ -19,13 +19,13 @@ import yaml
 
 from testbed import aks_rbac
 from testbed.build import BIN
+from testbed.localcluster import Client, Cluster
 from testbed.standins.aks_kubeconfig import aks_user_kubeconfig
 from testbed.standins.azure_cloud import Cloud
 from testbed.standins.kubelogin import AKS_SERVER_ID, IDENTITY_ENV, RECORD_ENV
 from testbed.workspace import Workspace
 from tests.cluster.conftest import APP_TEAM_GROUP, APP_TEAM_MEMBER
 from tools.azure_answers import DEPLOYER_OBJECT_ID, SUBSCRIPTION_ID
-from tools.localcluster import Client, Cluster
 
 PLATFORM_NAMESPACE = "gpu-resources"
 NAMESPACE = f"/api/v1/namespaces/{PLATFORM_NAMESPACE}"
@@ -117,12 +117,13 @@ def test_the_platform_deploys_as_its_deployer_through_kubelogin_and_an_app_team_
     configmap = ("create", "configmap", "team-settings", "--from-literal=model=llama")
     pod = ("run", "probe", "--image=registry.k8s.io/pause:3.10", "--restart=Never")
     for attempt in (configmap, pod):
-        outside = _kubectl(space, platform_kubeconfig, member, *attempt, "-n", PLATFORM_NAMESPACE)
+        # -v=6: kubectl logs each response's status.
+        outside = _kubectl(space, platform_kubeconfig, member, *attempt, "-n", PLATFORM_NAMESPACE, "-v=6")
         assert outside.returncode != 0, outside.stdout
-        assert "Error from server (Forbidden)" in outside.stderr, outside.stderr
-        assert f'User "{APP_TEAM_MEMBER}" cannot create resource' in outside.stderr, outside.stderr
-        inside = _kubectl(space, platform_kubeconfig, member, *attempt, "-n", TEAM_NAMESPACE)
-        assert inside.returncode == 0, inside.stderr
+        assert 'verb="POST"' in outside.stderr and 'status="403 Forbidden"' in outside.stderr, outside.stderr[-3000:]
+        assert f'User "{APP_TEAM_MEMBER}" cannot create resource' in outside.stderr, outside.stderr[-3000:]
+        inside = _kubectl(space, platform_kubeconfig, member, *attempt, "-n", TEAM_NAMESPACE, "-v=6")
+        assert inside.returncode == 0 and 'status="201 Created"' in inside.stderr, inside.stderr[-3000:]
     assert api.exists(f"/api/v1/namespaces/{TEAM_NAMESPACE}/configmaps/team-settings")
     assert not api.exists(f"{NAMESPACE}/configmaps/team-settings")
 
@@ -131,7 +132,7 @@ def test_the_platform_deploys_as_its_deployer_through_kubelogin_and_an_app_team_
     assert calls and all(call == ["get-token", "--login", "azurecli", "--server-id", AKS_SERVER_ID] for call in calls)
     space.pulumi("destroy", "--yes", "--stack", "dev")
     assert not api.exists(NAMESPACE)
-    # The role assignments went with the cluster, and with them every right the deployer had.
-    assert aks_rbac.sync(api, space.cloud) == []
+    # The platform's role assignment went with the destroy, and with it every right the deployer had.
+    assert binding["metadata"]["name"] not in [left["metadata"]["name"] for left in aks_rbac.sync(api, space.cloud)]
     gone = _kubectl(space, platform_kubeconfig, deployer, "get", "namespaces")
     assert gone.returncode != 0 and "(Forbidden)" in gone.stderr, gone.stderr
