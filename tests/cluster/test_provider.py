@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from testbed.localcluster import Client, Cluster
 from testbed.workspace import Workspace, listed_version_differences
-from tools.localcluster import Client, Cluster
 
 NAMESPACE = "/api/v1/namespaces/gpu-resources"
 PRECIOUS = f"{NAMESPACE}/configmaps/precious"
