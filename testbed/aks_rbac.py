@@ -125,6 +125,15 @@ def sync(admin: Client, state_file: Path) -> list[dict[str, Any]]:
             if existing["metadata"]["name"] not in names:
                 admin.delete(f"{_collection(existing)}/{existing['metadata']['name']}")
     for obj in wanted:
-        if not admin.exists(f"{_collection(obj)}/{obj['metadata']['name']}"):
-            admin.create(_collection(obj), obj)
+        grant(admin, obj)
     return wanted
+
+
+def grant(admin: Client, obj: Mapping[str, Any]) -> None:
+    """Creates the binding `binding()` made, unless it is there."""
+    if not admin.exists(f"{_collection(obj)}/{obj['metadata']['name']}"):
+        admin.create(_collection(obj), obj)
+
+
+def revoke(admin: Client, obj: Mapping[str, Any]) -> None:
+    admin.delete(f"{_collection(obj)}/{obj['metadata']['name']}")
