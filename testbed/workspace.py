@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -126,6 +127,20 @@ class PulumiCommandError(AssertionError):
     nobody listed: the message ends with what it printed."""
 
 
+def run_in_own_group(command: Sequence[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`command` with stdout and stderr together; past `timeout`, it and every process it started (the CLI's
+    language host and providers, which outlive a killed CLI) are killed before TimeoutExpired is raised."""
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as process:
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, output)
+
+
 class Workspace:
     """A copy of the repository with a `file://` backend; `pulumi(...)` runs the built CLI in it. Made by
     `new(base)`: `base/repo` is the copy, `base/state` the backend, `base/standin-calls.jsonl` what the
@@ -152,9 +167,7 @@ class Workspace:
     def pulumi(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: int = 600) -> Result:
         """Run the CLI; with `check`, a non-zero exit raises PulumiCommandError. A provider-version warning that
         is not listed raises it whatever the exit code."""
-        done = subprocess.run([str(BIN / "pulumi"), *args, "--non-interactive"], cwd=cwd or self.root,
-                              env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout)
+        done = run_in_own_group([str(BIN / "pulumi"), *args, "--non-interactive"], cwd or self.root, self.env, timeout)
         if check and done.returncode != 0:
             raise PulumiCommandError(f"pulumi {' '.join(args)} exited {done.returncode}:\n{done.stdout[-6000:]}")
         unlisted = unlisted_version_warnings(done.stdout)

@@ -14,11 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from testbed import build, localcluster
+from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE
+from testbed import aks_rbac, build, localcluster
 from testbed.localcluster import kueue
 from testbed.tiers import Tier
+from tools.azure_answers import DEPLOYER_OBJECT_ID
 
 HERE = Path(__file__).resolve().parent
+#: An app team as Entra ID has it: a group (the principal its role assignment names) and a member who signs in.
+APP_TEAM_GROUP = "33333333-3333-3333-3333-333333333333"
+APP_TEAM_MEMBER = "44444444-4444-4444-4444-444444444444"
+#: The identities the tier signs in as through kubelogin (tests/cluster/test_identity.py), each named by the
+#: object ID its token carries (the deployer's is the one `getClientConfig` reports), with its groups. Named at
+#: start: kube-apiserver reads its token file only then.
+IDENTITIES = {DEPLOYER_OBJECT_ID: (), APP_TEAM_MEMBER: (APP_TEAM_GROUP,)}
 
 
 def _missing() -> str | None:
@@ -50,7 +59,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[localcluster.Cluster]:
     TIER.require()
-    with localcluster.running(tmp_path_factory.mktemp("localcluster")) as running:
+    with localcluster.running(tmp_path_factory.mktemp("localcluster"), identities=IDENTITIES) as running:
         yield running
 
 
@@ -59,3 +68,17 @@ def api(cluster: localcluster.Cluster) -> Iterator[localcluster.Client]:
     client = cluster.client()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="module")
+def deployer_kubeconfig(cluster: localcluster.Cluster, api: localcluster.Client) -> Iterator[Path]:
+    """What the tier deploys the platform with: the deployer's kubeconfig (a bearer token for the object ID
+    `getClientConfig` reports, not `system:masters`), its "Azure Kubernetes Service RBAC Cluster Admin" (which
+    components/access.py assigns it) already propagated, as after an earlier run (testbed/aks_rbac.py). The
+    kubelogin conversion and the refusal before propagation are tests/cluster/test_identity.py's."""
+    propagated = aks_rbac.binding(aks_rbac.RoleAssignment(
+        "cluster-tier-deployer", scope="", role=AKS_RBAC_CLUSTER_ADMIN_ROLE, principal_id=DEPLOYER_OBJECT_ID,
+        principal_type="ServicePrincipal"))
+    aks_rbac.grant(api, propagated)
+    yield cluster.identity_kubeconfig(DEPLOYER_OBJECT_ID)
+    aks_rbac.revoke(api, propagated)

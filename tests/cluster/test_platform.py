@@ -1,5 +1,6 @@
 """The platform for real: the real Pulumi engine's `pulumi up` of dev, prod and nap, with the stand-in
-Azure handing out the local cluster's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) and the real
+Azure handing out the local cluster's kubeconfig (GPU_AKS_LOCAL_KUBECONFIG) for the deployer's identity, with
+the Kubernetes rights the platform's role assignment gives it on AKS (tests/cluster/conftest.py), and the real
 pulumi-kubernetes provider, creates every Kubernetes object of the stack in kube-apiserver and waits, as
 the provider does, for its DaemonSets' pods, which kube-controller-manager makes on the stack's GPU nodes
 and kwok runs; a second `up` changes nothing; `destroy` removes them all.
@@ -11,11 +12,12 @@ serves Karpenter's published CRDs (tests/fixtures/karpenter/) and a stand-in Pod
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from testbed.localcluster import Client, Cluster
+from testbed.localcluster import Client
 from testbed.localcluster.nodes import node_ready
 from testbed.workspace import Workspace
 from tests.cluster.stacks import STACKS, forget_stack, no_policy, preview_of, use_stack, whole
@@ -68,9 +70,9 @@ def test_every_object_the_stacks_declare_passes_the_api_servers_validation(api, 
 
 
 @pytest.fixture(scope="module")
-def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """The engine workspace (testbed.workspace) with the stand-in Azure handing out this cluster's
-    kubeconfig, so the real pulumi-kubernetes provider talks to it."""
+def workspace(deployer_kubeconfig: Path, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The engine workspace (testbed.workspace) with the stand-in Azure handing out the deployer's kubeconfig for
+    this cluster, so the real pulumi-kubernetes provider talks to it as the deployer (tests/cluster/conftest.py)."""
     forget_stack(api)
     no_policy(api)  # only the stack's own policy judges pods here
     # The platform creates gpu-resources, and its provider refuses one that is there (components/cluster.py):
@@ -78,7 +80,7 @@ def workspace(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFa
     if api.exists("/api/v1/namespaces/gpu-resources"):
         api.delete("/api/v1/namespaces/gpu-resources")
     api.wait_for("gpu-resources to go", lambda: not api.exists("/api/v1/namespaces/gpu-resources"), timeout=120)
-    return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=cluster.kubeconfig)
+    return Workspace.new(tmp_path_factory.mktemp("platform"), kubeconfig=deployer_kubeconfig)
 
 
 def _gpu_pod(namespace: str, tolerations: list[dict[str, str]]) -> dict[str, Any]:

@@ -4,13 +4,14 @@ real pulumi-kubernetes provider, which awaits each workload as it would on AKS. 
 platform through StackReference from the same backend, lands its workload with the app helper, and `pulumi
 up` returns once the Job completed or the Deployment is available on a node of the pool it chose; with no GPU
 node yet (a pool that scales from zero) `up` waits for one, as docs/app-teams.md says, and completes when it
-comes. An untolerated GPU Job is stopped before it exists, also under `up --skip-preview`;
-`--policy-pack-config` makes that rule advisory."""
+comes, and fails once the helper's allowance has run out. An untolerated GPU Job is stopped before it exists,
+also under `up --skip-preview`; `--policy-pack-config` makes that rule advisory."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,27 @@ k8s.batch.v1.Job("untolerated", metadata={"annotations": {"pulumi.com/skipAwait"
                      "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04",
                                      "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}},
                  opts=pulumi.ResourceOptions(provider=provider))
+'''
+#: The helper's await allowance in the app below: long enough for the provider to create the Job and watch it, short
+#: enough that a test sees it run out.
+SHORT_AWAIT_SECONDS = 20
+SHORT_AWAIT = f'''"""A GPU Job the app helper places on dev's GPU pool, with the helper's await annotation (its key, and its
+value with {SHORT_AWAIT_SECONDS} s in all where AKS would give a node 15 minutes; written by tests/engine/test_apps.py)."""
+import pulumi
+import pulumi_kubernetes as k8s
+from gpu_aks_app import NODE_PROVISION_SECONDS, GpuRequest, place
+
+platform = pulumi.StackReference("organization/gpu-aks/dev")
+provider = k8s.Provider("platform", kubeconfig=platform.require_output("kubeconfig"))
+placement = platform.require_output("pools").apply(lambda pools: place(pools, GpuRequest(gpus=1)))
+check = {{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04", "command": ["nvidia-smi", "-L"]}}
+k8s.batch.v1.Job(
+    "short-await",
+    metadata=placement.apply(lambda p: {{"labels": {{"app": "short-await"}}, "annotations": p.await_annotations(
+        workload_seconds={SHORT_AWAIT_SECONDS} - NODE_PROVISION_SECONDS)}}),
+    spec=placement.apply(lambda p: {{"backoffLimit": 0, "template": {{
+        "metadata": {{"labels": {{"app": "short-await"}}}}, "spec": p.pod_spec([check], restartPolicy="Never")}}}}),
+    opts=pulumi.ResourceOptions(provider=provider))
 '''
 
 
@@ -193,15 +215,65 @@ def test_an_up_on_a_pool_with_no_node_yet_waits_for_one_and_completes_when_it_co
     remove_node(api, node)
 
 
-@pytest.fixture(scope="module")
-def untolerated_app(deployed_dev: Workspace) -> Path:
-    app = deployed_dev.root / "untolerated-app"
+def app_project(deployed_dev: Workspace, name: str, program: str) -> Path:
+    """A one-file Python app project beside the platform, with the workspace's virtualenv, its dev stack made."""
+    app = deployed_dev.root / f"{name}-app"
     app.mkdir()
-    (app / "Pulumi.yaml").write_text("name: untolerated\nruntime:\n  name: python\n  options:\n"
+    (app / "Pulumi.yaml").write_text(f"name: {name}\nruntime:\n  name: python\n  options:\n"
                                      f"    toolchain: pip\n    virtualenv: {deployed_dev.root / 'venv'}\n")
-    (app / "__main__.py").write_text(UNTOLERATED)
+    (app / "__main__.py").write_text(program)
     deployed_dev.init("dev", cwd=app)
     return app
+
+
+def test_the_provider_fails_the_up_when_the_helpers_await_allowance_runs_out_on_a_pool_with_no_node(
+        deployed_dev: Workspace, api: Client) -> None:
+    """The real provider reads the allowance where the app helper writes it: `Placement.await_annotations` gives
+    the Job `pulumi.com/timeoutSeconds` (provider/v4 at f47bc2d6: `pkg/metadata/annotations.go:34`; read by
+    `TimeoutDuration`, `pkg/metadata/overrides.go:52-65`, in `pkg/await/await.go:272-275`, else 10 minutes), and
+    when it runs out with the pod still unschedulable the Job awaiter gives up (`pkg/await/awaiters.go:73-78`,
+    `pkg/await/job.go:130,143-147`: "'<name>' timed out waiting to be Ready", `pkg/await/error.go:77-79`) and `up`
+    fails with the provider's "failed to fully initialize or become live" (`pkg/provider/provider.go:1716-1723`).
+    With any other key the provider would wait its 10 minutes and this `up` would outlast the test's bound."""
+    app = app_project(deployed_dev, "short-await", SHORT_AWAIT)
+    assert not [n for n in api.get("/api/v1/nodes")["items"]
+                if n["metadata"]["labels"].get("gpu-aks.io/pool") == "gput4"], "the pool has no node"
+    up = deployed_dev.pulumi("up", "--yes", "--skip-preview", "--stack", "dev", cwd=app, check=False,
+                             timeout=SHORT_AWAIT_SECONDS + 240)
+    assert up.returncode != 0, up.output[-3000:]
+    assert "timed out waiting to be Ready" in up.output, up.output[-3000:]
+    assert "failed to fully initialize or become live" in up.output
+    [job] = [j for j in api.get("/apis/batch/v1/namespaces/default/jobs")["items"]
+             if j["metadata"]["labels"].get("app") == "short-await"]
+    assert job["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == str(SHORT_AWAIT_SECONDS)
+    # The cluster did not give up: the pod still waits for a GPU node; the provider stopped waiting for it.
+    [pod] = pods_of(api, "default", {"app": "short-await"})
+    assert not pod["spec"].get("nodeName")
+    deployed_dev.pulumi("destroy", "--yes", "--stack", "dev", cwd=app)
+
+
+def test_pulumi_up_of_a_new_app_project_installs_it_as_its_readme_says(deployed_dev: Workspace, api: Client,
+                                                                       gpu_node: str) -> None:
+    """examples/gpu-job/README.md: `pulumi up` installs requirements.txt, the app helper included. Pulumi's host
+    creates a missing virtualenv before it lists the packages the program needs (EnsureVenv). On the local
+    cluster the Job really runs, on the GPU pool's node, before `up` returns."""
+    app = deployed_dev.root / "examples" / "gpu-job"
+    shutil.rmtree(app / "venv", ignore_errors=True)
+    deployed_dev.init("fresh", cwd=app, config=(("platformStack", "organization/gpu-aks/dev"), *FAST))
+    deployed_dev.pulumi("up", "--yes", "--stack", "fresh", cwd=app, timeout=1800)
+    found = subprocess.run([str(app / "venv" / "bin" / "python"), "-c",
+                            "import gpu_aks_app, pulumi_kubernetes; print(gpu_aks_app.__file__)"],
+                           capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+    assert found.returncode == 0 and "/venv/" in found.stdout, found.stderr
+    [job] = [r for r in deployed_dev.export("fresh", cwd=app)["deployment"]["resources"] if r["type"] == JOB]
+    assert live(api, job)["status"].get("succeeded") == 1
+    deployed_dev.pulumi("destroy", "--yes", "--stack", "fresh", cwd=app)
+    deployed_dev.pulumi("stack", "rm", "--yes", "fresh", cwd=app)
+
+
+@pytest.fixture(scope="module")
+def untolerated_app(deployed_dev: Workspace) -> Path:
+    return app_project(deployed_dev, "untolerated", UNTOLERATED)
 
 
 def _jobs(workspace: Workspace, cwd: Path) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The Python and Node.js language hosts under the real CLI, doing what Pulumi's own hosts do for a user
 (testbed/engines/pulumi/langhost/; testbed/README.md lists where they differ): `pulumi install` in the policy
 pack's folder, a type checker a project asks for, `pulumi package add` of the component package into a Python
-and a TypeScript program, and a new app project that `pulumi up` installs."""
+and a TypeScript program. A new app project that `pulumi up` installs deploys a Job, so it runs where Jobs run:
+tests/engine/test_apps.py, on the local cluster."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from testbed import build
 from testbed.tiers import required_program
-from tests.engine.conftest import FAST, Workspace
+from tests.engine.conftest import Workspace
 from tools.overlay_venv import overlay
 
 HERE = Path(__file__).resolve().parent
@@ -103,21 +104,6 @@ def test_pulumi_package_add_links_the_component_into_a_typescript_program(worksp
     compiled = subprocess.run([str(project / "node_modules" / ".bin" / "tsc"), "-p", "."], cwd=project,
                               capture_output=True, text=True, timeout=600)
     assert compiled.returncode == 0, compiled.stdout[-4000:] + compiled.stderr[-2000:]
-
-
-def test_pulumi_up_of_a_new_app_project_installs_it_as_its_readme_says(deployed_dev: Workspace) -> None:
-    """examples/gpu-job/README.md: `pulumi up` installs requirements.txt, the app helper included. Pulumi's host
-    creates a missing virtualenv before it lists the packages the program needs (EnsureVenv)."""
-    app = deployed_dev.root / "examples" / "gpu-job"
-    shutil.rmtree(app / "venv")
-    deployed_dev.init("fresh", cwd=app, config=(("platformStack", "organization/gpu-aks/dev"), *FAST))
-    deployed_dev.pulumi("up", "--yes", "--stack", "fresh", cwd=app, timeout=1800)
-    found = subprocess.run([str(app / "venv" / "bin" / "python"), "-c",
-                            "import gpu_aks_app, pulumi_kubernetes; print(gpu_aks_app.__file__)"],
-                           capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
-    assert found.returncode == 0 and "/venv/" in found.stdout, found.stderr
-    deployed_dev.pulumi("destroy", "--yes", "--stack", "fresh", cwd=app)
-    deployed_dev.pulumi("stack", "rm", "--yes", "fresh", cwd=app)
 
 
 def test_the_engine_is_told_each_provider_at_the_version_its_sdk_asks_for(workspace: Workspace) -> None:
