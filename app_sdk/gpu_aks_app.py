@@ -247,6 +247,11 @@ def _pool_named(name: str) -> str:
     return text.replace("##[", "##\\x5b")
 
 
+def _quoted(value: Any) -> str:
+    """A value from a request or a contract, quoted in a message: cut and escaped as a pool's name is."""
+    return f"'{_pool_named(value)}'" if isinstance(value, str) else _pool_named(repr(value))
+
+
 def _count(value: Any, key: str, least: int = 0) -> int | None:
     """A count the contract reader reads (`fields.COUNT`, `REPLICAS`): null, or a whole number from `least` to
     _MAX_POOL_COUNT (a StackReference's 3.0 too)."""
@@ -400,7 +405,7 @@ def _amount(value: Any, what: str) -> Fraction:
         number = text[:len(text) - len(suffix)]
         if number and all(c.isdigit() or c == "." for c in number) and number.count(".") <= 1 and number != ".":
             return Fraction(number) * _SUFFIXES[suffix]
-    raise PlacementError(f"{what} must be a Kubernetes quantity such as 10, \"500m\" or \"64Gi\", got {value!r}")
+    raise PlacementError(f"{what} must be a Kubernetes quantity such as 10, \"500m\" or \"64Gi\", got {_quoted(value)}")
 
 
 def _cpus(milli: int) -> str:
@@ -534,8 +539,8 @@ def _per_node(pool: _Pool) -> int:
 
 def _describe_offers(pool: _Pool) -> str:
     if len(pool.offers) == 1:
-        return str(pool.offers[0].gpu_model)
-    return " or ".join(f"{offer.gpu_model} x{offer.per_node}" for offer in pool.offers)
+        return _pool_named(str(pool.offers[0].gpu_model))
+    return " or ".join(f"{_pool_named(str(offer.gpu_model))} x{offer.per_node}" for offer in pool.offers)
 
 
 def _share(pool: _Pool) -> str | None:
@@ -544,8 +549,8 @@ def _share(pool: _Pool) -> str | None:
         return None
     how = "shared through MPS" if pool.strategy == "mps" else "time-sliced"
     first = pool.offers[0]
-    model = first.gpu_model or "GPU"
-    device = f"a MIG {first.mig_partition} slice of {_a(model)}" if first.mig_partition else _a(model)
+    model = _pool_named(first.gpu_model or "GPU")
+    device = f"a MIG {_pool_named(first.mig_partition or '')} slice of {_a(model)}" if first.mig_partition else _a(model)
     return f"1/{pool.replicas} of {device}, {how}"
 
 
@@ -561,7 +566,7 @@ def _capacity_text(pool: _Pool) -> str:
 def _describe(pools: Mapping[str, _Pool]) -> str:
     def mig(pool: _Pool) -> str:
         partition = pool.offers[0].mig_partition
-        return f", MIG {partition}" if partition else ""
+        return f", MIG {_pool_named(partition)}" if partition else ""
     return ", ".join(f"{_pool_named(name)} ({_describe_offers(pool)}{mig(pool)}{_buying(pool)}, {_capacity_text(pool)})"
                      for name, pool in pools.items()) or "none"
 
@@ -583,7 +588,7 @@ def _keep(candidates: Candidates, wanted: Any) -> Candidates:
 def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
     """The pool a request lands on, and the pod-spec fragment that lands it there."""
     if isinstance(request.gpus, bool) or not isinstance(request.gpus, int) or request.gpus < 1:
-        raise PlacementError(f"gpus must be a whole number of at least 1, got {request.gpus!r}: GPUs are whole "
+        raise PlacementError(f"gpus must be a whole number of at least 1, got {_quoted(request.gpus)}: GPUs are whole "
                              "devices (ask for a MIG partition to share one)")
     pools = _pools(platform)
     if not pools:
@@ -592,7 +597,7 @@ def place(platform: Mapping[str, Any], request: GpuRequest) -> Placement:
     candidates: Candidates = {name: (pool, list(pool.offers)) for name, pool in pools.items()}
     if request.pool is not None:
         if request.pool not in pools:
-            raise PlacementError(f"the platform has no GPU pool {request.pool!r}; GPU pools: {_describe(pools)}")
+            raise PlacementError(f"the platform has no GPU pool {_quoted(request.pool)}; GPU pools: {_describe(pools)}")
         candidates = {request.pool: candidates[request.pool]}
     if request.model is not None:
         model = request.model

@@ -458,3 +458,20 @@ def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
     from gpu_aks_policies.pod_requests import cpus, gib
 
     assert (_cpus(amount), _gib(amount)) == (cpus(amount), gib(amount))
+
+
+@pytest.mark.parametrize("case", ["gpuModel", "migPartition", "request.pool", "request.gpus", "request.cpu"])
+def test_values_quoted_in_a_placement_error_are_cut_and_escaped(case):
+    """Beside pool names, the helper's errors quote the contract's GPU model and MIG partition and the request's own
+    values: each cut and kept on one line (#50)."""
+    huge = "\x1b[2J\n::error::" + "x" * 100_000
+    contract, request = CONTRACTS["dev"], GpuRequest(model="H100")
+    if case in ("gpuModel", "migPartition"):
+        contract = _with(contract, ("pools", f"offers/0/{case}", huge), ("gpuPools", f"offers/0/{case}", huge))
+    else:
+        request = GpuRequest(**{case.split(".")[1]: huge})
+    with pytest.raises((PlacementError, ContractError)) as raised:
+        place(contract, request)
+    message = str(raised.value)
+    assert len(message) < 2_000 and "\n" not in message and "\x1b" not in message, message[:300]
+    assert "(100014 characters)" in message, message[:300]

@@ -72,3 +72,11 @@ def test_pool_and_node_names_are_cut_and_escaped_in_the_report():
     assert_pool_names_shown_bounded(report)
     assert "n" * (MAX_SHOWN_CHARS + 1) not in report
     assert "pool a\\nb" in report and "- pool pppp" in report and "…(100000 characters)" in report, report
+
+
+def test_a_nodes_nodepool_label_in_the_replace_hint_is_cut_and_escaped():
+    """The hint for a NAP node names its `karpenter.sh/nodepool` label, any text the cluster holds (#50)."""
+    from gpu_aks_policies.pools import nodepool
+
+    hint = nodepool._replace_hint("node-1", {nodepool.NODEPOOL_LABEL: "gpu\n::error::" + "x" * 100_000})
+    assert "\n" not in hint and len(hint) < 300 and "(100013 characters)" in hint, hint[:300]

@@ -32,7 +32,7 @@ from ..catalog import (
 from ..podspecs import UndecidableError, join, known, list_at, mapping_at
 from ..quantities import QuantityError, parse_quantity, shown
 from ..scheduling import TaintSyntaxError, format_taint, label_int, parse_taint
-from .model import AsWritten, CapacityNeed, CapacityType, Offer, Pool, PoolFact, PoolReading, spot_first
+from .model import AsWritten, CapacityNeed, CapacityType, Offer, Pool, PoolFact, PoolReading, pool_named, spot_first
 from .registry import NO_TAINTS, NO_TEXTS, NodeFacts, read_fact, register
 
 _NODEPOOL_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1:NodePool")
@@ -326,7 +326,8 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 
 
 def _replace_hint(node_name: str, labels: Mapping[str, str]) -> str:
-    return f"kubectl delete node {node_name} (Karpenter's NodePool {labels.get(NODEPOOL_LABEL, '')} replaces it)"
+    # The node's label is any text the cluster holds: named as a pool's name is, cut and on one line.
+    return f"kubectl delete node {node_name} (Karpenter's NodePool {pool_named(labels.get(NODEPOOL_LABEL, ''))} replaces it)"
 
 
 #: A NodePool's nodes: Karpenter's own taints while it starts or disrupts a node (`karpenter.sh/unregistered`,
