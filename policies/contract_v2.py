@@ -231,6 +231,10 @@ def disagreements(gpu_pools: Mapping[str, GpuPoolEntry], cpu_pools: Mapping[str,
                     getattr(mine, fact) != getattr(theirs, fact)
                     for mine, theirs in zip(offers, read.offers, strict=False) for fact in _OFFER_FACTS):
                 differ.append("offers")
+            # Version 2 also says how to select the pool's nodes: labels its nodes must carry (version 3's
+            # `labels`), or a pod pinned by `gpuPools` would land elsewhere than one placed by `pools`.
+            differ += [key for key, selected in (("nodeSelector", entry.node_selector), ("poolLabel", entry.pool_label))
+                       if not selected.items() <= written.labels.items()]
             if differ:
                 problems.append(_disagree(name, "gpuPools", differ))
     for name, cpu in cpu_pools.items():

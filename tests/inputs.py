@@ -232,8 +232,10 @@ def pool_name_contracts(contract: dict[str, Any], names: tuple[str, ...] = POOL_
             pool = document[version].pop(first)
             for name in names if version in versions else ():
                 document[version][name] = {**copy.deepcopy(pool), "name": name}
-                if "nodeSelector" in pool:
-                    document[version][name]["nodeSelector"] = {**pool["nodeSelector"], "gpu-aks.io/pool": name}
+                # The pool's label names it too, wherever a version writes it (its nodes carry it).
+                for key in ("nodeSelector", "poolLabel", "labels"):
+                    if "gpu-aks.io/pool" in pool.get(key, {}):
+                        document[version][name][key] = {**pool[key], "gpu-aks.io/pool": name}
         return document
 
     agree, disagree, one_version, bad_field = (renamed(("pools", "gpuPools")), renamed(("pools", "gpuPools")),

@@ -368,6 +368,9 @@ DISAGREEING = {
                 r"pools\.{gpu} and gpuPools\.{gpu} disagree \(offers\)"),
     "plugin and count": (lambda o, gpu, cpu: o["gpuPools"][gpu].update(devicePlugin="external", maxCount=9),
                          r"pools\.{gpu} and gpuPools\.{gpu} disagree \(maxCount, devicePlugin\)"),
+    # Version 2 pins pods to another pool's nodes than version 3's labels say the pool's nodes carry.
+    "nodeSelector": (lambda o, gpu, cpu: o["gpuPools"][gpu]["nodeSelector"].update({"gpu-aks.io/pool": "other"}),
+                     r"pools\.{gpu} and gpuPools\.{gpu} disagree \(nodeSelector\)"),
     "a GPU pool": (lambda o, gpu, cpu: o["pools"].pop(gpu), r"gpuPools\.{gpu}: a GPU pool that pools lacks"),
     "a CPU pool": (lambda o, gpu, cpu: o["cpuPools"].pop(cpu), r"pools\.{cpu}: a CPU pool that cpuPools lacks"),
     "a CPU size": (lambda o, gpu, cpu: o["cpuPools"][cpu].update(vmSize="Standard_D2ds_v5"),
