@@ -151,6 +151,8 @@ OFFER_KEYS = ("vmSize", "capacityTypes", "gpuModel", "resource", "perNode", "mig
 _MAX_POOL_COUNT = 1_000_000
 _MAX_HOURLY_PRICE = 10_000
 _MAX_SHOWN_CHARS = 80
+#: `gpu_aks_policies.limits.MAX_NODE_AMOUNT`: the most an `allocatable` figure may say.
+_MAX_NODE_AMOUNT = 2**50
 SHARING_STRATEGIES = ("timeSlicing", "mps")
 #: What backs a pool, and how its nodes are bought (`gpu_aks_policies.pools.model` PoolBackend, CapacityType).
 BACKENDS = ("agentPool", "nodePool")
@@ -172,6 +174,7 @@ class _Offer:
     capacity_types: tuple[str, ...]
     #: The list prices of one node an hour (on-demand, Spot), either None where unknown.
     hourly_price: tuple[float | None, float | None] = (None, None)
+    #: What one node gives pods: (CPU millicores, memory bytes), each None when not known (version 3 only, so
     #: not part of what version 2 must say the same of).
     room: tuple[int | None, int | None] = field(default=(None, None), compare=False)
 
@@ -252,14 +255,14 @@ def _quoted(value: Any) -> str:
     return f"'{_pool_named(value)}'" if isinstance(value, str) else _pool_named(repr(value))
 
 
-def _count(value: Any, key: str, least: int = 0) -> int | None:
-    """A count the contract reader reads (`fields.COUNT`, `REPLICAS`): null, or a whole number from `least` to
-    _MAX_POOL_COUNT (a StackReference's 3.0 too)."""
+def _count(value: Any, key: str, least: int = 0, most: int = _MAX_POOL_COUNT) -> int | None:
+    """A count the contract reader reads (`fields.COUNT`, `REPLICAS`, `OPTIONAL_AMOUNT` with `most`
+    _MAX_NODE_AMOUNT): null, or a whole number from `least` to `most` (a StackReference's 3.0 too)."""
     if value is None:
         return None
     count = _whole(value)
-    if count is None or not least <= count <= _MAX_POOL_COUNT:
-        raise ContractError(f"{key}: expected a whole number from {least} to {_MAX_POOL_COUNT}, or null; got "
+    if count is None or not least <= count <= most:
+        raise ContractError(f"{key}: expected a whole number from {least} to {most}, or null; got "
                             f"{_kind(value) if count is None else count}")
     return count
 
@@ -382,9 +385,14 @@ def _room(value: Any, key: str) -> tuple[int | None, int | None]:
     if value is None:
         return None, None
     allocatable = _mapping(value, key)
-    cpu, memory = _whole(allocatable.get("cpuMillicores")), _whole(allocatable.get("memoryBytes"))
-    return (None if cpu is None else max(0, cpu - (_whole(allocatable.get("daemonSetCpuMillicores")) or 0)),
-            None if memory is None else max(0, memory - (_whole(allocatable.get("daemonSetMemoryBytes")) or 0)))
+    def amount(name: str, value: Any) -> int | None:
+        return _count(value, f"{key}.{name}", most=_MAX_NODE_AMOUNT)
+    cpu, memory = (amount("cpuMillicores", allocatable.get("cpuMillicores")),
+                   amount("memoryBytes", allocatable.get("memoryBytes")))
+    daemon_cpu = amount("daemonSetCpuMillicores", allocatable.get("daemonSetCpuMillicores"))
+    daemon_memory = amount("daemonSetMemoryBytes", allocatable.get("daemonSetMemoryBytes"))
+    return (None if cpu is None else max(0, cpu - (daemon_cpu or 0)),
+            None if memory is None else max(0, memory - (daemon_memory or 0)))
 
 
 #: Kubernetes quantity suffixes (apimachinery `resource.Quantity`): binary and decimal.

@@ -339,8 +339,10 @@ class GpuCluster(pulumi.ComponentResource):
             dra_driver = GpuDraDriver(child_name("nvidia-dra-driver"), GpuDraDriverArgs(
                 settings.dra, dra_pools, cluster.provider, after=[*gpu_pools, *access.ready]), top)
         if settings.smoke_test.enabled and (device_plugin or dra_driver):
+            # Its objects go where a component of this stack made the namespace: the device plugin's, or on a
+            # stack whose GPU pools are all DRA pools, the driver's.
             GpuSmokeTest(child_name("gpu-smoke-test"), GpuSmokeTestArgs(
-                settings.smoke_test, settings.device_plugin.namespace,
+                settings.smoke_test, settings.device_plugin.namespace if device_plugin else settings.dra.namespace,
                 [*(served_pools if device_plugin else ()), *dra_pools], cluster.provider,
                 after=[*([device_plugin] if device_plugin else []), *([dra_driver] if dra_driver else []), *gpu_pools,
                        *access.ready]), top)

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from gpu_aks_policies.catalog import DEVICE_PLUGIN_CONFIG_FILE, MPS_ROOT, POOL_LABEL
+from gpu_aks_policies.dra_driver import DRA_DRIVER_NAME
 from gpu_aks_policies.pools.model import Pool
 from gpu_aks_policies.scheduling import parse_taint, toleration_for
 
@@ -309,7 +310,8 @@ def extended_resource_device_class(name: str, resource: str) -> dict[str, Any]:
 
 
 #: NVIDIA's `gpu.nvidia.com` DeviceClass selector (dra-driver-nvidia-gpu v25.8.1 `templates/deviceclass-gpu.yaml`).
-NVIDIA_GPU_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+NVIDIA_GPU_SELECTOR = (f"device.driver == '{DRA_DRIVER_NAME}' && "
+                       f"device.attributes['{DRA_DRIVER_NAME}'].type == 'gpu'")
 
 
 # --- Kueue (gpu-aks:queues) ----------------------------------------------------------------------------

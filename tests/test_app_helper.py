@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import get_args
 
 import pytest
-from gpu_aks_app import OFFER_KEYS, POOL_KEYS, ContractError, GpuRequest, Placement, PlacementError, place
+from gpu_aks_app import ALLOCATABLE_KEYS, OFFER_KEYS, POOL_KEYS, ContractError, GpuRequest, Placement, PlacementError, place
 from gpu_aks_policies.contract import ContractError as ReaderError
 from gpu_aks_policies.contract import PlatformContract
 from gpu_aks_policies.rules import POD_RULES
@@ -335,8 +335,8 @@ def test_the_helper_names_a_pool_as_the_pack_does(name):
     from gpu_aks_policies.pools.model import CapacityType, PoolBackend, pool_named
 
     assert app._pool_named(name) == pool_named(name)
-    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE) == (
-        limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE)
+    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE, app._MAX_NODE_AMOUNT) == (
+        limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE, limits.MAX_NODE_AMOUNT)
     assert (set(app.BACKENDS), set(app.CAPACITY_TYPES), set(app.SHARING_STRATEGIES)) == (
         set(get_args(PoolBackend)), set(get_args(CapacityType)), set(get_args(SharingStrategy)))
 
@@ -382,7 +382,8 @@ def test_place_refuses_the_contracts_the_reader_refuses(case):
 #: What the helper reads of a pool (by version) and of an offer: damage to any of them that the contract reader
 #: refuses, the helper refuses too.
 HELPER_READS = {"pools": set(POOL_KEYS), "gpuPools": {"kind", "spot", "sharing", "minCount", "maxCount", "tolerations",
-                                                     "nodeSelector", "offers", "labels"}, "offers": set(OFFER_KEYS)}
+                                                     "nodeSelector", "offers", "labels"},
+                "offers": set(OFFER_KEYS) | set(ALLOCATABLE_KEYS)}
 
 
 @pytest.mark.parametrize("stack", ["dev", "nap"])
@@ -475,3 +476,14 @@ def test_values_quoted_in_a_placement_error_are_cut_and_escaped(case):
     message = str(raised.value)
     assert len(message) < 2_000 and "\n" not in message and "\x1b" not in message, message[:300]
     assert "(100014 characters)" in message, message[:300]
+
+
+@pytest.mark.parametrize(("field", "value"), [("cpuMillicores", -5), ("cpuMillicores", "lots"),
+                                              ("memoryBytes", 2**60), ("daemonSetCpuMillicores", 1.5)])
+def test_a_damaged_allocatable_is_refused_by_the_helper_as_by_the_reader(field, value):
+    """`allocatable` is read by `place()` for a pod's CPU and memory (#48): damage the reader refuses, it refuses."""
+    contract = _with(CONTRACTS["dev"], ("pools", f"offers/0/allocatable/{field}", value))
+    with pytest.raises(ReaderError):
+        PlatformContract.from_json(contract)
+    with pytest.raises(ContractError, match=f"allocatable.{field}"):
+        place(contract, GpuRequest())

@@ -161,3 +161,22 @@ def test_the_smoke_test_asks_a_dra_pool_through_a_claim_and_lands_there():
     assert job["spec"]["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
     [explained] = explain_all([template, job], platform_from_outputs(contract))
     assert explained.lands_on == ["a100dra"]
+
+
+def test_a_stack_of_dra_pools_alone_runs_its_smoke_test_in_a_namespace_it_creates():
+    """With every GPU pool a DRA pool there is no device plugin, so no `gpu-resources`: the smoke test's objects go
+    into the DRA driver's namespace, which the stack creates (a namespace nobody creates fails the `up`)."""
+    import json
+
+    from tests.conftest import ROOT
+    from tools.mockrun import run_program
+
+    config = {f"gpu-aks:{key}": json.dumps(value) for key, value in
+              _with(dra={"pools": ["gput4"]}, smokeTest={"enabled": True}).items()}
+    config["azure-native:location"] = "eastus2"
+    run = run_program(ROOT, "dev", config)
+    assert run.error is None, run.error
+    created = {r.inputs["metadata"]["name"] for r in run.by_type("kubernetes:core/v1:Namespace")}
+    smoke = [r for r in run.resources if r.type.startswith("kubernetes:") and "smoke" in r.name]
+    assert smoke and {r.inputs["metadata"]["namespace"] for r in smoke} <= created, (
+        sorted(created), sorted((r.name, r.inputs["metadata"].get("namespace")) for r in smoke))

@@ -31,6 +31,16 @@ def test_the_teams_are_read_and_their_pools_checked():
     assert "gpu-aks:queues.teams[1].name: 'team-a' is already teams[0]; a team is one ClusterQueue" in got
 
 
+def test_a_pool_whose_sizes_gpu_aks_cannot_measure_is_refused_a_queue():
+    """Its ClusterQueue's CPU and memory quota would be 0 (no vCPUs and memory known for the size), and Kueue would
+    admit no job that asks for either."""
+    raw = _with(queues={"enabled": True, "teams": [{**TEAM, "gpus": {"h100": 8}}]})
+    raw["gpuPools"] = [*raw["gpuPools"], {"name": "h100", "vmSize": "Standard_ND96is_H100_v5", "maxCount": 1}]
+    assert problems(raw) == ["gpu-aks:queues.teams[0].gpus.h100: 'h100' runs Standard_ND96is_H100_v5, whose vCPUs and "
+                             "memory gpu-aks does not know (policies/node_capacity.py), so its ClusterQueue could give "
+                             "jobs no CPU or memory quota; queue a pool of a listed size"]
+
+
 def test_a_job_queued_to_a_team_is_admitted_to_its_pools_flavor_and_tolerates_through_it():
     result = settings(_with(queues={"enabled": True, "teams": [TEAM]}))
     objects = kueue_objects(result.queues.teams, platform_pools(result).gpu, {"gput4": (3860, 20 * 2**30)})

@@ -46,7 +46,6 @@ from gpu_aks_policies.pools.model import Offer
 from gpu_aks_policies.rule_config import RuleConfigError
 from gpu_aks_policies.rules import read_rule_config_file
 from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
-from pulumi.runtime import rpc
 
 from components.access import DEPLOYER_OUTPUT
 from components.aks_api import kubernetes_minor
@@ -59,7 +58,15 @@ from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import RECORD_SECRET
 from tools.analyzer import Diagnostic, PolicyPackProcess, terminated_as_exit, wire_struct
-from tools.mockrun import PlatformMocks, ProgramRun, RegisteredResource, own_stack_reference, run_program
+from tools.mockrun import (
+    SECRET_SIG,
+    SECRET_VALUE_SIG,
+    PlatformMocks,
+    ProgramRun,
+    RegisteredResource,
+    own_stack_reference,
+    run_program,
+)
 from tools.preflight import capacity_lines
 from tools.stacks import (
     STACK_NAME,
@@ -422,10 +429,9 @@ def _values_in(value: Any, most: int) -> int:
 
 #: Pulumi's wire format marks secrets, assets, archives, resources and outputs with an object holding
 #: this key, which the SDK then decodes as such; in a file only a top-level secret is taken, and anything
-#: else was a hang or a crash of the program. The SDK's own names (pulumi `sdk/python/lib/pulumi/runtime/rpc.py`),
-#: as the stand-ins take them (testbed/standins/provider.py).
-SPECIAL_SIGNATURE_KEY = rpc._special_sig_key
-SECRET_SIGNATURE = rpc._special_secret_sig
+#: else was a hang or a crash of the program. The markers' public names (pulumi_policy's, through mockrun).
+SPECIAL_SIGNATURE_KEY = SECRET_SIG
+SECRET_SIGNATURE = SECRET_VALUE_SIG
 #: What `pulumi stack output --json` prints for a secret without `--show-secrets`.
 MASKED_SECRET = "[secret]"
 

@@ -20,7 +20,6 @@ pinned here (3.29.0) can call, so gpu-aks installs Kueue's own chart.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +36,7 @@ from gpu_aks_policies.declarations import (
     string_list_problem,
 )
 
-from components.settings.common import document_pools
+from components.settings.common import dns_label_problem, document_pools
 
 #: Kueue's chart (`charts/kueue` of the module; published to `oci://registry.k8s.io/kueue/charts/kueue`), at the
 #: release whose code the rules follow.
@@ -45,7 +44,6 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION = "0.17.0"
 KUEUE_NAMESPACE = "kueue-system"
 _SOURCE = "kubernetes-sigs/kueue v0.17.0 apis/kueue/v1beta2"
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ class QueuesSettings:
 def _dns_labels(value: Any) -> str | None:
     if string_list_problem(value):
         return "must be a list of namespace names"
-    bad = [name for name in value if not _DNS_LABEL.fullmatch(name)]
+    bad = [name for name in value if dns_label_problem(name)]
     return f"holds {describe(bad[0])}, which is not a namespace name (a DNS label)" if bad else None
 
 
@@ -74,7 +72,8 @@ def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
         reader.problem("gpus", f"{reader.shown(value)} is not a map of GPU pool name to GPUs, e.g. {{gput4: 4}}")
         return {}
     pools = document_pools(reader)
-    gpu_pools = [pool.name for pool in pools.models(reader.root) if pool.gpu]
+    gpu_models = {pool.name: pool for pool in pools.models(reader.root) if pool.gpu}
+    gpu_pools = list(gpu_models)
     unread = pools.unread(reader.root)
     quota = {}
     for pool, count in value.items():
@@ -84,6 +83,13 @@ def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
             reader.problem(f"gpus.{pool}", f"{describe(pool)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
         elif not is_whole_number(count) or count < 0:
             reader.problem(f"gpus.{pool}", f"{reader.shown(count)} is not a whole number of GPUs")
+        elif not any(offer.allocatable for offer in gpu_models[pool].gpu_offers):
+            # The flavor's CPU and memory quota is what the pool's nodes give pods (components/queues.py): with no
+            # size whose vCPUs and memory are known, it would be 0, and Kueue admits no job asking for either.
+            sizes = ", ".join(offer.vm_size for offer in gpu_models[pool].gpu_offers)
+            reader.problem(f"gpus.{pool}", f"{describe(pool)} runs {sizes}, whose vCPUs and memory gpu-aks does not "
+                           "know (policies/node_capacity.py), so its ClusterQueue could give jobs no CPU or memory "
+                           "quota; queue a pool of a listed size")
         else:
             quota[str(pool)] = int(count)
     return quota
@@ -95,7 +101,7 @@ def _team(reader: Reader) -> TeamQueue:
 
 TEAM = Section("teams[]", "One team: its ClusterQueue, its GPU quota per pool, and a LocalQueue in each namespace.", (
     Key("name", "The team, named as its ClusterQueue and LocalQueues are (a DNS label).", "string", None, required=True,
-        check=lambda value: None if isinstance(value, str) and _DNS_LABEL.fullmatch(value) else "is not a DNS label"),
+        check=lambda value: "is not a DNS label" if dns_label_problem(value) else None),
     Key("namespaces", "The namespaces whose jobs the team's queue admits.", "list of strings", None, required=True,
         check=_dns_labels),
     Key("gpus", "GPUs per GPU pool the team may use at once, e.g. {gput4: 4}.", "map of integers", None, parse=_gpu_quota,
