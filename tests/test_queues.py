@@ -83,3 +83,26 @@ def test_the_program_installs_kueue_and_the_queues_with_room_for_the_teams_pools
     assert {q["name"]: q["nominalQuota"] for q in quotas} == {"cpu": f"{cpu}m", "memory": str(memory),
                                                               "nvidia.com/gpu": 2}
     assert any(r.type == "kubernetes:core/v1:Namespace" and r.inputs["metadata"]["name"] == "ml" for r in run.resources)
+
+
+def test_a_teams_namespace_is_neither_kubernetes_own_nor_another_gpu_aks_components():
+    """The platform creates each team namespace: one Kubernetes makes (kube-system, default) exists already, and
+    one another component creates (gpu-resources, kueue-system, the DRA driver's) would be two Namespace resources."""
+    team = {**TEAM, "namespaces": ["kube-system", "default", "gpu-resources", "kueue-system", "nvidia-dra-driver-gpu",
+                                   "ml"]}
+    got = problems(_with(queues={"enabled": True, "teams": [team]}))
+    assert [p.split(": ", 1)[0] for p in got] == [f"gpu-aks:queues.teams[0].namespaces[{i}]" for i in range(5)], got
+    assert "'kube-system' is a namespace Kubernetes makes itself" in got[0]
+    assert "'gpu-resources' is gpu-aks's own namespace (devicePlugin.namespace)" in got[2]
+    assert "'kueue-system' is gpu-aks's own namespace (Kueue's own namespace)" in got[3]
+    assert "'nvidia-dra-driver-gpu' is gpu-aks's own namespace (dra.namespace)" in got[4]
+
+
+def test_the_dra_driver_has_a_namespace_of_its_own():
+    """Where the device plugin also serves a pool, both components create their namespace."""
+    raw = _with(dra={"pools": ["gput4"], "namespace": "gpu-resources"})
+    assert settings(raw).dra.namespace == "gpu-resources"  # the device plugin serves no pool: one namespace
+    raw["gpuPools"] = [*raw["gpuPools"], {"name": "gpua10", "vmSize": "Standard_NC8ads_A10_v4", "maxCount": 1}]
+    got = problems(raw)
+    assert got == ["gpu-aks:dra.namespace: 'gpu-resources' is devicePlugin.namespace too; the DRA driver needs a "
+                   "namespace of its own"]

@@ -119,6 +119,16 @@ def _pools_can_serve_claims(reader: Reader) -> None:
                                   "plugin's config; a DRA pool gives each claim whole GPUs or MIG devices: remove its sharing")
 
 
+def _namespace_is_its_own(reader: Reader) -> None:
+    """The driver's component creates its namespace, as the device plugin's creates `devicePlugin.namespace`: two
+    Namespace resources of one name would fight over it, and destroying either would delete the other's pods."""
+    plugin = reader.root.ok("devicePlugin") and reader.root.get("devicePlugin.enabled") and \
+        reader.root.get("devicePlugin.pools")
+    if reader.get("pools") and plugin and reader.get("namespace") == reader.root.get("devicePlugin.namespace"):
+        reader.problem("namespace", f"{describe(reader.get('namespace'))} is devicePlugin.namespace too; the DRA "
+                                    "driver needs a namespace of its own")
+
+
 def _dra(reader: Reader) -> DraSettings:
     return DraSettings(pools=tuple(dict.fromkeys(reader.get("pools"))), extended_resource=reader.get("extendedResource"),
                        namespace=reader.get("namespace"))
@@ -137,4 +147,6 @@ DRA = Section(
                 f"DeviceClass {EXTENDED_DEVICE_CLASS} with `extendedResourceName: {GPU_RESOURCE}`, so pods written "
                 "for the device plugin land there unchanged.", True, attr="extended_resource"),
         text("namespace", "The namespace of the DRA driver.", DRA_NAMESPACE, check=dns_label_problem, source=_SOURCE),
+        Check(_namespace_is_its_own, reads=("pools", "namespace"),
+              doc="The DRA driver's namespace is not the device plugin's: each component creates its namespace."),
     ), build=_dra, listed=("pools", "extendedResource", "namespace"))

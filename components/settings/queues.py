@@ -109,6 +109,38 @@ TEAM = Section("teams[]", "One team: its ClusterQueue, its GPU quota per pool, a
 ), build=_team)
 
 
+#: Namespaces Kubernetes makes itself (k8s.io/kubernetes v1.37.2 pkg/apis/core/types.go NamespaceDefault,
+#: NamespaceSystem, NamespacePublic, NamespaceNodeLease): the platform would try to create them.
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _own_namespaces(reader: Reader) -> dict[str, str]:
+    """The namespaces gpu-aks creates for its own components, each with the key that names it."""
+    owned = {KUEUE_NAMESPACE: "Kueue's own namespace"}
+    for key in ("devicePlugin.namespace", "dra.namespace"):
+        if reader.root.ok(key):
+            owned.setdefault(reader.root.get(key), key)
+    return owned
+
+
+def _namespaces_are_the_teams(reader: Reader) -> None:
+    """A team's namespaces are created by the platform for the team: not Kubernetes' own, which exist already,
+    nor a namespace another gpu-aks component creates (two Namespace resources of one name)."""
+    if not reader.get("enabled"):
+        return
+    owned = _own_namespaces(reader)
+    for index, team in enumerate(reader.get("teams")):
+        names = team.get("namespaces") if isinstance(team, Mapping) else None
+        for position, name in enumerate(names if isinstance(names, list) else []):
+            where = f"teams[{index}].namespaces[{position}]"
+            if name in KUBERNETES_NAMESPACES:
+                reader.problem(where, f"{describe(name)} is a namespace Kubernetes makes itself; a team's queue goes in "
+                                      "a namespace the platform creates for it")
+            elif name in owned:
+                reader.problem(where, f"{describe(name)} is gpu-aks's own namespace ({owned[name]}); give the team a "
+                                      "namespace of its own")
+
+
 def _unique_teams(reader: Reader) -> None:
     seen: dict[str, int] = {}
     for index, team in enumerate(reader.get("teams")):
@@ -128,4 +160,6 @@ QUEUES = Section(
         boolean("enabled", "Install Kueue and the queues.", False, attr="enabled"),
         ListOf("teams", "The teams and their GPU quota.", TEAM, noun="teams"),
         Check(_unique_teams, reads=("teams",), doc="Team names are unique."),
+        Check(_namespaces_are_the_teams, reads=("enabled", "teams"),
+              doc="A team's namespaces are neither Kubernetes' own nor a namespace another gpu-aks component creates."),
     ), build=_queues, listed=("enabled", "teams"))
