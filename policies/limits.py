@@ -274,9 +274,6 @@ MAX_CEL_SELECTOR_CHARS = 10 * 1024
 #: The ways one queued pod may be admitted that are judged (flavor combinations across a ClusterQueue's resource
 #: groups). Ours, because a real ClusterQueue has a handful of flavors and a pod asks from one or two groups.
 MAX_ADMISSIONS = 16
-#: The longest Kueue Cohort `parentName` chain walked. Ours: Kueue sets no bound, and a real hierarchy is a few
-#: levels deep; a longer chain is read as far as this and judged from there.
-MAX_COHORT_DEPTH = 64
 
 # --- Used by policies/quantities.py -----------------------------------------------------------------
 
