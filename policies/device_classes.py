@@ -77,7 +77,7 @@ def selector_problem(expression: str) -> str | None:
 
 def _nesting(expression: str) -> int:
     """How deep cel-go's parser recurses into `expression`: the deepest nesting of parentheses, brackets and
-    braces, or the longest chain of member selections, indexes and calls on one value (`a.b[0].c()`), whichever
+    braces, or the longest chain of member selections and indexes on one value (`a.b[0].c()`: 3), whichever
     is greater; read in one pass, not by recursion, since the text is input, with string literals skipped.
     Measured against cel-go v0.29.2's parser: 251 nested parentheses or lists, and a chain of 251, are refused;
     runs of `!` or `-` are one grammar rule and nest nothing (10 000 of them parse). At exactly 250 cel-go
@@ -92,14 +92,13 @@ def _nesting(expression: str) -> int:
                 position += 1
             elif expression.startswith(quote, position):
                 position += len(quote) - 1
-                quote = ""
-            previous = "v"
+                quote, char = "", "v"  # a string value: what follows may select from it
         elif char in "\"'":
             quote = expression[position:position + 3] if expression.startswith(char * 3, position) else char
             position += len(quote) - 1
         elif char in "([{":
-            if char in "[(" and (previous.isalnum() or previous in "_)]v"):
-                chain[-1] += 1  # an index or a call on the value before it
+            if char == "[" and (previous.isalnum() or previous in "_)]v"):
+                chain[-1] += 1  # an index on the value before it (a call is one step with its selection)
             depth += 1
             chain.append(0)
         elif char in ")]}":
