@@ -268,15 +268,19 @@ MAX_NODE_AMOUNT = 2**50
 #: Kubernetes: a DRA CEL selector has at most 10 Ki characters (k8s.io/api v0.37.2 `resource/v1/types.go`,
 #: `CELSelectorExpressionMaxLength`); the API server refuses longer ones.
 MAX_CEL_SELECTOR_CHARS = 10 * 1024
+#: cel-go: the parser refuses an expression nested deeper than this ("max recursion depth exceeded", "expression
+#: recursion limit exceeded: 250"; cel-go v0.29.2 `parser/parser.go:54-55`, `NewParser`'s default, counted per
+#: nested parenthesis and list (its `recursionListener`, :203-220) and per chained index and member selection
+#: (`checkAndIncrementRecursionDepth`, :993-997).
+#: k8s.io/apiserver v0.37.2 requires that cel-go (`go.mod:17`) and sets neither `ParserRecursionLimit` nor
+#: `ParserExpressionSizeLimit` anywhere under `pkg/cel` (its `environment/base.go` env options), so the default holds.
+MAX_CEL_NESTING = 250
 
 # --- Used by policies/workloads/kueue.py ------------------------------------------------------------
 
 #: The ways one queued pod may be admitted that are judged (flavor combinations across a ClusterQueue's resource
 #: groups). Ours, because a real ClusterQueue has a handful of flavors and a pod asks from one or two groups.
 MAX_ADMISSIONS = 16
-#: The longest Kueue Cohort `parentName` chain walked. Ours: Kueue sets no bound, and a real hierarchy is a few
-#: levels deep; a longer chain is read as far as this and judged from there.
-MAX_COHORT_DEPTH = 64
 
 # --- Used by policies/quantities.py -----------------------------------------------------------------
 

@@ -185,7 +185,8 @@ class Queued:
     """A pod whose workload waits in a queue (Kueue) until it is admitted: how it was admitted, for
     messages; or why the queue never admits it; or what is missing to tell (`workloads/kueue.py`)."""
 
-    #: The queue's name (a LocalQueue in the pod's namespace).
+    #: The queue's name (a LocalQueue in the pod's namespace) as messages quote it: cut and on one line, as
+    #: `pools.model.pool_named` shows any name read from input.
     queue: str
     #: How the queue admits this form of the pod: "when queue 'team-a' (ClusterQueue 'gpu') admits it to
     #: flavor 't4'". Empty when it is not admitted.

@@ -10,6 +10,8 @@ from gpu_aks_policies.explain import explain_all
 from gpu_aks_policies.fit import platform_from_outputs
 from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
 from gpu_aks_policies.rules import default_rule_config
+from gpu_aks_policies.workloads import context_of, pod_specs_of
+from gpu_aks_policies.workloads.dra import pod_claims
 
 from components.contract import platform_contract
 from components.manifests import dra_driver_values
@@ -180,3 +182,21 @@ def test_a_stack_of_dra_pools_alone_runs_its_smoke_test_in_a_namespace_it_create
     smoke = [r for r in run.resources if r.type.startswith("kubernetes:") and "smoke" in r.name]
     assert smoke and {r.inputs["metadata"]["namespace"] for r in smoke} <= created, (
         sorted(created), sorted((r.name, r.inputs["metadata"].get("namespace")) for r in smoke))
+
+
+def test_claim_and_template_names_are_quoted_cut_and_on_one_line():
+    """A claim's and a template's names are input: 100k characters with a forged workflow-command line are
+    quoted cut and escaped (`pool_named`), whether the template is among the objects checked or not."""
+    forged = "g\n::error::" + "c" * 100_000
+    template = copy.deepcopy(CLAIM_TEMPLATE)
+    template["metadata"]["name"] = forged
+    pod = _pod("claim", claims=[{"name": forged}])
+    pod["spec"]["resourceClaims"] = [{"name": forged, "resourceClaimTemplateName": forged}]
+    context = context_of([template, pod])
+    [spec] = pod_specs_of(pod, context)
+    resolved = pod_claims(spec, context, ["gpu.nvidia.com"])
+    unresolved = pod_claims(spec, context_of([pod]), ["gpu.nvidia.com"])
+    for texts in (resolved.gpu, unresolved.unresolved):
+        [text] = texts
+        assert len(text) < 500 and "\n" not in text and "g\\n::error::" in text
+    assert resolved.classes == ("gpu.nvidia.com",)

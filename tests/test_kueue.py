@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_aks_policies.limits import MAX_ADMISSIONS, MAX_COHORT_DEPTH
+from gpu_aks_policies.limits import MAX_ADMISSIONS, MAX_LISTED
 from gpu_aks_policies.rule_config import ANALYZABLE, QUEUE_ADMITS, SELECT_GPU_NODES, TOLERATE_GPU_TAINT
+from gpu_aks_policies.rules import POD_RULES
 from gpu_aks_policies.workloads import context_of, pod_specs_of
 from gpu_aks_policies.workloads.kueue import queue_name
 
@@ -193,9 +194,55 @@ def test_hostile_queues_stay_bounded():
     job = _job()
     assert len(pod_specs_of(job, context_of([job, *setup]))) == MAX_ADMISSIONS
     chain = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": f"c{i}"},
-              "spec": {"parentName": f"c{i + 1}"}} for i in range(MAX_COHORT_DEPTH * 100)]
+              "spec": {"parentName": f"c{i + 1}"}} for i in range(6400)]
     setup = _setup(_flavor("t4", tolerations=[SKU_GPU]), cohortName="c0")
     assert _messages(job, QUEUE_ADMITS, [job, *setup, *chain]) == []
+
+
+def _cohorts(parents: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": name},
+             "spec": {"parentName": parent}} for name, parent in parents.items()]
+
+
+def test_a_cohort_cycle_of_any_length_is_a_cycle():
+    """Kueue walks a Cohort's parents with a seen set and no bound (v0.17.0 `pkg/cache/hierarchy/cycle.go:35-43`):
+    a cycle of 65 or 1000 Cohorts, and a 100-long chain into a Cohort that is its own parent, leave the
+    ClusterQueue out of what it admits from; the message names the first Cohorts and counts the rest."""
+    job = _job()
+    setup = _setup(_flavor("t4", tolerations=[SKU_GPU]), cohortName="c0")
+    for parents, more in (({f"c{i}": f"c{(i + 1) % 65}" for i in range(65)}, 66 - MAX_LISTED),
+                          ({f"c{i}": f"c{(i + 1) % 1000}" for i in range(1000)}, 1001 - MAX_LISTED),
+                          ({**{f"c{i}": f"c{i + 1}" for i in range(100)}, "c100": "c100"}, 2 - MAX_LISTED)):
+        [message] = _messages(job, QUEUE_ADMITS, [job, *setup, *_cohorts(parents)])
+        assert "whose parentName chain is a cycle (" in message and len(message) < 2000
+        assert (f"and {more} more)" in message) if more > 0 else "(c100 -> c100)" in message
+
+
+def test_kueue_names_in_messages_are_cut_and_on_one_line():
+    """Names are input: a 100k-character flavor, ClusterQueue or LocalQueue name, or a queue label that forges a
+    line (a workflow command), is quoted cut and escaped in every finding, as `pool_named` quotes any name."""
+    forged = "\n::error file=x::pwn" + "q" * 100_000
+    long = "n" * 100_000
+    job = _job()
+    job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = forged
+    setup = _setup(_flavor(long), _flavor("x" + long, nodeTaints=[SKU_GPU]))
+    setup[2]["metadata"]["name"] = setup[3]["spec"]["clusterQueue"] = "c" + long
+    setup[3]["metadata"]["name"] = forged
+    for together in ([job, *setup], [job, *setup[1:]], [job, *setup[2:]], [job, *setup[3:]], [job]):
+        messages = [f.message for rule in POD_RULES for f in findings(job, rule, DEFAULTS[rule], together)]
+        assert messages and all(len(m) < 3000 and "\n::error" not in m for m in messages), together[1:]
+
+
+def test_many_flavors_passed_over_or_missing_are_counted():
+    """5000 flavors the pod cannot take, or 5000 the ClusterQueue names that do not exist: the first
+    MAX_LISTED are named, the rest counted, as other messages list tolerations."""
+    job = _job()
+    tainted = [_flavor(f"f{i}", nodeTaints=[SKU_GPU]) for i in range(5000)]
+    [message] = _messages(job, QUEUE_ADMITS, [job, *_setup(*tainted)])
+    assert f"; and {5000 - MAX_LISTED} more" in message and len(message) < 3000
+    setup = _setup(*tainted)
+    [message] = _messages(job, QUEUE_ADMITS, [job, _flavor("t4"), *setup[5000:]])
+    assert f", and {5000 - MAX_LISTED} more, which do not exist" in message and len(message) < 3000
 
 
 def test_the_rule_samples_read_as_their_files_say():

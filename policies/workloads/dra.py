@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ..podspecs import PodSpec, as_list, as_mapping, as_str
+from ..pools.model import pool_named
 from .context import Context, collects, namespace_of, scoped_name
 
 #: Tables of the objects checked together: (namespace, name) -> the claim's device requests.
@@ -60,6 +61,9 @@ def _claim_template(obj: Mapping[str, Any], name: str) -> Iterator[tuple[Hashabl
 
 @dataclass(frozen=True)
 class Claims:
+    """A pod's DRA claims as messages name them: each name cut and on one line (`pool_named`), since a claim's
+    and a template's names are input."""
+
     #: "claim 'gpu' (ResourceClaimTemplate 'single-gpu': gpu.nvidia.com)" for each GPU claim.
     gpu: tuple[str, ...]
     #: "ResourceClaimTemplate 'x'" for each claim not among the objects checked.
@@ -87,11 +91,12 @@ def pod_claims(pod: PodSpec, context: Context, device_classes: Sequence[str]) ->
                 continue
             requests = table.get((namespace, target))
             if requests is None:
-                unresolved.append(f"{kind} '{target}' (claim '{name}')")
+                unresolved.append(f"{kind} '{pool_named(target)}' (claim '{pool_named(name)}')")
                 continue
             classes = sorted({c for r in requests for c in r.device_classes
                               if any(fnmatchcase(c, pattern) for pattern in device_classes)})
             if classes:
-                gpu.append(f"claim '{name}' ({kind} '{target}': {', '.join(classes)})")
+                gpu.append(f"claim '{pool_named(name)}' ({kind} '{pool_named(target)}': "
+                           f"{', '.join(pool_named(c) for c in classes)})")
                 named += classes
     return Claims(tuple(gpu), tuple(unresolved), tuple(dict.fromkeys(named)))

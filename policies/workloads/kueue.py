@@ -42,9 +42,10 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from ..limits import MAX_ADMISSIONS, MAX_COHORT_DEPTH, MAX_LISTED
+from ..limits import MAX_ADMISSIONS, MAX_LISTED
 from ..pod_requests import resource_requests
 from ..podspecs import PodSpec, Queued, Toleration, as_list, as_mapping, as_str, is_mapping
+from ..pools.model import pool_named
 from ..quantities import QuantityError, parse_quantity
 from ..scheduling import HARD_TAINT_EFFECTS, format_taint, required_node_terms, selector_verdict, tolerates
 from .context import Context, collects, namespace_of, scoped_name
@@ -189,10 +190,11 @@ class Admission:
     flavors: tuple[tuple[Flavor, tuple[str, ...]], ...]
 
     def describe(self, queue: str, cluster_queue: str) -> str:
-        names = [f"'{flavor.name}'" + (f" ({', '.join(resources)})" if len(self.flavors) > 1 else "")
+        names = [f"'{pool_named(flavor.name)}'" + (f" ({', '.join(resources)})" if len(self.flavors) > 1 else "")
                  for flavor, resources in self.flavors]
         word = "flavor" if len(names) == 1 else "flavors"
-        return f"when queue '{queue}' (ClusterQueue '{cluster_queue}') admits it to {word} {' and '.join(names)}"
+        return (f"when queue '{pool_named(queue)}' (ClusterQueue '{pool_named(cluster_queue)}') admits it to {word} "
+                f"{' and '.join(names)}")
 
 
 @dataclass(frozen=True)
@@ -208,26 +210,38 @@ class Resolution:
     passed_over: tuple[str, ...] = field(default=(), compare=False)
 
 
+def _listed(items: Sequence[str], separator: str = ", ") -> str:
+    """The first MAX_LISTED of `items` joined, the rest counted: a message is read by a person, and a file may
+    hold thousands of flavors."""
+    more = f"{separator}and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
+    return separator.join(items[:MAX_LISTED]) + more
+
+
 def _names(table: Mapping[Hashable, Any]) -> str:
     known = sorted(str(key[1] if isinstance(key, tuple) else key) for key in table)
-    return ", ".join(f"'{name}'" for name in known[:MAX_LISTED]) + (" ..." if len(known) > MAX_LISTED else "")
+    return _listed([f"'{pool_named(name)}'" for name in known])
 
 
 def _unknown(kind: str, name: str, table: Mapping[Hashable, Any], where: str) -> str:
     """What to add for a `kind` that is not among the objects checked: it may exist in the cluster (a team's
     job names the platform's queue), so this is never an error; the ones that are known are named."""
     known = f"; the {kind}s checked are {_names(table)}" if table else ""
-    return f"{kind} '{name}' ({where}{known})"
+    return f"{kind} '{pool_named(name)}' ({where}{known})"
 
 
 def _cohort_cycle(cohort: str, cohorts: Mapping[Hashable, Any]) -> list[str] | None:
-    """The cycle the Cohort's `parentName` chain runs into, or None (`hierarchy.HasCycle`)."""
-    seen: list[str] = []
+    """The cycle the Cohort's `parentName` chain runs into, or None. Kueue walks the chain with no bound
+    until a Cohort without a parent or one already seen (kueue v0.17.0 `pkg/cache/hierarchy/cycle.go:35-43`,
+    `hasCycle` with a `seen` set), and so does this: each Cohort is visited once, so the walk ends within
+    as many steps as there are Cohorts, however long the chain or the cycle."""
+    seen: dict[str, int] = {}  # each Cohort walked, at its position in the chain
+    chain: list[str] = []
     current = cohort
-    while current and len(seen) < MAX_COHORT_DEPTH:
+    while current:
         if current in seen:
-            return [*seen[seen.index(current):], current]
-        seen.append(current)
+            return [*chain[seen[current]:], current]
+        seen[current] = len(chain)
+        chain.append(current)
         current = cohorts.get(current) or ""
     return None
 
@@ -292,51 +306,59 @@ def _written_tolerations(pod: PodSpec) -> list[Mapping[str, Any]]:
 
 
 def resolve(pod: PodSpec, queue: str, context: Context) -> Resolution:
-    """How Kueue treats `pod` of a job queued to LocalQueue `queue` in the pod's namespace."""
+    """How Kueue treats `pod` of a job queued to LocalQueue `queue` in the pod's namespace. Every name a
+    message quotes is input (a label, an object's name): cut and on one line (`pool_named`)."""
     namespace = namespace_of(pod.namespace)
     local_queues, cluster_queues = context.table(LOCAL_QUEUES), context.table(CLUSTER_QUEUES)
     flavors, cohorts = context.table(FLAVORS), context.table(COHORTS)
     local = local_queues.get((namespace, queue))
+    shown_queue, shown_namespace = pool_named(queue), pool_named(namespace)
     if local is None:
         same_namespace: dict[Hashable, Any] = {key: value for key, value in local_queues.items()
                                                 if isinstance(key, tuple) and key[0] == namespace}
-        return Resolution(unknown=_unknown("LocalQueue", queue, same_namespace, f"in namespace '{namespace}'"))
+        return Resolution(unknown=_unknown("LocalQueue", queue, same_namespace, f"in namespace '{shown_namespace}'"))
     if local.stopped:
-        return Resolution(blocked=(f"LocalQueue '{queue}' is stopped (stopPolicy): it admits nothing",))
+        return Resolution(blocked=(f"LocalQueue '{shown_queue}' is stopped (stopPolicy): it admits nothing",))
     cq = cluster_queues.get(local.cluster_queue)
     if cq is None:
         return Resolution(unknown=_unknown("ClusterQueue", local.cluster_queue, cluster_queues,
-                                           f"named by LocalQueue '{queue}' spec.clusterQueue"))
+                                           f"named by LocalQueue '{shown_queue}' spec.clusterQueue"))
     problems = []
+    shown_cq = pool_named(cq.name)
     if cq.stopped:
-        problems.append(f"ClusterQueue '{cq.name}' is stopped (stopPolicy): it admits nothing")
+        problems.append(f"ClusterQueue '{shown_cq}' is stopped (stopPolicy): it admits nothing")
     cycle = _cohort_cycle(cq.cohort, cohorts)
     if cycle:
-        problems.append(f"ClusterQueue '{cq.name}' is in Cohort '{cq.cohort}', whose parentName chain is a cycle "
-                        f"({' -> '.join(cycle)}): Kueue leaves the ClusterQueue out of what it admits from")
+        problems.append(f"ClusterQueue '{shown_cq}' is in Cohort '{pool_named(cq.cohort)}', whose parentName chain is "
+                        f"a cycle ({_listed([pool_named(name) for name in cycle], ' -> ')}): Kueue leaves the "
+                        "ClusterQueue out of what it admits from")
     selected = _selects_namespace(cq.namespace_selector, namespace, context.table(NAMESPACE_LABELS).get(namespace))
     if selected is False:
         why = "has no namespaceSelector, which selects no namespace (write {} for every one)" \
             if cq.namespace_selector is None else "has a namespaceSelector that does not select it"
-        problems.append(f"ClusterQueue '{cq.name}' {why}, so it never admits a workload of namespace '{namespace}'")
-    unknown_flavors = []
+        problems.append(f"ClusterQueue '{shown_cq}' {why}, so it never admits a workload of namespace "
+                        f"'{shown_namespace}'")
+    missing, unknown_flavors = [], []
     for index, group in enumerate(cq.groups):
         for position, quota in enumerate(group.flavors):
             if quota.name in flavors:
                 continue
-            where = f"ClusterQueue '{cq.name}' spec.resourceGroups[{index}].flavors[{position}]"
+            where = f"spec.resourceGroups[{index}].flavors[{position}]"
             if flavors:
-                # A ClusterQueue and its flavors are one platform team's setup: among flavors given, a name
-                # that matches none is a mistake, not a flavor kept elsewhere.
-                problems.append(f"{where} names ResourceFlavor '{quota.name}', which does not exist (the "
-                                f"ResourceFlavors are {_names(flavors)}): Kueue marks the ClusterQueue inactive "
-                                "(FlavorNotFound) and admits nothing")
+                missing.append(f"{where} names ResourceFlavor '{pool_named(quota.name)}'")
             else:
-                unknown_flavors.append(_unknown("ResourceFlavor", quota.name, flavors, f"named by {where}"))
+                unknown_flavors.append(_unknown("ResourceFlavor", quota.name, flavors,
+                                                f"named by ClusterQueue '{shown_cq}' {where}"))
+    if missing:
+        # A ClusterQueue and its flavors are one platform team's setup: among flavors given, a name that
+        # matches none is a mistake, not a flavor kept elsewhere.
+        which = "which does not exist" if len(missing) == 1 else "which do not exist"
+        problems.append(f"ClusterQueue '{shown_cq}' {_listed(missing)}, {which} (the ResourceFlavors are "
+                        f"{_names(flavors)}): Kueue marks the ClusterQueue inactive (FlavorNotFound) and admits nothing")
     if problems:
         return Resolution(blocked=tuple(problems), cluster_queue=cq.name)
     if unknown_flavors:
-        return Resolution(unknown=", ".join(dict.fromkeys(unknown_flavors)), cluster_queue=cq.name)
+        return Resolution(unknown=_listed(list(dict.fromkeys(unknown_flavors))), cluster_queue=cq.name)
     return _assign(pod, queue, cq, flavors)
 
 
@@ -344,10 +366,11 @@ def _assign(pod: PodSpec, queue: str, cq: ClusterQueue, flavors: Mapping[Hashabl
     asked = _asked(pod)
     choices: list[list[tuple[Flavor, tuple[str, ...]]]] = []
     problems, passed_over = [], []
-    for resource in asked:
-        if not any(resource in group.covered for group in cq.groups):
-            problems.append(f"it asks for {resource}, which no resource group of ClusterQueue '{cq.name}' covers "
-                            "(Kueue: \"resource unavailable in ClusterQueue\"); add it to coveredResources")
+    shown_cq = pool_named(cq.name)
+    uncovered = [pool_named(resource) for resource in asked if not any(resource in group.covered for group in cq.groups)]
+    if uncovered:
+        problems.append(f"it asks for {_listed(uncovered)}, which no resource group of ClusterQueue '{shown_cq}' "
+                        "covers (Kueue: \"resource unavailable in ClusterQueue\"); add it to coveredResources")
     for group in cq.groups:
         resources = tuple(resource for resource in group.covered if resource in asked)
         if not resources:
@@ -361,15 +384,15 @@ def _assign(pod: PodSpec, queue: str, cq: ClusterQueue, flavors: Mapping[Hashabl
                 short = [r for r in resources if quota.quotas.get(r) is not None and not cq.cohort
                          and asked[r] > (quota.quotas[r] or 0)]
                 if short:
-                    refusal = (f"its nominalQuota of {', '.join(short)} is less than one pod asks, and ClusterQueue "
-                               f"'{cq.name}' has no cohort to borrow from")
+                    refusal = (f"its nominalQuota of {_listed([pool_named(r) for r in short])} is less than one pod "
+                               f"asks, and ClusterQueue '{shown_cq}' has no cohort to borrow from")
             if refusal is None:
                 eligible.append((flavor, resources))
             else:
-                passed_over.append(f"flavor '{flavor.name}': {refusal}")
+                passed_over.append(f"flavor '{pool_named(flavor.name)}': {refusal}")
         if not eligible:
-            problems.append(f"no flavor of ClusterQueue '{cq.name}' for {', '.join(resources)} accepts it: "
-                            + "; ".join(passed_over[-len(group.flavors):]))
+            problems.append(f"no flavor of ClusterQueue '{shown_cq}' for {_listed([pool_named(r) for r in resources])} "
+                            f"accepts it: {_listed(passed_over[-len(group.flavors):], '; ')}")
         choices.append(eligible)
     if problems:
         return Resolution(blocked=tuple(problems), cluster_queue=cq.name, passed_over=tuple(passed_over))
@@ -385,10 +408,10 @@ def admitted_pod(pod: PodSpec, admission: Admission, queue: str, cluster_queue: 
     added = list(pod.added_tolerations)
     for flavor, _ in admission.flavors:
         node_selector.update(flavor.node_labels)
-        added += [Toleration(dict(t), f"Kueue's ResourceFlavor '{flavor.name}'") for t in flavor.tolerations]
+        added += [Toleration(dict(t), f"Kueue's ResourceFlavor '{pool_named(flavor.name)}'") for t in flavor.tolerations]
     spec = {**pod.spec, "nodeSelector": node_selector} if node_selector else pod.spec
     return replace(pod, spec=spec, added_tolerations=tuple(added),
-                   queued=Queued(queue, admission.describe(queue, cluster_queue), at=at))
+                   queued=Queued(pool_named(queue), admission.describe(queue, cluster_queue), at=at))
 
 
 def queued_pods(obj: Mapping[str, Any], pods: Sequence[PodSpec], context: Context) -> list[PodSpec]:
@@ -409,8 +432,8 @@ def queued_pods(obj: Mapping[str, Any], pods: Sequence[PodSpec], context: Contex
             result.extend(admitted_pod(pod, admission, queue, resolution.cluster_queue, at)
                           for admission in resolution.admissions)
         else:
-            result.append(replace(pod, queued=Queued(queue, blocked=resolution.blocked, unknown=resolution.unknown,
-                                                     at=at)))
+            result.append(replace(pod, queued=Queued(pool_named(queue), blocked=resolution.blocked,
+                                                     unknown=resolution.unknown, at=at)))
     return result
 
 
