@@ -128,13 +128,14 @@ class PulumiCommandError(AssertionError):
 
 
 def run_in_own_group(command: Sequence[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """`command` with stdout and stderr together; past `timeout`, it and every process it started (the CLI's
-    language host and providers, which outlive a killed CLI) are killed before TimeoutExpired is raised."""
+    """`command` with stdout and stderr together; past `timeout`, or when the test run is interrupted (Ctrl-C
+    reaches only pytest: the command has a session of its own), it and every process it started (the CLI's
+    language host and providers, which outlive a killed CLI) are killed before the exception goes on."""
     with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           start_new_session=True) as process:
         try:
             output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             raise
