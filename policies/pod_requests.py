@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from .podspecs import UNKNOWN, Container, PodSpec, as_mapping, is_mapping
-from .quantities import QuantityError, QuantityNotRead, QuantityTooLarge, parse_quantity, shown
+from .quantities import QuantityError, QuantityTooLargeError, QuantityUnreadError, parse_quantity, shown
 
 CPU, MEMORY, EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 _COUNTED = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -77,18 +77,20 @@ def _amount(value: Any, path: str, name: str, reading: _Reading) -> Fraction | N
     judged = name in _COUNTED
     try:
         amount = parse_quantity(value)
-    except QuantityTooLarge as error:
+    except QuantityTooLargeError as error:
         if error.negative and judged:
             reading.refused.append(f"{path}: {error}, and negative; the API server refuses a negative amount")
             return None
         if error.negative:
             reading.unknown.append(path)
             return None
-        # A valid quantity ("1e308": apimachinery pkg/api/resource/quantity.go `ParseQuantity` takes any
-        # int32 exponent) larger than any node has.
+        # A valid quantity ("1e308": apimachinery v0.37.2 pkg/api/resource/quantity.go `ParseQuantity` takes
+        # any int32 exponent) larger than any node has. kube-scheduler counts it through `MilliValue()` and
+        # `Value()`, which overflow int64 (`scale_int.go` `scaledValue`: "1e308" reads as 0 there), so where it
+        # lands is an accident of overflow; it is judged here as what it asks for: more than any node.
         reading.beyond.append(name)
         return BEYOND_ANY_NODE
-    except QuantityNotRead:
+    except QuantityUnreadError:
         reading.unknown.append(path)
         return None
     except QuantityError as error:
@@ -205,6 +207,11 @@ def _rounded(amounts: Mapping[str, Fraction], reading: _Reading) -> PodRequests:
 def resource_requests(pod: PodSpec, names: tuple[str, ...] | None = None) -> tuple[dict[str, Fraction], list[str]]:
     """The pod's requests per resource (`names`, or every one named), exactly, as `resource.PodRequests`
     totals them; and the paths of what could not be read."""
+    total, reading = _requests(pod, names)
+    return total, reading.unknown
+
+
+def _requests(pod: PodSpec, names: tuple[str, ...] | None) -> tuple[dict[str, Fraction], _Reading]:
     reading = _Reading()
     total = _aggregate(pod.containers, reading, names)
     spec = pod.spec if is_mapping(pod.spec) else {}
@@ -212,23 +219,12 @@ def resource_requests(pod: PodSpec, names: tuple[str, ...] | None = None) -> tup
     overhead = spec.get("overhead")
     if overhead is not None:
         _add(total, _amounts({"requests": overhead}, f"{pod.path}.overhead", reading, names))
-    return total, reading.unknown
-
-
-def _requests(pod: PodSpec) -> tuple[dict[str, Fraction], _Reading]:
-    reading = _Reading()
-    total = _aggregate(pod.containers, reading, _COUNTED)
-    spec = pod.spec if is_mapping(pod.spec) else {}
-    _pod_level(spec, total, f"{pod.path}.resources" if pod.path else "resources", reading)
-    overhead = spec.get("overhead")
-    if overhead is not None:
-        _add(total, _amounts({"requests": overhead}, f"{pod.path}.overhead", reading, _COUNTED))
     return total, reading
 
 
 def pod_requests(pod: PodSpec) -> PodRequests:
     """What the pod's adapter says it asks of its node (`PodRequests`), as `NodeResourcesFit` counts it."""
-    return _rounded(*_requests(pod))
+    return _rounded(*_requests(pod, _COUNTED))
 
 
 def spec_requests(spec: Mapping[str, Any]) -> PodRequests:

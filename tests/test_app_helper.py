@@ -453,7 +453,8 @@ def test_a_request_for_cpu_and_memory_is_placed_where_a_node_gives_pods_that_muc
 
 
 @pytest.mark.parametrize("amount", [0, 1, 999, 1000, 3860, 3810, 10_000, 2**30 - 1, 2**30, 24_589_524_992, 64 * 2**30 + 1,
-                                    10**26 - 1, 10**26, 10**311, int(1e308) * 1000], ids=lambda amount: f"{amount.bit_length()} bits")
+                                    10**26 - 1, 10**26, 10**311, int(1e308) * 1000],
+                         ids=lambda amount: f"{amount.bit_length()} bits")
 def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
     """The helper is one standard-library file, so it writes figures with its own copy of the pack's
     (`gpu_aks_policies.pod_requests.cpus`, `gib`): a node's room reads the same in both."""
