@@ -255,9 +255,9 @@ def _pool_named(name: str) -> str:
 
 def _quoted(value: Any) -> str:
     """A value from a request or a contract, quoted in a message: cut and escaped as a pool's name is."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**_MAX_QUANTITY_CHARS:
+    if isinstance(value, int) and abs(value) >= 10**_MAX_QUANTITY_CHARS:  # never a bool: True is 1
         # repr() of an int of over 4300 digits raises; its size is what the message needs.
-        return f"{'-' if value < 0 else ''}a number of about {int(value.bit_length() * math.log10(2))} digits"
+        return f"a{' negative' if value < 0 else ''} number of about {int(value.bit_length() * math.log10(2))} digits"
     return f"'{_pool_named(value)}'" if isinstance(value, str) else _pool_named(repr(value))
 
 

@@ -69,9 +69,9 @@ class QuantityTooLargeError(QuantityUnreadError):
 def shown(value: Any, limit: int = 24) -> str:
     """A value for a message: short, readable, never thousands of characters (a huge int is never
     converted whole: Python refuses ints of over 4300 digits to `str`)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_QUANTITY_CHARS:
+    if isinstance(value, int) and abs(value) >= 10**MAX_QUANTITY_CHARS:  # never a bool: True is 1
         digits = math.floor(value.bit_length() * math.log10(2))  # within one of the count of its digits
-        return f"{'-' if value < 0 else ''}a number of about {digits} digits"
+        return f"a{' negative' if value < 0 else ''} number of about {digits} digits"
     text = repr(value) if isinstance(value, str) else str(value)
     length = len(value) if isinstance(value, str) else len(text)
     return clipped(text, limit, limit // 2, f"…{text[-4:]} ({length} characters)")
