@@ -153,6 +153,9 @@ _MAX_HOURLY_PRICE = 10_000
 _MAX_SHOWN_CHARS = 80
 #: `gpu_aks_policies.limits.MAX_NODE_AMOUNT`: the most an `allocatable` figure may say.
 _MAX_NODE_AMOUNT = 2**50
+#: `gpu_aks_policies.limits.MAX_QUANTITY_CHARS`: a request's quantity longer than this (or a number of more
+#: digits) is refused before any digit is converted (Python refuses ints of over 4300 digits).
+_MAX_QUANTITY_CHARS = 64
 SHARING_STRATEGIES = ("timeSlicing", "mps")
 #: What backs a pool, and how its nodes are bought (`gpu_aks_policies.pools.model` PoolBackend, CapacityType).
 BACKENDS = ("agentPool", "nodePool")
@@ -252,6 +255,9 @@ def _pool_named(name: str) -> str:
 
 def _quoted(value: Any) -> str:
     """A value from a request or a contract, quoted in a message: cut and escaped as a pool's name is."""
+    if isinstance(value, int) and abs(value) >= 10**_MAX_QUANTITY_CHARS:  # never a bool: True is 1
+        # repr() of an int of over 4300 digits raises; its size is what the message needs.
+        return f"a{' negative' if value < 0 else ''} number of about {int(value.bit_length() * math.log10(2))} digits"
     return f"'{_pool_named(value)}'" if isinstance(value, str) else _pool_named(repr(value))
 
 
@@ -403,7 +409,11 @@ _SUFFIXES: dict[str, int | Fraction] = {
 
 def _amount(value: Any, what: str) -> Fraction:
     """A request's quantity ("500m", "0.5", "64Gi", or a whole number such as 10) exactly; PlacementError naming
-    `what` when it is none."""
+    `what` when it is none, or longer than any quantity (checked before a digit is converted)."""
+    if (isinstance(value, str) and len(value) > _MAX_QUANTITY_CHARS
+            or isinstance(value, int) and abs(value) >= 10**_MAX_QUANTITY_CHARS):
+        raise PlacementError(f"{what} must be a Kubernetes quantity of at most {_MAX_QUANTITY_CHARS} characters, got "
+                             f"{_quoted(value)}")
     whole = _whole(value)
     if whole is not None and whole >= 0:
         return Fraction(whole)
@@ -420,13 +430,27 @@ def _cpus(milli: int) -> str:
     """Millicores as the pack writes them ("3.86"): `gpu_aks_policies.pod_requests.cpus`, copied to keep this file
     standard library only (tests/test_app_helper.py holds the two equal)."""
     whole, part = divmod(milli, 1000)
+    cut = _whole_part(whole)
+    if cut is not None:
+        return cut
     return f"{whole}.{part:03d}".rstrip("0") if part else str(whole)
 
 
 def _gib(amount: int) -> str:
     """Bytes as the pack writes them ("22.97 GiB", rounded down): `gpu_aks_policies.pod_requests.gib`'s copy."""
     hundredths = amount * 100 // 2**30
+    cut = _whole_part(hundredths // 100)
+    if cut is not None:
+        return f"{cut} GiB"
     return f"{hundredths // 100}.{hundredths % 100:02d}".rstrip("0").rstrip(".") + " GiB"
+
+
+def _whole_part(whole: int) -> str | None:
+    """`gpu_aks_policies.pod_requests._whole_part`'s copy: a whole part of 24 digits or more, cut."""
+    if whole < 10**24:
+        return None
+    text = str(whole)
+    return f"{text[:8]}…({len(text)} digits)"
 
 
 def _v2_offers(pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:

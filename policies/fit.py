@@ -263,8 +263,11 @@ class PodExplanation:
     choices: Mapping[str, str] = field(default_factory=dict)
     #: `file:line` of the pod's spec, when the explanation came from a file.
     location: str = field(default="", compare=False)
-    #: Why where it runs is not judged: its queue never admits it, or the queue's objects are not known.
+    #: Why where it runs is not judged: its queue never admits it, or the queue's objects are not known; or it
+    #: asks for nothing but claims not among the objects checked, which may be GPUs (`Claims.unresolved`).
     unjudged: str = ""
+    #: Those claims ("ResourceClaimTemplate 'x' (claim 'y')"), when they are all it asks for.
+    unresolved_claims: tuple[str, ...] = ()
 
     @property
     def asks_for_gpus(self) -> bool:
@@ -634,6 +637,10 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
                          if any(key in kind.labels.unknown for kind in selected)})
         notes.append(f"cannot tell offline: it selects {', '.join(unseen) or 'node fields'}, whose value only the "
                      "live node shows (the checker does not count this pool out)")
+    if requests is not None and requests.unknown:
+        notes.append(f"cannot tell offline whether its node has room: {escape_line(requests.unknown)} is not read (a "
+                     "value not known yet, or a quantity past what the checker reads), so its CPU, memory and storage "
+                     "are judged without it")
     landing = tuple(_with_room(requests, gpu_fitting))
     note = sizes_note(requests, gpu_fitting, landing) if requests is not None else ""
     if note:
@@ -741,13 +748,15 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     # Node selection and topology spread the API server refuses: the pod is never created (and such a
     # requirement matches no node, so no pool takes it either).
     refusals += placement_problems(pod.spec, pod.path)
+    # CPU, memory and storage amounts it refuses (a negative one, one that is no quantity).
+    requests = pod_requests(pod)
+    refusals += requests.refused
     tolerating = _tolerating(admitted)
     per_container = container_gpu_asks(pod, config)
     if pod.unjudged_queue:
         # Kueue never admits it, or its queue's objects are not known: where it would run is not guessed.
         return PodExplanation(kind, name, pod, asks, demand.claims.gpu, (), tuple(refusals),
                               gpu_markers=(*demand.markers, *shares), unjudged=_queue_unjudged(pod))
-    requests = pod_requests(pod)
     verdicts = tuple(explain_pool(pod, admitted, asks, demand.claims.gpu, pool_name, pool, tolerating, per_container,
                                   platform.contract.location, platform.node_kinds(pool_name), requests,
                                   demand.claims.classes)
@@ -767,7 +776,30 @@ def explain_pod(kind: str, name: str, pod: PodSpec, platform: Platform, config: 
     choices = {verdict.pool: choice for verdict in verdicts if verdict.fits
                for choice in [node_choice(verdict.offers)] if choice}
     return PodExplanation(kind, name, pod, asks, demand.claims.gpu, verdicts, tuple(refusals), tuple(warnings),
-                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices)
+                          tuple(_hints(pod, config, platform, refusals)), (*demand.markers, *shares), choices=choices,
+                          **_unresolved_claims(demand.claims.unresolved, config, platform, tolerating)
+                          if not (asks or demand.claims.gpu or demand.markers or shares) else {})
+
+
+def _unresolved_claims(unresolved: Sequence[str], config: RuleConfig, platform: Platform,
+                       tolerating: Tolerating) -> dict[str, Any]:
+    """Why a pod whose only device asks are claims not among the objects checked is not judged: such a claim may ask
+    for a GPU device class, and then the pod lands on GPU nodes (what `gpu-pods-are-analyzable` advises, in the
+    checker's words), as `PodExplanation` fields; none when it names no such claim."""
+    if not unresolved:
+        return {}
+    taints = platform.gpu_taints()
+    missing = [format_taint(taint) for taint in taints if tolerating.first(taint)[0] is None]
+    must = (f"must tolerate {' or '.join(missing)}, which it does not" if missing else
+            "tolerates their taints" if taints else "needs nothing more")
+    named = [clipped(text, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS) for text in unresolved[:MAX_LISTED]]
+    if len(unresolved) > MAX_LISTED:
+        named.append(f"{len(unresolved) - MAX_LISTED} more")
+    # `render` puts the reason on one line (escape_line): the names are cut here, not escaped twice.
+    unjudged = (f"it uses {', '.join(named)}, which is not among the objects checked: if it asks for a GPU device "
+                f"class ({', '.join(config.gpu_device_classes)}), the pod lands on GPU nodes and {must}; if not, on CPU "
+                "nodes. Check it together with its claim")
+    return {"unjudged": unjudged, "unresolved_claims": tuple(named)}
 
 
 def _queue_unjudged(pod: PodSpec) -> str:
@@ -829,18 +861,20 @@ def check_fit(pods: Sequence[PodSpec], kind: str, name: str, platform: Platform,
         if pod.own_nodes or pod.unjudged_queue:
             continue
         explanation = explain_pod(kind, name, pod, platform, config, context)
-        if not explanation.asks_for_gpus or any(verdict.fits for verdict in explanation.verdicts):
+        # No other rule reads node selection, or CPU and memory amounts, as the API server does: its refusals
+        # are said here, first, whether or not a pool would take the pod once accepted.
+        refused = [*placement_problems(pod.spec, pod.path), *pod_requests(pod).refused]
+        fits = any(verdict.fits for verdict in explanation.verdicts)
+        if not explanation.asks_for_gpus or (fits and not refused):
             continue
-        # No other rule reads node selection as the API server does: its refusals are said here, first.
-        refused = placement_problems(pod.spec, pod.path)
         head = (f"{pod.where} fits no GPU pool of the platform, so it stays Pending forever"
                 + (", even once the API server accepts it" if explanation.refusals and not refused else ""))
         lines = [f"{head}:"] if explanation.verdicts else [f"{head}: the platform has no GPU pools"]
         if refused:
-            lines[0] = (f"{pod.where} is refused by the API server, so no pod is ever created, and fits no GPU pool "
-                        "of the platform:")
+            lines[0] = (f"{pod.where} is refused by the API server, so no pod is ever created"
+                        + (":" if fits else ", and fits no GPU pool of the platform:"))
             lines.extend(f"refused: {problem}" for problem in refused)
-        for verdict in explanation.verdicts:
+        for verdict in explanation.verdicts if not fits else ():
             lines.append(f"not {_named(verdict.pool)}:")
             lines.extend(f"  - {reason}" for reason in verdict.reasons)
         findings.append(Finding(FIT_A_POOL, pod.path, "\n".join(lines)))
@@ -860,7 +894,8 @@ def render(explanations: Sequence[PodExplanation]) -> str:
     for explanation in explanations:
         asks = ", ".join(f"{format_amount(a)} {r}" for r, a in explanation.gpu_asks.items())
         asks = ", ".join(filter(None, [asks, *explanation.gpu_claims])) or \
-            ("no GPU count" if explanation.gpu_markers else "no GPU")
+            ("no GPU count" if explanation.gpu_markers else
+             f"what {escape_line(', '.join(explanation.unresolved_claims))} asks" if explanation.unresolved_claims else "no GPU")
         markers = explanation.gpu_markers
         marked = f"; {', '.join(markers)} put{'s' if len(markers) == 1 else ''} it on GPU nodes" if markers else ""
         where = f"{escape_line(explanation.location)}: " if explanation.location else ""

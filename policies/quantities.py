@@ -51,8 +51,27 @@ class QuantityError(ValueError):
     pass
 
 
+class QuantityUnreadError(QuantityError):
+    """A quantity the API server may accept that is past what is read here (too long, or too small an
+    exponent to compute exactly): its amount is unknown, not refused."""
+
+
+class QuantityTooLargeError(QuantityUnreadError):
+    """A quantity the API server reads (its grammar, apimachinery `pkg/api/resource/quantity.go`
+    `ParseQuantity`, takes any int32 exponent: "1e308" is one) whose exponent is past what is computed here
+    exactly. `negative`: its sign, since a negative one is refused whatever its size."""
+
+    def __init__(self, message: str, negative: bool) -> None:
+        super().__init__(message)
+        self.negative = negative
+
+
 def shown(value: Any, limit: int = 24) -> str:
-    """A value for a message: short, readable, never thousands of characters."""
+    """A value for a message: short, readable, never thousands of characters (a huge int is never
+    converted whole: Python refuses ints of over 4300 digits to `str`)."""
+    if isinstance(value, int) and abs(value) >= 10**MAX_QUANTITY_CHARS:  # never a bool: True is 1
+        digits = math.floor(value.bit_length() * math.log10(2))  # within one of the count of its digits
+        return f"a{' negative' if value < 0 else ''} number of about {digits} digits"
     text = repr(value) if isinstance(value, str) else str(value)
     length = len(value) if isinstance(value, str) else len(text)
     return clipped(text, limit, limit // 2, f"…{text[-4:]} ({length} characters)")
@@ -66,7 +85,7 @@ def parse_quantity(value: Any) -> Fraction:
         raise QuantityError(f"{value!r} is a boolean, not a quantity")
     if isinstance(value, int):
         if abs(value) >= 10**MAX_QUANTITY_CHARS:
-            raise QuantityError(f"{shown(value)} is far too large to be a quantity")
+            raise QuantityTooLargeError(f"{shown(value)} is far too large to be a quantity", value < 0)
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -85,7 +104,7 @@ def parse_quantity(value: Any) -> Fraction:
 def _parse_text(value: str) -> Fraction:
     text = value.strip(_GO_SPACE)
     if len(text) > MAX_QUANTITY_CHARS:
-        raise QuantityError(f"{shown(value)} is too long to be a quantity")
+        raise QuantityUnreadError(f"{shown(value)} is too long to be a quantity")
     match = _QUANTITY_RE.fullmatch(text)
     if not match:
         raise QuantityError(f"{shown(value)} is not a Kubernetes quantity (examples: 1, \"2\", \"1000m\")")
@@ -98,6 +117,8 @@ def _parse_text(value: str) -> Fraction:
     if match["exponent"] is not None:
         exponent = int(match["exponent"])
         if abs(exponent) > _MAX_EXPONENT:
+            if number and exponent > 0:
+                raise QuantityTooLargeError(f"{shown(value)} has an exponent out of range", number < 0)
             raise QuantityError(f"{shown(value)} has an exponent out of range")
         return number * Fraction(10) ** exponent
     return number * _DECIMAL[match["decimal"] or ""]

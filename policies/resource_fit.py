@@ -47,15 +47,25 @@ def shortfalls(asked: PodRequests, room: Room | None) -> list[Shortfall]:
         return []
     found = []
     if asked.cpu_milli and room.cpu_milli is not None and asked.cpu_milli > room.cpu_milli:
-        found.append(Shortfall("cpu", f"{cpus(asked.cpu_milli)} CPUs", f"{cpus(room.cpu_milli)} CPUs"))
+        found.append(Shortfall("cpu", _asked(asked, "cpu", f"{cpus(asked.cpu_milli)} CPUs"), f"{cpus(room.cpu_milli)} CPUs"))
     if asked.memory and room.memory is not None and asked.memory > room.memory:
-        found.append(Shortfall("memory", f"{gib(asked.memory)} of memory", gib(room.memory)))
+        found.append(Shortfall("memory", _asked(asked, "memory", f"{gib(asked.memory)} of memory"), gib(room.memory)))
     if asked.ephemeral_storage and room.ephemeral_storage is not None and asked.ephemeral_storage > room.ephemeral_storage:
-        found.append(Shortfall("ephemeral-storage", f"{gib(asked.ephemeral_storage)} of ephemeral storage",
+        found.append(Shortfall("ephemeral-storage",
+                               _asked(asked, "ephemeral-storage", f"{gib(asked.ephemeral_storage)} of ephemeral storage"),
                                f"{gib(room.ephemeral_storage)} of ephemeral storage"))
     if room.pods is not None and room.pods < 1:
         found.append(Shortfall("pods", "a pod slot", "none (its DaemonSets take every slot maxPods allows)"))
     return found
+
+
+def _asked(asked: PodRequests, resource: str, amount: str) -> str:
+    """What the pod asks of `resource`, in words: a request too large to count (`PodRequests.beyond`) is said as
+    such, not as the stand-in amount it is counted at."""
+    return f"more {_WORDS[resource]} than any node has (a request too large to count)" if resource in asked.beyond else amount
+
+
+_WORDS = {"cpu": "CPUs", "memory": "memory", "ephemeral-storage": "ephemeral storage"}
 
 
 def fitting(asked: PodRequests, offers: Sequence[Any]) -> list[Any]:

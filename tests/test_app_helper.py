@@ -335,8 +335,9 @@ def test_the_helper_names_a_pool_as_the_pack_does(name):
     from gpu_aks_policies.pools.model import CapacityType, PoolBackend, pool_named
 
     assert app._pool_named(name) == pool_named(name)
-    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE, app._MAX_NODE_AMOUNT) == (
-        limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE, limits.MAX_NODE_AMOUNT)
+    assert (app._MAX_SHOWN_CHARS, app._MAX_POOL_COUNT, app._MAX_HOURLY_PRICE, app._MAX_NODE_AMOUNT,
+            app._MAX_QUANTITY_CHARS) == (limits.MAX_SHOWN_CHARS, limits.MAX_POOL_COUNT, limits.MAX_CONTRACT_HOURLY_PRICE,
+                                         limits.MAX_NODE_AMOUNT, limits.MAX_QUANTITY_CHARS)
     assert (set(app.BACKENDS), set(app.CAPACITY_TYPES), set(app.SHARING_STRATEGIES)) == (
         set(get_args(PoolBackend)), set(get_args(CapacityType)), set(get_args(SharingStrategy)))
 
@@ -451,7 +452,9 @@ def test_a_request_for_cpu_and_memory_is_placed_where_a_node_gives_pods_that_muc
         place(dev, GpuRequest(cpu="lots"))
 
 
-@pytest.mark.parametrize("amount", [0, 1, 999, 1000, 3860, 3810, 10_000, 2**30 - 1, 2**30, 24_589_524_992, 64 * 2**30 + 1])
+@pytest.mark.parametrize("amount", [0, 1, 999, 1000, 3860, 3810, 10_000, 2**30 - 1, 2**30, 24_589_524_992, 64 * 2**30 + 1,
+                                    10**26 - 1, 10**26, 10**311, int(1e308) * 1000],
+                         ids=lambda amount: f"{amount.bit_length()} bits")
 def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
     """The helper is one standard-library file, so it writes figures with its own copy of the pack's
     (`gpu_aks_policies.pod_requests.cpus`, `gib`): a node's room reads the same in both."""
@@ -459,6 +462,24 @@ def test_the_helper_writes_cpus_and_memory_as_the_explainer_does(amount):
     from gpu_aks_policies.pod_requests import cpus, gib
 
     assert (_cpus(amount), _gib(amount)) == (cpus(amount), gib(amount))
+
+
+@pytest.mark.parametrize("field", ["cpu", "memory"])
+@pytest.mark.parametrize("value", ["1" * 5000, 10**5000, -(10**5000), "1" * 65],
+                         ids=["5000 digits", "10**5000", "-10**5000", "65 digits"])
+def test_a_request_longer_than_any_quantity_is_refused_before_it_is_converted(field, value):
+    """Python refuses to convert ints of over 4300 digits (to and from text): the helper bounds a request's length
+    first, as the pack's `parse_quantity` does (MAX_QUANTITY_CHARS), and says so in a short PlacementError."""
+    with pytest.raises(PlacementError, match=f"{field} must be a Kubernetes quantity of at most 64 characters") as raised:
+        place(CONTRACTS["dev"], GpuRequest(**{field: value}))
+    assert len(str(raised.value)) < 400
+
+
+def test_a_huge_request_is_written_cut_in_the_placement_error():
+    """A request that fits no node (a YAML float of 1e308) is named by its first digits and its length."""
+    with pytest.raises(PlacementError, match=r"^10000000…\(309 digits\) CPUs and 93132257…\(299 digits\) GiB") as raised:
+        place(CONTRACTS["dev"], GpuRequest(cpu=1e308, memory=1e308))
+    assert len(str(raised.value)) < 1000
 
 
 @pytest.mark.parametrize("case", ["gpuModel", "migPartition", "request.pool", "request.gpus", "request.cpu"])

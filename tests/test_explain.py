@@ -216,3 +216,30 @@ def test_contract_text_a_message_quotes_is_cut_and_inert(field, gpus):
     text = render(explain(pod, outputs))
     assert max(map(len, text.splitlines())) < 600 and "\x1b" not in text
     assert not [line for line in text.splitlines() if line.lstrip().startswith("::")]
+
+
+SKU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(("tolerations", "must"), [
+    ([], "must tolerate sku=gpu:NoSchedule, which it does not"), ([SKU_TOLERATION], "tolerates their taints")])
+def test_a_pod_whose_claim_is_not_among_the_objects_is_not_sent_to_cpu_nodes(tolerations, must):
+    """#48 (hostile e6, e7): a pod asking only through a ResourceClaimTemplate the input lacks was told "lands on: CPU
+    nodes ... (do not add the GPU toleration)" while the checker advised the toleration. Such a claim may ask for a
+    GPU: the explainer says it cannot tell, in the checker's terms."""
+    from gpu_aks_policies.check import LoadedObject, check_objects
+    from gpu_aks_policies.fit import platform_from_outputs, render
+    from gpu_aks_policies.rules import default_rule_config
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": {
+        "tolerations": tolerations, "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+        "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    [explanation] = explain(pod, PLATFORM)
+    text = render([explanation])
+    assert "CPU nodes, not a GPU pool" not in text and "do not add the GPU toleration" not in text
+    assert ("asks for what ResourceClaimTemplate 'single-gpu' (claim 'gpu') asks\n  lands on: not judged: it uses "
+            "ResourceClaimTemplate 'single-gpu' (claim 'gpu'), which is not among the objects checked: if it asks for a "
+            f"GPU device class (gpu.nvidia.com, mig.nvidia.com), the pod lands on GPU nodes and {must}") in text
+    report = check_objects([LoadedObject("pod.yaml", 0, 1, pod)], default_rule_config(), platform_from_outputs(PLATFORM))
+    advised = [v.message for v in report.violations if v.policy == "gpu-workloads-are-analyzable"]
+    assert bool(advised) == (not tolerations)

@@ -91,8 +91,8 @@ def test_pod_level_requests_replace_the_containers_cpu_and_memory():
 def test_amounts_round_up_as_the_scheduler_counts_them_and_unreadable_ones_are_named():
     asked = spec_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1.0001", "memory": "1.5"}}}]})
     assert (asked.cpu_milli, asked.memory) == (1001, 2)
-    broken = spec_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]})
-    assert broken.unknown == "spec.containers[0].resources.requests.cpu" and broken.cpu_milli == 0
+    too_long = spec_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1" * 65}}}]})
+    assert too_long.unknown == "spec.containers[0].resources.requests.cpu" and too_long.cpu_milli == 0
     unknown = spec_requests({"containers": [{"name": "a", "resources": UNKNOWN}]})
     assert unknown.unknown == "spec.containers[0].resources"
 
@@ -219,6 +219,68 @@ def test_a_pod_that_asks_more_cpu_than_any_size_has_is_a_mandatory_finding_namin
     [finding] = _fit_findings(_gpu_pod("500", "1Gi"), nap)
     assert ("not h100:\n  - it asks for 500 CPUs, but the largest node it may bring, Standard_NC80adis_H100_v5, gives "
             "pods 79.05 CPUs") in finding
+
+
+#: CPU and memory amounts the API server refuses (validation.go `ValidateResourceQuantityValue` ->
+#: `ValidateNonnegativeQuantity`; a value that is no quantity fails `Quantity.UnmarshalJSON`).
+REFUSED_AMOUNTS = {"-1": "is negative", "-1e308": "negative", "lots": "is not a Kubernetes quantity",
+                   "1e60Ki": "is not a Kubernetes quantity", True: "is a boolean", float("nan"): "is not a finite number",
+                   float("inf"): "is not a finite number", (1,): "is not a number or a quantity string"}
+
+
+@pytest.mark.parametrize("value", list(REFUSED_AMOUNTS), ids=repr)
+@pytest.mark.parametrize("field", ["cpu", "memory"])
+def test_a_cpu_or_memory_amount_the_api_server_refuses_refuses_the_pod(field, value):
+    """#48 (hostile q3, q6-q9, r4): such an amount was dropped, so the pod "fit" gput4. The API server refuses the
+    pod, so it lands nowhere: the explainer says so and the checker's fit rule names the field."""
+    dev = platform_contract(stack_settings("dev"))
+    pod = _gpu_pod("1", "1Gi")
+    amount = list(value) if isinstance(value, tuple) else value
+    pod["spec"]["containers"][0]["resources"]["requests"][field] = amount
+    [explanation] = explain(pod, dev)
+    where = f"spec.containers[0].resources.requests.{field}"
+    assert explanation.lands_on == []
+    assert any(r.startswith(f"{where}: ") and REFUSED_AMOUNTS[value] in r for r in explanation.refusals)
+    assert "lands on: nothing; the API server refuses this pod:" in render([explanation])
+    [finding] = _fit_findings(pod, dev)
+    assert finding.startswith("Pod/p container") or "is refused by the API server, so no pod is ever created" in finding
+    assert f"refused: {where}: " in finding
+
+
+@pytest.mark.parametrize(("amount", "asked"), [
+    ("1e308", "more CPUs than any node has (a request too large to count)"), ("1e61", "more CPUs than any node has"),
+    ("99999999999999999999999Gi", "10737418…(33 digits) CPUs"), (1e308, "10000000…(309 digits) CPUs"),
+    (10**5000, "more CPUs than any node has")], ids=lambda value: value if isinstance(value, str) else "number")
+def test_a_valid_request_too_large_to_count_fits_no_node(amount, asked):
+    """#48 (hostile q1, q7): "1e308" is a quantity the API server takes (apimachinery quantity.go `ParseQuantity`:
+    any int32 exponent), past what is read exactly: it is judged larger than any node, never dropped."""
+    dev = platform_contract(stack_settings("dev"))
+    [explanation] = explain(_gpu_pod(amount, "1Gi"), dev)
+    assert explanation.lands_on == [] and explanation.refusals == ()
+    [reason] = explanation.verdicts[0].reasons
+    assert reason.startswith(f"it asks for {asked}") and len(reason) < 400
+    [finding] = _fit_findings(_gpu_pod(amount, "1Gi"), dev)
+    assert "fits no GPU pool of the platform" in finding
+
+
+def test_huge_amounts_are_printed_cut():
+    """#48 (hostile r1): YAML floats of 1.0e+308 printed two 300-digit numbers."""
+    dev = platform_contract(stack_settings("dev"))
+    [explanation] = explain(_gpu_pod(1e308, 1e308), dev)  # type: ignore[arg-type]
+    [reason] = explanation.verdicts[0].reasons
+    assert reason.startswith("it asks for 10000000…(309 digits) CPUs and 93132257…(299 digits) GiB of memory")
+    assert (cpus(10**40), gib(10**40)) == ("10000000…(38 digits)", "93132257…(31 digits) GiB")
+    assert (cpus(10**26 - 1), gib(2**30 * (10**24 - 1))) == ("99999999999999999999999.999", "999999999999999999999999 GiB")
+
+
+def test_an_amount_not_read_leaves_the_room_undecided_and_says_so():
+    """A quantity past what the checker reads (longer than MAX_QUANTITY_CHARS) is not counted as nothing silently:
+    the pool is not counted out on it, and the explainer names the field."""
+    dev = platform_contract(stack_settings("dev"))
+    [explanation] = explain(_gpu_pod("1" * 65, "1Gi"), dev)
+    assert explanation.lands_on == ["gput4"]
+    assert ("gput4: cannot tell offline whether its node has room: spec.containers[0].resources.requests.cpu is not "
+            "read") in render([explanation])
 
 
 def test_init_containers_and_sidecars_count_as_the_scheduler_counts_them():
