@@ -7,13 +7,13 @@ be imported."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from testbed.build import BIN
+from testbed.workspace import run_in_own_group
 from tests.engine.conftest import Workspace, new_workspace
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -179,8 +179,8 @@ def test_a_user_with_only_build_engines_bin_on_path_deploys_with_nothing_downloa
     folder = _stack(probe, "path-only")
     env = {**probe.env, "PULUMI_HOME": str(tmp_path / "empty-pulumi-home")}
     del env["PULUMI_IGNORE_AMBIENT_PLUGINS"]
-    up = subprocess.run([str(BIN / "pulumi"), "up", "--yes", "--skip-preview", "--stack", "path-only"], cwd=folder,
-                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    up = run_in_own_group([str(BIN / "pulumi"), "up", "--yes", "--skip-preview", "--stack", "path-only"], folder, env,
+                          timeout=600)
     assert up.returncode == 0, up.stdout[-3000:]
     assert "using pulumi-resource-azure-native from $PATH" in up.stdout
     assert not (tmp_path / "empty-pulumi-home" / "plugins").exists() or not any(
