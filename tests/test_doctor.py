@@ -284,6 +284,13 @@ def test_a_dra_pool_node_is_judged_by_the_dra_drivers_kubelet_plugin():
     plugin["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     [problem] = diagnose(platform, nodes["items"], pods["items"]).problems
     assert problem.check == "dra-driver" and "is not Ready" in problem.message
+    # The checks every GPU node gets hold on a DRA pool's too: its contract labels, the node problem detector.
+    plugin["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    t4["metadata"]["labels"].pop("nvidia.com/gpu.accelerator", None)
+    t4["status"]["conditions"] = [*(c for c in t4["status"]["conditions"] if c["type"] != "GPUMissing"),
+                                  {"type": "GPUMissing", "status": "True", "reason": "GPUMissing"}]
+    assert {(p.node, p.check) for p in diagnose(platform, nodes["items"], pods["items"]).problems} == {
+        (T4_0, "labels"), (T4_0, "condition:GPUMissing")}
 
 
 @pytest.mark.parametrize("labels", [500, 2000])

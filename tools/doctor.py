@@ -343,60 +343,59 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
 
     if pool.dra is not None:
         # A DRA pool advertises no extended resource: NVIDIA's DRA driver publishes its GPUs in ResourceSlices,
-        # which its kubelet plugin (`nvidia-dra-driver-gpu` chart, `templates/kubeletplugin.yaml`) writes.
+        # which its kubelet plugin (`nvidia-dra-driver-gpu` chart, `templates/kubeletplugin.yaml`) writes. The
+        # rest of a node's checks (room, taints, labels, the node problem detector's conditions) hold as on any.
         plugin_state = _dra_plugin_state(name, plugin_pods.get(name, []), problem)
-        _check_room(node, offer, problem)
-        _check_taints(node, pool, problem)
-        return NodeReport(name, is_ready, f"GPUs through DRA ({', '.join(pool.dra.device_classes)})", plugin_state,
-                          problems)
+        shown_count = f"GPUs through DRA ({', '.join(pool.dra.device_classes)})"
+    else:
+        advertised = _gpu_resources_advertised(node)
+        count = advertised.get(resource, 0)
+        plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
+                       f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={shown}"
+                       if pool.device_plugin != "external" else "the pool's external device plugin registers them")
+        written = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
+        if count is None:
+            problem("gpu-allocatable", f"advertises {shown_value(written, 40)} allocatable {resource}, which is no count of GPUs "
+                                       f"(the contract says {expected} per node): the scheduler cannot place GPU pods by it",
+                    f"{plugin_hint}; kubectl describe node {shown}")
+        elif count == 0:
+            others = {r: n for r, n in advertised.items() if r != resource and n}
+            if others:
+                shown = ", ".join(f"{n} {r}" for r, n in others.items())
+                problem("gpu-resource", f"advertises {shown} but no {resource}, the resource the contract tells pods to ask "
+                                        f"for: pods asking for {resource} never land here",
+                        f"the device plugin's MIG strategy ({platform.mig_strategy} in the contract) and the pool's "
+                        f"gpuInstanceProfile must agree; check MIG_STRATEGY in the plugin's DaemonSet and run pulumi up")
+            else:
+                problem("gpu-allocatable", f"advertises no allocatable {resource} (the contract says {expected} per node): "
+                                           "pods asking for GPUs stay Pending",
+                        f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {shown})")
+        elif count != expected:
+            shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
+            if shared is not None:
+                problem("gpu-sharing", *shared)
+            else:
+                problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
+                        f"a missing GPU shows as the GPUMissing condition (kubectl describe node {shown}); a MIG node with "
+                        f"another count has another partition profile than the pool's gpuInstanceProfile")
 
-    advertised = _gpu_resources_advertised(node)
-    count = advertised.get(resource, 0)
-    plugin_hint = (f"the device plugin registers GPUs with the kubelet: kubectl -n {platform.gpu_namespace} logs "
-                   f"-l {DEVICE_PLUGIN_APP_LABEL[0]}={DEVICE_PLUGIN_APP_LABEL[1]} --field-selector spec.nodeName={shown}"
-                   if pool.device_plugin != "external" else "the pool's external device plugin registers them")
-    written = as_mapping(as_mapping(node.get("status")).get("allocatable")).get(resource)
-    if count is None:
-        problem("gpu-allocatable", f"advertises {shown_value(written, 40)} allocatable {resource}, which is no count of GPUs "
-                                   f"(the contract says {expected} per node): the scheduler cannot place GPU pods by it",
-                f"{plugin_hint}; kubectl describe node {shown}")
-    elif count == 0:
-        others = {r: n for r, n in advertised.items() if r != resource and n}
-        if others:
-            shown = ", ".join(f"{n} {r}" for r, n in others.items())
-            problem("gpu-resource", f"advertises {shown} but no {resource}, the resource the contract tells pods to ask "
-                                    f"for: pods asking for {resource} never land here",
-                    f"the device plugin's MIG strategy ({platform.mig_strategy} in the contract) and the pool's "
-                    f"gpuInstanceProfile must agree; check MIG_STRATEGY in the plugin's DaemonSet and run pulumi up")
-        else:
-            problem("gpu-allocatable", f"advertises no allocatable {resource} (the contract says {expected} per node): "
-                                       "pods asking for GPUs stay Pending",
-                    f"{plugin_hint}; the GPU driver comes with AKS's GPU node image (kubectl describe node {shown})")
-    elif count != expected:
-        shared = _sharing_count_problem(count, expected, pool, resource, pool_name, platform.gpu_namespace)
-        if shared is not None:
-            problem("gpu-sharing", *shared)
-        else:
-            problem("gpu-count", f"advertises {count} {resource}, the contract says {expected} per node",
-                    f"a missing GPU shows as the GPUMissing condition (kubectl describe node {shown}); a MIG node with "
-                    f"another count has another partition profile than the pool's gpuInstanceProfile")
-
-    plugin_state = "external"
-    if pool.device_plugin != "external":
-        pods = plugin_pods.get(name, [])
-        ready_pods = [p for p in pods if _condition(p, "Ready").get("status") == "True"]
-        if ready_pods:
-            plugin_state = f"{_name(ready_pods[0])} ready"
-        elif pods:
-            plugin_state = f"{_name(pods[0])} not ready ({_pod_state(pods[0])})"
-            problem("device-plugin", f"device-plugin pod {_name(pods[0])} is not Ready ({_pod_state(pods[0])})",
-                    f"kubectl -n {platform.gpu_namespace} logs {_name(pods[0])} --previous; then "
-                    f"kubectl -n {platform.gpu_namespace} describe pod {_name(pods[0])}")
-        else:
-            plugin_state = "none"
-            problem("device-plugin", f"no device-plugin pod runs on the node (namespace {platform.gpu_namespace})",
-                    f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
-                    f"taints and select the pool ({POOL_LABEL}={pool_named(pool_name)}); pulumi up restores it")
+        plugin_state = "external"
+        if pool.device_plugin != "external":
+            pods = plugin_pods.get(name, [])
+            ready_pods = [p for p in pods if _condition(p, "Ready").get("status") == "True"]
+            if ready_pods:
+                plugin_state = f"{_name(ready_pods[0])} ready"
+            elif pods:
+                plugin_state = f"{_name(pods[0])} not ready ({_pod_state(pods[0])})"
+                problem("device-plugin", f"device-plugin pod {_name(pods[0])} is not Ready ({_pod_state(pods[0])})",
+                        f"kubectl -n {platform.gpu_namespace} logs {_name(pods[0])} --previous; then "
+                        f"kubectl -n {platform.gpu_namespace} describe pod {_name(pods[0])}")
+            else:
+                plugin_state = "none"
+                problem("device-plugin", f"no device-plugin pod runs on the node (namespace {platform.gpu_namespace})",
+                        f"kubectl -n {platform.gpu_namespace} describe daemonset: the DaemonSet must tolerate the pool's "
+                        f"taints and select the pool ({POOL_LABEL}={pool_named(pool_name)}); pulumi up restores it")
+        shown_count = f"{count if count is not None else shown_value(written, 40)} {resource}"
 
     if pool.sharing is not None and pool.sharing.strategy == "mps" and pool.device_plugin != "external":
         # NVIDIA's plugin serves MPS shares only while the node's MPS control daemon is healthy
@@ -428,7 +427,6 @@ def _check_node(node: Mapping[str, Any], pool_name: str, pool: Pool, platform: P
             detail = as_str(condition.get("message")) or as_str(condition.get("reason"))
             problem(f"condition:{kind}", f"node problem detector reports {kind}{': ' + detail if detail else ''}", fix)
 
-    shown_count = f"{count if count is not None else shown_value(written, 40)} {resource}"
     return NodeReport(name, is_ready, shown_count, plugin_state, problems)
 
 
