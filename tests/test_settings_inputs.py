@@ -60,7 +60,8 @@ HOSTILE_VALUES = ("a\x1b[2J\r\n::error::pwned ##[error]x\u202e", 10**4000, float
 
 #: A valid item for each list of pools, for the keys inside one.
 LIST_ITEMS = {"gpuPools": {"name": "gput4", "vmSize": T4}, "cpuPools": {"name": "cpu", "minCount": 1, "maxCount": 1},
-              "gpuNodePools": {"name": "h100", "gpus": ["H100"], "limits": {"gpu": 8}}}
+              "gpuNodePools": {"name": "h100", "gpus": ["H100"], "limits": {"gpu": 8}},
+              "teams": {"name": "team-a", "namespaces": ["ml"], "gpus": {"h100": 1}}}
 
 
 def _key_paths(section: Section, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
