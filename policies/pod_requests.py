@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .podspecs import UNKNOWN, Container, PodSpec, as_mapping, is_mapping
+from .podspecs import UNKNOWN, Container, PodSpec, as_mapping, is_mapping, pod_spec
 from .quantities import QuantityError, QuantityTooLargeError, QuantityUnreadError, parse_quantity, shown
 
 CPU, MEMORY, EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
@@ -229,8 +229,6 @@ def pod_requests(pod: PodSpec) -> PodRequests:
 
 def spec_requests(spec: Mapping[str, Any]) -> PodRequests:
     """The same for a plain pod spec (a DaemonSet's template the platform writes)."""
-    from .podspecs import pod_spec  # the adapters' reader: containers with their roles and paths
-
     return pod_requests(pod_spec(spec, "spec"))
 
 
