@@ -18,7 +18,7 @@ The corpora (3,000 resources each by default):
 - `small-violating`: small GPU workloads of about 16 lines (a Pod, Job, CronJob, Deployment or pod
   template with two or three containers whose amounts are quantity strings), nearly all breaking a
   rule (`benchmarks.checker_throughput.small_manifest`);
-- `prod-stack`: what the offline preview of `Pulumi.prod.yaml` registers (`tools.mockrun`): the
+- `prod-stack`: what the offline preview of `Pulumi.prod.yaml` registers (`offline.mockrun`): the
   ManagedCluster, the AgentPools, the Prometheus rule groups, the components, the device plugin;
 - `manifests-preview`: the manifests as a first `pulumi preview` sends them, with values not known
   yet (a namespace from `ns.metadata.name`, labels from another resource's outputs).
@@ -54,7 +54,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from benchmarks.checker_throughput import small_manifest
-from tools.analyzer import PACK_DIR, PolicyPackProcess, struct, wire_struct
+from offline.analyzer import PACK_DIR, PolicyPackProcess, struct, wire_struct
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_DIRS = (ROOT / "tests" / "manifests" / "seeds", ROOT / "tests" / "manifests" / "workloads")

@@ -30,9 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from offline.analyzer import PACK_DIR, PolicyPackProcess, wire_struct
 from testbed import build
 from testbed.workspace import Workspace
-from tools.analyzer import PACK_DIR, PolicyPackProcess, wire_struct
 
 TARGET = 1.10
 

@@ -44,7 +44,7 @@ def mark(name): marks.append((name, time.process_time()))
 {floor}
 mark("interpreter and the floor's imports")
 import tools.preview as preview
-from tools.analyzer import PolicyPackProcess
+from offline.analyzer import PolicyPackProcess
 mark("the repository's modules")
 {load}
 import pulumi_kubernetes.admissionregistration.v1, pulumi_kubernetes.meta.v1, pulumi_kubernetes.apiextensions

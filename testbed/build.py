@@ -223,7 +223,7 @@ def launcher(name: str, script: str, python: str) -> str:
         f'if [ -n "${{GPU_AKS_LOCAL_KUBECONFIG:-}}" ] && [ -x {shlex.quote(str(real))} ]; then\n'
         f'  exec {shlex.quote(str(real))} "$@"\n'
         "fi\n"
-        # The stand-ins read this checkout's own modules (tools/azure_answers.py, the shipped catalog).
+        # The stand-ins read this checkout's own modules (offline/azure_answers.py, the shipped catalog).
         f'GPU_AKS_CHECKOUT={shlex.quote(str(ROOT))} exec {shlex.quote(python)} '
         f'{shlex.quote(str(LIBEXEC / "standins" / script))} "$@"\n')
 

@@ -24,8 +24,8 @@ TODAY = date(2026, 11, 22)
 os.environ["GPU_AKS_TODAY"] = TODAY.isoformat()
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION  # noqa: E402
+from offline.mockrun import ProgramRun, run_program  # noqa: E402
 from tests.processes import Process, left_behind, this_process  # noqa: E402
-from tools.mockrun import ProgramRun, run_program  # noqa: E402
 from tools.stacks import config_from_stack_file  # noqa: E402
 
 #: Manifests are validated against the schemas of the version the platform pins by default.

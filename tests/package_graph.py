@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from components.pools import RENAMED_TYPES
-from tools.mockrun import ProgramRun, RegisteredResource
+from offline.mockrun import ProgramRun, RegisteredResource
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "tests" / "fixtures" / "package" / "program-graph.json"

@@ -292,7 +292,7 @@ def test_a_yaml_alias_bomb_is_refused_as_go_yaml_refuses_it() -> None:
 def test_the_mock_runtime_and_the_stand_in_answer_alike_in_the_clusters_region(model: azure_native.AzureNative) -> None:
     import pulumi
 
-    from tools.mockrun import PlatformMocks
+    from offline.mockrun import PlatformMocks
 
     _platform(model)
     standin = model.cloud.get(f"/subscriptions/{azure_native.SUBSCRIPTION}/resourceGroups/{GROUP}"

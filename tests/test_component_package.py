@@ -40,7 +40,7 @@ from pulumi.runtime.proto import (
 )
 from pulumi.runtime.rpc import UNKNOWN as UNKNOWN_VALUE
 
-import tools.mockrun as mockrun
+import offline.mockrun as mockrun
 from components import gpu_cluster_codegen
 from components.access import DEPLOYER_OUTPUT
 from components.aks_api import AUTOSCALER_SETTINGS, GPU_INSTANCE_PROFILES, OS_SKUS
@@ -58,10 +58,10 @@ from components.pools import RENAMED_TYPES
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import SettingsError
 from gpu_aks_plugin.schema import SCHEMA_SNAPSHOT
+from offline.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource
 from tests.conftest import ROOT, TODAY, run_stack
 from tests.package_graph import FULL_STACK, SNAPSHOT, full_stack_pack_config, program_snapshot, resource_graph
 from tests.plugin_host import load_manifest, plugin_dirs, plugin_project_fields, run_plugin_command
-from tools.mockrun import PlatformMocks, RecordingMonitor, RegisteredResource
 
 # The tests start the plugin over gRPC and run the program under mocks: `make test` and CI run them, `make test-fast` does not.
 from tools.stacks import config_from_stack_file
@@ -290,7 +290,7 @@ class _Recording(RecordingMonitor):
 
 
 class FakeMonitor(resource_pb2_grpc.ResourceMonitorServicer):
-    """A resource monitor served over gRPC that answers as `tools.mockrun.PlatformMocks` does."""
+    """A resource monitor served over gRPC that answers as `offline.mockrun.PlatformMocks` does."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()

@@ -15,8 +15,8 @@ from components.pools import platform_pools
 from components.pools.cpu import CPU
 from components.pools.gpu import GPU as GPU_KIND
 from components.settings import AccessSettings
+from offline.mockrun import FAKE_DEPLOYER_OBJECT_ID, FAKE_SUBSCRIPTION, run_pulumi
 from tests.helpers import FLYTE_TAINT_RULE
-from tools.mockrun import FAKE_DEPLOYER_OBJECT_ID, FAKE_SUBSCRIPTION, run_pulumi
 
 SETTINGS = parse_settings({
     "cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "nodeTaints": ["workload=batch:NoSchedule"],
@@ -171,8 +171,8 @@ from components.cluster import NETWORK_OUTPUT  # noqa: E402
 from components.settings import SettingsError  # noqa: E402
 from components.settings.access import ClusterAdmin  # noqa: E402
 from components.settings.pool_upgrade import SPOT_UPGRADE_REASON  # noqa: E402
+from offline.mockrun import PlatformMocks, run_program  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
-from tools.mockrun import PlatformMocks, run_program  # noqa: E402
 from tools.stacks import config_from_stack_file  # noqa: E402
 
 TODAY = date(2026, 11, 23)
@@ -422,7 +422,7 @@ def test_cluster_network_api_server_protection_and_maintenance(prod_run, dev_run
 
 
 def test_protect_follows_the_setting(monkeypatch):
-    from tools import mockrun
+    from offline import mockrun
     protected: dict[str, bool] = {}
     register = mockrun.RecordingMonitor.RegisterResource
 

@@ -143,7 +143,7 @@ def test_every_link_and_anchor_a_page_outside_the_site_names_exists(page):
 
 #: `(docs/<page>.md, "<section>"`: how the code's messages and comments send a reader to the docs.
 SOURCE_SECTION = re.compile(r'\((?P<file>docs/[\w-]+\.md), \\?"(?P<section>[^"\\\n]{2,80})\\?"')
-SOURCES = [p for folder in ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
+SOURCES = [p for folder in ("components", "policies", "offline", "tools", "observability", "gpu_aks_plugin", "app_sdk")
            for p in project_files(ROOT / folder)]
 
 

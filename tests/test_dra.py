@@ -170,8 +170,8 @@ def test_a_stack_of_dra_pools_alone_runs_its_smoke_test_in_a_namespace_it_create
     into the DRA driver's namespace, which the stack creates (a namespace nobody creates fails the `up`)."""
     import json
 
+    from offline.mockrun import run_program
     from tests.conftest import ROOT
-    from tools.mockrun import run_program
 
     config = {f"gpu-aks:{key}": json.dumps(value) for key, value in
               _with(dra={"pools": ["gput4"]}, smokeTest={"enabled": True}).items()}

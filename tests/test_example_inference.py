@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from offline.analyzer import PolicyPackProcess, wire_struct
+from offline.mockrun import PlatformMocks, run_program
 from tests.conftest import ROOT
-from tools.analyzer import PolicyPackProcess, wire_struct
-from tools.mockrun import PlatformMocks, run_program
 
 EXAMPLE = ROOT / "examples" / "gpu-inference"
 PLATFORM_STACK = "organization/gpu-aks/dev"

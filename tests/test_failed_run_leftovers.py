@@ -14,9 +14,9 @@ import logging
 import pulumi
 import pytest
 
+from offline.mockrun import run_pulumi
 from tests.conftest import ROOT
 from tests.test_example_app import run_example
-from tools.mockrun import run_pulumi
 
 
 def _program_that_succeeds() -> None:
@@ -25,7 +25,7 @@ def _program_that_succeeds() -> None:
 
 def test_a_failed_run_is_reported_once_and_leaves_ast_parse_working(dev_run, caplog: pytest.LogCaptureFixture):
     """The example app asking for GPUs the platform lacks: its Job's outputs are left holding the error."""
-    source = (ROOT / "tools" / "mockrun.py").read_text()
+    source = (ROOT / "offline" / "mockrun.py").read_text()
     gc.collect()
     gc.disable()  # nothing is freed until the parse below: the collection starts inside it
     try:

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from components.kubeconfig import KUBELOGIN_INSTALL_HINT, KubeconfigError, decode_kubeconfig, with_kubelogin_mode
-from tools.mockrun import AKS_AAD_SERVER_ID, FAKE_TENANT, fake_aad_kubeconfig
+from offline.mockrun import AKS_AAD_SERVER_ID, FAKE_TENANT, fake_aad_kubeconfig
 
 CLIENT_ID = "80faf920-1908-4b52-b5ef-a8e7bedfc67a"
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from components.kubeconfig import with_kubelogin_mode
+from offline.mockrun import fake_aad_kubeconfig
 from testbed.standins import kubelogin
-from tools.mockrun import fake_aad_kubeconfig
 
 SECRETS = {"spn": {"AZURE_CLIENT_SECRET": "s"},
            "workloadidentity": {"AZURE_CLIENT_ID": "c", "AZURE_TENANT_ID": "t", "AZURE_FEDERATED_TOKEN_FILE": "/f"}}

@@ -2,10 +2,10 @@
 
     policies/  <  observability/  <  components/ (catalogs < settings < pools < platform_settings
                <  Pulumi components)
-               <  tools/, app_sdk/, gpu_aks_plugin/, __main__.py
+               <  offline/ (the offline engine), app_sdk/, gpu_aks_plugin/, __main__.py  <  tools/
 
 A module imports only from its own layer or the layers below it, so components/ and observability/
-meet in one direction (components -> observability), and nothing below tools/ reaches up into it.
+meet in one direction (components -> observability), and nothing below tools/ (the commands) reaches up into it.
 No product modules import each other in a loop, counting every import a module runs (those inside
 functions too; not the ones under `if TYPE_CHECKING:`, which never run).
 """
@@ -24,7 +24,7 @@ from tests.helpers import project_files
 #: The product's top-level packages and modules, by the folder or file they live in. `policies/`
 #: is imported as `gpu_aks_policies` (pyproject.toml's `package-dir`).
 PRODUCT = {"policies": "gpu_aks_policies", "observability": "observability", "components": "components",
-           "tools": "tools", "app_sdk": "", "gpu_aks_plugin": "gpu_aks_plugin", "__main__.py": "__main__"}
+           "offline": "offline", "tools": "tools", "app_sdk": "", "gpu_aks_plugin": "gpu_aks_plugin", "__main__.py": "__main__"}
 
 #: Layer of a module, by the longest prefix of its dotted name; higher layers may import lower ones.
 LAYERS: dict[str, int] = {
@@ -40,7 +40,9 @@ LAYERS: dict[str, int] = {
     # The whole document: every section, each pool kind's from `KINDS`.
     "components.platform_settings": 5,
     "components": 6,
-    "tools": 7, "gpu_aks_app": 7, "gpu_aks_app_testing": 7, "gpu_aks_plugin": 7, "__main__": 7,
+    "offline": 7, "gpu_aks_app": 7, "gpu_aks_app_testing": 7, "gpu_aks_plugin": 7, "__main__": 7,
+    # The commands a user runs: no other product module imports them.
+    "tools": 8,
 }
 
 
@@ -222,3 +224,19 @@ def test_what_an_install_leaves_in_the_tree_is_not_product_code():
             for folder in (planted.parent, planted.parent.parent):
                 if not any(folder.iterdir()):
                     folder.rmdir()
+
+
+def _runs_as_a_command(tree: ast.Module) -> bool:
+    """The module has an `if __name__ == "__main__":` block."""
+    return any(isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+               and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"
+               and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators)
+               for node in tree.body)
+
+
+def test_tools_holds_commands_only():
+    """`tools/` is the commands a user runs (issue 49); a library the commands share lives in a layer below
+    (`offline/`: the mock runtime, Azure's computed answers, the pack over gRPC)."""
+    libraries = sorted(module for module, path in MODULES.items()
+                       if module.startswith("tools.") and not _runs_as_a_command(ast.parse(path.read_text())))
+    assert libraries == []

@@ -128,8 +128,8 @@ def test_preview_json_says_on_stderr_why_it_exits_1(monkeypatch, capsys):
     now refuse what the shipped stacks could plant, exit 2, so the pack's answer is planted here.)"""
     import io
 
+    from offline.analyzer import Diagnostic
     from tools import preview
-    from tools.analyzer import Diagnostic
 
     planted = Diagnostic("device-plugin-tolerates-gpu-pools", "mandatory", "urn:pulumi:dev::gpu-aks::x::a100-pool",
                          "GPU node pool 'a100' is not served by any NVIDIA device plugin")

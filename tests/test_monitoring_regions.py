@@ -21,8 +21,8 @@ from components.observability import (
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
 from components.settings import SettingsError
+from offline.mockrun import PlatformMocks, ProgramRun, run_pulumi
 from tests.conftest import ROOT
-from tools.mockrun import PlatformMocks, ProgramRun, run_pulumi
 
 FIXTURES = ROOT / "tests" / "fixtures" / "prometheus-collector"
 ARM = json.loads((FIXTURES / "arm-template-excerpt.json").read_text())

@@ -19,9 +19,9 @@ from components.contract import platform_contract
 from components.manifests import device_plugin_manifests
 from components.platform_settings import parse_settings
 from components.pools import platform_pools
+from offline.mockrun import run_program
 from tests.conftest import ROOT
 from tests.test_nap_settings import _problems
-from tools.mockrun import run_program
 
 NAP = {"cluster": {"nodeProvisioningProfile": {"mode": "Auto"}}, "systemPool": {"minCount": 2, "maxCount": 2}}
 SHARED_T4 = {"name": "t4", "gpus": ["T4"], "gpuCount": [1], "limits": {"gpu": 4},

@@ -281,9 +281,9 @@ def test_ephemeral_os_disk_fits_the_cache_or_temp_disk(vm_size, size, refused, w
 
 import yaml  # noqa: E402
 
+from offline.mockrun import FAKE_CLUSTER_PRINCIPAL_ID, FAKE_IDENTITY_PRINCIPAL_ID  # noqa: E402
 from tests.conftest import run_stack  # noqa: E402
 from tests.test_aks_api import _walk  # noqa: E402
-from tools.mockrun import FAKE_CLUSTER_PRINCIPAL_ID, FAKE_IDENTITY_PRINCIPAL_ID  # noqa: E402
 
 CLUSTER_TYPE = "azure-native:containerservice:ManagedCluster"
 ROLE_TYPE = "azure-native:authorization:RoleAssignment"

@@ -36,9 +36,9 @@ from observability.dashboard import grafana_dashboard
 from observability.metrics import DCGM_METRICS, KNOWN_METRICS, KUBE_STATE_METRICS, metrics_csv
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
+from offline.mockrun import PlatformMocks
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
 from tests.helpers import FLYTE_TAINT_RULE
-from tools.mockrun import PlatformMocks
 from tools.observability import DASHBOARD_FILE, RECORDING_FILE, RULES_FILE
 from tools.observability import main as generate
 from tools.stacks import stacks
@@ -250,7 +250,7 @@ def test_dev_keeps_observability_off(dev_run):
 
 def test_grafana_and_a_given_workspace():
     from components.observability import GpuObservability, GpuObservabilityArgs
-    from tools.mockrun import run_pulumi
+    from offline.mockrun import run_pulumi
     workspace = "/subscriptions/s/resourceGroups/mon/providers/Microsoft.Monitor/accounts/shared"
     platform = settings({"enabled": True, "grafana": True, "azureMonitorWorkspaceResourceId": workspace,
                          "alerts": {"actionGroupResourceId": "/subscriptions/s/resourceGroups/mon/providers/"
@@ -438,7 +438,7 @@ def test_grafana_names_keep_long_clusters_apart_and_short_ones_readable():
 def test_grafana_gets_its_explicit_name():
     platform = settings({"enabled": True, "grafana": True}, cluster={"name": "gpu-aks-" + "p" * 30})
     from components.observability import GpuObservability, GpuObservabilityArgs, grafana_name
-    from tools.mockrun import run_pulumi
+    from offline.mockrun import run_pulumi
     run = run_pulumi(lambda: GpuObservability("obs", GpuObservabilityArgs(
         platform.observability, platform.cluster, "rg", "cluster-id",
         list(exporter_pools(platform_pools(platform), platform.observability)), "gpu-resources",

@@ -12,8 +12,8 @@ import yaml
 from google.protobuf import json_format
 from gpu_aks_policies.rules import RULES
 
-from tools.analyzer import PolicyPackProcess, struct, wire_struct
-from tools.mockrun import SECRET_SIG, SECRET_VALUE_SIG
+from offline.analyzer import PolicyPackProcess, struct, wire_struct
+from offline.mockrun import SECRET_SIG, SECRET_VALUE_SIG
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"

@@ -10,8 +10,8 @@ import pytest
 from gpu_aks_policies.pool_rules import StackResource, check_device_plugin_coverage
 from gpu_aks_policies.rule_config import DEVICE_PLUGIN_TOLERATES_POOLS
 
+from offline.analyzer import PolicyPackProcess
 from tests.inputs import RULES
-from tools.analyzer import PolicyPackProcess
 
 WORKFLOW = "x##[error]forged"
 

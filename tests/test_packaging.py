@@ -21,9 +21,9 @@ import yaml
 from gpu_aks_policies import __version__
 
 from components.kubeconfig import KUBELOGIN_VERSION
+from offline.analyzer import PolicyPackProcess
 from tests.conftest import ROOT
 from tests.helpers import parse_python
-from tools.analyzer import PolicyPackProcess
 
 POLICIES = ROOT / "policies"
 APP_REPO = ROOT / "examples" / "app-repo"

@@ -24,8 +24,8 @@ from components.pools.agentpool import AgentPoolBody, agent_pool_properties
 from components.pools.document import DocumentPoolsOfKinds
 from components.settings import SettingsError
 from components.settings.common import ParseContext
+from offline.mockrun import run_pulumi
 from tests.conftest import ROOT
-from tools.mockrun import run_pulumi
 
 RAW = {"cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5"}],
        "gpuPools": [{"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "scaleSetPriority": "Spot", "maxCount": 4},

@@ -198,12 +198,12 @@ def test_names_from_azures_answers_cannot_steer_the_report(tmp_path):
 
 def test_the_tools_that_read_a_stack_file_do_not_load_the_mock_runtime():
     """The preflight and the observability files read the stack file with `tools.stacks`, as the program
-    reads its config, without the preview's mock runtime (`tools.mockrun`); the preflight, a real-Azure
+    reads its config, without the preview's mock runtime (`offline.mockrun`); the preflight, a real-Azure
     tool, loads no Pulumi at all."""
     import subprocess
     import sys
 
     script = ("import sys\nimport tools.preflight\nfirst = 'pulumi' in sys.modules\nimport tools.observability\n"
-              "print(first, 'tools.mockrun' in sys.modules)")
+              "print(first, 'offline.mockrun' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.stdout.split() == ["False", "False"], result.stderr

@@ -211,8 +211,8 @@ def test_the_preview_prints_the_same_text_run_after_run_whatever_the_registratio
 
 
 def test_violations_print_in_one_order():
-    from tools.analyzer import Diagnostic
-    from tools.mockrun import ProgramRun
+    from offline.analyzer import Diagnostic
+    from offline.mockrun import ProgramRun
     from tools.preview import in_print_order
 
     diagnostics = [Diagnostic("b", "advisory", "urn:2", "m"), Diagnostic("a", "mandatory", "urn:9", "z"),
@@ -231,7 +231,7 @@ def _aliases_sent(monkeypatch, leave_to_engine: bool) -> dict[str, list[str]]:
     import pulumi.runtime.resource
     from google.protobuf import json_format
 
-    from tools import mockrun
+    from offline import mockrun
     from tools import preview as preview_module
 
     sent: dict[str, list[str]] = {}
@@ -264,7 +264,7 @@ def test_leaving_alias_urns_to_the_engine_sends_the_same_aliases(monkeypatch):
 
 
 def test_the_sdk_reads_collapsed_alias_urns_only_where_the_engine_lacks_alias_specs():
-    """`_alias_urns_left_to_the_engine` (tools/mockrun.py) is safe while `Resource._aliases` is read only
+    """`_alias_urns_left_to_the_engine` (offline/mockrun.py) is safe while `Resource._aliases` is read only
     by `all_aliases`, which `prepare_aliases` calls only for a monitor without alias specs; a newer SDK
     that reads it elsewhere fails here first."""
     import inspect

@@ -18,9 +18,9 @@ from components.cluster import NETWORK_OUTPUT
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT
 from components.settings.common import RECORD_SECRET
+from offline.mockrun import run_program
 from tests.conftest import ROOT
 from tests.inputs import HANG_GUARD_S, HOSTILE_KEY, SECRET_SIGNATURE, SECRET_TEXT, assert_inert, assert_no_injection
-from tools.mockrun import run_program
 from tools.preview import PreviewInputError, run_stack_program
 from tools.stacks import config_from_stack_file
 

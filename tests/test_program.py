@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from components.platform_settings import parse_settings
+from offline.mockrun import run_program
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
-from tools.mockrun import run_program
 from tools.stacks import config_from_stack_file
 
 AGENT_POOL = "azure-native:containerservice:AgentPool"

@@ -64,8 +64,8 @@ def test_the_program_installs_kueue_and_the_queues_with_room_for_the_teams_pools
 
     from components.queues import queue_room
     from components.settings.queues import KUEUE_CHART, KUEUE_VERSION
+    from offline.mockrun import run_program
     from tests.conftest import ROOT
-    from tools.mockrun import run_program
     from tools.stacks import config_from_stack_file
 
     config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", "gpu-aks")

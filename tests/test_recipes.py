@@ -152,7 +152,7 @@ from components.cost import cost_document
 from components.pricing import read_price_table
 from gpu_aks_policies.workloads import pod_specs_of
 from gpu_aks_policies.workloads.registry import workloads_markdown
-from tools.mockrun import run_program
+from offline.mockrun import run_program
 
 raw = {"batchPools": [{"name": "batch", "vmSize": "Standard_D8ds_v5", "scaleSetPriority": "Spot",
                        "nodeTaints": ["workload=batch:NoSchedule"]}],
@@ -190,7 +190,8 @@ print(json.dumps({
 '''
 
 #: The product, as a copy the dry run edits (never the checkout itself).
-PRODUCT = ("components", "policies", "observability", "tools", "app_sdk", "gpu_aks_plugin", "__main__.py", "Pulumi.yaml")
+PRODUCT = ("components", "policies", "observability", "offline", "tools", "app_sdk", "gpu_aks_plugin", "__main__.py",
+           "Pulumi.yaml")
 
 
 def _copy(destination: Path) -> None:

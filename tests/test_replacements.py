@@ -35,8 +35,8 @@ from components.replacements import (
 )
 from components.settings.common import RECORD_SECRET
 from components.settings.network import NETWORK_UPGRADES, PROVIDER_REPLACES_ON, network_upgrade_warnings
+from offline.mockrun import PlatformMocks, own_stack_reference, run_program
 from tests.conftest import ROOT
-from tools.mockrun import PlatformMocks, own_stack_reference, run_program
 from tools.preview import load_previous_outputs, main, run_stack_program
 from tools.stacks import config_from_stack_file, settings_from_stack_file
 

@@ -20,6 +20,7 @@ from components.pools import platform_pools
 from components.replacements import identity_changes
 from components.settings import PROJECT, SettingsError
 from components.settings.common import IMAGE_REFERENCE, image_problem
+from offline.mockrun import run_program
 from tests.conftest import ROOT, TODAY
 from tests.inputs import (
     ESCAPES,
@@ -39,7 +40,6 @@ from tests.inputs import (
 )
 from tests.test_components import GPU, problems_of
 from tests.test_nap_settings import _with
-from tools.mockrun import run_program
 from tools.stacks import config_from_stack_file
 
 #: Each image key: (the stack config it sits in, how to set it).

@@ -53,12 +53,12 @@ from observability.dashboard import grafana_dashboard
 from observability.metrics import KNOWN_METRICS
 from observability.rules import metric_names
 from observability.settings import DCGM_EXPORTER_IMAGE
+from offline.mockrun import run_pulumi
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT, run_stack
 from tests.helpers import findings
 from tests.test_observability import dashboard_queries
 from tools import preview
 from tools.doctor import diagnose
-from tools.mockrun import run_pulumi
 
 NVIDIA = Path(__file__).parent / "fixtures" / "nvidia_device_plugin"
 CHART = NVIDIA / "deployments" / "helm" / "nvidia-device-plugin"

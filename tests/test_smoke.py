@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import kubernetes_validate
 
+from offline.mockrun import run_program
 from tests.conftest import KUBERNETES_SCHEMA_VERSION, ROOT
-from tools.mockrun import run_program
 from tools.stacks import config_from_stack_file
 
 sys.path.insert(0, str(ROOT / "smoke"))

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from components.pools import RENAMED_TYPES
-from tools.mockrun import ProgramRun
+from offline.mockrun import ProgramRun
 
 SNAPSHOTS = Path(__file__).parent / "fixtures" / "stack_snapshot"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pulumi_kubernetes as k8s
 
-from tools.mockrun import run_pulumi
+from offline.mockrun import run_pulumi
 from tools.preview import analyze
 
 SEEDS = Path(__file__).parent / "manifests" / "seeds"

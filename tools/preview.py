@@ -57,8 +57,8 @@ from components.pricing import PriceError, PriceTable, read_answer_files, read_p
 from components.replacements import IDENTITY_OUTPUT
 from components.settings import PROJECT, SettingsError
 from components.settings.common import RECORD_SECRET
-from tools.analyzer import Diagnostic, PolicyPackProcess, terminated_as_exit, wire_struct
-from tools.mockrun import (
+from offline.analyzer import Diagnostic, PolicyPackProcess, terminated_as_exit, wire_struct
+from offline.mockrun import (
     SECRET_SIG,
     SECRET_VALUE_SIG,
     PlatformMocks,

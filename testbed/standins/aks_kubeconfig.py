@@ -1,5 +1,5 @@
 """The kubeconfig AKS hands out for an Azure AD cluster (`listClusterUserCredential?format=exec`), pointing at a
-local API server: a kubelogin exec user with `--login devicecode` (tools/mockrun.py's `fake_aad_kubeconfig`, the
+local API server: a kubelogin exec user with `--login devicecode` (offline/mockrun.py's `fake_aad_kubeconfig`, the
 shape the program's tests hold components/kubeconfig.py to), with the local server's address and CA.
 
 The azure-native stand-in hands out the file GPU_AKS_LOCAL_KUBECONFIG names as it is; written by this function,
@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from tools.mockrun import fake_aad_kubeconfig
+from offline.mockrun import fake_aad_kubeconfig
 
 
 def aks_user_kubeconfig(local: Mapping[str, Any], cluster_name: str = "gpu-aks-dev") -> str:

@@ -20,7 +20,7 @@ said otherwise):
 - Create: refused for an ID that exists ("cannot create already existing resource", `crud.CanCreate`), for a
   missing resource group or parent, and for what ARM refuses at the PUT (`arm_rules.py`); otherwise the
   resource as ARM's GET returns it goes into the cloud (`azure_cloud.py`), with the read-only answers of
-  `tools/azure_answers.py` and the server defaults the REST models state.
+  `offline/azure_answers.py` and the server defaults the REST models state.
 - Read: the resource from the cloud, as outputs, and the inputs moved by what changed there (`Read`:
   old and new outputs projected onto inputs, the difference applied to the old inputs, `diff.go` `applyDiff`);
   a resource missing from the cloud is gone; with no inputs (an import) the inputs come from the ID and the
@@ -53,7 +53,7 @@ from azure_cloud import Cloud, arm_resource, inputs_view, outputs_of
 from provider import UNKNOWN, Model, ProviderError, has_unknown, reveal, serve
 
 sys.path.append(str(arm_rules.checkout()))
-from tools import azure_answers
+from offline import azure_answers
 
 #: The version of pulumi-azure-native gpu-aks pins (requirements.txt); the engine asks for it.
 VERSION = "3.29.0"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE
+from offline.azure_answers import DEPLOYER_OBJECT_ID
 from testbed import aks_rbac, build, localcluster
 from testbed.localcluster import kueue
 from testbed.tiers import Tier
-from tools.azure_answers import DEPLOYER_OBJECT_ID
 
 HERE = Path(__file__).resolve().parent
 #: An app team as Entra ID has it: a group (the principal its role assignment names) and a member who signs in.

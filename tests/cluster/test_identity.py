@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from offline.azure_answers import DEPLOYER_OBJECT_ID, SUBSCRIPTION_ID
 from testbed import aks_rbac
 from testbed.build import BIN
 from testbed.localcluster import Client, Cluster
@@ -25,7 +26,6 @@ from testbed.standins.azure_cloud import Cloud
 from testbed.standins.kubelogin import AKS_SERVER_ID, IDENTITY_ENV, RECORD_ENV
 from testbed.workspace import Workspace
 from tests.cluster.conftest import APP_TEAM_GROUP, APP_TEAM_MEMBER
-from tools.azure_answers import DEPLOYER_OBJECT_ID, SUBSCRIPTION_ID
 
 PLATFORM_NAMESPACE = "gpu-resources"
 NAMESPACE = f"/api/v1/namespaces/{PLATFORM_NAMESPACE}"

@@ -1,7 +1,7 @@
 """Azure's computed answers, in one table: what ARM and Entra ID fill in that no program can know before it
 runs (a cluster's FQDN and OIDC issuer, the principal of a managed identity, the deployer's client
 config, the user kubeconfig AKS hands out). Both fakes of Azure answer from here: the mock runtime of the
-offline tools (`tools/mockrun.py`, `PlatformMocks`) and the engine tier's azure-native stand-in
+offline tools (`offline/mockrun.py`, `PlatformMocks`) and the engine tier's azure-native stand-in
 (`testbed/standins/azure_native.py`), so they cannot drift apart.
 
 Every identifier is a made-up GUID under an all-zero tenant: nothing here is, or looks like, a real

@@ -175,5 +175,5 @@ def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
 
 
 def wire_struct(wire_json: Mapping[str, Any]) -> struct_pb2.Struct:
-    """A Struct from the JSON form of one (as `tools.mockrun` records registered inputs)."""
+    """A Struct from the JSON form of one (as `offline.mockrun` records registered inputs)."""
     return json_format.ParseDict(dict(wire_json), struct_pb2.Struct())

@@ -35,7 +35,7 @@ from pulumi_policy.deserialize import SPECIAL_SECRET_SIG, SPECIAL_SIG_KEY
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from components.settings import PROJECT
-from tools import azure_answers
+from offline import azure_answers
 
 #: The engine's wire markers, as the SDK names them (pulumi `sdk/go/common/resource/properties.go`):
 #: a secret is `{SECRET_SIG: SECRET_VALUE_SIG, "value": ...}`; an unknown string is UNKNOWN_SENTINEL.
@@ -122,7 +122,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
 # --- Mocks shaped like Azure and Kubernetes answer -------------------------------------------------
 
-# Azure's computed answers come from one table the engine tier's stand-in shares (tools/azure_answers.py).
+# Azure's computed answers come from one table the engine tier's stand-in shares (offline/azure_answers.py).
 FAKE_TENANT = azure_answers.TENANT_ID
 FAKE_SUBSCRIPTION = azure_answers.SUBSCRIPTION_ID
 FAKE_DEPLOYER_OBJECT_ID = azure_answers.DEPLOYER_OBJECT_ID
