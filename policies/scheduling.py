@@ -104,8 +104,11 @@ def _qualified_request_name(name: str) -> bool:
 
 
 def format_taint(taint: Mapping[str, str]) -> str:
-    value = taint.get("value") or ""
-    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
+    """A taint as `kubectl taint` writes it, `key=value:effect`, its key and value cut and on one line: a
+    flavor's or a pool's taint is input, and a message quotes it."""
+    key, value = escape_field(str(taint["key"]), MAX_SHOWN_CHARS), escape_field(str(taint.get("value") or ""),
+                                                                                MAX_SHOWN_CHARS)
+    return f"{key}={value}:{taint['effect']}" if value else f"{key}:{taint['effect']}"
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -233,6 +233,18 @@ def test_kueue_names_in_messages_are_cut_and_on_one_line():
         assert messages and all(len(m) < 3000 and "\n::error" not in m for m in messages), together[1:]
 
 
+def test_a_flavor_taint_in_a_message_is_cut_and_on_one_line():
+    """A flavor's taint is input too: a 100k-character key or value, or one that forges a line, is quoted cut
+    and escaped where the message says which taint the pod does not tolerate (`scheduling.format_taint`)."""
+    forged = "\n::error file=x::pwn" + "v" * 100_000
+    for taint in ({"key": "k" * 100_000, "value": "x", "effect": "NoSchedule"},
+                  {"key": "sku", "value": forged, "effect": "NoSchedule"},
+                  {"key": forged, "effect": "NoExecute"}):
+        job = _job()
+        [message] = _messages(job, QUEUE_ADMITS, [job, *_setup(_flavor("t4", nodeTaints=[taint]))])
+        assert "its nodeTaints hold " in message and len(message) < 3000 and "\n::error" not in message
+
+
 def test_many_flavors_passed_over_or_missing_are_counted():
     """5000 flavors the pod cannot take, or 5000 the ClusterQueue names that do not exist: the first
     MAX_LISTED are named, the rest counted, as other messages list tolerations."""
