@@ -30,6 +30,7 @@ One file, standard library only, so it can be vendored; or installed with
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -401,28 +402,42 @@ def _room(value: Any, key: str) -> tuple[int | None, int | None]:
             None if memory is None else max(0, memory - (daemon_memory or 0)))
 
 
-#: Kubernetes quantity suffixes (apimachinery `resource.Quantity`): binary and decimal.
-_SUFFIXES: dict[str, int | Fraction] = {
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "m": Fraction(1, 1000), "": 1,
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+#: apimachinery's quantity grammar (`pkg/api/resource/quantity.go`, `ParseQuantity`), read as
+#: `gpu_aks_policies.quantities` reads it: `<sign><number><suffix>`, the suffix binary SI, decimal SI or a
+#: decimal exponent. A copy, since this file is the standard library only; tests/test_app_helper.py holds
+#: the two readers to the same amounts and refusals.
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-])?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE]?))"
+)
+_SCALES: dict[str, int | Fraction] = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+#: `gpu_aks_policies.quantities`: what Go's `strings.TrimSpace` trims, and the exponents read exactly.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
+_MAX_EXPONENT = 60
 
 
 def _amount(value: Any, what: str) -> Fraction:
-    """A request's quantity ("500m", "0.5", "64Gi", or a whole number such as 10) exactly; PlacementError naming
-    `what` when it is none, or longer than any quantity (checked before a digit is converted)."""
+    """A request's quantity ("500m", "0.5", "64Gi", "1e3", or a number such as 10) exactly, as the pack reads it;
+    PlacementError naming `what` when it is none, negative, or longer than any quantity (checked before a digit
+    is converted)."""
     if (isinstance(value, str) and len(value) > _MAX_QUANTITY_CHARS
             or isinstance(value, int) and abs(value) >= 10**_MAX_QUANTITY_CHARS):
         raise PlacementError(f"{what} must be a Kubernetes quantity of at most {_MAX_QUANTITY_CHARS} characters, got "
                              f"{_quoted(value)}")
-    whole = _whole(value)
-    if whole is not None and whole >= 0:
-        return Fraction(whole)
-    if isinstance(value, str):
-        text = value.strip()
-        suffix = next((s for s in ("Ki", "Mi", "Gi", "Ti", "Pi", "m", "k", "M", "G", "T", "P") if text.endswith(s)), "")
-        number = text[:len(text) - len(suffix)]
-        if number and all(c.isdigit() or c == "." for c in number) and number.count(".") <= 1 and number != ".":
-            return Fraction(number) * _SUFFIXES[suffix]
+    number = _finite(value)
+    if number is not None and number >= 0:
+        return Fraction(number)
+    match = _QUANTITY.fullmatch(value.strip(_GO_SPACE)) if isinstance(value, str) else None
+    if match:
+        amount = Fraction(match["number"].rstrip(".") or "0")
+        exponent = int(match["exponent"]) if match["exponent"] is not None else None
+        if (match["sign"] != "-" or not amount) and (exponent is None or abs(exponent) <= _MAX_EXPONENT):
+            return amount * (Fraction(10) ** exponent if exponent is not None
+                             else _SCALES[match["binary"] or match["decimal"] or ""])
     raise PlacementError(f"{what} must be a Kubernetes quantity such as 10, \"500m\" or \"64Gi\", got {_quoted(value)}")
 
 

@@ -508,3 +508,36 @@ def test_a_damaged_allocatable_is_refused_by_the_helper_as_by_the_reader(field, 
         PlatformContract.from_json(contract)
     with pytest.raises(ContractError, match=f"allocatable.{field}"):
         place(contract, GpuRequest())
+
+
+def _quantity_texts() -> Iterator[object]:
+    for sign in ("", "+", "-"):
+        for number in ("0", "1", "3.5", ".5", "5.", "0.000", "12"):
+            for suffix in ("", "m", "k", "Ki", "Gi", "Ei", "n", "u", "E", "e3", "E-2", "e+6", "e61", "e-61", "Mx", "i"):
+                yield sign + number + suffix
+    yield from (" 1 ", "\u20001\u3000", "\x1c1", "", ".", "1..", "1e", "e3", "1.5e3m", "1_000", "inf", "nan", "0x10",
+                "1" * 65, 10, 0, -1, 2.5, -0.5, 1.0, float("nan"), float("inf"), True, None, [1])
+
+
+def test_the_helper_reads_a_request_quantity_as_the_pack_does():
+    """The app helper's quantity reader (standard library only) is apimachinery's grammar as the pack reads it
+    (`gpu_aks_policies.quantities.parse_quantity`): the same amount for every non-negative quantity ("1e3",
+    "+1", "3.5", ".5", "1Ei" included, which it once refused), and a PlacementError where the pack refuses
+    the text or reads a negative amount."""
+    from fractions import Fraction
+
+    from gpu_aks_app import _amount
+    from gpu_aks_policies.quantities import QuantityError, parse_quantity
+
+    for value in _quantity_texts():
+        try:
+            expected: Fraction | None = parse_quantity(value)
+        except QuantityError:
+            expected = None
+        if value is None or expected is not None and expected < 0:
+            expected = None
+        try:
+            got: Fraction | None = _amount(value, "cpu")
+        except PlacementError:
+            got = None
+        assert got == expected, value
