@@ -30,11 +30,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from testbed.localcluster import Client
+from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE
+from offline.azure_answers import DEPLOYER_OBJECT_ID
+from testbed.localcluster import Client, Cluster
 
 #: The built-in roles' IDs (the last segment of a role definition ID) -> (name, the Kubernetes ClusterRole).
 BUILT_IN_ROLES: Mapping[str, tuple[str, str]] = {
@@ -137,3 +140,18 @@ def grant(admin: Client, obj: Mapping[str, Any]) -> None:
 
 def revoke(admin: Client, obj: Mapping[str, Any]) -> None:
     admin.delete(f"{_collection(obj)}/{obj['metadata']['name']}")
+
+
+@contextmanager
+def as_deployer(cluster: Cluster, admin: Client) -> Iterator[Path]:
+    """The deployer's kubeconfig, as a platform deploy signs in: a bearer token for the object ID `getClientConfig`
+    reports (offline/azure_answers.py), not `system:masters`, with the "Azure Kubernetes Service RBAC Cluster
+    Admin" role components/access.py assigns it already propagated, as after an earlier run; revoked after.
+    Start the cluster with `identities={DEPLOYER_OBJECT_ID: ()}` (kube-apiserver reads its tokens at start)."""
+    propagated = binding(RoleAssignment("deployer", scope="", role=AKS_RBAC_CLUSTER_ADMIN_ROLE,
+                                        principal_id=DEPLOYER_OBJECT_ID, principal_type="ServicePrincipal"))
+    grant(admin, propagated)
+    try:
+        yield cluster.identity_kubeconfig(DEPLOYER_OBJECT_ID)
+    finally:
+        revoke(admin, propagated)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from components.access import AKS_RBAC_CLUSTER_ADMIN_ROLE
 from offline.azure_answers import DEPLOYER_OBJECT_ID
 from testbed import aks_rbac, build, localcluster
 from testbed.localcluster import kueue
@@ -72,13 +71,7 @@ def api(cluster: localcluster.Cluster) -> Iterator[localcluster.Client]:
 
 @pytest.fixture(scope="module")
 def deployer_kubeconfig(cluster: localcluster.Cluster, api: localcluster.Client) -> Iterator[Path]:
-    """What the tier deploys the platform with: the deployer's kubeconfig (a bearer token for the object ID
-    `getClientConfig` reports, not `system:masters`), its "Azure Kubernetes Service RBAC Cluster Admin" (which
-    components/access.py assigns it) already propagated, as after an earlier run (testbed/aks_rbac.py). The
-    kubelogin conversion and the refusal before propagation are tests/cluster/test_identity.py's."""
-    propagated = aks_rbac.binding(aks_rbac.RoleAssignment(
-        "cluster-tier-deployer", scope="", role=AKS_RBAC_CLUSTER_ADMIN_ROLE, principal_id=DEPLOYER_OBJECT_ID,
-        principal_type="ServicePrincipal"))
-    aks_rbac.grant(api, propagated)
-    yield cluster.identity_kubeconfig(DEPLOYER_OBJECT_ID)
-    aks_rbac.revoke(api, propagated)
+    """What the tier deploys the platform with: the deployer's kubeconfig (`aks_rbac.as_deployer`). The kubelogin
+    conversion and the refusal before propagation are tests/cluster/test_identity.py's."""
+    with aks_rbac.as_deployer(cluster, api) as kubeconfig:
+        yield kubeconfig

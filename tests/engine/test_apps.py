@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from gpu_aks_policies.contract import PlatformContract
 
+from offline.azure_answers import DEPLOYER_OBJECT_ID
+from testbed import aks_rbac
 from testbed.build import BIN, LIBEXEC
 from testbed.localcluster import Client, Cluster, ClusterError, contract_pool_nodes, programs, register, running
 from testbed.tiers import Tier
@@ -79,7 +81,7 @@ LOCAL_CLUSTER = Tier("engine tier's app stacks (a local cluster)", _cluster_miss
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     LOCAL_CLUSTER.require()
-    with running(tmp_path_factory.mktemp("apps-cluster")) as started:
+    with running(tmp_path_factory.mktemp("apps-cluster"), identities={DEPLOYER_OBJECT_ID: ()}) as started:
         yield started
 
 
@@ -91,11 +93,19 @@ def api(cluster: Cluster) -> Iterator[Client]:
 
 
 @pytest.fixture(scope="module")
-def deployed_dev(cluster: Cluster, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """The dev platform, deployed once with the pack to the local cluster (the stand-in Azure hands out its
-    kubeconfig), with its CPU pool's node; the app stacks read it through StackReference."""
+def deployer_kubeconfig(cluster: Cluster, api: Client) -> Iterator[Path]:
+    with aks_rbac.as_deployer(cluster, api) as kubeconfig:
+        yield kubeconfig
+
+
+@pytest.fixture(scope="module")
+def deployed_dev(deployer_kubeconfig: Path, api: Client, tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The dev platform, deployed once with the pack to the local cluster as the deployer signs in (a bearer token
+    through kubelogin with the AKS RBAC role it is assigned, not the cluster's admin certificate: the stand-in
+    Azure hands out that kubeconfig in AKS's shape), with its CPU pool's node; the app stacks read it through
+    StackReference, and deploy through the kubeconfig it exports."""
     LOCAL_CLUSTER.require()
-    workspace = Workspace.new(tmp_path_factory.mktemp("apps"), kubeconfig=cluster.kubeconfig)
+    workspace = Workspace.new(tmp_path_factory.mktemp("apps"), kubeconfig=deployer_kubeconfig)
     workspace.init("dev", config=FAST)
     workspace.pulumi("up", "--yes", "--skip-preview", "--policy-pack", "policies", "--stack", "dev")
     register(api, pool_nodes(workspace, "cpu"))
