@@ -240,3 +240,14 @@ def test_tools_holds_commands_only():
     libraries = sorted(module for module, path in MODULES.items()
                        if module.startswith("tools.") and not _runs_as_a_command(ast.parse(path.read_text())))
     assert libraries == []
+
+
+def test_no_pool_kind_imports_another():
+    """Each kind of `KINDS` is one module, and what two kinds share lives below them (components/settings/pools.py,
+    components/pools/user.py, kind.py): a kind added or removed touches no other kind (the structure review, 7.2)."""
+    from components.pools import KINDS
+
+    kind_modules = {type(kind).__module__ for kind in KINDS}
+    assert len(kind_modules) == len(KINDS) >= 4
+    assert {module: sorted(imports(module) & kind_modules) for module in kind_modules} == \
+        {module: [] for module in kind_modules}

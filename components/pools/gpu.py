@@ -22,15 +22,10 @@ from gpu_aks_policies.catalog import (
     GPU_PARTITION_LABEL,
     GPU_RESOURCE,
     GPU_SKUS,
-    MIN_SHARING_REPLICAS,
-    MPS_MAX_REPLICAS,
     POOL_LABEL,
-    SHARING_STRATEGIES,
-    TIME_SLICING_MAX_REPLICAS,
     UNSUPPORTED_GPU_SKUS,
     GpuSku,
     gpu_sku,
-    sharing_max_replicas,
     supported_vm_sizes,
     unsupported_gpu_sku,
 )
@@ -44,7 +39,6 @@ from gpu_aks_policies.declarations import (
     Shape,
     choice,
     describe,
-    is_whole_number,
 )
 from gpu_aks_policies.limits import is_whole
 from gpu_aks_policies.pools.model import Offer, Pool, PoolClaims, PoolSharing
@@ -80,10 +74,10 @@ from components.settings.pools import (
     POOL_SURGE,
     POOL_ZONES,
     SCALE_SET_PRIORITY,
+    SHARING,
     SPOT_MAX_PRICE,
     SPOT_PRICE_NEEDS_SPOT,
     GpuAgentPoolSettings,
-    SharingSettings,
     counts_in_order,
     pool_fields,
     pool_key,
@@ -210,31 +204,6 @@ def _labels_agree_with_derived(reader: Reader) -> None:
 # --- Sharing (time-slicing and MPS: NVIDIA's device-plugin config) ------------------------------
 
 
-def _replicas_problem(value: Any) -> str | None:
-    if not is_whole_number(value):
-        return "is not a whole number of replicas"
-    if value < MIN_SHARING_REPLICAS:
-        return (f"is below {MIN_SHARING_REPLICAS}: NVIDIA's device plugin refuses fewer replicas (\"number of replicas "
-                "must be >= 2\"); to give pods whole GPUs, remove sharing")
-    if value > TIME_SLICING_MAX_REPLICAS:
-        return (f"is above {TIME_SLICING_MAX_REPLICAS}: no AKS node runs more pods than that, so the extra replicas "
-                "could never be used")
-    return None
-
-
-def _sharing_is_complete(reader: Reader) -> None:
-    strategy, replicas = reader.get("strategy"), reader.get("replicas")
-    if strategy is None and replicas is not None:
-        reader.problem("strategy", f"is missing; with replicas set, say how to share: {', '.join(SHARING_STRATEGIES)}")
-    elif strategy is not None and replicas is None:
-        reader.problem("replicas", f"is missing; how many pods share one GPU ({MIN_SHARING_REPLICAS} or more), e.g. "
-                                   "replicas: 4")
-    elif strategy is not None and replicas > sharing_max_replicas(strategy):
-        reader.reject("replicas", f"{replicas} is above {MPS_MAX_REPLICAS} for mps: NVIDIA's MPS control daemon serves "
-                                  f"at most {MPS_MAX_REPLICAS} clients per GPU and refuses more (\"maximum allowed "
-                                  "replicas exceeded\"); lower replicas or use timeSlicing")
-
-
 def _sharing_fits_the_pool(reader: Reader) -> None:
     if reader.get("sharing.strategy") == "mps" and reader.get("gpuInstanceProfile"):
         reader.children["sharing"].problem(
@@ -253,28 +222,6 @@ def _shares_fit_max_pods(reader: Reader) -> None:
         reader.warn("sharing.replicas", f"a node advertises {shares} shares ({replicas} per GPU), but maxPods is "
                                         f"{max_pods}: at most {max_pods} pods, its DaemonSets included, run on it, so "
                                         "the rest can never be used; lower replicas or raise maxPods")
-
-
-def _sharing(reader: Reader) -> SharingSettings | None:
-    strategy, replicas = reader.get("strategy"), reader.get("replicas")
-    return SharingSettings(strategy, replicas) if strategy is not None and replicas is not None else None
-
-
-_SHARING_SOURCE = "NVIDIA/k8s-device-plugin v0.20.0 api/config/v1 (sharing.go, replicas.go)"
-SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: "
-                  "a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one "
-                  "share. Absent: pods get whole GPUs. See docs/sharing.md.", (
-    choice("strategy", "`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: "
-           "NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the "
-           "GPU's memory and compute (not on MIG pools).", SHARING_STRATEGIES, None, attr="strategy",
-           source=_SHARING_SOURCE),
-    Key("replicas", f"How many pods share one GPU: {MIN_SHARING_REPLICAS} to {TIME_SLICING_MAX_REPLICAS} "
-        f"({MPS_MAX_REPLICAS} with mps).", "integer", None, check=_replicas_problem, convert=int, attr="replicas",
-        source=_SHARING_SOURCE),
-    Check(_sharing_is_complete, reads=("strategy", "replicas"),
-          doc=f"`sharing` gives both `strategy` and `replicas`; `mps` takes at most {MPS_MAX_REPLICAS} replicas "
-              "(NVIDIA `cmd/mps-control-daemon/mps/device.go`)."),
-), build=_sharing, source=_SHARING_SOURCE)
 
 
 def _gpu_pool(reader: Reader, plugin: DevicePluginSettings | None = None) -> GpuAgentPoolSettings:

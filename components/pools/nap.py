@@ -63,14 +63,13 @@ from gpu_aks_policies.pools.nodepool import node_pools, nodes_admitted
 from gpu_aks_policies.scheduling import parse_taint
 
 from components.aks_api import API_VERSION, POOL_NAME_RE
-from components.pools.gpu import SHARING
 from components.pools.karpenter import IMAGE_FAMILIES, GpuNodePoolSpec, KarpenterCapacity, aks_node_class, gpu_node_pool
 from components.pools.kind import KubernetesObjectsSpec
 from components.pools.room import with_room
 from components.settings.common import document_pools
 from components.settings.device_plugin import DevicePluginSettings
 from components.settings.node_baseline import subnet_problem
-from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SharingSettings, taints_parser
+from components.settings.pools import NODE_LABELS, NODE_TAINTS_DOC, SHARING, SharingSettings, taints_parser
 
 if TYPE_CHECKING:
     from components.pools.kind import PlatformView

@@ -1,7 +1,8 @@
 """What the AgentPool-backed pool kinds share in settings: the settings objects, the keys every pool
 declares the same way (name, taints, labels, Spot, zones, OS, surge, keepAzureName), their readers and
-checks, and a pool's create-only identity and Azure name. Each kind's own section (`systemPool`,
-`cpuPools`, `gpuPools`) is declared in its kind module, `components/pools/<kind>.py`."""
+checks, a pool's create-only identity and Azure name, and `sharing` (the GPU and NAP kinds', so that no
+kind imports another). Each kind's own section (`systemPool`, `cpuPools`, `gpuPools`) is declared in its
+kind module, `components/pools/<kind>.py`."""
 
 from __future__ import annotations
 
@@ -14,14 +15,29 @@ from typing import Any
 from gpu_aks_policies.catalog import (
     GPU_RESOURCE,
     MIG_RESOURCE_PREFIX,
+    MIN_SHARING_REPLICAS,
+    MPS_MAX_REPLICAS,
     POOL_LABEL,
     RESERVED_LABEL_PREFIXES,
+    SHARING_STRATEGIES,
     SPOT_TAINT,
+    TIME_SLICING_MAX_REPLICAS,
     GpuSku,
     SharingStrategy,
     is_gpu_vm_size,
+    sharing_max_replicas,
 )
-from gpu_aks_policies.declarations import MISSING, Check, Key, Reader, Section, boolean, choice, describe
+from gpu_aks_policies.declarations import (
+    MISSING,
+    Check,
+    Key,
+    Reader,
+    Section,
+    boolean,
+    choice,
+    describe,
+    is_whole_number,
+)
 from gpu_aks_policies.limits import is_finite_number
 from gpu_aks_policies.scheduling import TaintSyntaxError, label_key_problem, label_value_problem, parse_taint
 
@@ -355,3 +371,53 @@ def create_only_properties(pool: Section) -> list[str]:
     names += [item.name for item in pool.items if isinstance(item, Section)
               and any(isinstance(key, Key) and key.create_only for key in item.items)]
     return [*names, *_CREATE_ONLY_WITHOUT_KEY]
+
+
+# --- sharing: the GPU and NAP kinds' ---
+
+
+def _replicas_problem(value: Any) -> str | None:
+    if not is_whole_number(value):
+        return "is not a whole number of replicas"
+    if value < MIN_SHARING_REPLICAS:
+        return (f"is below {MIN_SHARING_REPLICAS}: NVIDIA's device plugin refuses fewer replicas (\"number of replicas "
+                "must be >= 2\"); to give pods whole GPUs, remove sharing")
+    if value > TIME_SLICING_MAX_REPLICAS:
+        return (f"is above {TIME_SLICING_MAX_REPLICAS}: no AKS node runs more pods than that, so the extra replicas "
+                "could never be used")
+    return None
+
+
+def _sharing_is_complete(reader: Reader) -> None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    if strategy is None and replicas is not None:
+        reader.problem("strategy", f"is missing; with replicas set, say how to share: {', '.join(SHARING_STRATEGIES)}")
+    elif strategy is not None and replicas is None:
+        reader.problem("replicas", f"is missing; how many pods share one GPU ({MIN_SHARING_REPLICAS} or more), e.g. "
+                                   "replicas: 4")
+    elif strategy is not None and replicas > sharing_max_replicas(strategy):
+        reader.reject("replicas", f"{replicas} is above {MPS_MAX_REPLICAS} for mps: NVIDIA's MPS control daemon serves "
+                                  f"at most {MPS_MAX_REPLICAS} clients per GPU and refuses more (\"maximum allowed "
+                                  "replicas exceeded\"); lower replicas or use timeSlicing")
+
+
+def _sharing(reader: Reader) -> SharingSettings | None:
+    strategy, replicas = reader.get("strategy"), reader.get("replicas")
+    return SharingSettings(strategy, replicas) if strategy is not None and replicas is not None else None
+
+
+_SHARING_SOURCE = "NVIDIA/k8s-device-plugin v0.20.0 api/config/v1 (sharing.go, replicas.go)"
+SHARING = Section("sharing", "Share each GPU (or MIG instance) of the pool between pods through NVIDIA's device plugin: "
+                  "a node advertises its GPUs times `replicas` as nvidia.com/gpu, and a pod asking for 1 gets one "
+                  "share. Absent: pods get whole GPUs. See docs/sharing.md.", (
+    choice("strategy", "`timeSlicing`: pods take turns on the whole GPU (no memory or fault isolation); `mps`: "
+           "NVIDIA's MPS control daemon runs the pods' kernels side by side, each limited to 1/replicas of the "
+           "GPU's memory and compute (not on MIG pools).", SHARING_STRATEGIES, None, attr="strategy",
+           source=_SHARING_SOURCE),
+    Key("replicas", f"How many pods share one GPU: {MIN_SHARING_REPLICAS} to {TIME_SLICING_MAX_REPLICAS} "
+        f"({MPS_MAX_REPLICAS} with mps).", "integer", None, check=_replicas_problem, convert=int, attr="replicas",
+        source=_SHARING_SOURCE),
+    Check(_sharing_is_complete, reads=("strategy", "replicas"),
+          doc=f"`sharing` gives both `strategy` and `replicas`; `mps` takes at most {MPS_MAX_REPLICAS} replicas "
+              "(NVIDIA `cmd/mps-control-daemon/mps/device.go`)."),
+), build=_sharing, source=_SHARING_SOURCE)
