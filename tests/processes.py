@@ -60,8 +60,21 @@ def left_behind(run: Process, root: Path) -> list[Process]:
     by_pid = {process.pid: process for process in processes}
     for process in processes:
         parent = by_pid.get(process.parent)
-        # Adopted: its parent is init or a subreaper, older than the run (not another test run's pytest).
-        adopted = parent is None or (parent.started < run.started and not any("pytest" in part for part in parent.argv))
+        # Adopted: its parent is init or a subreaper, older than the run and no test process: not another test run's
+        # pytest, nor a pytest-xdist worker of this run or another (`make test-fast`), which runs under its pytest.
+        adopted = parent is None or (parent.started < run.started and not _under_pytest(parent, by_pid))
         if process.started >= run.started and process.cwd == packs and "pulumi.policy" in process.argv and adopted:
             found.setdefault(process.pid, process)
     return list(found.values())
+
+
+def _under_pytest(process: Process, by_pid: dict[int, Process]) -> bool:
+    """The process or one of its ancestors is pytest (a pytest-xdist worker's own command line does not say so)."""
+    seen: set[int] = set()
+    current: Process | None = process
+    while current is not None and current.pid not in seen:
+        if any("pytest" in part for part in current.argv):
+            return True
+        seen.add(current.pid)
+        current = by_pid.get(current.parent)
+    return False
