@@ -16,7 +16,7 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
     AKS_MAX_NODES_PER_POOL,
     node_count_problem,
 )
-from gpu_aks_policies.declarations import SECRET, Key, is_whole_number, whole_as_int
+from gpu_aks_policies.declarations import SECRET, Key, describe, is_whole_number, whole_as_int
 from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped, is_int
 from gpu_aks_policies.quantities import shown as quoted
 from gpu_aks_policies.terminal import escape_text
@@ -96,6 +96,18 @@ class _NoPools:
 
 
 _NO_POOLS = _NoPools()
+
+
+def document_gpu_pools(reader: Reader) -> tuple[dict[str, Pool], frozenset[str]]:
+    """The document's GPU pools by name, and the names of the pools whose own sections have problems: a section
+    that names one of those says nothing of it, since its own problems name it."""
+    pools = document_pools(reader)
+    return {pool.name: pool for pool in pools.models(reader.root) if pool.gpu}, pools.unread(reader.root)
+
+
+def not_a_gpu_pool(name: Any, gpu_pools: Collection[str]) -> str:
+    """What a section that names GPU pools (devicePlugin.pools, dra.pools, a queue's gpus) says of another name."""
+    return f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}"
 
 
 #: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is

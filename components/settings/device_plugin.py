@@ -20,7 +20,7 @@ from gpu_aks_policies.declarations import (
 )
 from gpu_aks_policies.pools.model import Pool
 
-from components.settings.common import dns_label_problem, document_pools, image_problem
+from components.settings.common import dns_label_problem, document_gpu_pools, document_pools, image_problem, not_a_gpu_pool
 from components.settings.dra import dra_pool_names
 
 _CHART = "NVIDIA/k8s-device-plugin deployments/static and Helm chart values"
@@ -49,7 +49,7 @@ _PLUGIN_ELSEWHERE = "gpuProfile.driver: None"
 
 def _gpu_pools(reader: Reader) -> dict[str, Pool]:
     """The GPU pools of every kind parsed cleanly, by name (`components.pools.document`)."""
-    return {pool.name: pool for pool in document_pools(reader).models(reader.root) if pool.gpu}
+    return document_gpu_pools(reader)[0]
 
 
 def _listed(reader: Reader) -> Sequence[str]:
@@ -70,13 +70,11 @@ def _driver_installed_pools(reader: Reader) -> list[str]:
 
 
 def _pools_are_gpu_pools(reader: Reader) -> None:
-    gpu_pools = _gpu_pools(reader)
-    unread = document_pools(reader).unread(reader.root)
+    gpu_pools, unread = document_gpu_pools(reader)
     for index, name in enumerate(_listed(reader)):
         pool = gpu_pools.get(name)
-        if pool is None and name not in unread:  # a pool with problems of its own is named by them
-            reader.problem(f"pools[{index}]", f"{describe(name)} is not a GPU pool; GPU pools: "
-                                              f"{', '.join(gpu_pools) or 'none'}")
+        if pool is None and name not in unread:
+            reader.problem(f"pools[{index}]", not_a_gpu_pool(name, gpu_pools))
         elif pool is not None and not pool.served:
             # AKS's GPU docs: never run a second device plugin where another one is managed.
             reader.problem(f"pools[{index}]", f"{describe(name)} has {_PLUGIN_ELSEWHERE}, so its driver and device "

@@ -32,7 +32,7 @@ from gpu_aks_policies.declarations import Check, Key, Reader, Section, boolean, 
 from gpu_aks_policies.dra_driver import DRA_DRIVER_CHARTS, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS
 from gpu_aks_policies.pools.model import Pool
 
-from components.settings.common import dns_label_problem, document_pools
+from components.settings.common import dns_label_problem, document_gpu_pools, not_a_gpu_pool
 
 #: NVIDIA's released chart (NGC Helm repository `https://helm.ngc.nvidia.com/nvidia`, chart `nvidia-dra-driver-gpu`),
 #: the version whose templates were read (dra-driver-nvidia-gpu tag v25.8.1).
@@ -98,16 +98,14 @@ def _claims_refused(pool: Pool) -> str | None:
 
 
 def _pools_can_serve_claims(reader: Reader) -> None:
-    pools = document_pools(reader)
-    gpu_pools = {pool.name: pool for pool in pools.models(reader.root) if pool.gpu}
-    unread = pools.unread(reader.root)
+    gpu_pools, unread = document_gpu_pools(reader)
     served_by_plugin = reader.root.get("devicePlugin.pools") if reader.root.ok("devicePlugin") else []
     for index, name in enumerate(reader.get("pools")):
         pool = gpu_pools.get(name)
         where = f"pools[{index}]"
         if pool is None:
-            if name not in unread:  # a pool with problems of its own is named by them
-                reader.problem(where, f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
+            if name not in unread:
+                reader.problem(where, not_a_gpu_pool(name, gpu_pools))
         elif refused := _claims_refused(pool):
             reader.problem(where, f"{describe(name)} cannot be served through DRA: {refused}")
         elif name in (served_by_plugin or []):

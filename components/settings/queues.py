@@ -36,7 +36,7 @@ from gpu_aks_policies.declarations import (
     string_list_problem,
 )
 
-from components.settings.common import dns_label_problem, document_pools
+from components.settings.common import dns_label_problem, document_gpu_pools, not_a_gpu_pool
 
 #: Kueue's chart (`charts/kueue` of the module; published to `oci://registry.k8s.io/kueue/charts/kueue`), at the
 #: release whose code the rules follow.
@@ -71,16 +71,13 @@ def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping) or not value:
         reader.problem("gpus", f"{reader.shown(value)} is not a map of GPU pool name to GPUs, e.g. {{gput4: 4}}")
         return {}
-    pools = document_pools(reader)
-    gpu_models = {pool.name: pool for pool in pools.models(reader.root) if pool.gpu}
-    gpu_pools = list(gpu_models)
-    unread = pools.unread(reader.root)
+    gpu_models, unread = document_gpu_pools(reader)
     quota = {}
     for pool, count in value.items():
-        if pool in unread:  # a pool with problems of its own is named by them
+        if pool in unread:
             continue
-        if pool not in gpu_pools:
-            reader.problem(f"gpus.{pool}", f"{describe(pool)} is not a GPU pool; GPU pools: {', '.join(gpu_pools) or 'none'}")
+        if pool not in gpu_models:
+            reader.problem(f"gpus.{pool}", not_a_gpu_pool(pool, gpu_models))
         elif not is_whole_number(count) or count < 0:
             reader.problem(f"gpus.{pool}", f"{reader.shown(count)} is not a whole number of GPUs")
         elif not any(offer.allocatable for offer in gpu_models[pool].gpu_offers):
