@@ -7,9 +7,10 @@ VENV ?= venv
 BIN := $(VENV)/bin
 STACK ?= dev
 PIP := $(BIN)/python -m pip --disable-pip-version-check
-# PYTHONDONTWRITEBYTECODE emptied for pytest alone: where it is set (this project's machines) pytest rewrites
+# PYTHONDONTWRITEBYTECODE emptied for the test run: where it is set (this project's machines) pytest rewrites
 # the asserts of every test module again on each run (3 to 4 s of each run's start, and of each xdist worker's),
-# since it keeps the rewritten modules only as bytecode (tests/__pycache__, ignored by git).
+# since it keeps the rewritten modules only as bytecode (tests/__pycache__, ignored by git). The processes the
+# tests start inherit it, and keep their bytecode too (in __pycache__ folders git ignores).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -p no:cacheprovider
 
 .DEFAULT_GOAL := help

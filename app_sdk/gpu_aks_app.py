@@ -424,14 +424,15 @@ def _amount(value: Any, what: str) -> Fraction:
     """A request's quantity ("500m", "0.5", "64Gi", "1e3", or a number such as 10) exactly, as the pack reads it;
     PlacementError naming `what` when it is none, negative, or longer than any quantity (checked before a digit
     is converted)."""
-    if (isinstance(value, str) and len(value) > _MAX_QUANTITY_CHARS
+    text = value.strip(_GO_SPACE) if isinstance(value, str) else None  # as the API server trims, before all else
+    if (text is not None and len(text) > _MAX_QUANTITY_CHARS
             or isinstance(value, int) and abs(value) >= 10**_MAX_QUANTITY_CHARS):
         raise PlacementError(f"{what} must be a Kubernetes quantity of at most {_MAX_QUANTITY_CHARS} characters, got "
                              f"{_quoted(value)}")
     number = _finite(value)
     if number is not None and number >= 0:
         return Fraction(number)
-    match = _QUANTITY.fullmatch(value.strip(_GO_SPACE)) if isinstance(value, str) else None
+    match = _QUANTITY.fullmatch(text) if text is not None else None
     if match:
         amount = Fraction(match["number"].rstrip(".") or "0")
         exponent = int(match["exponent"]) if match["exponent"] is not None else None

@@ -54,11 +54,11 @@ from .scheduling import (
     HARD_TAINT_EFFECTS,
     TaintSyntaxError,
     Tolerating,
-    format_taint,
     parse_taint,
     placement_problems,
     required_node_terms,
     selector_verdict,
+    shown_taint,
     spread_keys,
     spread_verdict,
     toleration_for,
@@ -612,14 +612,14 @@ def explain_pool(pod: PodSpec, admitted: Admitted, asks: Mapping[str, Fraction],
     for taint in untolerated:
         fix = json.dumps(toleration_for(taint))
         if taint["key"] == SPOT_LABEL:
-            reasons.append(f"it does not tolerate the Spot taint {format_taint(taint)} that AKS puts on every Spot "
+            reasons.append(f"it does not tolerate the Spot taint {shown_taint(taint)} that AKS puts on every Spot "
                            f"node; add the toleration {fix} if the pod may be evicted")
         else:
-            reasons.append(f"it does not tolerate the taint {format_taint(taint)}; add the toleration {fix}")
+            reasons.append(f"it does not tolerate the taint {shown_taint(taint)}; add the toleration {fix}")
     for taint, (first, written) in zip(taints, matches, strict=True):
         if first is not None and not written:
             by = admitted.tolerations[first]
-            notes.append(f"tolerates {format_taint(taint)} through {by.source} ({describe(by.toleration)})")
+            notes.append(f"tolerates {shown_taint(taint)} through {by.source} ({describe(by.toleration)})")
     kinds = list(node_kinds(name, pool, region)) if kinds is None else kinds
     selected, certain = _landing(pod, admitted, asks, kinds)
     if not selected:
@@ -789,7 +789,7 @@ def _unresolved_claims(unresolved: Sequence[str], config: RuleConfig, platform: 
     if not unresolved:
         return {}
     taints = platform.gpu_taints()
-    missing = [format_taint(taint) for taint in taints if tolerating.first(taint)[0] is None]
+    missing = [shown_taint(taint) for taint in taints if tolerating.first(taint)[0] is None]
     must = (f"must tolerate {' or '.join(missing)}, which it does not" if missing else
             "tolerates their taints" if taints else "needs nothing more")
     named = [clipped(text, MAX_SHOWN_CHARS, MAX_SHOWN_CHARS) for text in unresolved[:MAX_LISTED]]

@@ -251,6 +251,14 @@ MAX_SUMMARY_PARTS = 5
 #: more).
 MAX_DUPLICATES_REPORTED = 100
 
+# --- Used by policies/scheduling.py -----------------------------------------------------------------
+
+#: The longest taint key and value a message quotes whole: what a valid taint can hold (k8s.io/kubernetes
+#: v1.37.2 pkg/apis/core/validation/validation.go `validateNodeTaints`: the key a qualified name, a DNS-subdomain
+#: prefix of at most 253 characters, '/', a name of at most 63; the value a label value, at most 63).
+MAX_TAINT_KEY_CHARS = 253 + 1 + 63
+MAX_TAINT_VALUE_CHARS = 63
+
 # --- Used by policies/podspecs.py -------------------------------------------------------------------
 
 #: Ours, because longer Kubernetes resource names (a valid one has at most 253 + 1 + 63 characters) are

@@ -35,6 +35,7 @@ from .scheduling import (
     format_taint,
     parse_taint,
     selects_node,
+    shown_taint,
     toleration_for,
     untolerated_taints,
 )
@@ -293,7 +294,7 @@ def _plugin_gap(plugin: StackResource, pods: Sequence[PodSpec], labels: Mapping[
             return f"{plugin.urn} does not select its nodes (nodeSelector/affinity)"
         missing = untolerated_taints(tolerations, taints)
         if missing:
-            return (f"{plugin.urn} does not tolerate {', '.join(format_taint(t) for t in missing)}; add to "
+            return (f"{plugin.urn} does not tolerate {', '.join(shown_taint(t) for t in missing)}; add to "
                     f"{tolerations_path}:\n{yaml_list([toleration_for(t) for t in missing], '')}")
         return _mig_gap(plugin, pod) if mig else None
     return f"{plugin.urn} has no pod template"

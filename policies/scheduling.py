@@ -15,7 +15,7 @@ from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .limits import MAX_LISTED, MAX_SHOWN_CHARS, go_int, is_int
+from .limits import MAX_LISTED, MAX_SHOWN_CHARS, MAX_TAINT_KEY_CHARS, MAX_TAINT_VALUE_CHARS, go_int, is_int
 from .podspecs import MAX_REMEMBERED_NAME, UNKNOWN, as_mapping, is_mapping
 from .terminal import escape_field
 
@@ -104,11 +104,19 @@ def _qualified_request_name(name: str) -> bool:
 
 
 def format_taint(taint: Mapping[str, str]) -> str:
-    """A taint as `kubectl taint` writes it, `key=value:effect`, its key and value cut and on one line: a
-    flavor's or a pool's taint is input, and a message quotes it."""
-    key, value = escape_field(str(taint["key"]), MAX_SHOWN_CHARS), escape_field(str(taint.get("value") or ""),
-                                                                                MAX_SHOWN_CHARS)
-    return f"{key}={value}:{taint['effect']}" if value else f"{key}:{taint['effect']}"
+    """A taint as `kubectl taint` and AKS's `nodeTaints` write it, `key=value:effect`, exactly: a value others
+    parse again (`parse_taint`)."""
+    value = taint.get("value") or ""
+    return f"{taint['key']}={value}:{taint['effect']}" if value else f"{taint['key']}:{taint['effect']}"
+
+
+def shown_taint(taint: Mapping[str, Any]) -> str:
+    """A taint as a message quotes it: `format_taint`'s, each field on one line and no longer than a valid taint
+    can hold (`MAX_TAINT_KEY_CHARS`, `MAX_TAINT_VALUE_CHARS`), since a flavor's or a contract's taint is input."""
+    key = escape_field(str(taint.get("key") or ""), MAX_TAINT_KEY_CHARS)
+    value = escape_field(str(taint.get("value") or ""), MAX_TAINT_VALUE_CHARS)
+    effect = escape_field(str(taint.get("effect") or ""), MAX_SHOWN_CHARS)
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

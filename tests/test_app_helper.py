@@ -515,6 +515,7 @@ def _quantity_texts() -> Iterator[object]:
         for number in ("0", "1", "3.5", ".5", "5.", "0.000", "12"):
             for suffix in ("", "m", "k", "Ki", "Gi", "Ei", "n", "u", "E", "e3", "E-2", "e+6", "e61", "e-61", "Mx", "i"):
                 yield sign + number + suffix
+    yield from (" " * 64 + "1", "\u3000" * 70 + "1", "1" + " " * 70)
     yield from (" 1 ", "\u20001\u3000", "\x1c1", "", ".", "1..", "1e", "e3", "1.5e3m", "1_000", "inf", "nan", "0x10",
                 "1" * 65, 10, 0, -1, 2.5, -0.5, 1.0, float("nan"), float("inf"), True, None, [1])
 

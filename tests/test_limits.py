@@ -16,8 +16,8 @@ from gpu_aks_policies.terminal import escape_field
 from tests.helpers import project_files
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-#: The product code: what the program, the pack, the provider and the tools run.
-PRODUCT = ("components", "policies", "tools", "observability", "gpu_aks_plugin", "app_sdk")
+#: The product code: what the program, the pack, the provider, the offline engine and the tools run.
+PRODUCT = ("components", "policies", "offline", "tools", "observability", "gpu_aks_plugin", "app_sdk")
 LIMITS = REPOSITORY / "policies" / "limits.py"
 
 

@@ -2,42 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
-from dataclasses import replace
-
 from tests.conftest import ROOT
-from tests.processes import left_behind, running, this_process
+from tests.processes import Process, left_behind
 
-#: A stand-in for a pytest-xdist worker (its command line does not say pytest) whose child is a policy pack,
-#: working in policies/ as `PolicyPackProcess` starts one.
-WORKER = f"""
-import subprocess, sys, time
-pack = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "pulumi.policy"], cwd={str(ROOT / "policies")!r})
-print(pack.pid, flush=True)
-time.sleep(60)
-"""
+PACKS = str(ROOT / "policies")
+#: A pytest-xdist run (`make test-fast`): its controller, and two workers whose command lines do not say pytest.
+CONTROLLER = Process(10, "S", 1, 100, ("python", "-m", "pytest", "-n", "2"), str(ROOT))
+WORKER_A = Process(11, "S", 10, 150, ("python", "-c", "import sys;exec(eval(sys.stdin.readline()))"), str(ROOT))
+WORKER_B = Process(12, "S", 10, 151, WORKER_A.argv, str(ROOT))
+#: A policy pack, as `PolicyPackProcess` starts one, in a test of worker A.
+PACK_OF_A = Process(20, "S", 11, 300, ("python", "-u", "-m", "pulumi.policy", "127.0.0.1:1", "."), PACKS)
+#: A pack a killed preview left, adopted by a subreaper older than the run.
+SUBREAPER = Process(5, "S", 1, 50, ("bash", "-c", "sleep infinity"), "/")
+ORPHAN = Process(21, "S", 5, 310, PACK_OF_A.argv, PACKS)
 
 
-def test_a_live_pack_of_another_worker_of_the_run_is_not_left_behind():
-    """`make test-fast` runs on several pytest-xdist workers, each ending its session on its own: a pack another
-    worker still uses is that worker's, not an orphan, although the worker's command line does not say pytest and
-    it started before the session that looks (it was killed as left behind, failing the other worker's test)."""
-    worker = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True)
-    pack = None
-    try:
-        assert worker.stdout is not None
-        pack = int(worker.stdout.readline())  # printed once Popen returned: the pack's program runs
-        assert any(p.pid == pack and "pulumi.policy" in p.argv for p in running())
-        started = next(p.started for p in running() if p.pid == worker.pid)
-        later_session = replace(this_process(), pid=-1, started=started + 1)  # another worker's, begun after it
-        assert pack not in [p.pid for p in left_behind(later_session, ROOT)]
-    finally:
-        if pack is not None:
-            with contextlib.suppress(OSError):
-                os.kill(pack, signal.SIGKILL)
-        worker.kill()
-        worker.wait()
+def test_a_live_pack_of_another_worker_of_the_run_is_the_workers_not_an_orphan():
+    """Each xdist worker ends its session on its own: a pack worker A still uses is A's, although A's command line
+    does not say pytest and A started before worker B's session (it was counted as an orphan and killed, failing
+    A's test); a pack adopted by a subreaper is still an orphan."""
+    running = [CONTROLLER, WORKER_A, WORKER_B, PACK_OF_A, SUBREAPER, ORPHAN]
+    assert [p.pid for p in left_behind(WORKER_B, ROOT, {WORKER_A.pid}, running)] == [ORPHAN.pid]
+    # Without knowing the run's other workers, A's pack reads as adopted: what the rule above tells apart.
+    assert sorted(p.pid for p in left_behind(WORKER_B, ROOT, (), running)) == [PACK_OF_A.pid, ORPHAN.pid]

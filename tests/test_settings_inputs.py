@@ -559,3 +559,26 @@ def test_a_surge_of_thousands_of_leading_zeros_counts_as_its_number():
         settings = parse_settings({"cpuPools": [{"name": "cpu", "vmSize": "Standard_D8ds_v5", "maxCount": 3,
                                                  "maxSurge": value}]}, "test", "eastus2")
         assert [need.surge for need in platform_pools(settings).capacity() if need.key == "cpuPools[cpu]"] == [nodes]
+
+
+#: A taint at the longest a valid one holds: a 253-character DNS-subdomain prefix, '/', a 63-character name, and a
+#: 63-character value (k8s.io/kubernetes v1.37.2 `validateNodeTaints`).
+LONGEST_TAINT = f"{'.'.join(['a' * 63] * 3 + ['b' * 61])}/{'n' * 63}={'v' * 63}:NoSchedule"
+
+
+def test_a_valid_taint_of_any_length_is_read_written_and_read_back_whole():
+    """A taint the API server accepts is no message: the pool readers write it with `format_taint` and parse it
+    again, so it is never cut (cutting taints at 80 characters failed the program and the pack with
+    TaintSyntaxError on a valid 81-character key); only a message quotes it cut (`shown_taint`)."""
+    from gpu_aks_policies.scheduling import format_taint, parse_taint, shown_taint
+
+    taint = parse_taint(LONGEST_TAINT)
+    assert format_taint(taint) == LONGEST_TAINT and shown_taint(taint) == LONGEST_TAINT
+    config, _ = config_from_stack_file(ROOT / "Pulumi.dev.yaml", PROJECT)
+    pools = json.loads(config[f"{PROJECT}:gpuPools"])
+    pools[0]["nodeTaints"] = [*pools[0].get("nodeTaints", ["sku=gpu:NoSchedule"]), LONGEST_TAINT]
+    run = run_program(ROOT, "dev", {**config, f"{PROJECT}:gpuPools": json.dumps(pools)})
+    assert run.error is None, run.error
+    [pool] = [r for r in run.resources if r.type == "azure-native:containerservice:AgentPool"
+              and LONGEST_TAINT in (r.inputs.get("nodeTaints") or [])]
+    assert pool

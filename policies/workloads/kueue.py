@@ -47,7 +47,7 @@ from ..pod_requests import resource_requests
 from ..podspecs import PodSpec, Queued, Toleration, as_list, as_mapping, as_str, is_mapping
 from ..pools.model import pool_named
 from ..quantities import QuantityError, parse_quantity
-from ..scheduling import HARD_TAINT_EFFECTS, format_taint, required_node_terms, selector_verdict, tolerates
+from ..scheduling import HARD_TAINT_EFFECTS, required_node_terms, selector_verdict, shown_taint, tolerates
 from .context import Context, collects, namespace_of, scoped_name
 from .registry import register_pod_transform
 
@@ -285,7 +285,7 @@ def _flavor_refusal(flavor: Flavor, pod: PodSpec, label_keys: frozenset[str]) ->
     tolerations = [*_written_tolerations(pod), *flavor.tolerations]
     for taint in flavor.node_taints:
         if taint.get("effect") in HARD_TAINT_EFFECTS and not any(tolerates(t, taint) for t in tolerations):
-            return f"its nodeTaints hold {format_taint(taint)}, which neither the pod nor the flavor tolerates"
+            return f"its nodeTaints hold {shown_taint(taint)}, which neither the pod nor the flavor tolerates"
     node_selector = {str(k): str(v) for k, v in as_mapping(pod.spec.get("nodeSelector")).items() if str(k) in label_keys}
     terms: list[Mapping[str, Any]] = []
     for term in required_node_terms(pod.spec) or []:

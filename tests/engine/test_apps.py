@@ -94,6 +94,8 @@ def api(cluster: Cluster) -> Iterator[Client]:
 
 @pytest.fixture(scope="module")
 def deployer_kubeconfig(cluster: Cluster, api: Client) -> Iterator[Path]:
+    """The deployer's kubeconfig on this module's cluster (`aks_rbac.as_deployer`, as the cluster tier's fixture of
+    the same name gives it on the session's)."""
     with aks_rbac.as_deployer(cluster, api) as kubeconfig:
         yield kubeconfig
 
