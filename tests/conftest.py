@@ -25,7 +25,7 @@ os.environ["GPU_AKS_TODAY"] = TODAY.isoformat()
 
 from components.aks_api import DEFAULT_KUBERNETES_VERSION  # noqa: E402
 from offline.mockrun import ProgramRun, run_program  # noqa: E402
-from tests.processes import Process, left_behind, other_workers, this_process  # noqa: E402
+from tests.processes import Process, left_behind, this_process  # noqa: E402
 from tools.stacks import config_from_stack_file  # noqa: E402
 
 #: Manifests are validated against the schemas of the version the platform pins by default.
@@ -92,7 +92,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     `pytest_sessionfinish`; a conftest's hook is otherwise called first, while the local cluster still runs):
     whatever a test started and still runs (a policy pack whose preview was killed, a child a failed test never
     waited for) is ended here, and the run fails naming it, a failed run and an interrupted one included."""
-    left = left_behind(session.config.stash[_RUN], ROOT, other_workers())
+    left = left_behind(session.config.stash[_RUN], ROOT)
     for process in left:
         with contextlib.suppress(OSError):  # ended meanwhile
             os.kill(process.pid, signal.SIGKILL)

@@ -5,7 +5,7 @@ run included (issue 50: each full run left a `python -m pulumi.policy 127.0.0.1:
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,13 +43,11 @@ def this_process() -> Process:
     return next(process for process in running() if process.pid == os.getpid())
 
 
-def left_behind(run: Process, root: Path, others: Collection[int] = (),
-                processes: Sequence[Process] | None = None) -> list[Process]:
+def left_behind(run: Process, root: Path, processes: Sequence[Process] | None = None) -> list[Process]:
     """What a test run (`run`: the pytest process) leaves running: its descendants, and the policy packs
     (`python -m pulumi.policy`, working in `root`/policies) started since it began whose parent is gone
-    (a killed preview's pack is adopted by init, and is no descendant any more). `others`: the run's other test
-    processes (pytest-xdist's other workers, whose command lines do not say pytest), whose packs are theirs.
-    `processes`: what runs (default: this machine's, now)."""
+    (a killed preview's pack is adopted by init, and is no descendant any more). `processes`: what runs
+    (default: this machine's, now)."""
     processes = [process for process in (running() if processes is None else processes) if process.state != "Z"]
     children: dict[int, list[Process]] = {}
     for process in processes:
@@ -63,18 +61,22 @@ def left_behind(run: Process, root: Path, others: Collection[int] = (),
     by_pid = {process.pid: process for process in processes}
     for process in processes:
         parent = by_pid.get(process.parent)
-        # Adopted: its parent is init or a subreaper, older than the run, and no test process (another test run's
-        # pytest, or another worker of this run).
-        adopted = parent is None or (parent.started < run.started and parent.pid not in others
-                                     and not any("pytest" in part for part in parent.argv))
+        # Adopted: its parent is init or a subreaper, older than the run, and no test's: not another test run's
+        # pytest, nor a pytest-xdist worker of this run or another (`make test-fast`), whose command line does not
+        # say pytest but whose controller's does.
+        adopted = parent is None or (parent.started < run.started and not _under_pytest(parent, by_pid))
         if process.started >= run.started and process.cwd == packs and "pulumi.policy" in process.argv and adopted:
             found.setdefault(process.pid, process)
     return list(found.values())
 
 
-def other_workers() -> frozenset[int]:
-    """In a pytest-xdist worker (`make test-fast`), the run's other workers: its controller's other children."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return frozenset()
-    return frozenset(process.pid for process in running()
-                     if process.parent == os.getppid() and process.pid != os.getpid())
+def _under_pytest(process: Process, by_pid: Mapping[int, Process]) -> bool:
+    """The process or one of its ancestors is pytest."""
+    seen: set[int] = set()
+    current: Process | None = process
+    while current is not None and current.pid not in seen:
+        if any("pytest" in part for part in current.argv):
+            return True
+        seen.add(current.pid)
+        current = by_pid.get(current.parent)
+    return False

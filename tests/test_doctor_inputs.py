@@ -80,3 +80,20 @@ def test_a_nodes_nodepool_label_in_the_replace_hint_is_cut_and_escaped():
 
     hint = nodepool._replace_hint("node-1", {nodepool.NODEPOOL_LABEL: "gpu\n::error::" + "x" * 100_000})
     assert "\n" not in hint and len(hint) < 300 and "(100013 characters)" in hint, hint[:300]
+
+
+def test_a_nodes_taints_in_the_report_are_cut_counted_and_on_one_line():
+    """A node listing's taints are input nothing checks before the report: a 100,000-character key or value, a line
+    break, or 5,000 taints made the taint problem grow with them (a 400 KB line)."""
+    pools = {"gput4": {"taints": ["sku=gpu:NoSchedule"], "labels": {}, "gpuResource": "nvidia.com/gpu",
+                       "gpusPerNode": 1, "minCount": 1}}
+    platform = platform_from_outputs({"gpuPools": pools})
+    hostile = [{"key": "k" * 100_000, "value": "v\n::error::" + "v" * 100_000, "effect": "NoSchedule"},
+               *({"key": f"t{i}.example.com/x", "value": "y", "effect": "NoSchedule"} for i in range(5000))]
+    node = {"metadata": {"name": "n1", "labels": {POOL_LABEL: "gput4", "kubernetes.azure.com/accelerator": "nvidia"}},
+            "spec": {"taints": hostile},
+            "status": {"allocatable": {"nvidia.com/gpu": "1"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+    report = doctor.render(doctor.diagnose(platform, [node], []))
+    assert "lacks sku=gpu:NoSchedule" in report and ", and 4991 more" in report, report[:2000]
+    assert len(report) < 20_000 and "\n::error" not in report
+    assert_inert(report)

@@ -235,7 +235,7 @@ def test_kueue_names_in_messages_are_cut_and_on_one_line():
 
 def test_a_flavor_taint_in_a_message_is_cut_and_on_one_line():
     """A flavor's taint is input too: a 100k-character key or value, or one that forges a line, is quoted cut
-    and escaped where the message says which taint the pod does not tolerate (`scheduling.format_taint`)."""
+    and escaped where the message says which taint the pod does not tolerate (`scheduling.shown_taint`)."""
     forged = "\n::error file=x::pwn" + "v" * 100_000
     for taint in ({"key": "k" * 100_000, "value": "x", "effect": "NoSchedule"},
                   {"key": "sku", "value": forged, "effect": "NoSchedule"},

@@ -582,3 +582,16 @@ def test_a_valid_taint_of_any_length_is_read_written_and_read_back_whole():
     [pool] = [r for r in run.resources if r.type == "azure-native:containerservice:AgentPool"
               and LONGEST_TAINT in (r.inputs.get("nodeTaints") or [])]
     assert pool
+
+
+def test_a_name_that_is_no_gpu_pool_is_told_the_first_gpu_pools_and_a_count():
+    """devicePlugin.pools, dra.pools and a queue's gpus name the GPU pools there are: the first MAX_LISTED, then a
+    count, however many the stack has."""
+    from gpu_aks_policies.limits import MAX_LISTED
+
+    from components.settings.common import not_a_gpu_pool
+
+    pools = [f"g{i}" for i in range(MAX_LISTED + 25)]
+    message = not_a_gpu_pool("cpu", pools)
+    assert message == f"'cpu' is not a GPU pool; GPU pools: {', '.join(pools[:MAX_LISTED])}, and 25 more"
+    assert not_a_gpu_pool("cpu", []) == "'cpu' is not a GPU pool; GPU pools: none"

@@ -48,7 +48,7 @@ from gpu_aks_policies.pools import NodeFacts, is_gpu_node, node_backend, node_ta
 from gpu_aks_policies.pools.model import Offer, Pool, pool_named
 from gpu_aks_policies.quantities import QuantityError, parse_quantity
 from gpu_aks_policies.quantities import shown as shown_value
-from gpu_aks_policies.scheduling import TaintSyntaxError, format_taint, parse_taint
+from gpu_aks_policies.scheduling import TaintSyntaxError, parse_taint, shown_taint
 from gpu_aks_policies.terminal import escape_field, escape_json, escape_line, run_cli
 
 from components.manifests import DEVICE_PLUGIN_APP_LABEL, MPS_CONTROL_DAEMON_APP, mps_daemon_name, shared_plugin_name
@@ -206,7 +206,11 @@ def _node_taints(node: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def _shown_taints(taints: Iterable[Mapping[str, str]]) -> str:
-    return ", ".join(format_taint(t) for t in taints) or "none"
+    """A node's taints for the report: the first MAX_LISTED, each cut past the longest valid taint, the rest counted
+    (a node listing is input, and its taints are checked by nothing before this)."""
+    taints = list(taints)
+    more = f", and {len(taints) - MAX_LISTED} more" if len(taints) > MAX_LISTED else ""
+    return ", ".join(shown_taint(t) for t in taints[:MAX_LISTED]) + more or "none"
 
 
 def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str | None,
