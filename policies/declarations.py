@@ -14,7 +14,9 @@ declarations too, and a `Check` declares a rule across keys of one section. From
 * the reference page (`reference_markdown`) and a JSON Schema (`Section.json_schema`).
 
 Parsing goes through a section's items in the order they are declared, so a `Check` placed after the
-keys it reads sees their values; it runs only when those keys parsed cleanly (no knock-on errors).
+keys it reads sees their values; it runs only when those keys parsed cleanly (no knock-on errors). A
+check across sections (one that asks about the document's pools) is declared `after_document`: it stays
+where it is declared (and documented), and runs once the whole document has been read.
 Objects are built once, at the end, from the parsed values (`Section.build`).
 
 Standard library only and no Pulumi: the platform's settings (`components/settings/`) and the policy
@@ -238,6 +240,9 @@ class Check:
     reads: tuple[str, ...] = ()
     #: One line for the reference page.
     doc: str = ""
+    #: Runs after the whole document has been read (`Document.parse`), not where it stands: a check that asks
+    #: about other sections, the document's pools above all, sees them all; its problems join the others.
+    after_document: bool = False
 
 
 Item = Union[Key, "Section", "ListOf", Check]
@@ -300,7 +305,9 @@ class Section:
 
     def parse_items(self, reader: Reader) -> None:
         for item in self.items:
-            if isinstance(item, Check):
+            if isinstance(item, Check) and item.after_document:
+                reader.root.after_document.append((item, reader))
+            elif isinstance(item, Check):
                 if all(reader.ok(name) for name in item.reads):
                     item.run(reader)
             elif isinstance(item, Key):
@@ -391,6 +398,8 @@ class Reader:
         self.bad: set[str] = set()
         self.children: dict[str, Reader] = {}
         self.lists: dict[str, list[Reader]] = {}
+        #: A document's top level: the `after_document` checks met, with the section reader each runs on.
+        self.after_document: list[tuple[Check, Reader]] = []
 
     @property
     def root(self) -> Reader:
@@ -494,6 +503,9 @@ class Document:
         reader = Reader(self.root, _TopLevel(raw, names), "", problems, context)
         # The top level's unknown keys are reported above, with the project's own wording.
         self.root.parse_items(reader)
+        for check, section in reader.after_document:
+            if all(section.ok(name) for name in check.reads):
+                check.run(section)
         return reader
 
 

@@ -133,3 +133,29 @@ def test_the_reference_page_and_schema_come_from_the_same_declarations():
 def test_a_section_refuses_a_listed_order_that_is_not_its_keys():
     with pytest.raises(ValueError):
         Section("x", "", (text("a", "", None),), listed=("a", "b"))
+
+
+def _replicas_within_pools(reader: Reader) -> None:
+    pools = reader.root.lists.get("pools", [])
+    if reader.get("replicas") > len(pools):
+        reader.problem("replicas", f"is more than the {len(pools)} pools declared after it")
+
+
+def test_a_check_declared_after_document_runs_once_the_document_is_read():
+    """A check across sections (#49: those that ask about the document's pools) is declared and documented in its
+    section, and runs after the whole document: it sees sections declared after its own, still only on keys that
+    parsed cleanly, and its problems join the others'."""
+    db = Section("db", "The database.", (
+        Key("replicas", "How many.", "integer", 1, attr="replicas",
+            check=lambda v: None if isinstance(v, int) else "is not a whole number"),
+        Check(_replicas_within_pools, reads=("replicas",), doc="At most one replica per pool.", after_document=True),
+    ), cls=lambda replicas: replicas)
+    document = Document("demo", "A demo.", Section("", "", (db, ListOf("pools", "The pools.", POOL, noun="pools"))))
+    one_pool = {"pools": [{"name": "a"}]}
+    assert document.parse({"db": {"replicas": 1}, **one_pool}).problems.items == []
+    problems = document.parse({"db": {"replicas": 2}, "pools": [{"name": "a", "size": "x"}]}).problems.items
+    assert problems == ["demo:pools[0].size: 'x' is not a whole number",
+                        "demo:db.replicas: is more than the 1 pools declared after it"]
+    assert document.parse({"db": {"replicas": "x"}, **one_pool}).problems.items == [
+        "demo:db.replicas: 'x' is not a whole number"], "not on a key that failed"
+    assert "At most one replica per pool." in reference_markdown(document)

@@ -1,6 +1,8 @@
-"""The pools of a stack config while it is parsed, as the pool model: for the sections parsed after the
-pools that ask about them (which pools the device plugin serves, its MIG strategy, the smoke test, the
-subnets across pools, the network's pod-subnet default, node auto-provisioning's prerequisites).
+"""The pools of a stack config while it is parsed, as the pool model: for the checks that ask about them
+(which pools the device plugin and the DRA driver serve, MIG and sharing, a queue's GPU quota, node
+auto-provisioning's prerequisites and arm64 images), which are declared in their sections with
+`after_document` and run once the whole document has been read, and for the defaults decided from the
+pools while it is read (`devicePlugin.pools` and `migStrategy`).
 
 Those sections sit below the pool kinds, so they reach the pools through the parse's context
 (`ParseContext.pools`, set by `components.platform_settings.parse_settings`), which answers with

@@ -642,9 +642,9 @@ def _listed_key(list_key: str, index: int, raw: Any) -> str:
 ROOT_CHECKS: tuple[Check, ...] = (
     Check(nap_prerequisites, doc="Under `cluster.nodeProvisioningProfile.mode: Auto` every AgentPool is fixed-size, "
                                  "without a pod subnet, and the network is Azure CNI without Calico; `gpuNodePools` "
-                                 "needs `mode: Auto`."),
+                                 "needs `mode: Auto`.", after_document=True),
     Check(arm64_pools_run_arm64_images, doc="A GPU pool of Arm64 (Grace) sizes needs an arm64 build of every image "
-                                            "gpu-aks runs on GPU nodes."),
+                                            "gpu-aks runs on GPU nodes.", after_document=True),
 )
 
 

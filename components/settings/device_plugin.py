@@ -157,7 +157,7 @@ def mig_pools_scale_from_zero(reader: Reader) -> None:
 
 MIG_SCALE_FROM_ZERO_CHECK = Check(mig_pools_scale_from_zero, reads=("migStrategy", "pools"),
                                   doc="A served MIG pool keeps `minCount` >= 1 under `mixed` (a warning under "
-                                      "`single`): Azure/AKS#5161.")
+                                      "`single`): Azure/AKS#5161.", after_document=True)
 
 
 DEVICE_PLUGIN = Section(
@@ -169,15 +169,18 @@ DEVICE_PLUGIN = Section(
                                              "list"),
             check=string_list_problem),
         Check(_pools_are_gpu_pools, reads=("pools",),
-              doc="`devicePlugin.pools` names GPU pools whose driver AKS installs (never a `driver: None` pool)."),
+              doc="`devicePlugin.pools` names GPU pools whose driver AKS installs (never a `driver: None` pool).",
+              after_document=True),
         choice("migStrategy", "How MIG instances are advertised: `single` (nvidia.com/gpu) or `mixed` "
                "(nvidia.com/mig-<profile>).", MIG_STRATEGIES,
                Default(lambda reader: "single" if _served_mig_pools(reader) else "none",
                        "single when a served pool uses MIG, else none"), source=_CHART),
-        Check(_strategy_serves_mig_pools, reads=("migStrategy",), doc="`migStrategy: none` cannot serve MIG pools."),
+        Check(_strategy_serves_mig_pools, reads=("migStrategy",), doc="`migStrategy: none` cannot serve MIG pools.",
+              after_document=True),
         MIG_SCALE_FROM_ZERO_CHECK,
         Check(_shared_pools_are_served, reads=("enabled", "pools"),
-              doc="A pool with `sharing` is served by gpu-aks's device plugin (sharing is that plugin's config)."),
+              doc="A pool with `sharing` is served by gpu-aks's device plugin (sharing is that plugin's config).",
+              after_document=True),
         text("image", "The device-plugin image.", DEVICE_PLUGIN_IMAGE, check=image_problem,
              source="AKS docs use-nvidia-gpu manifest"),
         text("namespace", "The namespace of the DaemonSet.", DEVICE_PLUGIN_NAMESPACE, check=dns_label_problem,

@@ -140,7 +140,7 @@ DRA = Section(
         Check(_pools_can_serve_claims, reads=("pools",),
               doc="`dra.pools` names GPU AgentPools that the device plugin does not also serve (NVIDIA/aicr#332), "
                   "that are not NAP NodePools (Karpenter provisions nothing for claims: kubernetes-sigs/karpenter#3228), "
-                  "whose driver AKS installs, and that do not share their GPUs."),
+                  "whose driver AKS installs, and that do not share their GPUs.", after_document=True),
         boolean("extendedResource", f"Serve `{GPU_RESOURCE}` through DRA on those pools (KEP-5004): gpu-aks adds the "
                 f"DeviceClass {EXTENDED_DEVICE_CLASS} with `extendedResourceName: {GPU_RESOURCE}`, so pods written "
                 "for the device plugin land there unchanged.", True, attr="extended_resource"),

@@ -67,13 +67,18 @@ def _dns_labels(value: Any) -> str | None:
     return f"holds {describe(bad[0])}, which is not a namespace name (a DNS label)" if bad else None
 
 
-def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
+def _gpu_quota(reader: Reader, value: Any) -> dict[str, Any]:
+    """The quota as written, its whole counts as ints; which pools it may name is judged after the document
+    (`_quota_names_gpu_pools`)."""
     if not isinstance(value, Mapping) or not value:
         reader.problem("gpus", f"{reader.shown(value)} is not a map of GPU pool name to GPUs, e.g. {{gput4: 4}}")
         return {}
+    return {str(pool): int(count) if is_whole_number(count) and count >= 0 else count for pool, count in value.items()}
+
+
+def _quota_names_gpu_pools(reader: Reader) -> None:
     gpu_models, unread = document_gpu_pools(reader)
-    quota = {}
-    for pool, count in value.items():
+    for pool, count in reader.raw["gpus"].items():
         if pool in unread:
             continue
         if pool not in gpu_models:
@@ -87,9 +92,6 @@ def _gpu_quota(reader: Reader, value: Any) -> dict[str, int]:
             reader.problem(f"gpus.{pool}", f"{describe(pool)} runs {sizes}, whose vCPUs and memory gpu-aks does not "
                            "know (policies/node_capacity.py), so its ClusterQueue could give jobs no CPU or memory "
                            "quota; queue a pool of a listed size")
-        else:
-            quota[str(pool)] = int(count)
-    return quota
 
 
 def _team(reader: Reader) -> TeamQueue:
@@ -103,6 +105,9 @@ TEAM = Section("teams[]", "One team: its ClusterQueue, its GPU quota per pool, a
         check=_dns_labels),
     Key("gpus", "GPUs per GPU pool the team may use at once, e.g. {gput4: 4}.", "map of integers", None, parse=_gpu_quota,
         required=True),
+    Check(_quota_names_gpu_pools, reads=("gpus",), after_document=True,
+          doc="`gpus` names GPU pools, each with a whole number of GPUs and of a size whose vCPUs and memory gpu-aks "
+              "knows (its ClusterQueue's CPU and memory quota)."),
 ), build=_team)
 
 
