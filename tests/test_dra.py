@@ -200,3 +200,18 @@ def test_claim_and_template_names_are_quoted_cut_and_on_one_line():
         [text] = texts
         assert len(text) < 500 and "\n" not in text and "g\\n::error::" in text
     assert resolved.classes == ("gpu.nvidia.com",)
+
+
+def test_a_refused_dra_pool_keeps_the_checks_on_its_namespace_as_they_were():
+    """The checks across sections run after the document in the order they are declared (#49), so a check that
+    reads `dra.pools` still skips when the pools' check refused them, and the queues' check still sees
+    `dra.namespace` (both were found changed when only the pools' checks ran after the document)."""
+    same_namespace = problems(_with(devicePlugin={"namespace": "nvidia-dra-driver-gpu"}, dra={"pools": ["nope"]}))
+    assert [p for p in same_namespace if p.startswith("gpu-aks:dra")] == [
+        "gpu-aks:dra.pools[0]: 'nope' is not a GPU pool; GPU pools: gput4"]
+    team = {"name": "team-a", "namespaces": ["gpu-resources"], "gpus": {"gput4": 1}}
+    got = problems(_with(devicePlugin={"namespace": "Bad_NS"}, dra={"pools": ["nope"], "namespace": "gpu-resources"},
+                         queues={"enabled": True, "teams": [team]}))
+    assert any(p.startswith("gpu-aks:queues.teams[0].namespaces[0]: 'gpu-resources' is gpu-aks's own namespace "
+                            "(dra.namespace)") for p in got), got
+    assert not any(p.startswith("gpu-aks:dra.namespace") for p in got), got

@@ -145,6 +145,8 @@ DRA = Section(
                 f"DeviceClass {EXTENDED_DEVICE_CLASS} with `extendedResourceName: {GPU_RESOURCE}`, so pods written "
                 "for the device plugin land there unchanged.", True, attr="extended_resource"),
         text("namespace", "The namespace of the DRA driver.", DRA_NAMESPACE, check=dns_label_problem, source=_SOURCE),
-        Check(_namespace_is_its_own, reads=("pools", "namespace"),
+        # After the document, as the pools' check before it: it reads devicePlugin's keys and `pools`, which that
+        # check may refuse, and the queues' check reads `namespace` after it.
+        Check(_namespace_is_its_own, reads=("pools", "namespace"), after_document=True,
               doc="The DRA driver's namespace is not the device plugin's: each component creates its namespace."),
     ), build=_dra, listed=("pools", "extendedResource", "namespace"))

@@ -162,6 +162,8 @@ QUEUES = Section(
         boolean("enabled", "Install Kueue and the queues.", False, attr="enabled"),
         ListOf("teams", "The teams and their GPU quota.", TEAM, noun="teams"),
         Check(_unique_teams, reads=("teams",), doc="Team names are unique."),
-        Check(_namespaces_are_the_teams, reads=("enabled", "teams"),
+        # After the document: it reads devicePlugin.namespace and dra.namespace, which a check after the document
+        # may refuse (`dra._namespace_is_its_own`).
+        Check(_namespaces_are_the_teams, reads=("enabled", "teams"), after_document=True,
               doc="A team's namespaces are neither Kubernetes' own nor a namespace another gpu-aks component creates."),
     ), build=_queues, listed=("enabled", "teams"))
