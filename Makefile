@@ -87,7 +87,7 @@ test: setup ## the whole test suite: slow, packaging, and the engine and cluster
 
 # The edit loop runs on every core (pytest-xdist): its tests share no files, ports or processes. `make test` runs
 # in one process, since the engine and cluster tiers share one local cluster and the session's stacks.
-test-fast: setup ## the edit loop: every test not marked slow, on every core (under 40 s on a quiet 2-core machine)
+test-fast: setup ## the edit loop: every test not marked slow, on every core (about 40 s on a quiet 2-core machine)
 	$(PYTEST) -n auto -m "not slow"
 
 # Manifests that pass every rule: exits 0.
