@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, TypeGuard
 
@@ -21,6 +21,13 @@ def clipped(text: str, most: int, kept: int, mark: str = "…") -> str:
     """`text` whole if it has at most `most` characters, else its first `kept` and `mark`: the one rule
     every message that quotes a value cuts it by (the lengths are each message's own, and unchanged)."""
     return text if len(text) <= most else text[:kept] + mark
+
+
+def listed(items: Sequence[str], separator: str = ", ") -> str:
+    """The first MAX_LISTED of `items` joined, the rest counted: the one rule a message that names items of the
+    input by the dozen (flavors, pools, taints) lists them by, since a file may hold thousands."""
+    more = f"{separator}and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
+    return separator.join(items[:MAX_LISTED]) + more
 
 # --- Numbers -----------------------------------------------------------------------------------------
 

@@ -113,10 +113,9 @@ def format_taint(taint: Mapping[str, str]) -> str:
 def shown_taint(taint: Mapping[str, Any]) -> str:
     """A taint as a message quotes it: `format_taint`'s, each field on one line and no longer than a valid taint
     can hold (`MAX_TAINT_KEY_CHARS`, `MAX_TAINT_VALUE_CHARS`), since a flavor's or a contract's taint is input."""
-    key = escape_field(str(taint.get("key") or ""), MAX_TAINT_KEY_CHARS)
-    value = escape_field(str(taint.get("value") or ""), MAX_TAINT_VALUE_CHARS)
-    effect = escape_field(str(taint.get("effect") or ""), MAX_SHOWN_CHARS)
-    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+    return format_taint({"key": escape_field(str(taint.get("key") or ""), MAX_TAINT_KEY_CHARS),
+                         "value": escape_field(str(taint.get("value") or ""), MAX_TAINT_VALUE_CHARS),
+                         "effect": escape_field(str(taint.get("effect") or ""), MAX_SHOWN_CHARS)})
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -40,7 +40,7 @@ from typing import Any, TextIO
 from gpu_aks_policies.catalog import GPU_RESOURCE, MIG_RESOURCE_PREFIX, POOL_LABEL, SPOT_LABEL, sharing_name
 from gpu_aks_policies.documents import DocumentError, Limits, decode, load_json, read_file, safe_text
 from gpu_aks_policies.fit import Platform, PlatformError, read_platform
-from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS
+from gpu_aks_policies.limits import MAX_LISTED, MAX_SHOWN_CHARS, listed
 from gpu_aks_policies.node_capacity import KARPENTER_VM_MEMORY_OVERHEAD
 from gpu_aks_policies.pod_requests import cpus, gib
 from gpu_aks_policies.podspecs import as_list, as_mapping, as_str, object_identity
@@ -208,9 +208,7 @@ def _node_taints(node: Mapping[str, Any]) -> list[dict[str, str]]:
 def _shown_taints(taints: Iterable[Mapping[str, str]]) -> str:
     """A node's taints for the report: the first MAX_LISTED, each cut past the longest valid taint, the rest counted
     (a node listing is input, and its taints are checked by nothing before this)."""
-    taints = list(taints)
-    more = f", and {len(taints) - MAX_LISTED} more" if len(taints) > MAX_LISTED else ""
-    return ", ".join(shown_taint(t) for t in taints[:MAX_LISTED]) + more or "none"
+    return listed([shown_taint(t) for t in taints]) or "none"
 
 
 def _plugin_pods(pods: Sequence[Mapping[str, Any]], namespace: str | None,

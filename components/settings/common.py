@@ -17,7 +17,7 @@ from gpu_aks_policies.catalog import (  # noqa: F401 (the limits are re-exported
     node_count_problem,
 )
 from gpu_aks_policies.declarations import SECRET, Key, describe, is_whole_number, whole_as_int
-from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_LISTED, MAX_SHOWN_CHARS, clipped, is_int
+from gpu_aks_policies.limits import MAX_IMAGE_CHARS, MAX_IMAGE_NAME_CHARS, MAX_SHOWN_CHARS, clipped, is_int, listed
 from gpu_aks_policies.quantities import shown as quoted
 from gpu_aks_policies.terminal import escape_text
 
@@ -108,9 +108,7 @@ def document_gpu_pools(reader: Reader) -> tuple[dict[str, Pool], frozenset[str]]
 def not_a_gpu_pool(name: Any, gpu_pools: Collection[str]) -> str:
     """What a section that names GPU pools (devicePlugin.pools, dra.pools, a queue's gpus) says of another name:
     the first MAX_LISTED GPU pools named, the rest counted."""
-    names = list(gpu_pools)
-    more = f", and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
-    return f"{describe(name)} is not a GPU pool; GPU pools: {', '.join(names[:MAX_LISTED]) or 'none'}{more}"
+    return f"{describe(name)} is not a GPU pool; GPU pools: {listed(list(gpu_pools)) or 'none'}"
 
 
 #: A container image reference as the kubelet reads it (`reference.ParseNormalizedNamed`, whose grammar is

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from ..limits import MAX_ADMISSIONS, MAX_LISTED
+from ..limits import MAX_ADMISSIONS, listed
 from ..pod_requests import resource_requests
 from ..podspecs import PodSpec, Queued, Toleration, as_list, as_mapping, as_str, is_mapping
 from ..pools.model import pool_named
@@ -210,16 +210,9 @@ class Resolution:
     passed_over: tuple[str, ...] = field(default=(), compare=False)
 
 
-def _listed(items: Sequence[str], separator: str = ", ") -> str:
-    """The first MAX_LISTED of `items` joined, the rest counted: a message is read by a person, and a file may
-    hold thousands of flavors."""
-    more = f"{separator}and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else ""
-    return separator.join(items[:MAX_LISTED]) + more
-
-
 def _names(table: Mapping[Hashable, Any]) -> str:
     known = sorted(str(key[1] if isinstance(key, tuple) else key) for key in table)
-    return _listed([f"'{pool_named(name)}'" for name in known])
+    return listed([f"'{pool_named(name)}'" for name in known])
 
 
 def _unknown(kind: str, name: str, table: Mapping[Hashable, Any], where: str) -> str:
@@ -330,7 +323,7 @@ def resolve(pod: PodSpec, queue: str, context: Context) -> Resolution:
     cycle = _cohort_cycle(cq.cohort, cohorts)
     if cycle:
         problems.append(f"ClusterQueue '{shown_cq}' is in Cohort '{pool_named(cq.cohort)}', whose parentName chain is "
-                        f"a cycle ({_listed([pool_named(name) for name in cycle], ' -> ')}): Kueue leaves the "
+                        f"a cycle ({listed([pool_named(name) for name in cycle], ' -> ')}): Kueue leaves the "
                         "ClusterQueue out of what it admits from")
     selected = _selects_namespace(cq.namespace_selector, namespace, context.table(NAMESPACE_LABELS).get(namespace))
     if selected is False:
@@ -353,12 +346,12 @@ def resolve(pod: PodSpec, queue: str, context: Context) -> Resolution:
         # A ClusterQueue and its flavors are one platform team's setup: among flavors given, a name that
         # matches none is a mistake, not a flavor kept elsewhere.
         which = "which does not exist" if len(missing) == 1 else "which do not exist"
-        problems.append(f"ClusterQueue '{shown_cq}' {_listed(missing)}, {which} (the ResourceFlavors are "
+        problems.append(f"ClusterQueue '{shown_cq}' {listed(missing)}, {which} (the ResourceFlavors are "
                         f"{_names(flavors)}): Kueue marks the ClusterQueue inactive (FlavorNotFound) and admits nothing")
     if problems:
         return Resolution(blocked=tuple(problems), cluster_queue=cq.name)
     if unknown_flavors:
-        return Resolution(unknown=_listed(list(dict.fromkeys(unknown_flavors))), cluster_queue=cq.name)
+        return Resolution(unknown=listed(list(dict.fromkeys(unknown_flavors))), cluster_queue=cq.name)
     return _assign(pod, queue, cq, flavors)
 
 
@@ -369,7 +362,7 @@ def _assign(pod: PodSpec, queue: str, cq: ClusterQueue, flavors: Mapping[Hashabl
     shown_cq = pool_named(cq.name)
     uncovered = [pool_named(resource) for resource in asked if not any(resource in group.covered for group in cq.groups)]
     if uncovered:
-        problems.append(f"it asks for {_listed(uncovered)}, which no resource group of ClusterQueue '{shown_cq}' "
+        problems.append(f"it asks for {listed(uncovered)}, which no resource group of ClusterQueue '{shown_cq}' "
                         "covers (Kueue: \"resource unavailable in ClusterQueue\"); add it to coveredResources")
     for group in cq.groups:
         resources = tuple(resource for resource in group.covered if resource in asked)
@@ -384,15 +377,15 @@ def _assign(pod: PodSpec, queue: str, cq: ClusterQueue, flavors: Mapping[Hashabl
                 short = [r for r in resources if quota.quotas.get(r) is not None and not cq.cohort
                          and asked[r] > (quota.quotas[r] or 0)]
                 if short:
-                    refusal = (f"its nominalQuota of {_listed([pool_named(r) for r in short])} is less than one pod "
+                    refusal = (f"its nominalQuota of {listed([pool_named(r) for r in short])} is less than one pod "
                                f"asks, and ClusterQueue '{shown_cq}' has no cohort to borrow from")
             if refusal is None:
                 eligible.append((flavor, resources))
             else:
                 passed_over.append(f"flavor '{pool_named(flavor.name)}': {refusal}")
         if not eligible:
-            problems.append(f"no flavor of ClusterQueue '{shown_cq}' for {_listed([pool_named(r) for r in resources])} "
-                            f"accepts it: {_listed(passed_over[-len(group.flavors):], '; ')}")
+            problems.append(f"no flavor of ClusterQueue '{shown_cq}' for {listed([pool_named(r) for r in resources])} "
+                            f"accepts it: {listed(passed_over[-len(group.flavors):], '; ')}")
         choices.append(eligible)
     if problems:
         return Resolution(blocked=tuple(problems), cluster_queue=cq.name, passed_over=tuple(passed_over))
